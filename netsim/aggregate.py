@@ -1,0 +1,30 @@
+"""Pure aggregation of pushed gradients."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["mean_by_worker"]
+
+
+def mean_by_worker(grads: list[np.ndarray], workers: list[int]) -> np.ndarray:
+    """Mean of *grads*, summed in increasing worker id order.
+
+    Summing in a fixed order (not arrival order) makes the result independent of
+    ties in arrival times, so equivalent rules give bit-identical models.
+
+    Parameters
+    ----------
+    grads : list of ndarray of shape (d,)
+    workers : list of int, same length, the pushing workers' ids.
+
+    Returns
+    -------
+    ndarray of shape (d,), a new array.
+    """
+    order = sorted(range(len(grads)), key=workers.__getitem__)
+    total = grads[order[0]].copy()
+    for i in order[1:]:
+        total += grads[i]
+    if len(grads) > 1:
+        total /= len(grads)
+    return total

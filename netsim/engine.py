@@ -1,0 +1,163 @@
+"""The one composer: scenario → SimPy environment, PS, workers → Result."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from .comm import FixedLatency
+from .data import load_data
+from .datasets import Dataset, shard
+from .metrics import Recorder, Result, WorkerStats
+from .models import Model, make_model
+from .rng import Streams
+from .scenario import Scenario
+from .server import ParameterServer
+from .worker import COMM, COMPUTE, IDLE, BatchSampler, WorkerState, worker_process
+
+__all__ = ["Prepared", "prepare", "simulate", "Simulation"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every algorithm of one scenario and seed shares: data, shards, initial model."""
+    dataset: Dataset
+    model: Model
+    shards: tuple
+    w0: np.ndarray
+
+
+def prepare(scenario: Scenario) -> Prepared:
+    """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
+    streams = Streams(scenario.run.seed)
+    dataset = load_data(scenario.data, streams.rng("data"))
+    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
+    shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
+    d = model.n_params(dataset.X_train.shape[1])
+    if scenario.model.init == "zeros":
+        w0 = np.zeros(d)
+    else:
+        w0 = streams.rng("init").normal(0.0, scenario.model.init_scale, d)
+    return Prepared(dataset, model, tuple(shards), w0)
+
+
+class Simulation:
+    """One run being built and executed; ``snapshot()`` gives the live state."""
+
+    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None):
+        self.scenario = scenario
+        self.algorithm = algorithm or scenario.run.algorithm
+        self.prepared = prepared or prepare(scenario)
+        self.rule = scenario.rule(self.algorithm)
+        self.streams = Streams(scenario.run.seed)
+        self.env = simpy.Environment()
+        self.recorder = Recorder()
+        self.stop = self.env.event()
+        self.classes = [wc.name for wc in scenario.workers for _ in range(wc.count)]
+        self.states = [WorkerState(i) for i in range(scenario.n_workers)]
+        run = scenario.run
+        self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
+                                  self.stop, run.max_updates,
+                                  self._on_update if run.eval_every_updates else None)
+        self.comm = FixedLatency(self.env,
+                                 [wc.pull_latency for wc in scenario.workers for _ in range(wc.count)],
+                                 [wc.push_latency for wc in scenario.workers for _ in range(wc.count)])
+
+    # -- evaluation -------------------------------------------------------
+    def evaluate(self) -> None:
+        """Append (update, time, training objective, test accuracy); costs no simulated time."""
+        ds, model, w = self.prepared.dataset, self.prepared.model, self.ps.w
+        curve = self.recorder.curve
+        if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
+            return
+        loss = float(model.loss(w, ds.X_train, ds.y_train))
+        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        curve.append((self.ps.version, float(self.env.now), loss, acc))
+        if not np.isfinite(loss):
+            self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
+
+    def _on_update(self, ps) -> None:
+        if ps.version % self.scenario.run.eval_every_updates == 0:
+            self.evaluate()
+
+    def _evaluator(self, every: float):
+        while True:
+            yield self.env.timeout(every)
+            self.evaluate()
+
+    def _progress(self, callback, every: float):
+        while True:
+            yield self.env.timeout(every)
+            callback(self)
+
+    # -- run --------------------------------------------------------------
+    def run(self, progress=None, progress_every: float | None = None) -> Result:
+        """Run to ``run.until`` (s) or ``run.max_updates``; *progress(sim)* is called
+        every *progress_every* simulated seconds (default: 1/200 of the horizon)."""
+        scenario, env = self.scenario, self.env
+        wall = time.perf_counter()
+        prep = self.prepared
+        X, y = prep.dataset.X_train, prep.dataset.y_train
+        gradient = prep.model.gradient
+        batch = scenario.run.batch_size
+        member = 0
+        for wc in scenario.workers:
+            for m in range(wc.count):
+                wid = member + m
+                st = self.states[wid]
+                draws = wc.compute.draws(self.streams.rng("compute", wid), m)
+                sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
+                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws))
+            member += wc.count
+        self.evaluate()
+        self.rule.start(self.ps)
+        if scenario.run.eval_every:
+            env.process(self._evaluator(scenario.run.eval_every))
+        if progress is not None:
+            env.process(self._progress(progress, progress_every or scenario.run.until / 200))
+        deadline = env.timeout(scenario.run.until)
+        deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
+        env.run(until=self.stop)
+        if not self.ps.diverged:
+            self.evaluate()
+        return self._result(time.perf_counter() - wall)
+
+    def _result(self, wall_s: float) -> Result:
+        now = float(self.env.now)
+        group_of = self.rule.group_index()
+        stats = []
+        for st in self.states:
+            st.enter(st.phase, now)
+            stats.append(WorkerStats(
+                id=st.wid, worker_class=self.classes[st.wid], group=group_of[st.wid],
+                gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
+                compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE]))
+        status = "diverged" if self.ps.diverged else "ok"
+        return Result(scenario=self.scenario.name, algorithm=self.algorithm, seed=self.scenario.run.seed,
+                      sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
+                      workers=stats, records=self.recorder, status=status, message=self.ps.diverged,
+                      wall_s=wall_s, final_w=self.ps.w)
+
+    def snapshot(self) -> dict:
+        """Live state for a progress display: time, updates, loss, per-group figures."""
+        now = float(self.env.now)
+        curve = self.recorder.curve
+        groups = []
+        for k, members in enumerate(self.rule.groups):
+            idle = sum(self.states[w].spent[IDLE] + (now - self.states[w].since if self.states[w].phase == IDLE else 0.0)
+                       for w in members)
+            n_grads = self.ps.group_gradients[k]
+            groups.append({"id": k, "members": len(members), "updates": self.ps.group_updates[k],
+                           "mean_staleness": self.ps.group_staleness[k] / n_grads if n_grads else 0.0,
+                           "idle_pct": 100.0 * idle / (now * len(members)) if now > 0 else 0.0})
+        return {"algorithm": self.algorithm, "sim_time": now, "until": self.scenario.run.until,
+                "updates": self.ps.version, "loss": curve[-1][2] if curve else None,
+                "test_accuracy": curve[-1][3] if curve else None, "groups": groups}
+
+
+def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,
+             progress=None, progress_every: float | None = None) -> Result:
+    """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result."""
+    return Simulation(scenario, algorithm, prepared).run(progress, progress_every)

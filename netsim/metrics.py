@@ -1,0 +1,129 @@
+"""Plain records of a run and the statistics computed from them afterwards."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Recorder", "WorkerStats", "Result", "summarize", "staleness_stats"]
+
+
+class Recorder:
+    """Column lists, appended to by the PS; no statistics are computed here.
+
+    Applied gradients: ``time`` (s), ``worker``, ``group``, ``staleness``,
+    ``version`` (the update that applied it, 1-based). Dropped gradients:
+    ``drop_time``, ``drop_worker``, ``drop_version``, ``drop_reason``.
+    Curve rows: (update, sim_time, loss, test_accuracy). Events: dicts.
+    """
+
+    def __init__(self):
+        self.time: list[float] = []
+        self.worker: list[int] = []
+        self.group: list[int] = []
+        self.staleness: list[int] = []
+        self.version: list[int] = []
+        self.drop_time: list[float] = []
+        self.drop_worker: list[int] = []
+        self.drop_version: list[int] = []
+        self.drop_reason: list[str] = []
+        self.curve: list[tuple[int, float, float, float]] = []
+        self.events: list[dict] = []
+
+    def applied(self, now: float, workers, group: int, staleness: list[int], version: int) -> None:
+        n = len(staleness)
+        self.time.extend([now] * n)
+        self.worker.extend(workers)
+        self.group.extend([group] * n)
+        self.staleness.extend(staleness)
+        self.version.extend([version] * n)
+
+    def dropped(self, now: float, worker: int, version: int, reason: str) -> None:
+        self.drop_time.append(now)
+        self.drop_worker.append(worker)
+        self.drop_version.append(version)
+        self.drop_reason.append(reason)
+
+
+@dataclass
+class WorkerStats:
+    """Per-worker totals (s): compute, communication, idle; gradient counts."""
+    id: int
+    worker_class: str
+    group: int
+    gradients_pushed: int = 0
+    gradients_applied: int = 0
+    gradients_dropped: int = 0
+    compute_s: float = 0.0
+    comm_s: float = 0.0
+    idle_s: float = 0.0
+
+
+@dataclass
+class Result:
+    """Everything a run produced; ``summarize`` turns it into the summary dict."""
+    scenario: str
+    algorithm: str
+    seed: int
+    sim_time: float
+    updates: int
+    groups: list[list[int]]
+    workers: list[WorkerStats]
+    records: Recorder
+    status: str = "ok"
+    message: str = ""
+    wall_s: float = 0.0
+    final_w: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def curve(self):
+        return self.records.curve
+
+
+def staleness_stats(staleness) -> dict:
+    """Mean, median, 95th percentile and max of applied-gradient staleness."""
+    if len(staleness) == 0:
+        return {"mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0}
+    s = np.asarray(staleness)
+    return {"mean": float(s.mean()), "p50": float(np.percentile(s, 50)),
+            "p95": float(np.percentile(s, 95)), "max": int(s.max())}
+
+
+def summarize(result: Result) -> dict:
+    """The summary.json contract (a dict of plain JSON values)."""
+    rec = result.records
+    curve = rec.curve
+    group_stale = _per_group(rec, len(result.groups))
+    return {
+        "scenario": result.scenario,
+        "algorithm": result.algorithm,
+        "seed": result.seed,
+        "status": result.status,
+        "message": result.message,
+        "sim_time": result.sim_time,
+        "updates": result.updates,
+        "gradients_applied": len(rec.staleness),
+        "gradients_dropped": len(rec.drop_time),
+        "final_loss": curve[-1][2] if curve else None,
+        "final_test_accuracy": curve[-1][3] if curve else None,
+        "staleness": staleness_stats(rec.staleness),
+        "workers": [vars(w).copy() for w in result.workers],
+        "groups": [{"id": k, "members": list(m), "updates": group_stale[k][0],
+                    "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],
+        "events": list(rec.events),
+        **result.extra,
+        "wall_s": result.wall_s,
+    }
+
+
+def _per_group(rec: Recorder, n_groups: int) -> list[tuple[int, float]]:
+    """(updates, mean staleness) per group; an update is counted once per version."""
+    versions = [set() for _ in range(n_groups)]
+    sums = [0] * n_groups
+    counts = [0] * n_groups
+    for g, s, v in zip(rec.group, rec.staleness, rec.version):
+        versions[g].add(v)
+        sums[g] += s
+        counts[g] += 1
+    return [(len(versions[k]), sums[k] / counts[k] if counts[k] else 0.0) for k in range(n_groups)]

@@ -1,0 +1,107 @@
+"""The contract between the parameter server and an update rule."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from ..errors import ScenarioError
+from ..schema import Table
+
+__all__ = ["Rule", "RuleContext", "Push", "ServerActions"]
+
+
+class Push:
+    """A gradient arriving at the PS.
+
+    Attributes: ``worker`` (id), ``grad`` (ndarray (d,)), ``version`` (the PS
+    version the worker read), ``sent`` (simulated time the push left, s),
+    ``samples`` (minibatch rows behind the gradient).
+    """
+    __slots__ = ("worker", "grad", "version", "sent", "samples")
+
+    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int):
+        self.worker = worker
+        self.grad = grad
+        self.version = version
+        self.sent = sent
+        self.samples = samples
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What a rule may know of the scenario when it is built.
+
+    ``classes`` maps worker class name → tuple of worker ids; ``model`` is the
+    model name (for per-model learning rates); ``n_workers`` the worker count.
+    """
+    n_workers: int
+    classes: dict
+    model: str
+
+
+class ServerActions(Protocol):
+    """What a rule may ask of the parameter server (see :mod:`netsim.server`)."""
+    version: int
+    w: np.ndarray
+    now: float
+
+    def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
+    def send(self, workers) -> None: ...
+    def drop(self, push: Push, reason: str) -> None: ...
+    def preempt(self, worker: int) -> None: ...
+
+
+class Rule:
+    """A PS update rule: one small class per rule, SimPy-free.
+
+    Subclasses set ``name`` and ``description``, read their hyper-parameters in
+    ``from_table`` (validation lives there, never in ``__init__``), and implement
+    ``on_push``. ``groups`` is the partition used for reporting.
+    """
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+
+    def __init__(self, lr: float, groups: list[list[int]]):
+        self.lr = lr
+        self.groups = groups
+
+    @classmethod
+    def from_table(cls, table: Table, ctx: RuleContext) -> "Rule":
+        """Build from the scenario's ``[algorithms.NAME]`` table (validated)."""
+        return cls(read_lr(table, ctx), cls.default_groups(ctx))
+
+    @staticmethod
+    def default_groups(ctx: RuleContext) -> list[list[int]]:
+        """Reporting partition: every worker alone."""
+        return [[i] for i in range(ctx.n_workers)]
+
+    def group_index(self) -> list[int]:
+        """Group id of each worker, list of length n_workers."""
+        index = [0] * sum(len(g) for g in self.groups)
+        for k, members in enumerate(self.groups):
+            for wid in members:
+                index[wid] = k
+        return index
+
+    def start(self, ps: ServerActions) -> None:
+        """At time 0: by default every worker gets the initial model."""
+        ps.send(range(len(self.group_index())))
+
+    def on_push(self, ps: ServerActions, push: Push) -> None:
+        raise NotImplementedError
+
+
+def read_lr(table: Table, ctx: RuleContext) -> float:
+    """The ``lr`` key: a number > 0, or a table with one such number per model name."""
+    if not isinstance(table.get("lr", (float, dict)), dict):
+        return table.get("lr", float, positive=True)
+    per_model = table.table("lr")
+    for name in per_model.data:
+        per_model.get(name, float, positive=True)
+    if ctx.model not in per_model.data:
+        given = ", ".join(per_model.data) or "none"
+        raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")
+    return per_model.data[ctx.model]

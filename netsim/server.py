@@ -1,0 +1,119 @@
+"""The parameter server: model, version, and the actions a rule may take."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .aggregate import mean_by_worker
+from .metrics import Recorder
+from .rules.base import Push, Rule
+
+__all__ = ["ParameterServer"]
+
+
+class ParameterServer:
+    """Holds the model ``w`` (ndarray (d,)) and its integer ``version``.
+
+    Arrivals are handed to the rule at their arrival time (the PS reacts in zero
+    simulated time, as an event callback); the rule answers with actions:
+    ``apply`` (one model update), ``send`` (let workers start a new iteration on
+    the current model), ``drop`` and ``preempt``. Each update makes a new array,
+    so a model read by a worker is an immutable snapshot shared by version.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    w0 : ndarray of shape (d,), the initial model (version 0).
+    rule : Rule
+    workers : list of WorkerState (see :mod:`netsim.worker`).
+    recorder : Recorder
+    stop : simpy.Event triggered when the run must end (max updates or divergence).
+    max_updates : int, 0 for no limit.
+    on_update : callable(ps) or None, called after every update (evaluation cadence).
+    """
+
+    def __init__(self, env, w0: np.ndarray, rule: Rule, workers, recorder: Recorder, stop,
+                 max_updates: int = 0, on_update=None):
+        self.env = env
+        self.w = w0
+        self.version = 0
+        self.rule = rule
+        self.workers = workers
+        self.recorder = recorder
+        self.stop = stop
+        self.max_updates = max_updates
+        self.on_update = on_update
+        self.diverged: str = ""
+        n_groups = len(rule.groups)
+        self.group_updates = [0] * n_groups
+        self.group_staleness = [0] * n_groups
+        self.group_gradients = [0] * n_groups
+
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    def receive(self, push: Push) -> None:
+        """A push arrived: the worker's gradient is handed to the rule."""
+        self.workers[push.worker].pushed += 1
+        self.rule.on_push(self, push)
+
+    def apply(self, pushes: list[Push], lr: float, group: int) -> None:
+        """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
+        grads = [p.grad for p in pushes]
+        ids = [p.worker for p in pushes]
+        self.step(lr * mean_by_worker(grads, ids), pushes, group)
+
+    def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
+        """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""
+        if self.stop.triggered:
+            return
+        before = self.version
+        staleness = [before - p.version for p in pushes]
+        self.w = self.w - delta
+        self.version = before + 1
+        self.recorder.applied(self.env.now, [p.worker for p in pushes], group, staleness, self.version)
+        self.group_updates[group] += 1
+        self.group_staleness[group] += sum(staleness)
+        self.group_gradients[group] += len(pushes)
+        for p in pushes:
+            self.workers[p.worker].applied += 1
+        if not math.isfinite(float(np.abs(delta).sum())):
+            self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
+            return
+        if self.on_update is not None:
+            self.on_update(self)
+        if self.max_updates and self.version >= self.max_updates and not self.stop.triggered:
+            self.stop.succeed("max_updates")
+
+    def send(self, workers) -> None:
+        """Let each worker start its next iteration on the current model.
+
+        A waiting worker receives ``(w, version)`` now; a busy one takes the model
+        current when it becomes free.
+        """
+        for wid in workers:
+            st = self.workers[wid]
+            wake = st.wake
+            if wake is not None and not wake.triggered:
+                wake.succeed((self.w, self.version))
+            else:
+                st.released = True
+
+    def drop(self, push: Push, reason: str) -> None:
+        """Discard a pushed gradient, recording why."""
+        self.workers[push.worker].dropped += 1
+        self.recorder.dropped(self.env.now, push.worker, push.version, reason)
+
+    def preempt(self, worker: int) -> None:
+        """Abort *worker*'s in-flight pull or computation; it restarts on the current model."""
+        st = self.workers[worker]
+        if st.interruptible and st.process is not None and st.process.is_alive:
+            st.process.interrupt("preempt")
+
+    def finish(self, message: str) -> None:
+        """Stop the run because training diverged."""
+        self.diverged = message
+        if not self.stop.triggered:
+            self.stop.succeed("diverged")
