@@ -1,0 +1,308 @@
+"""Training data: the sklearn digits, MNIST IDX files, LIBSVM files, synthetic problems, and sharding."""
+from __future__ import annotations
+
+import gzip
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "SOURCES", "MNIST_FILES"]
+
+SOURCES = ("digits", "mnist", "libsvm", "synthetic")
+"""Names accepted by :func:`load_dataset`."""
+
+MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+               "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+"""The four files of the original MNIST distribution, each plain or with ``.gz``."""
+
+LIBSVM_DEFAULT_FILES = ("a9a", "a9a.t")
+"""Train and test file names looked for when only a data directory is given."""
+
+SYNTHETIC_NOISE = 0.1
+"""Std of the Gaussian noise added to the unit-variance teacher scores."""
+
+_LABELLINGS = {"digits": ("odd_even", "multiclass"), "mnist": ("odd_even", "multiclass"),
+               "libsvm": ("binary", "multiclass"), "synthetic": ("binary", "multiclass")}
+
+# IDX type code -> big-endian numpy dtype (the MNIST files use 0x08).
+_IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A train/test split ready for training (``eq=False``: arrays do not compare as one bool).
+
+    Attributes
+    ----------
+    name : str
+        Source name (one of :data:`SOURCES`).
+    X_train : ndarray of shape (n_train, n_features), float64, C-contiguous, or CSR matrix
+    y_train : ndarray of shape (n_train,), int64, labels in ``0 .. n_classes - 1``
+    X_test : ndarray of shape (n_test, n_features), float64, or CSR matrix
+    y_test : ndarray of shape (n_test,), int64
+    n_classes : int
+    source : str
+        Where the data came from: file paths, ``"sklearn digits"`` or ``"synthetic"``.
+    """
+
+    name: str
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    n_classes: int
+    source: str
+
+    @property
+    def n_features(self) -> int:
+        """Number of columns of ``X_train``."""
+        return self.X_train.shape[1]
+
+
+class DataNotFoundError(Exception):
+    """Data files are missing; the message names them, where they were looked for, and how to get them."""
+
+
+# ---------------------------------------------------------------- IDX (MNIST) files
+
+def read_idx(path, *, magic: int | None = None) -> np.ndarray:
+    """Read one IDX file (plain, or gzip if the name ends in ``.gz``).
+
+    Parameters
+    ----------
+    path : str or Path
+    magic : int, optional
+        Required magic number (2051 for MNIST images, 2049 for labels).
+
+    Returns
+    -------
+    ndarray of shape given by the header (e.g. (60000, 28, 28)) and the header's dtype.
+
+    Raises
+    ------
+    ValueError
+        If the header is malformed, the magic differs from *magic*, or the file
+        size does not match the header's dimensions; the message names the file.
+    """
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    if len(data) < 4:
+        raise ValueError(f"{path}: not an IDX file (only {len(data)} bytes)")
+    found = int.from_bytes(data[:4], "big")
+    if magic is not None and found != magic:
+        raise ValueError(f"{path}: bad IDX magic number {found}, expected {magic}")
+    code, ndim = data[2], data[3]
+    if data[:2] != b"\0\0" or code not in _IDX_DTYPES or ndim == 0:
+        raise ValueError(f"{path}: not an IDX file (magic number {found:#010x})")
+    offset = 4 + 4 * ndim
+    if len(data) < offset:
+        raise ValueError(f"{path}: truncated IDX header ({len(data)} bytes for {ndim} dimensions)")
+    shape = tuple(int(d) for d in np.frombuffer(data, ">u4", count=ndim, offset=4))
+    dtype = np.dtype(_IDX_DTYPES[code])
+    expected = offset + int(np.prod(shape)) * dtype.itemsize
+    if len(data) != expected:
+        raise ValueError(f"{path}: {len(data)} bytes, but the header {shape} implies {expected}")
+    return np.frombuffer(data, dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+def _find(names, dirs, what: str, how: str) -> list[Path]:
+    """Paths of *names* (plain or ``.gz``) in the first of *dirs* that holds all of them."""
+    missing = []
+    for d in dirs:
+        found = [next((d / (n + ext) for ext in ("", ".gz") if (d / (n + ext)).is_file()), None)
+                 for n in names]
+        if all(found):
+            return found
+        missing.append(f"{d} lacks {', '.join(n for n, f in zip(names, found) if f is None)}")
+    where = "; ".join(missing) if dirs else f"no data directory given (need {', '.join(names)})"
+    raise DataNotFoundError(f"{what} files (each plain or .gz) not found: {where}. {how}")
+
+
+def _data_dirs(data_dir, subdir: str) -> list[Path]:
+    """Directories to search: *data_dir* (else ``$NETSIM_DATA_DIR``) and its *subdir*."""
+    root = data_dir if data_dir is not None else os.environ.get("NETSIM_DATA_DIR")
+    return [] if root is None else [Path(root), Path(root) / subdir]
+
+
+def _load_mnist(data_dir, scale: bool):
+    dirs = _data_dirs(data_dir, "mnist")
+    how = (f"Download the four *-ubyte.gz files of the original MNIST distribution (Y. LeCun's MNIST page "
+           f"or any mirror listing the same md5s) into {dirs[0] if dirs else 'a directory'}, "
+           f"or pass --data-dir / set NETSIM_DATA_DIR.")
+    paths = _find(MNIST_FILES, dirs, "MNIST", how)
+    arrays = [read_idx(p, magic=2051 if "images" in p.name else 2049) for p in paths]
+    for imgs, labs, p in ((arrays[0], arrays[1], paths[0]), (arrays[2], arrays[3], paths[2])):
+        if imgs.ndim != 3 or labs.ndim != 1 or len(imgs) != len(labs):
+            raise ValueError(f"{p}: {imgs.shape} images do not match {labs.shape} labels")
+    Xs = [np.divide(a.reshape(len(a), -1), 255.0 if scale else 1.0) for a in arrays[::2]]
+    return Xs[0], arrays[1].astype(np.int64), Xs[1], arrays[3].astype(np.int64), ", ".join(map(str, paths))
+
+
+# ---------------------------------------------------------------- other sources
+
+def _load_libsvm(data_dir, train, test, n_features):
+    from sklearn.datasets import load_svmlight_files
+
+    if train is None:
+        how = ("Get a9a and a9a.t from the LIBSVM data page (binary class, 'a9a') into that directory, "
+               "pass --data-dir / set NETSIM_DATA_DIR, or give libsvm_train.")
+        train, test = _find(LIBSVM_DEFAULT_FILES, _data_dirs(data_dir, "a9a"), "LIBSVM", how)
+    files = [Path(train)] + ([Path(test)] if test is not None else [])
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise DataNotFoundError(f"LIBSVM files not found: {', '.join(missing)}")
+    arrays = load_svmlight_files([str(f) for f in files], n_features=n_features, dtype=np.float64)
+    ys = arrays[1::2]
+    y_all = np.concatenate(ys)
+    if not np.all(y_all == np.round(y_all)):
+        raise ValueError(f"{files[0]}: labels are not class labels (e.g. {y_all[y_all != np.round(y_all)][0]!r})")
+    classes = np.unique(y_all)
+    if np.all(np.isin(classes, (-1.0, 1.0))):
+        ys, n_classes = [(y > 0).astype(np.int64) for y in ys], 2
+    else:
+        ys, n_classes = [np.searchsorted(classes, y).astype(np.int64) for y in ys], max(2, len(classes))
+    out = [arrays[0], ys[0]] + ([arrays[2], ys[1]] if test is not None else [None, None])
+    return (*out, n_classes, ", ".join(map(str, files)))
+
+
+def _synthetic(rng, n_samples, n_features, n_classes):
+    if n_samples < 2 or n_features < 1 or n_classes < 2:
+        raise ValueError(f"synthetic data needs n_samples >= 2, n_features >= 1, n_classes >= 2; "
+                         f"got {n_samples!r}, {n_features!r}, {n_classes!r}")
+    X = rng.standard_normal((n_samples, n_features))
+    teacher = rng.standard_normal((n_features, n_classes)) / np.sqrt(n_features)
+    scores = X @ teacher + SYNTHETIC_NOISE * rng.standard_normal((n_samples, n_classes))
+    return X, np.argmax(scores, axis=1).astype(np.int64)
+
+
+def _split(X, y, test_fraction, rng):
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    n = X.shape[0]
+    n_test = min(max(int(round(test_fraction * n)), 1), n - 1)
+    perm = rng.permutation(n)
+    test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    return X[train], y[train], X[test], y[test]
+
+
+def _finish(X, add_bias: bool, sparse: bool):
+    if add_bias:
+        ones = np.ones((X.shape[0], 1))
+        X = sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
+    if sparse:
+        return sp.csr_matrix(X, dtype=np.float64)
+    return np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+
+
+def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fraction: float = 0.2,
+                 add_bias: bool = False, rng: np.random.Generator | int | None = None,
+                 n_samples: int = 1000, n_features: int = 20, n_classes: int = 2,
+                 libsvm_train=None, libsvm_test=None, n_features_libsvm: int | None = None,
+                 sparse: bool = False, scale: bool = True) -> Dataset:
+    """Load data set *name* as a train/test :class:`Dataset`.
+
+    Parameters
+    ----------
+    name : {"digits", "mnist", "libsvm", "synthetic"}
+        ``"digits"``: scikit-learn's bundled 8x8 digits (1797 rows, 64 features).
+        ``"mnist"``: the four original IDX files (60000 + 10000 rows, 784 features).
+        ``"libsvm"``: LIBSVM text files (default ``a9a`` / ``a9a.t``).
+        ``"synthetic"``: Gaussian features labelled by a noisy random linear teacher.
+    data_dir : str or Path, optional
+        Directory holding the MNIST or LIBSVM files, or a parent of ``mnist/`` /
+        ``a9a/`` holding them. Default: ``$NETSIM_DATA_DIR``.
+    labels : {"odd_even", "multiclass", "binary"}, optional
+        ``"odd_even"`` (digit sources; ``y = digit % 2``, odd = 1, as in the GSGD
+        paper), ``"multiclass"`` (all classes), ``"binary"`` (2-class libsvm or
+        synthetic data, as is). Default: ``"odd_even"`` for digit sources,
+        otherwise ``"binary"`` for two classes and ``"multiclass"`` beyond.
+    test_fraction : float, default 0.2
+        Share of rows held out, in (0, 1) (row count rounded half-to-even), for sources without a test set
+        (digits, synthetic, libsvm without a test file).
+    add_bias : bool, default False
+        Append a constant-1 column to both feature matrices.
+    rng : numpy Generator or int, optional
+        Randomness of the split and of synthetic data; ``None`` draws fresh entropy.
+    n_samples, n_features, n_classes : int
+        Size of the synthetic problem (ignored by other sources).
+    libsvm_train, libsvm_test : str or Path, optional
+        LIBSVM files; without a test file, *test_fraction* is split off.
+    n_features_libsvm : int, optional
+        Feature count for LIBSVM files (a9a needs 123); default: largest index seen.
+    sparse : bool, default False
+        Return CSR matrices instead of dense arrays.
+    scale : bool, default True
+        Scale pixels to [0, 1] (digits / 16, MNIST / 255); other sources are kept as stored.
+
+    Raises
+    ------
+    DataNotFoundError
+        If data files are missing.
+    ValueError
+        If *name*, *labels* or a size is not allowed, or a file is malformed.
+    """
+    if name not in SOURCES:
+        raise ValueError(f"unknown data set {name!r}; allowed: {', '.join(SOURCES)}")
+    if labels is not None and labels not in _LABELLINGS[name]:
+        raise ValueError(f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(_LABELLINGS[name])}")
+    rng = np.random.default_rng(rng)
+    if name == "digits":
+        from sklearn.datasets import load_digits
+
+        digits = load_digits()
+        X = digits.data / 16.0 if scale else digits.data
+        y = digits.target.astype(np.int64)
+        X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
+        k, source = 10, "sklearn digits"
+    elif name == "mnist":
+        X_tr, y_tr, X_te, y_te, source = _load_mnist(data_dir, scale)
+        k = 10
+    elif name == "libsvm":
+        X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(data_dir, libsvm_train, libsvm_test, n_features_libsvm)
+        if X_te is None:
+            X_tr, y_tr, X_te, y_te = _split(X_tr, y_tr, test_fraction, rng)
+    else:
+        X, y = _synthetic(rng, n_samples, n_features, n_classes)
+        X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
+        k, source = n_classes, "synthetic"
+    labels = labels or ("odd_even" if name in ("digits", "mnist") else "binary" if k == 2 else "multiclass")
+    if labels == "binary" and k != 2:
+        raise ValueError(f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'")
+    if labels == "odd_even":
+        y_tr, y_te, k = y_tr % 2, y_te % 2, 2
+    return Dataset(name, _finish(X_tr, add_bias, sparse), y_tr, _finish(X_te, add_bias, sparse), y_te, k, source)
+
+
+# ---------------------------------------------------------------- sharding
+
+def shard(n_rows: int, n_workers: int, rng: np.random.Generator | int) -> list[np.ndarray]:
+    """Split row indices ``0 .. n_rows-1`` into *n_workers* equal, disjoint, random shards.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of training rows.
+    n_workers : int
+        Number of shards, 1 <= n_workers <= n_rows.
+    rng : numpy Generator or int
+
+    Returns
+    -------
+    list of *n_workers* sorted int64 ndarrays of shape (n_rows // n_workers,);
+    the ``n_rows % n_workers`` left-over rows belong to no shard.
+
+    Raises
+    ------
+    ValueError
+        If *n_workers* < 1 or *n_rows* < *n_workers*.
+    """
+    if n_workers < 1 or n_rows < n_workers:
+        raise ValueError(f"cannot cut {n_rows!r} rows into {n_workers!r} non-empty equal shards")
+    size = n_rows // n_workers
+    perm = np.random.default_rng(rng).permutation(n_rows)[: size * n_workers]
+    return [np.sort(part).astype(np.int64) for part in perm.reshape(n_workers, size)]

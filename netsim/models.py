@@ -1,0 +1,270 @@
+"""Differentiable linear models: loss, gradient and prediction on a flat weight vector."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = ["Model", "SmoothSVM", "Logistic", "Softmax", "MODELS", "make_model"]
+
+
+class Model:
+    """Base class of the linear models trained by the parameter server.
+
+    A model is stateless math: the weights live outside it, as a flat vector *w*
+    that the server owns and the workers copy. Every method takes
+
+    - ``w``: ndarray of shape (n_params,), float64;
+    - ``X``: ndarray of shape (n_samples, n_features), float64, or a
+      ``scipy.sparse`` CSR matrix of that shape (only ``X @ v`` and ``X.T @ v``
+      are used, so both work unchanged);
+    - ``y``: ndarray of shape (n_samples,), int64, class labels in
+      ``0 .. n_classes - 1``.
+
+    The objective is the mean loss over the rows plus ``l2 / 2 * ||w||^2``.
+    There is no bias term (the models use ``w^T x`` as in the GSGD paper); a
+    constant feature can be appended by the data set (``add_bias=True`` in
+    :func:`netsim.datasets.load_dataset`).
+
+    Parameters
+    ----------
+    l2 : float, default 0.0
+        L2 regularisation strength (lambda), >= 0.
+    n_classes : int, default 2
+        Number of classes; the binary models need 2.
+
+    Notes
+    -----
+    As in scikit-learn, the constructor only stores its arguments;
+    :func:`make_model` is the validating front door.
+    """
+
+    name: str = ""
+    """Registry key in :data:`MODELS`."""
+
+    def __init__(self, l2: float = 0.0, n_classes: int = 2):
+        self.l2 = l2
+        self.n_classes = n_classes
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(l2={self.l2!r}, n_classes={self.n_classes!r})"
+
+    def n_params(self, n_features: int) -> int:
+        """Length of the flat weight vector for *n_features* input features."""
+        return n_features
+
+    def loss(self, w: np.ndarray, X, y: np.ndarray) -> float:
+        """Objective value: mean loss over the rows of *X* plus ``l2/2 ||w||^2``."""
+        raise NotImplementedError
+
+    def gradient(self, w: np.ndarray, X, y: np.ndarray) -> np.ndarray:
+        """Gradient of :meth:`loss` with respect to *w*: a new ndarray of shape (n_params,)."""
+        raise NotImplementedError
+
+    def decision_function(self, w: np.ndarray, X) -> np.ndarray:
+        """Raw scores ``X @ w``: ndarray of shape (n_samples,)."""
+        return X @ w
+
+    def predict(self, w: np.ndarray, X) -> np.ndarray:
+        """Predicted labels: int64 ndarray of shape (n_samples,); 1 where ``w^T x > 0``."""
+        return (self.decision_function(w, X) > 0).astype(np.int64)
+
+    def accuracy(self, w: np.ndarray, X, y: np.ndarray) -> float:
+        """Fraction of rows whose predicted label equals *y*, in [0, 1]."""
+        return float(np.mean(self.predict(w, X) == y))
+
+    def _penalty(self, w: np.ndarray) -> float:
+        return 0.5 * self.l2 * float(w @ w) if self.l2 else 0.0
+
+
+class SmoothSVM(Model):
+    """Squared-hinge ("smooth") SVM, as in Table 1 of the GSGD paper.
+
+    ``f(w) = l2/2 ||w||^2 + 1/(2N) sum_i max(0, 1 - s_i w^T x_i)^2`` with
+    ``s_i = 2 y_i - 1`` in {-1, +1} and ``y_i`` in {0, 1}.
+    """
+
+    name = "smooth_svm"
+
+    def loss(self, w, X, y):
+        """Objective value (float).
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels in {0, 1}
+        """
+        s = 2.0 * y - 1.0
+        h = np.maximum(1.0 - s * (X @ w), 0.0)
+        return 0.5 * float(h @ h) / h.shape[0] + self._penalty(w)
+
+    def gradient(self, w, X, y):
+        """Gradient ``l2 w - 1/N sum_i max(0, 1 - s_i w^T x_i) s_i x_i``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels in {0, 1}
+
+        Returns
+        -------
+        ndarray of shape (n_features,), a new array.
+        """
+        s = 2.0 * y - 1.0
+        r = np.maximum(1.0 - s * (X @ w), 0.0)
+        r *= s
+        r *= -1.0 / r.shape[0]
+        g = X.T @ r
+        if self.l2:
+            g += self.l2 * w
+        return g
+
+
+class Logistic(Model):
+    """Binary logistic regression.
+
+    ``f(w) = l2/2 ||w||^2 - 1/N sum_i [y_i log sig(z_i) + (1 - y_i) log(1 - sig(z_i))]``
+    with ``z_i = w^T x_i`` and ``y_i`` in {0, 1}, evaluated as the equal and
+    overflow-free ``mean(logaddexp(0, z) - y z)``.
+    """
+
+    name = "logistic"
+
+    def loss(self, w, X, y):
+        """Objective value (float); finite for any finite margin.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels in {0, 1}
+        """
+        z = X @ w
+        return float(np.mean(np.logaddexp(0.0, z) - y * z)) + self._penalty(w)
+
+    def gradient(self, w, X, y):
+        """Gradient ``l2 w + 1/N sum_i (sig(w^T x_i) - y_i) x_i``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,)
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels in {0, 1}
+
+        Returns
+        -------
+        ndarray of shape (n_features,), a new array.
+        """
+        r = expit(X @ w)
+        r -= y
+        r *= 1.0 / r.shape[0]
+        g = X.T @ r
+        if self.l2:
+            g += self.l2 * w
+        return g
+
+
+class Softmax(Model):
+    """Multinomial logistic regression (softmax + cross-entropy).
+
+    The flat *w* of shape (n_features * n_classes,) is the C-order flattening
+    of a matrix ``W`` of shape (n_features, n_classes); scores are ``X @ W``.
+    ``f(w) = l2/2 ||w||^2 + 1/N sum_i [logsumexp_c (x_i^T W)_c - (x_i^T W)_{y_i}]``,
+    evaluated after subtracting each row's maximum score.
+    """
+
+    name = "softmax"
+
+    def n_params(self, n_features: int) -> int:
+        """``n_features * n_classes``."""
+        return n_features * self.n_classes
+
+    def decision_function(self, w, X):
+        """Scores ``X @ W``: ndarray of shape (n_samples, n_classes)."""
+        return X @ w.reshape(-1, self.n_classes)
+
+    def predict(self, w, X):
+        """Arg-max class of each row: int64 ndarray of shape (n_samples,)."""
+        return np.argmax(self.decision_function(w, X), axis=1).astype(np.int64)
+
+    def _shifted_scores(self, w, X):
+        Z = X @ w.reshape(-1, self.n_classes)
+        Z -= Z.max(axis=1, keepdims=True)
+        return Z
+
+    def loss(self, w, X, y):
+        """Objective value (float): mean cross-entropy plus ``l2/2 ||w||^2``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features * n_classes,)
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels in ``0 .. n_classes - 1``
+        """
+        Z = self._shifted_scores(w, X)
+        n = Z.shape[0]
+        lse = np.log(np.exp(Z).sum(axis=1))
+        return float(np.mean(lse - Z[np.arange(n), y])) + self._penalty(w)
+
+    def gradient(self, w, X, y):
+        """Gradient ``l2 w + 1/N X^T (P - Y)``, flattened in C order.
+
+        ``P`` of shape (n_samples, n_classes) holds the softmax probabilities
+        and ``Y`` the one-hot labels.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features * n_classes,)
+        X : ndarray or CSR matrix of shape (n_samples, n_features)
+        y : ndarray of shape (n_samples,), labels in ``0 .. n_classes - 1``
+
+        Returns
+        -------
+        ndarray of shape (n_features * n_classes,), a new array.
+        """
+        P = self._shifted_scores(w, X)
+        np.exp(P, out=P)
+        n = P.shape[0]
+        P *= (1.0 / n) / P.sum(axis=1, keepdims=True)
+        P[np.arange(n), y] -= 1.0 / n
+        g = (X.T @ P).ravel()
+        if self.l2:
+            g += self.l2 * w
+        return g
+
+
+MODELS: dict[str, type[Model]] = {cls.name: cls for cls in (SmoothSVM, Logistic, Softmax)}
+"""Model classes by registry name."""
+
+
+def make_model(name: str, *, l2: float = 0.0, n_classes: int = 2) -> Model:
+    """Build the model registered as *name*, after checking its settings.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MODELS`: ``"smooth_svm"``, ``"logistic"`` or ``"softmax"``.
+    l2 : float, default 0.0
+        L2 regularisation strength, finite and >= 0.
+    n_classes : int, default 2
+        Number of classes: 2 for the binary models, >= 2 for ``"softmax"``.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    ValueError
+        If *name* is unknown or *l2* / *n_classes* are out of range.
+    """
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; allowed: {', '.join(sorted(MODELS))}")
+    if not (np.isfinite(l2) and l2 >= 0):
+        raise ValueError(f"l2 must be finite and >= 0, got {l2!r}")
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
+        raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+    if name != "softmax" and n_classes != 2:
+        raise ValueError(f"model {name!r} is binary and needs n_classes=2, got {n_classes!r}; use 'softmax'")
+    return MODELS[name](l2=float(l2), n_classes=int(n_classes))

@@ -1,0 +1,45 @@
+"""Shared fixtures: scenario dicts built in code, the shared data folder."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from netsim.scenario import parse_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def base_raw(**sections) -> dict:
+    """A small digits scenario; keyword arguments replace whole sections."""
+    raw = {
+        "name": "t",
+        "run": {"seed": 3, "algorithm": "asgd", "until": 10.0, "batch_size": 8},
+        "data": {"source": "digits", "labels": "odd_even"},
+        "model": {"name": "logistic", "l2": 0.01},
+        "workers": [{"name": "fast", "count": 2, "compute": 1.0},
+                    {"name": "slow", "count": 1, "compute": 2.4}],
+        "algorithms": {"ssgd": {"lr": 0.1}, "asgd": {"lr": 0.1},
+                       "gsgd": {"lr": 0.1}},  # default groups: one per class
+    }
+    raw.update(copy.deepcopy(sections))
+    return raw
+
+
+def make_scenario(raw: dict, path: str = "test.toml"):
+    return parse_scenario(raw, Path(path))
+
+
+@pytest.fixture
+def raw():
+    return base_raw()
+
+
+def mnist_dir() -> Path:
+    return SHARED_DATA / "mnist"
+
+
+needs_mnist = pytest.mark.skipif(not (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").exists(),
+                                 reason="MNIST not found at ../shared/data/mnist (only in the project workspace)")
