@@ -119,7 +119,8 @@ class Simulation:
             env.process(self._progress(progress, progress_every or scenario.run.until / 200))
         deadline = env.timeout(scenario.run.until)
         deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
-        env.run(until=self.stop)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
+            env.run(until=self.stop)
         if not self.ps.diverged:
             self.evaluate()
         return self._result(time.perf_counter() - wall)

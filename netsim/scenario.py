@@ -196,7 +196,7 @@ def _model(t: Table) -> ModelSpec:
                 raise ScenarioError(per_model.key(key), f"unknown model (allowed: {', '.join(MODEL_NAMES)})")
         l2 = per_model.data.get(name, 0.0)
     else:
-        t.get("l2", float, minimum=0.0)
+        t.get("l2", float, 0.0, minimum=0.0)
     spec = ModelSpec(name=name, l2=float(l2), init=t.get("init", str, "zeros", choices=INITS),
                      init_scale=t.get("init_scale", float, 0.01, positive=True))
     t.done()

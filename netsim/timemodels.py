@@ -157,7 +157,9 @@ def _replay(spec: dict, where: str, count: int) -> Replay:
         if not seq:
             raise ScenarioError(f"{where}.times[{i}]", "empty list")
         for j, t in enumerate(seq):
-            _num({"t": t}, "t", f"{where}.times[{i}][{j}]".removesuffix(".t"))
+            if not isinstance(t, (int, float)) or isinstance(t, bool):
+                raise ScenarioError(f"{where}.times[{i}][{j}]", f"expected a time in s, got {t!r}")
+            make_time_model(t, f"{where}.times[{i}][{j}]")
     return Replay(tuple(tuple(float(t) for t in seq) for seq in lists))
 
 
@@ -180,7 +182,10 @@ def make_time_model(spec, where: str, count: int = 1) -> TimeModel:
     number of workers of the class (for ``replay``).
     """
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
-        return Constant(_num({"value": spec}, "value", where).__float__())
+        value = float(spec)
+        if not (np.isfinite(value) and value > 0):
+            raise ScenarioError(where, f"{spec!r} is not allowed (a time in s, finite and > 0)")
+        return Constant(value)
     if not isinstance(spec, dict):
         raise ScenarioError(where, f"expected a number or a table with 'dist', got {spec!r}")
     dist = spec.get("dist")

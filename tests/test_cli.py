@@ -1,0 +1,153 @@
+"""The command line: files written, determinism, one-line errors with exit status 2."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from conftest import ROOT
+
+runner = CliRunner()
+QUICK = str(ROOT / "scenarios" / "quickstart.toml")
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_run_writes_contract_files(tmp_path):
+    res = invoke("run", QUICK, "--no-live", "--set", "run.until=30", "--out", tmp_path)
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    for key in ("algorithm", "seed", "sim_time", "updates", "final_loss", "final_test_accuracy",
+                "staleness", "workers", "groups", "wall_s"):
+        assert key in summary
+    assert set(summary["staleness"]) == {"mean", "p50", "p95", "max"}
+    assert set(summary["workers"][0]) >= {"id", "group", "gradients_applied", "compute_s", "comm_s", "idle_s"}
+    assert set(summary["groups"][0]) >= {"id", "members", "updates"}
+    assert summary["sim_time"] == 30.0
+    curve = (tmp_path / "curve.csv").read_text().splitlines()
+    assert curve[0] == "update,sim_time,loss,test_accuracy"
+    updates = (tmp_path / "updates.csv").read_text().splitlines()
+    assert len(updates) - 1 == sum(w["gradients_applied"] for w in summary["workers"])
+
+
+def test_same_seed_same_bytes(tmp_path):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"r{i}"
+        res = invoke("run", QUICK, "--no-live", "--set", "run.until=40", "--seed", 7, "--out", out)
+        assert res.exit_code == 0, res.output
+        outs.append(out)
+    def strip(p):
+        data = json.loads((p / "summary.json").read_text())
+        data.pop("wall_s")
+        return data
+    assert strip(outs[0]) == strip(outs[1])
+    a, b = ((p / "summary.json").read_text().splitlines() for p in outs)
+    assert [l for l in a if '"wall_s"' not in l] == [l for l in b if '"wall_s"' not in l]
+    for name in ("curve.csv", "updates.csv"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
+
+
+def test_compare_writes_one_folder_per_rule(tmp_path):
+    res = invoke("compare", QUICK, "--algorithms", "ssgd,asgd,gsgd", "--no-live", "--set", "run.until=20",
+                 "--out", tmp_path)
+    assert res.exit_code == 0, res.output
+    summaries = json.loads((tmp_path / "compare.json").read_text())
+    assert [s["algorithm"] for s in summaries] == ["ssgd", "asgd", "gsgd"]
+    for name in ("ssgd", "asgd", "gsgd"):
+        assert (tmp_path / name / "summary.json").exists()
+        assert name in res.output
+
+
+def test_validate_ok():
+    res = invoke("validate", QUICK)
+    assert res.exit_code == 0
+    assert "ok" in res.output
+
+
+BAD = [
+    ('[run]\nuntill = 5\n', "run.untill", "unknown key"),
+    ('[run]\nuntil = "long"\n', "run.until", "expected a number"),
+    ('[run]\nuntil = -5\n', "run.until", "> 0"),
+    ('[data]\nsource = "cifar"\n', "data.source", "allowed: digits, mnist, libsvm, synthetic"),
+    ('[[workers]]\ncount = 2\ncompute = 0\n', "workers[0].compute", "> 0"),
+    ('[[workers]]\ncount = 2\ncompute = { dist = "exponential", mean = -1 }\n', "workers[0].compute.mean", "> 0"),
+    ('[[workers]]\ncount = 2\ncompute = { dist = "gamma", k = 1 }\n', "workers[0].compute.dist", "allowed: constant"),
+    ('[[workers]]\ncount = 0\ncompute = 1\n', "workers[0].count", "> 0"),
+    ('[algorithms.gsgd]\nlr = 0.1\ngroups = [[0, 1]]\n', "algorithms.gsgd.groups", "partition"),
+    ('[algorithms.gsgd]\nlr = 0.1\ngroups = [[0, 1], [1, 2]]\n', "algorithms.gsgd.groups", "partition"),
+    ('[algorithms.gsgd]\nlr = 0.1\ngroups = [["nosuch"]]\n', "algorithms.gsgd.groups", "unknown worker class"),
+    ('[algorithms.asgd]\nlr = 0\n', "algorithms.asgd.lr", "> 0"),
+    ('[algorithms.nosuch]\nlr = 0.1\n', "algorithms.nosuch", "unknown algorithm"),
+    ('[model]\nname = "mlp"\n', "model.name", "allowed: logistic, smooth_svm, softmax"),
+    ('[run\n', "(syntax)", "not valid TOML"),
+]
+
+
+def scenario_text(extra: str) -> str:
+    """A valid scenario with *extra* TOML merged in (later tables win)."""
+    base = {
+        "run": '[run]\nseed = 1\nalgorithm = "asgd"\nuntil = 5.0\n',
+        "data": '[data]\nsource = "digits"\n',
+        "model": '[model]\nname = "logistic"\n',
+        "workers": '[[workers]]\nname = "w"\ncount = 3\ncompute = 1.0\n',
+        "algorithms": '[algorithms.asgd]\nlr = 0.1\n[algorithms.gsgd]\nlr = 0.1\n',
+    }
+    head = extra.split("\n", 1)[0].strip("[]").split(".")[0].strip("[]")
+    for key in list(base):
+        if head.startswith(key):
+            if key == "algorithms":
+                base[key] = '[algorithms.asgd]\nlr = 0.1\n' if "algorithms.asgd" not in extra else ""
+                base[key] += '[algorithms.gsgd]\nlr = 0.1\n' if "algorithms.gsgd" not in extra else ""
+                extra = base[key] + extra
+            base[key] = ""
+    return "".join(base.values()) + extra
+
+
+@pytest.mark.parametrize("extra,key,allowed", BAD)
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_bad_input_one_line_exit_2(tmp_path, extra, key, allowed, command):
+    path = tmp_path / "bad.toml"
+    path.write_text(scenario_text(extra))
+    keep = tmp_path / "out" / "previous.txt"
+    keep.parent.mkdir()
+    keep.write_text("earlier results")
+    args = [command, path] + (["--no-live", "--out", tmp_path / "out"] if command == "run" else [])
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, res.stderr
+    assert str(path) in lines[0] and key in lines[0] and allowed in lines[0]
+    assert "Traceback" not in res.output + res.stderr
+    assert keep.read_text() == "earlier results"
+
+
+def test_missing_data_dir_exit_2(tmp_path, monkeypatch):
+    monkeypatch.delenv("NETSIM_DATA_DIR", raising=False)
+    path = tmp_path / "mnist.toml"
+    path.write_text(scenario_text('[data]\nsource = "mnist"\n'))
+    res = invoke("run", path, "--no-live", "--out", tmp_path / "out", "--data-dir", tmp_path / "empty")
+    assert res.exit_code == 2
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "train-images-idx3-ubyte" in lines[0] and "NETSIM_DATA_DIR" in lines[0]
+
+
+def test_unknown_override_key_exit_2():
+    res = invoke("run", QUICK, "--no-live", "--set", "run.speed=3")
+    assert res.exit_code == 2
+    assert "run.speed" in res.stderr
+
+
+def test_divergence_keeps_files(tmp_path):
+    res = invoke("run", QUICK, "--no-live", "-a", "asgd", "--set", "algorithms.asgd.lr=1e300",
+                 "--set", "run.until=50", "--out", tmp_path)
+    assert res.exit_code == 1
+    assert "non-finite" in res.stderr and "update" in res.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["status"] == "diverged"
+    assert (tmp_path / "curve.csv").exists() and (tmp_path / "updates.csv").exists()
