@@ -19,12 +19,13 @@ def mean_by_worker(grads: list[np.ndarray], workers: list[int]) -> np.ndarray:
 
     Returns
     -------
-    ndarray of shape (d,), a new array.
+    ndarray of shape (d,): a new array, or the gradient itself when there is one.
     """
+    if len(grads) == 1:
+        return grads[0]
     order = sorted(range(len(grads)), key=workers.__getitem__)
     total = grads[order[0]].copy()
     for i in order[1:]:
         total += grads[i]
-    if len(grads) > 1:
-        total /= len(grads)
+    total /= len(grads)
     return total

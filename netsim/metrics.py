@@ -32,6 +32,13 @@ class Recorder:
 
     def applied(self, now: float, workers, group: int, staleness: list[int], version: int) -> None:
         n = len(staleness)
+        if n == 1:
+            self.time.append(now)
+            self.worker.append(workers[0])
+            self.group.append(group)
+            self.staleness.append(staleness[0])
+            self.version.append(version)
+            return
         self.time.extend([now] * n)
         self.worker.extend(workers)
         self.group.extend([group] * n)

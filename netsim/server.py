@@ -61,9 +61,10 @@ class ParameterServer:
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
-        grads = [p.grad for p in pushes]
-        ids = [p.worker for p in pushes]
-        self.step(lr * mean_by_worker(grads, ids), pushes, group)
+        if len(pushes) == 1:
+            self.step(lr * pushes[0].grad, pushes, group)
+        else:
+            self.step(lr * mean_by_worker([p.grad for p in pushes], [p.worker for p in pushes]), pushes, group)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""
@@ -71,15 +72,17 @@ class ParameterServer:
             return
         before = self.version
         staleness = [before - p.version for p in pushes]
+        ids = [p.worker for p in pushes]
         self.w = self.w - delta
         self.version = before + 1
-        self.recorder.applied(self.env.now, [p.worker for p in pushes], group, staleness, self.version)
+        self.recorder.applied(self.env.now, ids, group, staleness, self.version)
         self.group_updates[group] += 1
         self.group_staleness[group] += sum(staleness)
         self.group_gradients[group] += len(pushes)
-        for p in pushes:
-            self.workers[p.worker].applied += 1
-        if not math.isfinite(float(np.abs(delta).sum())):
+        workers = self.workers
+        for wid in ids:
+            workers[wid].applied += 1
+        if not math.isfinite(delta.sum()):  # NaN, or entries so large that their sum overflows
             self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
             return
         if self.on_update is not None:
