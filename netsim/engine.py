@@ -111,6 +111,7 @@ class Simulation:
                 sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
                 st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws))
             member += wc.count
+        self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         self.rule.start(self.ps)
         if scenario.run.eval_every:
@@ -124,6 +125,18 @@ class Simulation:
         if not self.ps.diverged:
             self.evaluate()
         return self._result(time.perf_counter() - wall)
+
+    def _record_spans(self, until: float) -> None:
+        if until == 0:
+            return
+        for st in self.states:
+            st.spans = self.recorder.spans
+        if until > 0:
+            def stop_recording(_):
+                for st in self.states:
+                    st.enter(st.phase, self.env.now)
+                    st.spans = None
+            self.env.timeout(until).callbacks.append(stop_recording)
 
     def _result(self, wall_s: float) -> Result:
         now = float(self.env.now)

@@ -15,6 +15,7 @@ class Recorder:
     ``version`` (the update that applied it, 1-based). Dropped gradients:
     ``drop_time``, ``drop_worker``, ``drop_version``, ``drop_reason``.
     Curve rows: (update, sim_time, loss, test_accuracy). Events: dicts.
+    Timeline ``spans``: (worker, phase, start, end) with phase 0 idle, 1 comm, 2 compute.
     """
 
     def __init__(self):
@@ -29,6 +30,7 @@ class Recorder:
         self.drop_reason: list[str] = []
         self.curve: list[tuple[int, float, float, float]] = []
         self.events: list[dict] = []
+        self.spans: list[tuple[int, int, float, float]] = []
 
     def applied(self, now: float, workers, group: int, staleness: list[int], version: int) -> None:
         n = len(staleness)

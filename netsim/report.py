@@ -22,7 +22,8 @@ def summary_json(summary: dict) -> str:
 
 
 def write_run(result: Result, out_dir: str | Path) -> dict:
-    """Write summary.json, curve.csv, updates.csv (and dropped.csv if any) into *out_dir*."""
+    """Write summary.json, curve.csv, updates.csv, and dropped.csv / timeline.csv when
+    there is something to put in them, into *out_dir*."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rec = result.records
@@ -39,6 +40,12 @@ def write_run(result: Result, out_dir: str | Path) -> dict:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["sim_time", "worker", "version_read", "reason"])
             writer.writerows(zip(map(repr, rec.drop_time), rec.drop_worker, rec.drop_version, rec.drop_reason))
+    if rec.spans:
+        with open(out / "timeline.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["worker", "phase", "start", "end"])
+            names = ("idle", "comm", "compute")
+            writer.writerows((w, names[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
     summary = summarize(result)
     (out / "summary.json").write_text(summary_json(summary))
     return summary

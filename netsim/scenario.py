@@ -23,7 +23,11 @@ INITS = ("zeros", "normal")
 
 @dataclass(frozen=True)
 class RunSpec:
-    """``[run]``: seed, algorithm, horizon (s), evaluation cadence (s or updates)."""
+    """``[run]``: seed, algorithm, horizon (s), evaluation cadence (s or updates).
+
+    ``timeline_until``: record per-worker phase spans up to this simulated time
+    (s); negative: the whole run; 0: none.
+    """
     seed: int = 0
     algorithm: str = "gsgd"
     until: float = 100.0
@@ -31,6 +35,7 @@ class RunSpec:
     eval_every: float = 0.0
     eval_every_updates: int = 0
     batch_size: int = 32
+    timeline_until: float = -1.0
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,7 @@ def _run(t: Table) -> RunSpec:
         eval_every=t.get("eval_every", float, 0.0, minimum=0),
         eval_every_updates=t.get("eval_every_updates", int, 0, minimum=0),
         batch_size=t.get("batch_size", int, 32, positive=True),
+        timeline_until=t.get("timeline_until", float, -1.0),
     )
     t.done()
     return spec

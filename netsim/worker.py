@@ -6,7 +6,7 @@ import simpy
 
 from .rules.base import Push
 
-__all__ = ["WorkerState", "worker_process", "BatchSampler"]
+__all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
 
 IDLE, COMM, COMPUTE = 0, 1, 2
 
@@ -15,10 +15,11 @@ class WorkerState:
     """Mutable state of one worker, shared between its process and the PS.
 
     Time spent (s) is accumulated per phase: ``spent[IDLE]``, ``spent[COMM]``,
-    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now.
+    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now. When ``spans``
+    is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
     __slots__ = ("wid", "wake", "released", "process", "interruptible", "phase", "since",
-                 "spent", "pushed", "applied", "dropped", "slowdown")
+                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans")
 
     def __init__(self, wid: int):
         self.wid = wid
@@ -33,12 +34,58 @@ class WorkerState:
         self.applied = 0
         self.dropped = 0
         self.slowdown = 1.0
+        self.spans = None
+        self.job: Job | None = None
+        """The iteration in progress (pull or computation), None otherwise; see :class:`Job`."""
 
     def enter(self, phase: int, now: float) -> None:
         """Close the current phase at *now* and start *phase*."""
-        self.spent[self.phase] += now - self.since
+        since = self.since
+        self.spent[self.phase] += now - since
+        if self.spans is not None and now > since:
+            self.spans.append((self.wid, self.phase, since, now))
         self.phase = phase
         self.since = now
+
+
+class Job:
+    """One iteration of a worker as the PS may inspect it (added for ABS/LGC-style rules).
+
+    Set when the worker takes a model, cleared when its computation ends (before
+    the push) or is pre-empted. Read only through
+    :meth:`netsim.server.ParameterServer.reading` and ``collect``; the worker's
+    own behaviour does not depend on it.
+
+    Attributes
+    ----------
+    w : ndarray of shape (d,), the model read (an immutable snapshot).
+    version : int, the PS version of *w*.
+    start : float or None, simulated time (s) the computation began; None while pulling.
+    duration : float, length (s) of the computation (0 while pulling).
+    """
+    __slots__ = ("w", "version", "start", "duration", "_sampler", "_gradient", "_X", "_y")
+
+    def __init__(self, w, version, sampler, gradient, X, y):
+        self.w = w
+        self.version = version
+        self.start = None
+        self.duration = 0.0
+        self._sampler = sampler
+        self._gradient = gradient
+        self._X = X
+        self._y = y
+
+    def rows(self) -> np.ndarray:
+        """Row indices of the minibatch being computed, ndarray (batch_size,).
+
+        They are the rows the worker will use when the computation ends
+        (:meth:`BatchSampler.peek`), so a partial gradient covers a prefix of them.
+        """
+        return self._sampler.peek()
+
+    def gradient(self, rows: np.ndarray) -> np.ndarray:
+        """Mean gradient over *rows* at the model read, ndarray (d,)."""
+        return self._gradient(self.w, self._X[rows], self._y[rows])
 
 
 class BatchSampler:
@@ -58,11 +105,23 @@ class BatchSampler:
         self.order = shard[:0]
         self.pos = 0
 
-    def next(self) -> np.ndarray:
-        """Row indices of the next minibatch, ndarray (batch_size,)."""
+    def _refill(self) -> None:
         if self.pos + self.size > len(self.order):
             self.order = self.shard[self.rng.permutation(len(self.shard))]
             self.pos = 0
+
+    def peek(self) -> np.ndarray:
+        """The rows the next :meth:`next` will return, without consuming them.
+
+        Draws from the generator exactly when :meth:`next` would, so peeking
+        never changes the sequence of minibatches.
+        """
+        self._refill()
+        return self.order[self.pos:self.pos + self.size]
+
+    def next(self) -> np.ndarray:
+        """Row indices of the next minibatch, ndarray (batch_size,)."""
+        self._refill()
         start = self.pos
         self.pos = start + self.size
         return self.order[start:self.pos]
@@ -75,6 +134,8 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     drawn time (scaled by ``st.slowdown``), evaluates ``gradient(w, X_b, y_b)``,
     pushes it (``comm.push``) and hands it to ``ps.receive``. A preemption during
     the pull or the computation discards the work and restarts on the current model.
+    ``st.job`` describes the iteration from taking the model to the end of the
+    computation (read-only for the PS; it does not change what the worker does).
     """
     wid = st.wid
     timeout = env.timeout
@@ -86,6 +147,7 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             st.wake = env.event()
             w, version = yield st.wake
             st.wake = None
+        st.job = job = Job(w, version, sampler, gradient, X, y)
         try:
             st.interruptible = True
             event = comm.pull(wid)
@@ -93,13 +155,16 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.enter(COMM, env.now)
                 yield event
             st.enter(COMPUTE, env.now)
-            yield timeout(next(draws) * st.slowdown)
+            job.start, job.duration = env.now, next(draws) * st.slowdown
+            yield timeout(job.duration)
         except simpy.Interrupt:
             st.interruptible = False
+            st.job = None
             st.enter(IDLE, env.now)
             st.released = True
             continue
         st.interruptible = False
+        st.job = None
         rows = sampler.next()
         grad = gradient(w, X[rows], y[rows])
         event = comm.push(wid)

@@ -102,3 +102,16 @@ def test_model_matches_bare_numpy_asgd_with_full_batches():
     w.append(w[5] - lr * g(w[3], s1))   # t=4.8, worker 1 read v3
     assert result.updates == 6
     np.testing.assert_allclose(result.final_w, w[6], rtol=1e-12, atol=1e-14)
+
+
+def test_timeline_spans_by_hand():
+    # SSGD, workers of 1 s, 1 s and 2.4 s: worker 0 computes [0, 1], idles [1, 2.4],
+    # computes [2.4, 3.4], idles [3.4, 4.8]; spans are recorded up to t = 5 only.
+    raw = base_raw()
+    raw["run"].update(until=10.0, timeline_until=5.0)
+    result = simulate(make_scenario(raw), "ssgd")
+    spans = sorted((s for s in result.records.spans if s[0] == 0), key=lambda s: s[2])
+    got = [(p, round(a, 9), round(b, 9)) for _, p, a, b in spans]
+    assert got == [(2, 0.0, 1.0), (0, 1.0, 2.4), (2, 2.4, 3.4), (0, 3.4, 4.8), (2, 4.8, 5.0)]
+    slow = [(p, round(a, 9), round(b, 9)) for w, p, a, b in sorted(result.records.spans, key=lambda s: s[2]) if w == 2]
+    assert slow == [(2, 0.0, 2.4), (2, 2.4, 4.8), (2, 4.8, 5.0)]
