@@ -1,0 +1,246 @@
+"""Flow-level network model inside a SimPy environment."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fairshare import progressive_filling
+from .routing import route
+from .topology import validate_graph
+
+__all__ = ["FlowNetwork", "TransferRecord"]
+
+_MIN_LATENCY = 1e-9
+"""Floor of the path latency (s) used as RTT weight by ``sharing="rtt"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransferRecord:
+    """Value of a delivered transfer event.
+
+    ``start`` is when :meth:`FlowNetwork.transfer` was called and ``end`` when
+    the last byte arrived (s); ``path`` holds the directed links crossed.
+    """
+
+    src: object
+    dst: object
+    nbytes: int
+    start: float
+    end: float
+    path: tuple
+
+
+class _Flow:
+    __slots__ = ("src", "dst", "nbytes", "bits", "path", "links", "weight", "event", "start")
+
+
+class FlowNetwork:
+    """Max-min fair sharing of full-duplex links by flows, driven by SimPy.
+
+    A transfer first waits out the sum of the link latencies of its path
+    (using no bandwidth), then sends its bytes at its fair rate. Rates are
+    recomputed (water-filling, :mod:`netsim.fairshare`) whenever flows start
+    sending or finish; all starts and ends at one instant are batched into one
+    recomputation, and only the earliest completion is scheduled (a
+    generation counter invalidates the timeout when rates change).
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    G : networkx.Graph
+        Topology in the vocabulary of :mod:`netsim.topology` (validated here).
+    sharing : {"maxmin", "rtt"}, default "maxmin"
+        ``"maxmin"``: plain max-min. ``"rtt"``: weighted max-min with weight
+        ``1 / max(path latency, 1e-9 s)``, so flows with shorter RTT get more of
+        a shared bottleneck (like SimGrid's CM02 model).
+    header_bytes : int, default 0
+        Bytes added to every transfer (protocol headers).
+
+    Raises
+    ------
+    TopologyError
+        If *G* is invalid. :exc:`ValueError` for a bad *sharing* or *header_bytes*.
+    """
+
+    def __init__(self, env, G, *, sharing="maxmin", header_bytes=0):
+        if sharing not in ("maxmin", "rtt"):
+            raise ValueError(f"sharing must be 'maxmin' or 'rtt', got {sharing!r}")
+        if not header_bytes >= 0:
+            raise ValueError(f"header_bytes must be >= 0, got {header_bytes!r}")
+        validate_graph(G)
+        self.env = env
+        self.graph = G
+        self.sharing = sharing
+        self.header_bytes = header_bytes
+        self.links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
+        """Directed links; link ``i`` is ``links[i]``."""
+        self._index = {link: i for i, link in enumerate(self.links)}
+        self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
+        """Capacity of every directed link, bit/s, shape (n_links,)."""
+        self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
+        self._routes = {}                        # routing memo
+        self._paths = {}                         # (src, dst, key) -> (path, idx, latency)
+        self._flows = []                         # sending flows, array order
+        self._remaining = np.empty(0)            # bits left, per sending flow
+        self._bits = np.empty(0)                 # bits in total, per sending flow
+        self._rates = np.empty(0)                # bit/s, per sending flow
+        self._link_idx = np.empty(0, dtype=np.intp)    # (nnz,) link of each crossing
+        self._flow_pos = np.empty(0, dtype=np.intp)    # (nnz,) flow position of it
+        self._link_rate = np.zeros(len(self.links))    # bit/s carried per link now
+        self._link_bits = np.zeros(len(self.links))    # bits carried so far
+        self._arrived = []                       # flows done with latency, not yet sending
+        self._last = env.now
+        self._generation = 0
+        self._replan_pending = False
+
+    # ------------------------------------------------------------------ paths
+
+    def _path(self, src, dst, flow_key):
+        key = (src, dst, flow_key)
+        if key not in self._paths:
+            path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
+            idx = np.fromiter((self._index[link] for link in path), dtype=np.intp, count=len(path))
+            self._paths[key] = (path, idx, float(self._latency[idx].sum()))
+        return self._paths[key]
+
+    def min_transfer_time(self, src, dst, nbytes, *, flow_key=None):
+        """Time (s) to deliver *nbytes* from *src* to *dst* on an idle network.
+
+        Path latency plus ``8 * (nbytes + header_bytes) / bottleneck``, on the
+        path :meth:`transfer` would use with the same *flow_key*.
+        """
+        path, idx, latency = self._path(src, dst, flow_key)
+        bottleneck = self.capacity[idx].min() if idx.size else np.inf
+        return latency + 8.0 * (nbytes + self.header_bytes) / bottleneck
+
+    # --------------------------------------------------------------- transfers
+
+    def transfer(self, src, dst, nbytes, *, flow_key=None):
+        """Start sending *nbytes* from host *src* to host *dst*.
+
+        Parameters
+        ----------
+        src, dst : node
+        nbytes : int or float
+            Payload, bytes (>= 0); ``header_bytes`` is added.
+        flow_key : optional
+            ECMP key (see :func:`netsim.routing.route`); default ``(src, dst)``.
+
+        Returns
+        -------
+        simpy.Event
+            Succeeds with a :class:`TransferRecord` when the last byte arrives.
+        """
+        if not nbytes >= 0:
+            raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+        path, idx, latency = self._path(src, dst, flow_key)
+        flow = _Flow()
+        flow.src, flow.dst, flow.nbytes, flow.path = src, dst, nbytes, path
+        flow.bits = 8.0 * (nbytes + self.header_bytes)
+        flow.links = idx[np.isfinite(self.capacity[idx])]
+        flow.weight = 1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0
+        flow.event = self.env.event()
+        flow.start = self.env.now
+        if flow.bits == 0 or flow.links.size == 0:
+            arrive = self._deliver
+        else:
+            arrive = self._arrive
+        if latency > 0:
+            self.env.timeout(latency).callbacks.append(lambda _ev: arrive(flow))
+        else:
+            arrive(flow)
+        return flow.event
+
+    def _deliver(self, flow):
+        flow.event.succeed(TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start,
+                                          self.env.now, flow.path))
+
+    def _arrive(self, flow):
+        self._arrived.append(flow)
+        self._request_replan()
+
+    def _request_replan(self):
+        if not self._replan_pending:
+            self._replan_pending = True
+            event = self.env.event()
+            event.callbacks.append(self._replan)
+            event.succeed()                      # runs after events already due now
+
+    def _on_timeout(self, generation):
+        if generation == self._generation:
+            self._request_replan()
+
+    def _advance(self):
+        """Account for bits sent since the last update at the current rates."""
+        dt = self.env.now - self._last
+        if dt > 0 and self._flows:
+            self._remaining -= self._rates * dt
+            self._link_bits += self._link_rate * dt
+        self._last = self.env.now
+
+    def _replan(self, _event):
+        self._replan_pending = False
+        self._advance()
+        now = self.env.now
+        with np.errstate(divide="ignore", invalid="ignore"):
+            done = ((self._remaining <= 1e-9 * self._bits)
+                    | (self._remaining / self._rates <= 4 * np.spacing(now)))
+        if done.any():
+            for pos in np.flatnonzero(done):
+                self._deliver(self._flows[pos])
+            keep = ~done
+            self._flows = [f for f, k in zip(self._flows, keep, strict=True) if k]
+            self._remaining = self._remaining[keep]
+            self._bits = self._bits[keep]
+            old_pos = np.cumsum(keep) - 1
+            crossing = keep[self._flow_pos]
+            self._link_idx = self._link_idx[crossing]
+            self._flow_pos = old_pos[self._flow_pos[crossing]]
+        if self._arrived:
+            n = len(self._flows)
+            new = self._arrived
+            self._arrived = []
+            self._flows.extend(new)
+            bits = [f.bits for f in new]
+            self._remaining = np.concatenate([self._remaining, bits])
+            self._bits = np.concatenate([self._bits, bits])
+            self._link_idx = np.concatenate([self._link_idx] + [f.links for f in new])
+            self._flow_pos = np.concatenate(
+                [self._flow_pos] + [np.full(f.links.size, n + i, dtype=np.intp)
+                                    for i, f in enumerate(new)])
+        self._generation += 1
+        weights = None
+        if self.sharing == "rtt":
+            weights = np.array([f.weight for f in self._flows])
+        self._rates = progressive_filling(self._link_idx, self._flow_pos, self.capacity,
+                                          weights, n_flows=len(self._flows))
+        self._link_rate = np.bincount(self._link_idx, weights=self._rates[self._flow_pos],
+                                      minlength=len(self.links))
+        if self._flows:
+            delay = float(np.min(self._remaining / self._rates))
+            generation = self._generation
+            self.env.timeout(max(delay, 0.0)).callbacks.append(
+                lambda _ev: self._on_timeout(generation))
+
+    # ------------------------------------------------------------- statistics
+
+    def link_utilisation(self, sim_time=None):
+        """Busiest links first: ``[(u, v, utilisation), ...]`` for every directed link.
+
+        Utilisation is ``bytes carried * 8 / (bandwidth * sim_time)``, bytes
+        counted up to now; *sim_time* (s) defaults to ``env.now``. Links of
+        infinite bandwidth have utilisation 0.
+        """
+        self._advance()
+        sim_time = self.env.now if sim_time is None else sim_time
+        if not sim_time > 0:
+            raise ValueError(f"sim_time must be > 0 s, got {sim_time!r}")
+        util = self._link_bits / (self.capacity * sim_time)
+        order = sorted(range(len(self.links)), key=lambda i: -util[i])
+        return [(*self.links[i], float(util[i])) for i in order]
+
+    def bytes_carried(self):
+        """Bytes carried so far per directed link, ``{(u, v): bytes}``."""
+        self._advance()
+        return {link: float(b) / 8.0 for link, b in zip(self.links, self._link_bits, strict=True)}
