@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.table import Table
 
 from netsim.datasets import DataNotFoundError
 from netsim.engine import prepare, simulate
@@ -123,6 +124,55 @@ def compare(scenario: ScenarioArg,
         write_compare(summaries, out)
     out_console.print(compare_table(summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g} s"))
     out_console.print(f"wrote {out}/compare.json and one folder per algorithm", highlight=False)
+
+
+topology_app = typer.Typer(no_args_is_help=True, help="Inspect network topologies.")
+app.add_typer(topology_app, name="topology")
+
+
+@topology_app.command("list")
+def topology_list() -> None:
+    """List the topology presets (topologies/*.toml)."""
+    from netsim.netplan import REPO_TOPOLOGIES
+    from netsim.topoio import list_presets
+    seen = {}
+    for directory in (Path.cwd() / "topologies", REPO_TOPOLOGIES):
+        if directory.is_dir():
+            for name in list_presets(str(directory)):
+                seen.setdefault(name, directory / f"{name}.toml")
+    table = Table(title="topology presets")
+    table.add_column("name")
+    table.add_column("file")
+    for name, path in sorted(seen.items()):
+        table.add_row(name, str(path))
+    out_console.print(table)
+
+
+@topology_app.command("show")
+def topology_show(name: Annotated[str, typer.Argument(
+        help="Preset name, .toml/.graphml file, or topohub:KEY (e.g. topohub:topozoo/Abilene, topohub:sndlib/polska).")]) -> None:
+    """Hosts, switches, links, diameter (hops and latency) and bisection bandwidth."""
+    from netsim.netplan import load_named_topology
+    from netsim.topology import TopologyError
+    from netsim.topostats import describe
+    try:
+        graph = load_named_topology(name, Path.cwd())
+    except (TopologyError, FileNotFoundError) as exc:
+        fail(f"{name}: {exc}")
+    info = describe(graph)
+    table = Table(title=f"topology {name}", show_header=False)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    lat = info["diameter_latency_s"]
+    bis = info["bisection_bandwidth_bps"]
+    rows = [("hosts", info["hosts"]), ("switches", info["switches"]), ("links", info["links"]),
+            ("node roles", ", ".join(f"{r} {n}" for r, n in info["roles"].items())),
+            ("connected", info["connected"]), ("diameter (hops)", info["diameter_hops"]),
+            ("diameter (latency)", "-" if lat is None else f"{lat * 1e3:.6g} ms"),
+            ("bisection bandwidth", "-" if bis is None else f"{bis / 1e9:.6g} Gbit/s")]
+    for key, value in rows:
+        table.add_row(key, str(value))
+    out_console.print(table)
 
 
 @app.command()

@@ -6,7 +6,7 @@ fixed per-worker latency model; a network model offers the same two methods.
 """
 from __future__ import annotations
 
-__all__ = ["FixedLatency"]
+__all__ = ["FixedLatency", "NetworkComm"]
 
 
 class FixedLatency:
@@ -32,3 +32,36 @@ class FixedLatency:
         """Event that fires when *worker*'s gradient reached the PS, or None if at once."""
         delay = self.push_s[worker]
         return self.env.timeout(delay) if delay else None
+
+
+class NetworkComm:
+    """Transfers over a :class:`netsim.network.FlowNetwork`: a pull carries the model
+    PS → worker host, a push carries the gradient worker host → PS (bytes include
+    the header). A transfer that takes no time at all (zero latency, infinite
+    bandwidth) is instantaneous, exactly as a zero fixed latency.
+
+    Parameters
+    ----------
+    net : FlowNetwork
+    ps_host : the PS's host;  worker_hosts : one host per worker id.
+    model_bytes, grad_bytes : int, message sizes (bytes).
+    """
+
+    def __init__(self, net, ps_host, worker_hosts, model_bytes: int, grad_bytes: int):
+        self.net = net
+        self.ps_host = ps_host
+        self.hosts = list(worker_hosts)
+        self.model_bytes = model_bytes
+        self.grad_bytes = grad_bytes
+        self.instant = [net.min_transfer_time(ps_host, h, model_bytes) == 0
+                        and net.min_transfer_time(h, ps_host, grad_bytes) == 0 for h in self.hosts]
+
+    def pull(self, worker: int):
+        if self.instant[worker]:
+            return None
+        return self.net.transfer(self.ps_host, self.hosts[worker], self.model_bytes, flow_key=("pull", worker))
+
+    def push(self, worker: int):
+        if self.instant[worker]:
+            return None
+        return self.net.transfer(self.hosts[worker], self.ps_host, self.grad_bytes, flow_key=("push", worker))

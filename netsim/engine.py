@@ -7,11 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from .comm import FixedLatency
+from .comm import FixedLatency, NetworkComm
 from .data import load_data
 from .datasets import Dataset, shard
 from .metrics import Recorder, Result, WorkerStats
 from .models import Model, make_model
+from .network import FlowNetwork
 from .rng import Streams
 from .scenario import Scenario
 from .server import ParameterServer
@@ -61,9 +62,19 @@ class Simulation:
         self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
                                   self.stop, run.max_updates,
                                   self._on_update if run.eval_every_updates else None)
-        self.comm = FixedLatency(self.env,
-                                 [wc.pull_latency for wc in scenario.workers for _ in range(wc.count)],
-                                 [wc.push_latency for wc in scenario.workers for _ in range(wc.count)])
+        self.net = None
+        self.comm = self._comm()
+
+    def _comm(self):
+        """Fixed per-worker latencies, or transfers over the scenario's topology."""
+        plan, scenario = self.scenario.network, self.scenario
+        if plan is None:
+            return FixedLatency(self.env,
+                                [wc.pull_latency for wc in scenario.workers for _ in range(wc.count)],
+                                [wc.push_latency for wc in scenario.workers for _ in range(wc.count)])
+        self.net = FlowNetwork(self.env, plan.graph, sharing=plan.sharing, header_bytes=plan.header_bytes)
+        payload = plan.payload_bytes(self.prepared.w0.size)
+        return NetworkComm(self.net, plan.ps_host, plan.worker_hosts, payload, payload)
 
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:
@@ -149,10 +160,18 @@ class Simulation:
                 gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
                 compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE]))
         status = "diverged" if self.ps.diverged else "ok"
+        extra = {}
+        if self.net is not None:
+            plan = self.scenario.network
+            extra["network"] = {
+                "topology": plan.topology, "ps_host": plan.ps_host, "worker_hosts": list(plan.worker_hosts),
+                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes + plan.header_bytes,
+                "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}
+                                  for u, v, x in self.net.link_utilisation(now)[:10]]}
         return Result(scenario=self.scenario.name, algorithm=self.algorithm, seed=self.scenario.run.seed,
                       sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
                       workers=stats, records=self.recorder, status=status, message=self.ps.diverged,
-                      wall_s=wall_s, final_w=self.ps.w)
+                      wall_s=wall_s, final_w=self.ps.w, extra=extra)
 
     def snapshot(self) -> dict:
         """Live state for a progress display: time, updates, loss, per-group figures."""

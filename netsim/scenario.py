@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import ScenarioError
+from .netplan import NetworkPlan, parse_network
+from .rng import Streams
 from .rules import RULES, Rule, RuleContext
 from .schema import Table, apply_overrides
 from .timemodels import TimeModel, make_time_model
@@ -70,6 +72,8 @@ class WorkerClass:
     compute: TimeModel
     pull_latency: float = 0.0
     push_latency: float = 0.0
+    datacenter: int | None = None
+    hosts: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Scenario:
     workers: tuple[WorkerClass, ...]
     rules: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
+    network: NetworkPlan | None = None
 
     @property
     def n_workers(self) -> int:
@@ -146,10 +151,23 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
         start += wc.count
     ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
     rules = _rules(top.table("algorithms"), ctx)
+    network = None
+    if top.has("network"):
+        for i, wc in enumerate(workers):
+            if wc.pull_latency or wc.push_latency:
+                raise ScenarioError(f"workers[{i}].latency", "fixed latencies apply only without a [network] "
+                                    "table; with one, transfers follow the topology")
+        network = parse_network(top.table("network"), path,
+                                [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
+                                Streams(run.seed).rng("placement"))
+    else:
+        for i, wc in enumerate(workers):
+            if wc.datacenter is not None or wc.hosts:
+                raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
     top.done()
     if run.algorithm not in rules:
         raise ScenarioError("run.algorithm", f"{run.algorithm!r} is not configured (configured: {', '.join(rules)})")
-    return Scenario(str(path), name, run, data, model, workers, rules, raw)
+    return Scenario(str(path), name, run, data, model, workers, rules, raw, network)
 
 
 def _run(t: Table) -> RunSpec:
@@ -225,9 +243,14 @@ def _workers(items: list) -> tuple[WorkerClass, ...]:
         if "compute" not in t.data:
             raise ScenarioError(t.key("compute"), "missing (a time in s, or a table {dist = ...})")
         compute = make_time_model(t.data["compute"], t.key("compute"), count)
+        hosts = t.get("hosts", list, None)
+        if hosts is not None and (len(hosts) != count or not all(isinstance(h, str) for h in hosts)):
+            raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {hosts!r}")
         classes.append(WorkerClass(name, count, compute,
                                    pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
-                                   push_latency=t.get("push_latency", float, latency, minimum=0.0)))
+                                   push_latency=t.get("push_latency", float, latency, minimum=0.0),
+                                   datacenter=t.get("datacenter", int, None, minimum=0),
+                                   hosts=tuple(hosts) if hosts else None))
         t.done()
     return tuple(classes)
 
