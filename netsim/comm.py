@@ -6,7 +6,22 @@ fixed per-worker latency model; a network model offers the same two methods.
 """
 from __future__ import annotations
 
-__all__ = ["FixedLatency", "NetworkComm"]
+from .network import FlowNetwork
+
+__all__ = ["FixedLatency", "NetworkComm", "make_comm"]
+
+
+def make_comm(env, pull_s, push_s, plan, n_params: int):
+    """The communication model of a scenario: (comm, FlowNetwork or None).
+
+    Fixed latencies *pull_s*, *push_s* (s per worker) without a network *plan*;
+    else transfers of ``plan.payload_bytes(n_params)`` over its topology.
+    """
+    if plan is None:
+        return FixedLatency(env, pull_s, push_s), None
+    net = FlowNetwork(env, plan.graph, sharing=plan.sharing, header_bytes=plan.header_bytes)
+    payload = plan.payload_bytes(n_params)
+    return NetworkComm(net, plan.ps_host, plan.worker_hosts, payload, payload), net
 
 
 class FixedLatency:

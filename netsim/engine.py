@@ -7,12 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from .comm import FixedLatency, NetworkComm
+from .comm import make_comm
 from .data import load_data
 from .datasets import Dataset, shard
 from .metrics import Recorder, Result, WorkerStats
 from .models import Model, make_model
-from .network import FlowNetwork
 from .rng import Streams
 from .scenario import Scenario
 from .server import ParameterServer
@@ -62,19 +61,8 @@ class Simulation:
         self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
                                   self.stop, run.max_updates,
                                   self._on_update if run.eval_every_updates else None)
-        self.net = None
-        self.comm = self._comm()
-
-    def _comm(self):
-        """Fixed per-worker latencies, or transfers over the scenario's topology."""
-        plan, scenario = self.scenario.network, self.scenario
-        if plan is None:
-            return FixedLatency(self.env,
-                                [wc.pull_latency for wc in scenario.workers for _ in range(wc.count)],
-                                [wc.push_latency for wc in scenario.workers for _ in range(wc.count)])
-        self.net = FlowNetwork(self.env, plan.graph, sharing=plan.sharing, header_bytes=plan.header_bytes)
-        payload = plan.payload_bytes(self.prepared.w0.size)
-        return NetworkComm(self.net, plan.ps_host, plan.worker_hosts, payload, payload)
+        self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
+                                        scenario.network, self.prepared.w0.size)
 
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:

@@ -93,6 +93,14 @@ class Scenario:
     def n_workers(self) -> int:
         return sum(c.count for c in self.workers)
 
+    def pull_latencies(self) -> list[float]:
+        """Fixed pull latency (s) of each worker id."""
+        return [wc.pull_latency for wc in self.workers for _ in range(wc.count)]
+
+    def push_latencies(self) -> list[float]:
+        """Fixed push latency (s) of each worker id."""
+        return [wc.push_latency for wc in self.workers for _ in range(wc.count)]
+
     def rule(self, name: str | None = None) -> Rule:
         """A fresh copy of the rule *name* (default: ``run.algorithm``)."""
         name = name or self.run.algorithm
