@@ -74,7 +74,7 @@ def equal_groups(mean_times: np.ndarray, k: int) -> tuple:
 
 
 def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: int = 0,
-                homogeneous_ratio: float = 1.25, min_silhouette: float = 0.5) -> Grouping:
+                homogeneous_ratio: float = 1.25, min_silhouette: float = 0.6) -> Grouping:
     """Pick K by silhouette over 2..k_max, also weighing K=1 (SSGD) and K=P (ASGD).
 
     K = 1 when the slowest worker's mean time is within *homogeneous_ratio* of the
