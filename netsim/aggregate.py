@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["mean_by_worker"]
+__all__ = ["mean_by_worker", "weighted_mean_by_worker"]
 
 
 def mean_by_worker(grads: list[np.ndarray], workers: list[int]) -> np.ndarray:
@@ -28,4 +28,28 @@ def mean_by_worker(grads: list[np.ndarray], workers: list[int]) -> np.ndarray:
     for i in order[1:]:
         total += grads[i]
     total /= len(grads)
+    return total
+
+
+def weighted_mean_by_worker(grads: list[np.ndarray], weights: list[float], workers: list[int]) -> np.ndarray:
+    """``Σ weights[i]·grads[i] / Σ weights``, summed in increasing worker id order.
+
+    Used for sample-weighted means (weight = rows behind each gradient). Ties in
+    worker id keep the given order (a stable sort).
+
+    Parameters
+    ----------
+    grads : list of ndarray of shape (d,)
+    weights : list of float > 0, same length (e.g. sample counts).
+    workers : list of int, same length, the pushing workers' ids.
+
+    Returns
+    -------
+    ndarray of shape (d,), a new array.
+    """
+    order = sorted(range(len(grads)), key=workers.__getitem__)
+    total = weights[order[0]] * grads[order[0]]
+    for i in order[1:]:
+        total += weights[i] * grads[i]
+    total /= float(sum(weights[i] for i in order))
     return total

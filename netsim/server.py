@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .aggregate import mean_by_worker
+from .blocks import block_rows, completed_blocks
 from .metrics import Recorder
 from .rules.base import Push, Rule
 
@@ -18,7 +19,9 @@ class ParameterServer:
     Arrivals are handed to the rule at their arrival time (the PS reacts in zero
     simulated time, as an event callback); the rule answers with actions:
     ``apply`` (one model update), ``send`` (let workers start a new iteration on
-    the current model), ``drop`` and ``preempt``. Each update makes a new array,
+    the current model), ``drop`` and ``preempt``; two read-only queries look at
+    a worker's iteration in progress: ``reading`` (the version it started from)
+    and ``collect`` (its partial gradient over completed blocks). Each update makes a new array,
     so a model read by a worker is an immutable snapshot shared by version.
 
     Parameters
@@ -110,10 +113,53 @@ class ParameterServer:
         self.recorder.dropped(self.env.now, push.worker, push.version, reason)
 
     def preempt(self, worker: int) -> None:
-        """Abort *worker*'s in-flight pull or computation; it restarts on the current model."""
+        """Abort *worker*'s in-flight pull or computation; it restarts on the current model.
+
+        The worker stops being interruptible (and loses its ``job``) at once, so a
+        second preempt before the interrupt is delivered does nothing.
+        """
         st = self.workers[worker]
         if st.interruptible and st.process is not None and st.process.is_alive:
             st.process.interrupt("preempt")
+            st.interruptible = False
+            st.job = None
+
+    # -- read-only views of a worker's iteration in progress ----------------
+    def reading(self, worker: int) -> int | None:
+        """Version of the model *worker* is pulling or computing on.
+
+        None when it is not pulling or computing (waiting for a model, pushing,
+        or just pre-empted). Used for staleness-based pre-emption (ABS-style).
+        """
+        job = self.workers[worker].job
+        return None if job is None else job.version
+
+    def collect(self, worker: int, blocks: int, first: int = 0) -> tuple[Push, int] | None:
+        """The partial gradient of *worker*'s computation in progress (LGC-style).
+
+        The minibatch is seen as *blocks* contiguous row blocks
+        (:func:`netsim.blocks.block_rows`) computed one after another, each taking
+        ``duration / blocks`` seconds. At ``now``, ``done`` blocks are complete
+        (:func:`netsim.blocks.completed_blocks`); the PS reads the mean gradient of
+        blocks ``first .. done - 1`` at the model the worker read, at once and at
+        no simulated cost. The worker is not disturbed: it finishes and pushes its
+        whole minibatch as usual.
+
+        Returns
+        -------
+        (Push, done) : a Push with ``grad`` ndarray (d,) (zeros when no new block
+            is done), ``samples`` = rows in those blocks, ``version`` = the version
+            read, ``sent`` = now; or None when *worker* is not computing (waiting,
+            pulling, or pushing a finished gradient).
+        """
+        job = self.workers[worker].job
+        if job is None or job.start is None:
+            return None
+        done = completed_blocks(self.env.now - job.start, job.duration, blocks)
+        rows = job.rows()
+        lo, hi = block_rows(len(rows), blocks, first), block_rows(len(rows), blocks, max(done, first))
+        grad = job.gradient(rows[lo:hi]) if hi > lo else np.zeros_like(job.w)
+        return Push(worker, grad, job.version, self.env.now, hi - lo), done
 
     def finish(self, message: str) -> None:
         """Stop the run because training diverged."""

@@ -1,11 +1,23 @@
 """PS update rules, one module each; RULES maps a rule's name to its class."""
 from __future__ import annotations
 
+from .abs import ABS
 from .asgd import ASGD
+from .backup import Backup
 from .base import Push, Rule, RuleContext
+from .dcasgd import DCASGDAdaptive, DCASGDConstant
 from .gsgd import GSGD
+from .kasync import KAsync
+from .kbatch_async import KBatchAsync
+from .kbatch_sync import KBatchSync
+from .ksync import KSync
+from .lgc import LGC
+from .sa_asgd import SAASGD
 from .ssgd import SSGD
+from .ssp import SSP
 
 __all__ = ["RULES", "Rule", "RuleContext", "Push"]
 
-RULES: dict[str, type[Rule]] = {cls.name: cls for cls in (SSGD, ASGD, GSGD)}
+RULES: dict[str, type[Rule]] = {cls.name: cls for cls in (
+    SSGD, ASGD, GSGD, Backup, ABS, LGC, DCASGDConstant, DCASGDAdaptive, SSP,
+    KSync, KBatchSync, KAsync, KBatchAsync, SAASGD)}

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..schema import Table
 
-__all__ = ["Rule", "RuleContext", "Push", "ServerActions"]
+__all__ = ["Rule", "RuleContext", "Push", "ServerActions", "read_lr", "read_count"]
 
 
 class Push:
@@ -48,9 +48,12 @@ class ServerActions(Protocol):
     now: float
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
+    def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None: ...
     def send(self, workers) -> None: ...
     def drop(self, push: Push, reason: str) -> None: ...
     def preempt(self, worker: int) -> None: ...
+    def reading(self, worker: int) -> int | None: ...
+    def collect(self, worker: int, blocks: int, first: int = 0) -> tuple[Push, int] | None: ...
 
 
 class Rule:
@@ -105,3 +108,12 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
         given = ", ".join(per_model.data) or "none"
         raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")
     return per_model.data[ctx.model]
+
+
+def read_count(table: Table, name: str, ctx: RuleContext, default=None) -> int:
+    """A worker count such as K: an integer in ``1 .. n_workers`` (required if *default* is None)."""
+    value = table.get(name, int) if default is None else table.get(name, int, default)
+    if not 1 <= value <= ctx.n_workers:
+        raise ScenarioError(table.key(name), f"{value!r} is not allowed (allowed: 1..{ctx.n_workers}, "
+                            f"the number of workers)")
+    return value

@@ -1,0 +1,48 @@
+"""K-async SGD (Dutta et al. 2018): average any K gradients, reply to those K workers."""
+from __future__ import annotations
+
+from ..schema import Table
+from .base import Push, Rule, RuleContext, read_count, read_lr
+
+__all__ = ["KAsync"]
+
+
+class KAsync(Rule):
+    """The PS waits for any K gradients (possibly stale), applies
+    ``w ← w − (η/K)·Σ g``, and sends the new model **only to those K workers**,
+    which wait for it after pushing; the others keep computing on their old
+    models and are never cancelled. K = 1 is ASGD.
+
+    Parameters
+    ----------
+    lr : float, η.
+    groups : reporting partition (one group of all workers).
+    k : int, K in ``1 .. P``.
+    """
+    name = "kasync"
+    description = "K-async SGD: average any K (possibly stale) gradients, send the new model to those K workers"
+    source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
+        super().__init__(lr, groups)
+        self.k = k
+
+    @staticmethod
+    def default_groups(ctx: RuleContext) -> list[list[int]]:
+        return [list(range(ctx.n_workers))]
+
+    @classmethod
+    def from_table(cls, table: Table, ctx: RuleContext) -> "KAsync":
+        return cls(read_lr(table, ctx), cls.default_groups(ctx), k=read_count(table, "k", ctx))
+
+    def start(self, ps) -> None:
+        self.buffer_: list[Push] = []
+        ps.send(range(len(self.group_index())))
+
+    def on_push(self, ps, push: Push) -> None:
+        self.buffer_.append(push)
+        if len(self.buffer_) == self.k:
+            ps.apply(self.buffer_, self.lr, 0)
+            took = sorted(p.worker for p in self.buffer_)
+            self.buffer_ = []
+            ps.send(took)
