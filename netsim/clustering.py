@@ -90,7 +90,8 @@ def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: in
         return Grouping("auto", 1, (tuple(range(n)),), scores,
                         f"max/min mean time {mean.max() / mean.min():.3f} <= {homogeneous_ratio}: one group")
     labels = {}
-    for k in range(2, min(k_max, n - 1) + 1):
+    distinct = len(np.unique(X.round(12), axis=0))
+    for k in range(2, min(k_max, n - 1, distinct) + 1):
         labels[k] = kmeans_groups(X, k, seed)
         if len(np.unique(labels[k])) < 2:
             continue
@@ -114,7 +115,7 @@ def parse_method(text: str, n_workers: int) -> tuple[str, int]:
 
 
 def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None, jitter: bool = False,
-                    seed: int = 0) -> Grouping:
+                    seed: int = 0, min_silhouette: float = 0.6, homogeneous_ratio: float = 1.25) -> Grouping:
     """The grouping *method* makes from measured *times* (n_workers, n_rounds), seconds."""
     n = len(times)
     name, k = parse_method(method, n)
@@ -126,4 +127,5 @@ def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None
     if name == "kmeans":
         labels = kmeans_groups(features(times, jitter), k, seed)
         return Grouping(method, k, _ordered(labels, mean), {}, "k-means with fixed K")
-    return auto_groups(times, min(k_max, n), jitter=jitter, seed=seed)
+    return auto_groups(times, min(k_max, n), jitter=jitter, seed=seed, min_silhouette=min_silhouette,
+                       homogeneous_ratio=homogeneous_ratio)

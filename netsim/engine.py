@@ -10,14 +10,15 @@ import simpy
 from .comm import make_comm
 from .data import load_data
 from .datasets import Dataset, shard
+from .measure import measure
 from .metrics import Recorder, Result, WorkerStats
 from .models import Model, make_model
 from .rng import Streams
 from .scenario import Scenario
 from .server import ParameterServer
-from .worker import COMM, COMPUTE, IDLE, BatchSampler, WorkerState, worker_process
+from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "simulate", "Simulation"]
+__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Simulation:
         self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
                                   self.stop, run.max_updates,
                                   self._on_update if run.eval_every_updates else None)
+        self.grouping: dict | None = None
         self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
                                         scenario.network, self.prepared.w0.size)
 
@@ -112,11 +114,17 @@ class Simulation:
             member += wc.count
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
-        self.rule.start(self.ps)
+        delay = self._form_groups()
+        if delay > 0:
+            env.timeout(delay).callbacks.append(lambda _e: self.rule.start(self.ps))
+        else:
+            self.rule.start(self.ps)
         if scenario.run.eval_every:
             env.process(self._evaluator(scenario.run.eval_every))
         if progress is not None:
             env.process(self._progress(progress, progress_every or scenario.run.until / 200))
+        if scenario.events:
+            env.process(self._dynamics(scenario.events))
         deadline = env.timeout(scenario.run.until)
         deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
@@ -124,6 +132,66 @@ class Simulation:
         if not self.ps.diverged:
             self.evaluate()
         return self._result(time.perf_counter() - wall)
+
+    def _form_groups(self) -> float:
+        """Measure and group when the rule asks for it; returns the measurement time (s)."""
+        rule = self.rule
+        if not hasattr(rule, "needs_measurement"):
+            return 0.0
+        if not rule.needs_measurement():
+            self.grouping = {"method": "hand", "k": len(rule.groups), "members": [list(g) for g in rule.groups]}
+            return 0.0
+        spec = rule.grouping
+        m = measure(self.scenario, self.prepared.w0.size, spec.probe_rounds, self.streams,
+                    [st.slowdown for st in self.states])
+        chosen = rule.choose(m.iteration, seed=self.scenario.run.seed)
+        rule.set_groups(chosen.groups)
+        self.grouping = {**chosen.as_dict(), "measurement": m.as_dict()}
+        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in chosen.groups])
+        self.ps.reset_groups(len(rule.groups))
+        return m.duration
+
+    def _dynamics(self, events):
+        """Apply the scenario's timed events; each is logged in the run's events."""
+        env, ps = self.env, self.ps
+        for event in events:
+            if event.time > env.now:
+                yield env.timeout(event.time - env.now)
+            ps.record_event(event.kind, **{k: v for k, v in event.as_dict().items() if k not in ("time", "kind")})
+            if event.kind == "slowdown":
+                for wid in event.workers:
+                    self.states[wid].slowdown = event.factor
+            elif event.kind == "crash":
+                for wid in event.workers:
+                    self._crash(wid)
+                if event.duration:
+                    env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+            elif event.kind == "recover":
+                self._recover(event.workers, False)
+            else:
+                self.net.set_link(*event.link, bandwidth=event.bandwidth, latency=event.latency)
+
+    def _crash(self, wid: int) -> None:
+        st = self.states[wid]
+        if not st.down:
+            st.down = True
+            st.process.interrupt("crash")
+
+    def _recover(self, ids, logged_elsewhere: bool) -> None:
+        back = []
+        for wid in ids:
+            st = self.states[wid]
+            if st.down:
+                st.down = False
+                back.append(wid)
+                if st.revive is not None:
+                    st.revive.succeed()
+                else:  # crashed and recovered at the same instant: the interrupt is still due
+                    st.released = True
+        if back and logged_elsewhere:
+            self.ps.record_event("recover", workers=back)
+        for wid in back:
+            self.rule.on_rejoin(self.ps, wid)
 
     def _record_spans(self, until: float) -> None:
         if until == 0:
@@ -146,9 +214,12 @@ class Simulation:
             stats.append(WorkerStats(
                 id=st.wid, worker_class=self.classes[st.wid], group=group_of[st.wid],
                 gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
-                compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE]))
+                compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
+                down_s=st.spent[DOWN]))
         status = "diverged" if self.ps.diverged else "ok"
         extra = {}
+        if self.grouping is not None:
+            extra["grouping"] = self.grouping
         if self.net is not None:
             plan = self.scenario.network
             extra["network"] = {
@@ -176,6 +247,41 @@ class Simulation:
         return {"algorithm": self.algorithm, "sim_time": now, "until": self.scenario.run.until,
                 "updates": self.ps.version, "loss": curve[-1][2] if curve else None,
                 "test_accuracy": curve[-1][3] if curve else None, "groups": groups}
+
+
+def advise(scenario: Scenario, rounds: int | None = None) -> dict:
+    """The grouping decision, laid open: measure, cluster, and rank candidate groupings.
+
+    Returns ``measurement`` (Measurement), ``grouping`` (the Grouping GSGD's method
+    makes; ``auto`` when the scenario sets ``hand``), ``auto`` (the automatic one) and
+    ``ranking`` (advisor Predictions, best first) over hand, auto, kmeans:K, equal:K,
+    one group (SSGD) and singletons (ASGD).
+    """
+    from .advisor import rank
+    from .rules.gsgd import GSGD
+    rule = scenario.rules.get("gsgd") or GSGD(1.0, [list(ids) for ids in scenario.classes().values()])
+    spec = rule.grouping
+    n = scenario.n_workers
+    n_params = _n_params(scenario)
+    m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))
+    seed = scenario.run.seed
+    auto = rule.choose(m.iteration, seed, "auto")
+    chosen = auto if spec.method == "hand" else rule.choose(m.iteration, seed)
+    candidates = {"hand": rule.groups, "auto": auto.groups}
+    for k in range(2, min(spec.k_max, n - 1) + 1):
+        candidates[f"kmeans:{k}"] = rule.choose(m.iteration, seed, f"kmeans:{k}").groups
+    for k in range(2, min(4, n - 1) + 1):
+        candidates[f"equal:{k}"] = rule.choose(m.iteration, seed, f"equal:{k}").groups
+    candidates["one group (ssgd)"] = [list(range(n))]
+    candidates["singletons (asgd)"] = [[i] for i in range(n)]
+    return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, seed=seed)}
+
+
+def _n_params(scenario: Scenario) -> int:
+    """Model size without loading the training data when the network does not need it."""
+    if scenario.network is None or scenario.network.message_bytes:
+        return 1
+    return prepare(scenario).w0.size
 
 
 def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,

@@ -56,7 +56,7 @@ class Recorder:
 
 @dataclass
 class WorkerStats:
-    """Per-worker totals (s): compute, communication, idle; gradient counts."""
+    """Per-worker totals (s): compute, communication, idle, down (crashed); gradient counts."""
     id: int
     worker_class: str
     group: int
@@ -66,6 +66,7 @@ class WorkerStats:
     compute_s: float = 0.0
     comm_s: float = 0.0
     idle_s: float = 0.0
+    down_s: float = 0.0
 
 
 @dataclass
@@ -103,7 +104,8 @@ def summarize(result: Result) -> dict:
     """The summary.json contract (a dict of plain JSON values)."""
     rec = result.records
     curve = rec.curve
-    group_stale = _per_group(rec, len(result.groups))
+    regroups = [e["time"] for e in rec.events if e["kind"] == "regroup"]
+    group_stale = _per_group(rec, len(result.groups), regroups[-1] if regroups else None)
     return {
         "scenario": result.scenario,
         "algorithm": result.algorithm,
@@ -126,12 +128,18 @@ def summarize(result: Result) -> dict:
     }
 
 
-def _per_group(rec: Recorder, n_groups: int) -> list[tuple[int, float]]:
-    """(updates, mean staleness) per group; an update is counted once per version."""
+def _per_group(rec: Recorder, n_groups: int, since: float | None) -> list[tuple[int, float]]:
+    """(updates, mean staleness) per group; an update is counted once per version.
+
+    With online regrouping, only updates at or after the last regroup (time
+    *since*, s) count, so the figures belong to the final groups.
+    """
     versions = [set() for _ in range(n_groups)]
     sums = [0] * n_groups
     counts = [0] * n_groups
-    for g, s, v in zip(rec.group, rec.staleness, rec.version):
+    for t, g, s, v in zip(rec.time, rec.group, rec.staleness, rec.version):
+        if since is not None and t < since:
+            continue
         versions[g].add(v)
         sums[g] += s
         counts[g] += 1

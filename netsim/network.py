@@ -223,6 +223,30 @@ class FlowNetwork:
             self.env.timeout(max(delay, 0.0)).callbacks.append(
                 lambda _ev: self._on_timeout(generation))
 
+    def set_link(self, u, v, *, bandwidth=None, latency=None):
+        """Change the link between *u* and *v* (both directions) from now on.
+
+        *bandwidth* (bit/s, > 0) applies at once to flows crossing the link (rates
+        are recomputed); *latency* (s, >= 0) and the routes apply to transfers
+        started from now on. Raises KeyError when there is no such link.
+        """
+        if not self.graph.has_edge(u, v):
+            raise KeyError(f"no link {u!r}-{v!r}")
+        self._advance()
+        for link in ((u, v), (v, u)):
+            i = self._index[link]
+            if bandwidth is not None:
+                self.capacity[i] = float(bandwidth)
+            if latency is not None:
+                self._latency[i] = float(latency)
+        if bandwidth is not None:
+            self.graph.edges[u, v]["bandwidth"] = float(bandwidth)
+        if latency is not None:
+            self.graph.edges[u, v]["latency"] = float(latency)
+        self._routes.clear()
+        self._paths.clear()
+        self._request_replan()
+
     # ------------------------------------------------------------- statistics
 
     def link_utilisation(self, sim_time=None):

@@ -44,7 +44,7 @@ def write_run(result: Result, out_dir: str | Path) -> dict:
         with open(out / "timeline.csv", "w", newline="") as fh:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["worker", "phase", "start", "end"])
-            names = ("idle", "comm", "compute")
+            names = ("idle", "comm", "compute", "down")
             writer.writerows((w, names[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
     summary = summarize(result)
     (out / "summary.json").write_text(summary_json(summary))

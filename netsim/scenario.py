@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .dynamics import Event, parse_events
 from .errors import ScenarioError
 from .netplan import NetworkPlan, parse_network
 from .rng import Streams
@@ -88,10 +89,19 @@ class Scenario:
     rules: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
     network: NetworkPlan | None = None
+    events: tuple[Event, ...] = ()
 
     @property
     def n_workers(self) -> int:
         return sum(c.count for c in self.workers)
+
+    def classes(self) -> dict[str, tuple[int, ...]]:
+        """Worker class name → its worker ids."""
+        out, start = {}, 0
+        for wc in self.workers:
+            out[wc.name] = tuple(range(start, start + wc.count))
+            start += wc.count
+        return out
 
     def pull_latencies(self) -> list[float]:
         """Fixed pull latency (s) of each worker id."""
@@ -172,10 +182,12 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
         for i, wc in enumerate(workers):
             if wc.datacenter is not None or wc.hosts:
                 raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
+    events = parse_events(top.get("events", list, []), until=run.until, classes=classes, n_workers=start,
+                          graph=network.graph if network else None)
     top.done()
     if run.algorithm not in rules:
         raise ScenarioError("run.algorithm", f"{run.algorithm!r} is not configured (configured: {', '.join(rules)})")
-    return Scenario(str(path), name, run, data, model, workers, rules, raw, network)
+    return Scenario(str(path), name, run, data, model, workers, rules, raw, network, events)
 
 
 def _run(t: Table) -> RunSpec:

@@ -48,7 +48,10 @@ class ParameterServer:
         self.max_updates = max_updates
         self.on_update = on_update
         self.diverged: str = ""
-        n_groups = len(rule.groups)
+        self.reset_groups(len(rule.groups))
+
+    def reset_groups(self, n_groups: int) -> None:
+        """Zero the live per-group counters (the rule's groups were (re)formed)."""
         self.group_updates = [0] * n_groups
         self.group_staleness = [0] * n_groups
         self.group_gradients = [0] * n_groups
@@ -160,6 +163,18 @@ class ParameterServer:
         lo, hi = block_rows(len(rows), blocks, first), block_rows(len(rows), blocks, max(done, first))
         grad = job.gradient(rows[lo:hi]) if hi > lo else np.zeros_like(job.w)
         return Push(worker, grad, job.version, self.env.now, hi - lo), done
+
+    def call_later(self, delay: float, callback) -> None:
+        """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
+        self.env.timeout(delay).callbacks.append(lambda _event: callback())
+
+    def record_event(self, kind: str, **fields) -> None:
+        """Add ``{"time": now, "kind": kind, **fields}`` to the run's event log."""
+        self.recorder.events.append({"time": float(self.env.now), "kind": kind, **fields})
+
+    def is_down(self, worker: int) -> bool:
+        """Whether *worker* has crashed and not come back."""
+        return self.workers[worker].down
 
     def finish(self, message: str) -> None:
         """Stop the run because training diverged."""

@@ -8,7 +8,7 @@ from .rules.base import Push
 
 __all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
 
-IDLE, COMM, COMPUTE = 0, 1, 2
+IDLE, COMM, COMPUTE, DOWN = 0, 1, 2, 3
 
 
 class WorkerState:
@@ -19,7 +19,7 @@ class WorkerState:
     is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
     __slots__ = ("wid", "wake", "released", "process", "interruptible", "phase", "since",
-                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans")
+                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down")
 
     def __init__(self, wid: int):
         self.wid = wid
@@ -29,12 +29,15 @@ class WorkerState:
         self.interruptible = False
         self.phase = IDLE
         self.since = 0.0
-        self.spent = [0.0, 0.0, 0.0]
+        self.spent = [0.0, 0.0, 0.0, 0.0]
         self.pushed = 0
         self.applied = 0
         self.dropped = 0
         self.slowdown = 1.0
         self.spans = None
+        self.revive = None
+        """Event a crashed worker waits on; the engine triggers it when the worker returns."""
+        self.down = False
         self.job: Job | None = None
         """The iteration in progress (pull or computation), None otherwise; see :class:`Job`."""
 
@@ -134,21 +137,23 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     drawn time (scaled by ``st.slowdown``), evaluates ``gradient(w, X_b, y_b)``,
     pushes it (``comm.push``) and hands it to ``ps.receive``. A preemption during
     the pull or the computation discards the work and restarts on the current model.
+    A crash (an interrupt with cause ``"crash"``, at any point) loses the iteration in
+    progress; the worker is down until ``st.revive`` fires, then waits for a model.
     ``st.job`` describes the iteration from taking the model to the end of the
     computation (read-only for the PS; it does not change what the worker does).
     """
     wid = st.wid
     timeout = env.timeout
     while True:
-        if st.released:
-            st.released = False
-            w, version = ps.w, ps.version
-        else:
-            st.wake = env.event()
-            w, version = yield st.wake
-            st.wake = None
-        st.job = job = Job(w, version, sampler, gradient, X, y)
         try:
+            if st.released:
+                st.released = False
+                w, version = ps.w, ps.version
+            else:
+                st.wake = env.event()
+                w, version = yield st.wake
+                st.wake = None
+            st.job = job = Job(w, version, sampler, gradient, X, y)
             st.interruptible = True
             event = comm.pull(wid)
             if event is not None:
@@ -157,19 +162,25 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             st.enter(COMPUTE, env.now)
             job.start, job.duration = env.now, next(draws) * st.slowdown
             yield timeout(job.duration)
-        except simpy.Interrupt:
             st.interruptible = False
             st.job = None
+            rows = sampler.next()
+            grad = gradient(w, X[rows], y[rows])
+            event = comm.push(wid)
+            if event is not None:
+                st.enter(COMM, env.now)
+                yield event
             st.enter(IDLE, env.now)
-            st.released = True
-            continue
-        st.interruptible = False
-        st.job = None
-        rows = sampler.next()
-        grad = gradient(w, X[rows], y[rows])
-        event = comm.push(wid)
-        if event is not None:
-            st.enter(COMM, env.now)
-            yield event
-        st.enter(IDLE, env.now)
-        ps.receive(Push(wid, grad, version, env.now, len(rows)))
+            ps.receive(Push(wid, grad, version, env.now, len(rows)))
+        except simpy.Interrupt as interrupt:
+            st.interruptible = False
+            st.job = None
+            st.wake = None
+            if interrupt.cause == "crash" and st.down:
+                st.enter(DOWN, env.now)
+                st.revive = env.event()
+                yield st.revive
+                st.revive = None
+            st.enter(IDLE, env.now)
+            if interrupt.cause != "crash":
+                st.released = True

@@ -1,40 +1,164 @@
 """Group SGD (Gao & Chen 2020): synchronous inside a group, asynchronous across."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..clustering import Grouping, choose_grouping, parse_method
 from ..errors import ScenarioError
 from ..schema import Table
 from .base import Push, Rule, RuleContext, read_lr
 
-__all__ = ["GSGD", "parse_groups"]
+__all__ = ["GSGD", "GroupingSpec", "parse_groups"]
+
+
+@dataclass(frozen=True)
+class GroupingSpec:
+    """How GSGD forms and maintains its groups.
+
+    ``method``: ``hand`` (the ``groups`` key), ``auto``, ``kmeans:K`` or ``equal:K``
+    (formed from a measurement phase of ``probe_rounds`` iterations per worker);
+    ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
+    :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): once a group's first
+    gradient of a round has arrived, the group waits at most this long for the others,
+    then updates with the gradients it has. ``regroup_every`` (updates, 0: never):
+    re-cluster from the last ``regroup_window`` iteration times observed at the PS.
+    """
+    method: str = "hand"
+    k_max: int = 8
+    probe_rounds: int = 5
+    jitter: bool = False
+    min_silhouette: float = 0.6
+    homogeneous_ratio: float = 1.25
+    timeout: float = 0.0
+    regroup_every: int = 0
+    regroup_window: int = 5
 
 
 class GSGD(Rule):
     """Workers are partitioned into groups. A group's members compute on the same
     model; once all have pushed, the PS applies ``w ← w − η·mean(group)`` and sends
-    the new model to that group only. η is not scaled by group size."""
+    the new model to that group only. η is not scaled by group size. Optional:
+    groups formed from measurements, a per-round timeout, online regrouping."""
     name = "gsgd"
     description = "group SGD: synchronous inside each group, asynchronous across groups"
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
+
+    def __init__(self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()):
+        super().__init__(lr, groups)
+        self.grouping = grouping
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "GSGD":
         lr = read_lr(table, ctx)
         spec = table.get("groups", list, [[name] for name in ctx.classes])
-        return cls(lr, parse_groups(spec, table.key("groups"), ctx))
+        groups = parse_groups(spec, table.key("groups"), ctx)
+        n = ctx.n_workers
+        method = table.get("grouping", str, "hand")
+        try:
+            parse_method(method, n)
+        except ValueError as exc:
+            raise ScenarioError(table.key("grouping"), str(exc)) from None
+        k_max = table.get("k_max", int, min(8, n))
+        if not 1 <= k_max <= n:
+            raise ScenarioError(table.key("k_max"), f"{k_max!r} is not allowed (1 <= k_max <= {n} workers)")
+        grouping = GroupingSpec(
+            method=method, k_max=k_max,
+            probe_rounds=table.get("probe_rounds", int, 5, minimum=1),
+            jitter=table.get("jitter_feature", bool, False),
+            min_silhouette=table.get("min_silhouette", float, 0.6, minimum=-1.0, maximum=1.0),
+            homogeneous_ratio=table.get("homogeneous_ratio", float, 1.25, minimum=1.0),
+            timeout=table.get("group_timeout", float, 0.0, minimum=0.0),
+            regroup_every=table.get("regroup_every", int, 0, minimum=0),
+            regroup_window=table.get("regroup_window", int, 5, minimum=1))
+        return cls(lr, groups, grouping)
+
+    def needs_measurement(self) -> bool:
+        return self.grouping.method != "hand"
+
+    def choose(self, times: np.ndarray, seed: int, method: str | None = None) -> Grouping:
+        """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""
+        g = self.grouping
+        return choose_grouping(method or g.method, times, k_max=g.k_max, hand=self.groups, jitter=g.jitter,
+                               seed=seed, min_silhouette=g.min_silhouette, homogeneous_ratio=g.homogeneous_ratio)
 
     def start(self, ps) -> None:
-        self.group_of_ = self.group_index()
-        self.buffers_: list[list[Push]] = [[] for _ in self.groups]
-        ps.send(range(len(self.group_of_)))
+        n = len(self.group_index())
+        self._regroup_to(self.groups)
+        self.buffers_: list[dict] = [{} for _ in self.groups]
+        self.next_round_ = len(self.groups)
+        self.rounds_ = list(range(len(self.groups)))  # a fresh id per group round, for timers
+        self.sent_at_ = [0.0] * n
+        self.observed_: list[list[float]] = [[] for _ in range(n)]
+        ps.send(range(n))
 
     def on_push(self, ps, push: Push) -> None:
-        k = self.group_of_[push.worker]
+        wid = push.worker
+        seen = self.observed_[wid]
+        seen.append(ps.now - self.sent_at_[wid])
+        del seen[:-self.grouping.regroup_window]
+        k = self.group_of_[wid]
         buffer = self.buffers_[k]
-        buffer.append(push)
+        buffer[wid] = push
+        if len(buffer) == 1 and self.grouping.timeout:
+            ps.call_later(self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r))
         if len(buffer) == len(self.groups[k]):
-            ps.apply(buffer, self.lr, k)
-            self.buffers_[k] = []
-            ps.send(self.groups[k])
+            self._update(ps, k)
+
+    def on_rejoin(self, ps, worker: int) -> None:
+        self.sent_at_[worker] = ps.now
+        ps.send((worker,))
+
+    def _update(self, ps, k: int) -> None:
+        pushes = list(self.buffers_[k].values())
+        ps.apply(pushes, self.lr, k)
+        self.buffers_[k] = {}
+        self.rounds_[k] = self.next_round_
+        self.next_round_ += 1
+        recipients = sorted(p.worker for p in pushes)
+        for wid in recipients:
+            self.sent_at_[wid] = ps.now
+        ps.send(recipients)
+        every = self.grouping.regroup_every
+        if every and ps.version % every == 0:
+            self._regroup(ps)
+
+    def _timeout(self, ps, k: int, round_id: int) -> None:
+        if k >= len(self.groups) or self.rounds_[k] != round_id or not self.buffers_[k]:
+            return
+        present = sorted(self.buffers_[k])
+        missing = [w for w in self.groups[k] if w not in self.buffers_[k]]
+        ps.record_event("group_timeout", group=k, present=present, missing=missing)
+        self._update(ps, k)
+
+    def _regroup(self, ps) -> None:
+        if any(not seen for seen in self.observed_):
+            return
+        width = min(len(seen) for seen in self.observed_)
+        times = np.array([seen[-width:] for seen in self.observed_])
+        method = "auto" if self.grouping.method == "hand" else self.grouping.method
+        new = [list(g) for g in self.choose(times, seed=ps.version, method=method).groups]
+        if sorted(new) == sorted(self.groups):
+            return
+        ps.record_event("regroup", update=ps.version, before=[list(g) for g in self.groups], after=new)
+        pending = {w: p for buffer in self.buffers_ for w, p in buffer.items()}
+        self._regroup_to(new)
+        ps.reset_groups(len(new))
+        self.buffers_ = [{w: pending[w] for w in g if w in pending} for g in new]
+        self.rounds_ = list(range(self.next_round_, self.next_round_ + len(new)))
+        self.next_round_ += len(new)
+        for k, g in enumerate(new):
+            if len(self.buffers_[k]) == len(g):
+                self._update(ps, k)
+
+    def _regroup_to(self, groups) -> None:
+        self.groups = [list(g) for g in groups]
+        self.group_of_ = self.group_index()
+
+    def set_groups(self, groups) -> None:
+        """Use *groups* (lists of worker ids) from now on (before ``start``)."""
+        self.groups = [list(g) for g in groups]
 
 
 def parse_groups(spec: list, key: str, ctx: RuleContext) -> list[list[int]]:
