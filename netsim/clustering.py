@@ -98,7 +98,7 @@ def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: in
         scores[k] = float(silhouette_score(X, labels[k]))
     if not scores or max(scores.values()) < min_silhouette:
         best = max(scores.values()) if scores else float("nan")
-        return Grouping("auto", n, tuple((i,) for i in np.argsort(mean, kind="stable")), scores,
+        return Grouping("auto", n, tuple((int(i),) for i in np.argsort(mean, kind="stable")), scores,
                         f"best silhouette {best:.3f} < {min_silhouette}: no cluster structure, one worker per group")
     k = max(scores, key=lambda key: (scores[key], -key))
     return Grouping("auto", k, _ordered(labels[k], mean), scores, f"best silhouette {scores[k]:.3f} at K={k}")

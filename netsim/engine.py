@@ -218,6 +218,8 @@ class Simulation:
                 down_s=st.spent[DOWN]))
         status = "diverged" if self.ps.diverged else "ok"
         extra = {}
+        if self.scenario.run.target_loss:
+            extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:
             extra["grouping"] = self.grouping
         if self.net is not None:
@@ -274,7 +276,7 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
         candidates[f"equal:{k}"] = rule.choose(m.iteration, seed, f"equal:{k}").groups
     candidates["one group (ssgd)"] = [list(range(n))]
     candidates["singletons (asgd)"] = [[i] for i in range(n)]
-    return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, seed=seed)}
+    return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, lr=rule.lr, seed=seed)}
 
 
 def _n_params(scenario: Scenario) -> int:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Recorder", "WorkerStats", "Result", "summarize", "staleness_stats"]
+__all__ = ["Recorder", "WorkerStats", "Result", "summarize", "staleness_stats", "time_to_target"]
 
 
 class Recorder:
@@ -91,6 +91,14 @@ class Result:
         return self.records.curve
 
 
+def time_to_target(curve, target: float) -> tuple[float | None, int | None]:
+    """(simulated time s, updates) of the first evaluation with loss <= *target*, or (None, None)."""
+    for update, t, loss, _ in curve:
+        if loss <= target:
+            return t, update
+    return None, None
+
+
 def staleness_stats(staleness) -> dict:
     """Mean, median, 95th percentile and max of applied-gradient staleness."""
     if len(staleness) == 0:
@@ -123,6 +131,7 @@ def summarize(result: Result) -> dict:
         "groups": [{"id": k, "members": list(m), "updates": group_stale[k][0],
                     "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],
         "events": list(rec.events),
+        **_target(result),
         **result.extra,
         "wall_s": result.wall_s,
     }
@@ -144,3 +153,11 @@ def _per_group(rec: Recorder, n_groups: int, since: float | None) -> list[tuple[
         sums[g] += s
         counts[g] += 1
     return [(len(versions[k]), sums[k] / counts[k] if counts[k] else 0.0) for k in range(n_groups)]
+
+
+def _target(result: Result) -> dict:
+    target = result.extra.get("target_loss")
+    if not target:
+        return {}
+    t, u = time_to_target(result.records.curve, target)
+    return {"target_loss": target, "time_to_target_s": t, "updates_to_target": u}

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Group
 from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from .metrics import Result, summarize
 
@@ -64,17 +65,20 @@ def _fmt(value, spec: str = ".4g") -> str:
 def compare_table(summaries: list[dict], title: str = "") -> Table:
     """One row per run: updates, time, loss, accuracy, staleness, idle share."""
     table = Table(title=title or None)
-    for col in ("algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc",
-                "staleness mean", "p95", "max", "idle %", "status"):
+    target = any("time_to_target_s" in s for s in summaries)
+    cols = ["algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc",
+            "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
+    for col in cols:
         table.add_column(col, justify="left" if col in ("algorithm", "status") else "right")
     for s in summaries:
         total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] for w in s["workers"]) or 1.0
         idle = 100.0 * sum(w["idle_s"] for w in s["workers"]) / total
         st = s["staleness"]
-        table.add_row(s.get("label", s["algorithm"]), str(len(s["groups"])), str(s["updates"]),
+        table.add_row(Text(s.get("label", s["algorithm"])), str(len(s["groups"])), str(s["updates"]),
                       _fmt(s["sim_time"], ".6g"), _fmt(s["final_loss"], ".5f"),
                       _fmt(s["final_test_accuracy"], ".4f"), _fmt(st["mean"], ".2f"),
-                      _fmt(st["p95"], ".1f"), str(st["max"]), _fmt(idle, ".1f"), s["status"])
+                      _fmt(st["p95"], ".1f"), str(st["max"]), _fmt(idle, ".1f"),
+                      *([_fmt(s.get("time_to_target_s"), ".5g")] if target else []), s["status"])
     return table
 
 

@@ -29,7 +29,8 @@ class RunSpec:
     """``[run]``: seed, algorithm, horizon (s), evaluation cadence (s or updates).
 
     ``timeline_until``: record per-worker phase spans up to this simulated time
-    (s); negative: the whole run; 0: none.
+    (s); negative: the whole run; 0: none. ``target_loss`` (> 0): the summary
+    reports when the evaluated training loss first reached it.
     """
     seed: int = 0
     algorithm: str = "gsgd"
@@ -39,6 +40,7 @@ class RunSpec:
     eval_every_updates: int = 0
     batch_size: int = 32
     timeline_until: float = -1.0
+    target_loss: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,7 @@ def _run(t: Table) -> RunSpec:
         eval_every_updates=t.get("eval_every_updates", int, 0, minimum=0),
         batch_size=t.get("batch_size", int, 32, positive=True),
         timeline_until=t.get("timeline_until", float, -1.0),
+        target_loss=t.get("target_loss", float, 0.0, minimum=0.0),
     )
     t.done()
     return spec

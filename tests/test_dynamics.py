@@ -155,3 +155,27 @@ def test_compare_groupings_and_group_command(tmp_path):
     res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "kmeans:99",
                               "--no-live"])
     assert res.exit_code == 2 and "grouping" in res.stderr
+
+
+def test_drift_online_regrouping_reaches_the_target_first(tmp_path):
+    runner = CliRunner()
+    times = {}
+    for every in (0, 40):
+        out = tmp_path / f"r{every}"
+        res = runner.invoke(app, ["run", str(ROOT / "scenarios" / "drift.toml"), "--no-live",
+                                  "--set", f"algorithms.gsgd.regroup_every={every}", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        summary = json.loads((out / "summary.json").read_text())
+        times[every] = summary["time_to_target_s"]
+        kinds = {e["kind"] for e in summary["events"]}
+        assert ("regroup" in kinds) == (every > 0)
+    assert times[40] is not None and (times[0] is None or times[40] < times[0]), times
+
+
+def test_crash_scenario_completes_with_timeouts(tmp_path):
+    res = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "crash.toml"), "--no-live", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    kinds = [e["kind"] for e in summary["events"]]
+    assert kinds[0] == "crash" and "group_timeout" in kinds and "recover" in kinds
+    assert summary["workers"][5]["down_s"] == pytest.approx(80.0)
