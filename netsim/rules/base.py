@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..schema import Table
 
-__all__ = ["Rule", "RuleContext", "Push", "ServerActions", "read_lr", "read_count"]
+__all__ = ["Rule", "KRule", "RuleContext", "Push", "ServerActions", "read_lr", "read_count"]
 
 
 class Push:
@@ -116,6 +116,22 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
         given = ", ".join(per_model.data) or "none"
         raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")
     return per_model.data[ctx.model]
+
+
+class KRule(Rule):
+    """A rule with one integer knob ``k`` (1..P) and one reporting group of all workers."""
+
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
+        super().__init__(lr, groups)
+        self.k = k
+
+    @staticmethod
+    def default_groups(ctx: RuleContext) -> list[list[int]]:
+        return [list(range(ctx.n_workers))]
+
+    @classmethod
+    def from_table(cls, table: Table, ctx: RuleContext) -> "KRule":
+        return cls(read_lr(table, ctx), cls.default_groups(ctx), k=read_count(table, "k", ctx))
 
 
 def read_count(table: Table, name: str, ctx: RuleContext, default=None) -> int:

@@ -1,13 +1,12 @@
 """K-async SGD (Dutta et al. 2018): average any K gradients, reply to those K workers."""
 from __future__ import annotations
 
-from ..schema import Table
-from .base import Push, Rule, RuleContext, read_count, read_lr
+from .base import KRule, Push
 
 __all__ = ["KAsync"]
 
 
-class KAsync(Rule):
+class KAsync(KRule):
     """The PS waits for any K gradients (possibly stale), applies
     ``w ← w − (η/K)·Σ g``, and sends the new model **only to those K workers**,
     which wait for it after pushing; the others keep computing on their old
@@ -22,18 +21,6 @@ class KAsync(Rule):
     name = "kasync"
     description = "K-async SGD: average any K (possibly stale) gradients, send the new model to those K workers"
     source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
-
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
-        super().__init__(lr, groups)
-        self.k = k
-
-    @staticmethod
-    def default_groups(ctx: RuleContext) -> list[list[int]]:
-        return [list(range(ctx.n_workers))]
-
-    @classmethod
-    def from_table(cls, table: Table, ctx: RuleContext) -> "KAsync":
-        return cls(read_lr(table, ctx), cls.default_groups(ctx), k=read_count(table, "k", ctx))
 
     def start(self, ps) -> None:
         self.buffer_: list[Push] = []

@@ -1,13 +1,12 @@
 """K-batch-sync SGD (Dutta et al. 2018): first K minibatches on one model, then all restart."""
 from __future__ import annotations
 
-from ..schema import Table
-from .base import Push, Rule, RuleContext, read_count, read_lr
+from .base import KRule, Push
 
 __all__ = ["KBatchSync"]
 
 
-class KBatchSync(Rule):
+class KBatchSync(KRule):
     """All P workers start from ``w_j`` and keep computing minibatches on it (a
     worker that pushes gets the unchanged current model back at once). The first
     K minibatches to arrive, possibly several from one worker, are averaged:
@@ -24,18 +23,6 @@ class KBatchSync(Rule):
     name = "kbatch_sync"
     description = "K-batch-sync SGD: average the first K minibatches computed on the current model, then restart everyone"
     source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
-
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
-        super().__init__(lr, groups)
-        self.k = k
-
-    @staticmethod
-    def default_groups(ctx: RuleContext) -> list[list[int]]:
-        return [list(range(ctx.n_workers))]
-
-    @classmethod
-    def from_table(cls, table: Table, ctx: RuleContext) -> "KBatchSync":
-        return cls(read_lr(table, ctx), cls.default_groups(ctx), k=read_count(table, "k", ctx))
 
     def start(self, ps) -> None:
         self.n_workers_ = len(self.group_index())
