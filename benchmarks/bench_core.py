@@ -13,7 +13,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 
 from netsim.engine import prepare, simulate
 from netsim.rng import Streams
