@@ -204,7 +204,9 @@ class SweepProgress:
 
     def __call__(self, done: int, total: int, folder: str, summary, error) -> None:
         if self.first is None:
-            self.first = done - 1  # runs already finished (resume)
+            self.first = done - 1  # runs already finished (resume): not counted in the ETA
+            if self.progress is not None:
+                self.progress.reset(self.task, completed=self.first)
         status = f"{type(error).__name__}" if error is not None else summary["status"]
         if self.progress is not None:
             self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})")

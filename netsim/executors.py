@@ -1,0 +1,102 @@
+"""Where sweep runs execute: this process, local worker processes, or a Dask cluster.
+
+Each executor calls ``fn(item)`` for every item and yields ``(index, value,
+error)`` as runs finish (in completion order): *value* is what ``fn`` returned,
+*error* the exception it raised (then *value* is None). ``fn`` must be a
+module-level function and the items picklable.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+__all__ = ["ExecutorError", "local_results", "dask_results", "connect", "default_workers"]
+
+Outcome = tuple[int, Any, BaseException | None]
+
+
+class ExecutorError(RuntimeError):
+    """The executor cannot start (no ``distributed`` package, scheduler unreachable)."""
+
+
+def default_workers() -> int:
+    """Local worker processes by default: the CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
+    """Run in this process (*workers* = 1) or in *workers* fresh ``spawn`` processes.
+
+    At most *workers* runs are in flight; when the consumer stops early (an
+    interrupt), runs not started yet are cancelled.
+    """
+    if workers <= 1 or len(items) <= 1:
+        for i, item in enumerate(items):
+            try:
+                yield i, fn(item), None
+            except Exception as exc:  # reported per run; the sweep goes on
+                yield i, None, exc
+        return
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(items)),
+                               mp_context=multiprocessing.get_context("spawn"))
+    try:
+        pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = pending.pop(future)
+                error = future.exception()
+                yield i, None if error else future.result(), error
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def connect(scheduler):
+    """A ``distributed.Client`` for *scheduler* (an address, or a Client returned as is)
+    and whether the caller owns it (must close it).
+
+    Raises
+    ------
+    ExecutorError
+        When ``distributed`` is not installed or the scheduler cannot be reached.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ExecutorError("--scheduler needs the 'distributed' package: pip install 'netsim[dask]'") from None
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    try:
+        return Client(scheduler, timeout="10s", set_as_default=False), True
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ExecutorError(f"--scheduler: cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None
+
+
+def dask_results(fn: Callable, items: list, client) -> Iterator[Outcome]:
+    """Run on the Dask cluster of *client* (see :func:`connect`).
+
+    Task keys start with ``netsim-run``. Workers need netsim installed and the
+    data files at the same paths; results come back to this process, so no
+    file system needs to be shared.
+    """
+    from distributed import as_completed
+    token = uuid.uuid4().hex[:12]
+    futures = {client.submit(fn, item, key=f"netsim-run-{token}-{i}", pure=False): i for i, item in enumerate(items)}
+    try:
+        for future in as_completed(futures, loop=client.loop):
+            i = futures[future]
+            try:
+                value, error = future.result(), None
+            except Exception as exc:  # the run's own error, or a lost/cancelled task
+                value, error = None, exc
+            future.release()
+            yield i, value, error
+    finally:
+        client.cancel([f for f in futures if not f.done()])

@@ -1,0 +1,122 @@
+"""Worker timelines (the paper's Figs. 2 and 4): one row per worker, coloured phase spans."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .runfolder import PHASES, RunData
+
+__all__ = ["plot_timeline", "parse_window", "default_window", "PHASE_COLORS", "MAX_ROWS"]
+
+PHASE_COLORS = {"compute": "#3a76b0", "comm": "#e8912d", "idle": "#e3e3e3", "down": "#b03a2e"}
+UPDATE_COLOR = "#222222"
+PHASE_NAMES = {"compute": "compute", "comm": "communication (pull / push)", "idle": "idle (waiting for a model)",
+               "down": "down (crashed)"}
+MAX_ROWS = 48
+"""At most this many worker rows per panel (evenly spaced ids beyond)."""
+ITERATIONS_SHOWN = 8
+MAX_COUNT_LABELS = 40
+
+
+def parse_window(text: str) -> tuple[float, float]:
+    """``"START,END"`` in simulated seconds → (start, end).
+
+    Raises ValueError with a one-line reason unless 0 <= START < END, both finite.
+    """
+    parts = text.split(",")
+    try:
+        start, end = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        start = end = None
+    if start is None or not (np.isfinite(start) and np.isfinite(end)) or not 0 <= start < end:
+        raise ValueError(f"--window: expected START,END in simulated seconds with 0 <= START < END, got {text!r}")
+    return start, end
+
+
+def default_window(runs: list[RunData]) -> tuple[float, float]:
+    """From 0 to about ITERATIONS_SHOWN iterations of the slowest worker (median
+    compute span), capped at the recorded horizon."""
+    ends, slowest = [], 0.0
+    for r in runs:
+        tl = r.timeline
+        ends.append(float(tl["end"].max()) if len(tl["end"]) else r.summary["sim_time"])
+        computing = tl["phase"] == PHASES.index("compute")
+        for w in np.unique(tl["worker"][computing]):
+            spans = computing & (tl["worker"] == w)
+            slowest = max(slowest, float(np.median(tl["end"][spans] - tl["start"][spans])))
+    horizon = max(ends, default=0.0) or 1.0
+    if slowest <= 0:
+        return 0.0, horizon
+    end = ITERATIONS_SHOWN * slowest
+    nice = float(f"{end:.2g}")  # two significant digits: 32.86 → 33
+    return 0.0, min(horizon, max(nice, end))
+
+
+def _rows(n_workers: int) -> np.ndarray:
+    if n_workers <= MAX_ROWS:
+        return np.arange(n_workers)
+    return np.unique(np.linspace(0, n_workers - 1, MAX_ROWS).round().astype(int))
+
+
+def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
+    tl, (a, b) = run.timeline, window
+    classes = [w["worker_class"] for w in run.summary["workers"]]
+    shown = _rows(len(classes))
+    row_of = {int(w): i for i, w in enumerate(shown)}
+    keep = (tl["end"] > a) & (tl["start"] < b) & np.isin(tl["worker"], shown)
+    for code, phase in enumerate(PHASES):
+        sel = keep & (tl["phase"] == code)
+        for w in np.unique(tl["worker"][sel]):
+            spans = sel & (tl["worker"] == w)
+            starts = np.maximum(tl["start"][spans], a)
+            widths = np.minimum(tl["end"][spans], b) - starts
+            ax.broken_barh(list(zip(starts, widths)), (row_of[int(w)] - 0.4, 0.8), facecolors=PHASE_COLORS[phase],
+                           edgecolor="white" if phase == "compute" else "none", linewidth=0.6)
+    versions = run.updates["version"]
+    first = np.r_[True, versions[1:] != versions[:-1]] if len(versions) else np.zeros(0, bool)
+    times, counts = np.unique(run.updates["sim_time"][first], return_counts=True)
+    inside = (times >= a) & (times <= b)
+    ax.vlines(times[inside], -1.4, -0.6, color=UPDATE_COLOR, linewidth=0.8)
+    if inside.sum() <= MAX_COUNT_LABELS:  # several updates at one instant: say how many
+        for t, n in zip(times[inside], counts[inside]):
+            if n > 1:
+                ax.text(t, -1.0, f" ×{n}", fontsize=6, va="center", ha="left", color=UPDATE_COLOR, clip_on=True)
+    ax.set_ylim(len(shown) - 0.5, -1.5)
+    ax.set_xlim(a, b)
+    step = max(1, len(shown) // 24)
+    ticks = np.arange(0, len(shown), step)
+    ax.set_yticks(np.r_[-1, ticks], ["PS update"] + [f"{shown[i]} {classes[shown[i]]}" for i in ticks],
+                  fontsize="x-small")
+    ax.set_ylabel("worker" + (f" ({len(shown)} of {len(classes)})" if len(shown) < len(classes) else ""),
+                  fontsize="small")
+    ax.set_title(f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} s", fontsize="small",
+                 loc="left")
+
+
+def plot_timeline(runs: list[RunData], path: str | Path, window: tuple[float, float] | None = None,
+                  title: str = "") -> Path:
+    """One panel per run (all with a timeline), rows = workers, spans coloured by
+    phase, within *window* (start, end) simulated seconds (default: :func:`default_window`).
+    Spans cut by the window are clipped; boundaries between consecutive computations
+    show as thin white lines. Returns *path*."""
+    window = window or default_window(runs)
+    n_rows = max(len(_rows(len(r.summary["workers"]))) for r in runs)
+    height = 0.9 + len(runs) * (0.35 + 0.17 * n_rows)
+    fig = Figure(figsize=(9, min(height, 30)), dpi=110, layout="constrained")
+    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False).ravel()
+    for ax, run in zip(axes, runs):
+        _panel(ax, run, window)
+    axes[-1].set_xlabel("simulated time (s)")
+    shown = ["compute", "comm", "idle"] + (["down"] if any((r.timeline["phase"] == PHASES.index("down")).any()
+                                                            for r in runs) else [])
+    handles = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
+    handles.append(Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small", frameon=False)
+    head = f"Worker timeline, t = {window[0]:g}–{window[1]:g} s"
+    fig.suptitle(f"{head}\n{title}" if title else head, fontsize="medium")
+    fig.savefig(path)
+    return Path(path)
