@@ -55,20 +55,22 @@ def bench_asgd(updates: int) -> None:
               f"= {result.updates / wall:,.0f} updates/s; peak RSS so far {_peak_mb():,.0f} MB", flush=True)
 
 
-def bench_memory(rule: str, quick: bool) -> None:
+def bench_memory(rule: str, quick: bool, compact: bool = True) -> None:
     from netsim import load, simulate
     n = 2_000 if quick else 10_000
     until = 3.0 if rule == "asgd" else 25.0  # a synchronous round waits for the slowest of 2,500-10,000 draws
     sc = load(QUICK, ["run.eval_every=0", f"run.until={until}", "run.batch_size=1", "run.timeline_until=0",
                       f'run.algorithm="{rule}"',
                       f'data={{source="synthetic", n_samples={n + n // 4}, n_features=1000, n_classes=100, labels="multiclass"}}',
-                      'model={name="softmax", l2=0.0001}', _workers(n, classes=4, mean=1.0),
+                      f'model={{name="softmax", l2={0.0 if compact else 0.0001}}}',
+                      f"run.compact_gradients={'true' if compact else 'false'}", _workers(n, classes=4, mean=1.0),
                       'algorithms={ssgd={lr=0.1}, asgd={lr=0.01}, gsgd={lr=0.05}}'])
     base = _peak_mb()
     start = time.perf_counter()
     result = simulate(sc, rule)
     wall = time.perf_counter() - start
-    print(f"memory, {rule.upper()}: {n:,} workers, softmax 1,000 x 100 = 100,000 parameters, "
+    mode = "compact gradients, L2 = 0" if compact else "dense gradients, L2 = 1e-4"
+    print(f"memory, {rule.upper()} ({mode}): {n:,} workers, softmax 1,000 x 100 = 100,000 parameters, "
           f"{result.updates:,} updates in {wall:.1f} s wall; peak RSS {_peak_mb():,.0f} MB "
           f"(data and imports before the run: {base:,.0f} MB); target <= 2,048 MB", flush=True)
 
@@ -102,11 +104,12 @@ def main() -> None:
     parser.add_argument("case", nargs="?", default="all", choices=["all", "asgd", "memory", "sweep"])
     parser.add_argument("rule", nargs="?", default="asgd", choices=["ssgd", "gsgd", "asgd"])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test of this script)")
+    parser.add_argument("--dense", action="store_true", help="memory case: dense gradients with L2 (no compaction)")
     args = parser.parse_args()
     if args.case == "asgd":
         bench_asgd(20_000 if args.quick else 1_000_000)
     elif args.case == "memory":
-        bench_memory(args.rule, args.quick)
+        bench_memory(args.rule, args.quick, compact=not args.dense)
     elif args.case == "sweep":
         bench_sweep(args.quick)
     else:

@@ -102,6 +102,7 @@ class Simulation:
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
         gradient = prep.model.gradient
+        residual = prep.model.residual if scenario.run.compact_gradients else None
         batch = scenario.run.batch_size
         member = 0
         for wc in scenario.workers:
@@ -110,7 +111,8 @@ class Simulation:
                 st = self.states[wid]
                 draws = wc.compute.draws(self.streams.rng("compute", wid), m)
                 sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
-                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws))
+                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
+                                                        residual))
             member += wc.count
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()

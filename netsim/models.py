@@ -72,6 +72,19 @@ class Model:
         """Fraction of rows whose predicted label equals *y*, in [0, 1]."""
         return float(np.mean(self.predict(w, X) == y))
 
+    def residual(self, w: np.ndarray, X, y: np.ndarray) -> np.ndarray:
+        """Per-row factor ``r`` of the data term: its gradient is ``expand(X, r)``.
+
+        A minibatch gradient of a linear model has rank at most the batch size; keeping
+        ``r`` (and the rows) instead of the dense gradient is what compact gradients do.
+        """
+        raise NotImplementedError
+
+    @staticmethod
+    def expand(X, r: np.ndarray) -> np.ndarray:
+        """The data gradient ``X^T r`` as a flat array (d,) (C order for a matrix ``r``)."""
+        return (X.T @ r).ravel()
+
     def _penalty(self, w: np.ndarray) -> float:
         return 0.5 * self.l2 * float(w @ w) if self.l2 else 0.0
 
@@ -111,14 +124,18 @@ class SmoothSVM(Model):
         -------
         ndarray of shape (n_features,), a new array.
         """
+        g = self.expand(X, self.residual(w, X, y))
+        if self.l2:
+            g += self.l2 * w
+        return g
+
+    def residual(self, w, X, y):
+        """``r`` with data gradient ``X^T r``: ``-max(0, 1 - s_i w^T x_i) s_i / N``, shape (n,)."""
         s = 2.0 * y - 1.0
         r = np.maximum(1.0 - s * (X @ w), 0.0)
         r *= s
         r *= -1.0 / r.shape[0]
-        g = X.T @ r
-        if self.l2:
-            g += self.l2 * w
-        return g
+        return r
 
 
 class Logistic(Model):
@@ -156,13 +173,17 @@ class Logistic(Model):
         -------
         ndarray of shape (n_features,), a new array.
         """
-        r = expit(X @ w)
-        r -= y
-        r *= 1.0 / r.shape[0]
-        g = X.T @ r
+        g = self.expand(X, self.residual(w, X, y))
         if self.l2:
             g += self.l2 * w
         return g
+
+    def residual(self, w, X, y):
+        """``r`` with data gradient ``X^T r``: ``(sig(w^T x_i) - y_i) / N``, shape (n,)."""
+        r = expit(X @ w)
+        r -= y
+        r *= 1.0 / r.shape[0]
+        return r
 
 
 class Softmax(Model):
@@ -223,15 +244,37 @@ class Softmax(Model):
         -------
         ndarray of shape (n_features * n_classes,), a new array.
         """
+        g = self.expand(X, self.residual(w, X, y))
+        if self.l2:
+            g += self.l2 * w
+        return g
+
+    def residual(self, w, X, y):
+        """``R = (P - Y) / N`` of shape (n, n_classes); data gradient ``(X^T R).ravel()``."""
         P = self._shifted_scores(w, X)
         np.exp(P, out=P)
         n = P.shape[0]
         P *= (1.0 / n) / P.sum(axis=1, keepdims=True)
         P[np.arange(n), y] -= 1.0 / n
-        g = (X.T @ P).ravel()
-        if self.l2:
-            g += self.l2 * w
-        return g
+        return P
+
+
+class CompactGradient:
+    """A minibatch data gradient kept as its factors: ``dense() = expand(X[rows], r)``.
+
+    *X* is the shared training matrix, *rows* (b,) the minibatch and *r* the model's
+    :meth:`Model.residual` (b,) or (b, n_classes): b·(1 + n_classes) numbers instead of d.
+    """
+    __slots__ = ("X", "rows", "r")
+
+    def __init__(self, X, rows: np.ndarray, r: np.ndarray):
+        self.X = X
+        self.rows = rows
+        self.r = r
+
+    def dense(self) -> np.ndarray:
+        """The gradient, ndarray (d,), a new array."""
+        return Model.expand(self.X[self.rows], self.r)
 
 
 MODELS: dict[str, type[Model]] = {cls.name: cls for cls in (SmoothSVM, Logistic, Softmax)}

@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 
-from .aggregate import mean_by_worker
 from .blocks import block_rows, completed_blocks
 from .metrics import Recorder
 from .rules.base import Push, Rule
@@ -69,8 +68,14 @@ class ParameterServer:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
         if len(pushes) == 1:
             self.step(lr * pushes[0].grad, pushes, group)
-        else:
-            self.step(lr * mean_by_worker([p.grad for p in pushes], [p.worker for p in pushes]), pushes, group)
+            return
+        # the mean in worker-id order (as mean_by_worker), one gradient in memory at a time
+        ordered = sorted(pushes, key=lambda p: p.worker)
+        total = ordered[0].grad.copy()
+        for p in ordered[1:]:
+            total += p.grad
+        total /= len(pushes)
+        self.step(lr * total, pushes, group)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""

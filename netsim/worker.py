@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
+from .models import CompactGradient
 from .rules.base import Push
 
 __all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
@@ -130,7 +131,8 @@ class BatchSampler:
         return self.order[start:self.pos]
 
 
-def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws):
+def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
+                   residual=None):
     """SimPy process of worker ``st.wid``.
 
     Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
@@ -141,6 +143,11 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     progress; the worker is down until ``st.revive`` fires, then waits for a model.
     ``st.job`` describes the iteration from taking the model to the end of the
     computation (read-only for the PS; it does not change what the worker does).
+
+    With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
+    evaluated as soon as the model has arrived and the model is let go; the push carries a
+    :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
+    b·(1 + classes) values instead of two d-vectors while it computes.
     """
     wid = st.wid
     timeout = env.timeout
@@ -161,11 +168,15 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 yield event
             st.enter(COMPUTE, env.now)
             job.start, job.duration = env.now, next(draws) * st.slowdown
+            if residual is not None:
+                rows = sampler.peek()
+                factor = residual(w, X[rows], y[rows])
+                w = job.w = None
             yield timeout(job.duration)
             st.interruptible = False
             st.job = None
             rows = sampler.next()
-            grad = gradient(w, X[rows], y[rows])
+            grad = gradient(w, X[rows], y[rows]) if residual is None else CompactGradient(X, rows, factor)
             event = comm.push(wid)
             if event is not None:
                 st.enter(COMM, env.now)

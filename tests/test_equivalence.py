@@ -65,3 +65,28 @@ def test_different_seeds_differ():
     raw["run"] = dict(raw["run"], seed=4)
     r2 = simulate(make_scenario(raw), "gsgd")
     assert not np.array_equal(r1.final_w, r2.final_w)
+
+
+def test_compact_gradients_change_nothing():
+    # Low-rank factors instead of dense gradients (L2 = 0): the same numbers, bit for bit.
+    for model in ("logistic", "softmax"):
+        base = heterogeneous([[0, 1, 2], [3, 4], [5, 6]])
+        raw = dict(base.raw)
+        raw["model"] = {"name": model, "l2": 0.0}
+        raw["data"] = {"source": "digits", "labels": "multiclass" if model == "softmax" else "odd_even"}
+        dense = make_scenario(raw)
+        raw["run"] = dict(raw["run"], compact_gradients=True)
+        compact = make_scenario(raw)
+        prep = prepare(dense)
+        for rule in ("ssgd", "asgd", "gsgd"):
+            same_run(simulate(dense, rule, prepared=prep), simulate(compact, rule, prepared=prep))
+
+
+def test_compact_gradients_need_no_l2():
+    import pytest
+    from netsim.errors import ScenarioError
+    raw = base_raw()
+    raw["run"]["compact_gradients"] = True
+    with pytest.raises(ScenarioError) as err:
+        make_scenario(raw)
+    assert err.value.key == "run.compact_gradients" and "model.l2 = 0" in err.value.message

@@ -17,13 +17,15 @@ class Push:
 
     Attributes: ``worker`` (id), ``grad`` (ndarray (d,)), ``version`` (the PS
     version the worker read), ``sent`` (simulated time the push left, s),
-    ``samples`` (minibatch rows behind the gradient).
+    ``samples`` (minibatch rows behind the gradient). The gradient may be held in
+    compact form (an object with ``dense()``, see :class:`netsim.models.CompactGradient`);
+    ``grad`` then builds the dense array on each access.
     """
-    __slots__ = ("worker", "grad", "version", "sent", "samples")
+    __slots__ = ("worker", "_grad", "version", "sent", "samples")
 
-    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int):
+    def __init__(self, worker: int, grad, version: int, sent: float, samples: int):
         self.worker = worker
-        self.grad = grad
+        self._grad = grad
         self.version = version
         self.sent = sent
         self.samples = samples
@@ -116,6 +118,10 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
         given = ", ".join(per_model.data) or "none"
         raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")
     return per_model.data[ctx.model]
+
+
+Push.grad = property(lambda self: self._grad if isinstance(self._grad, np.ndarray) else self._grad.dense(),
+                     doc="The gradient, ndarray (d,).")
 
 
 class KRule(Rule):
