@@ -179,3 +179,15 @@ def test_crash_scenario_completes_with_timeouts(tmp_path):
     kinds = [e["kind"] for e in summary["events"]]
     assert kinds[0] == "crash" and "group_timeout" in kinds and "recover" in kinds
     assert summary["workers"][5]["down_s"] == pytest.approx(80.0)
+
+
+def test_regrouping_on_a_time_interval():
+    raw = base_raw(workers=[{"name": "fast", "count": 3, "compute": 1.0},
+                            {"name": "slow", "count": 3, "compute": 4.0}])
+    raw["run"]["until"] = 80.0
+    raw["algorithms"]["gsgd"].update(regroup_every_s=10.0, regroup_window=3)
+    raw["events"] = [{"time": 20.0, "kind": "slowdown", "worker": 0, "factor": 4.0}]
+    result = simulate(make_scenario(raw), "gsgd")
+    regroups = [e for e in result.records.events if e["kind"] == "regroup"]
+    assert regroups and all(round(e["time"], 9) % 10 == 0 for e in regroups)
+    assert result.groups == [[1, 2], [0, 3, 4, 5]]

@@ -22,8 +22,9 @@ class GroupingSpec:
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
     :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): once a group's first
     gradient of a round has arrived, the group waits at most this long for the others,
-    then updates with the gradients it has. ``regroup_every`` (updates, 0: never):
-    re-cluster from the last ``regroup_window`` iteration times observed at the PS.
+    then updates with the gradients it has. ``regroup_every`` (updates, 0: never) or
+    ``regroup_every_s`` (simulated s, 0: never): re-cluster from the last
+    ``regroup_window`` iteration times observed at the PS.
     """
     method: str = "hand"
     k_max: int = 8
@@ -33,6 +34,7 @@ class GroupingSpec:
     homogeneous_ratio: float = 1.25
     timeout: float = 0.0
     regroup_every: int = 0
+    regroup_every_s: float = 0.0
     regroup_window: int = 5
 
 
@@ -71,6 +73,7 @@ class GSGD(Rule):
             homogeneous_ratio=table.get("homogeneous_ratio", float, 1.25, minimum=1.0),
             timeout=table.get("group_timeout", float, 0.0, minimum=0.0),
             regroup_every=table.get("regroup_every", int, 0, minimum=0),
+            regroup_every_s=table.get("regroup_every_s", float, 0.0, minimum=0.0),
             regroup_window=table.get("regroup_window", int, 5, minimum=1))
         return cls(lr, groups, grouping)
 
@@ -92,6 +95,14 @@ class GSGD(Rule):
         self.sent_at_ = [0.0] * n
         self.observed_: list[list[float]] = [[] for _ in range(n)]
         ps.send(range(n))
+        if self.grouping.regroup_every_s:
+            self._schedule_regroup(ps)
+
+    def _schedule_regroup(self, ps) -> None:
+        def tick():
+            self._regroup(ps)
+            self._schedule_regroup(ps)
+        ps.call_later(self.grouping.regroup_every_s, tick)
 
     def on_push(self, ps, push: Push) -> None:
         wid = push.worker
