@@ -57,8 +57,17 @@ class Model:
         raise NotImplementedError
 
     def gradient(self, w: np.ndarray, X, y: np.ndarray) -> np.ndarray:
-        """Gradient of :meth:`loss` with respect to *w*: a new ndarray of shape (n_params,)."""
-        raise NotImplementedError
+        """Gradient of :meth:`loss` with respect to *w*: ``X^T r + l2 w`` with ``r`` the
+        model's :meth:`residual`; a new ndarray of shape (n_params,).
+
+        smooth SVM: ``l2 w - 1/N sum_i max(0, 1 - s_i w^T x_i) s_i x_i``; logistic:
+        ``l2 w + 1/N sum_i (sig(w^T x_i) - y_i) x_i``; softmax: ``l2 w + 1/N X^T (P - Y)``
+        flattened in C order.
+        """
+        g = self.expand(X, self.residual(w, X, y))
+        if self.l2:
+            g += self.l2 * w
+        return g
 
     def decision_function(self, w: np.ndarray, X) -> np.ndarray:
         """Raw scores ``X @ w``: ndarray of shape (n_samples,)."""
@@ -111,23 +120,6 @@ class SmoothSVM(Model):
         h = np.maximum(1.0 - s * (X @ w), 0.0)
         return 0.5 * float(h @ h) / h.shape[0] + self._penalty(w)
 
-    def gradient(self, w, X, y):
-        """Gradient ``l2 w - 1/N sum_i max(0, 1 - s_i w^T x_i) s_i x_i``.
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features,)
-        X : ndarray or CSR matrix of shape (n_samples, n_features)
-        y : ndarray of shape (n_samples,), labels in {0, 1}
-
-        Returns
-        -------
-        ndarray of shape (n_features,), a new array.
-        """
-        g = self.expand(X, self.residual(w, X, y))
-        if self.l2:
-            g += self.l2 * w
-        return g
 
     def residual(self, w, X, y):
         """``r`` with data gradient ``X^T r``: ``-max(0, 1 - s_i w^T x_i) s_i / N``, shape (n,)."""
@@ -160,23 +152,6 @@ class Logistic(Model):
         z = X @ w
         return float(np.mean(np.logaddexp(0.0, z) - y * z)) + self._penalty(w)
 
-    def gradient(self, w, X, y):
-        """Gradient ``l2 w + 1/N sum_i (sig(w^T x_i) - y_i) x_i``.
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features,)
-        X : ndarray or CSR matrix of shape (n_samples, n_features)
-        y : ndarray of shape (n_samples,), labels in {0, 1}
-
-        Returns
-        -------
-        ndarray of shape (n_features,), a new array.
-        """
-        g = self.expand(X, self.residual(w, X, y))
-        if self.l2:
-            g += self.l2 * w
-        return g
 
     def residual(self, w, X, y):
         """``r`` with data gradient ``X^T r``: ``(sig(w^T x_i) - y_i) / N``, shape (n,)."""
@@ -228,26 +203,6 @@ class Softmax(Model):
         lse = np.log(np.exp(Z).sum(axis=1))
         return float(np.mean(lse - Z[np.arange(n), y])) + self._penalty(w)
 
-    def gradient(self, w, X, y):
-        """Gradient ``l2 w + 1/N X^T (P - Y)``, flattened in C order.
-
-        ``P`` of shape (n_samples, n_classes) holds the softmax probabilities
-        and ``Y`` the one-hot labels.
-
-        Parameters
-        ----------
-        w : ndarray of shape (n_features * n_classes,)
-        X : ndarray or CSR matrix of shape (n_samples, n_features)
-        y : ndarray of shape (n_samples,), labels in ``0 .. n_classes - 1``
-
-        Returns
-        -------
-        ndarray of shape (n_features * n_classes,), a new array.
-        """
-        g = self.expand(X, self.residual(w, X, y))
-        if self.l2:
-            g += self.l2 * w
-        return g
 
     def residual(self, w, X, y):
         """``R = (P - Y) / N`` of shape (n, n_classes); data gradient ``(X^T R).ravel()``."""
