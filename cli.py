@@ -51,31 +51,39 @@ class Progress:
     """Progress callback for the engine: a rich Live table (≤ 10 refreshes per
     wall second) on a terminal, else a plain line per tenth of the horizon."""
 
-    def __init__(self, live: Live | None):
+    def __init__(self, live: Live | None, label: str | None = None):
         self.live = live
+        self.label = label
         self.last = 0.0
         self.next_mark = 0.1
+
+    def snapshot(self, sim) -> dict:
+        snap = sim.snapshot()
+        if self.label:
+            snap["algorithm"] = self.label
+        return snap
 
     def __call__(self, sim) -> None:
         if self.live is not None:
             now = time.perf_counter()
             if now - self.last >= 0.1:
                 self.last = now
-                self.live.update(live_view(sim.snapshot()), refresh=True)
-        elif sim.env.now >= self.next_mark * sim.scenario.run.until:
-            self.next_mark += 0.1
-            out_console.print(plain_line(sim.snapshot()), highlight=False, soft_wrap=True)
+                self.live.update(live_view(self.snapshot(sim)), refresh=True)
+        elif sim.env.now >= self.next_mark * sim.scenario.run.until - 1e-9:
+            while self.next_mark * sim.scenario.run.until <= sim.env.now + 1e-9:
+                self.next_mark += 0.1
+            out_console.print(plain_line(self.snapshot(sim)), highlight=False, soft_wrap=True, markup=False)
 
 
-def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=None) -> dict:
+def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=None, label: str | None = None) -> dict:
     """Run one algorithm with progress output and write its folder."""
     interactive = live and out_console.is_terminal
     try:
         if interactive:
             with Live(console=out_console, auto_refresh=False, transient=True) as display:
-                result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(display))
+                result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(display, label))
         else:
-            result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(None))
+            result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(None, label))
     except DataNotFoundError as exc:
         fail(f"{scenario.path}: data.dir: {exc}")
     summary = write_run(result, out)
@@ -131,7 +139,7 @@ def compare(scenario: ScenarioArg,
     prepared = prepared_data(sc)
     summaries = []
     for label, folder, variant in variants:
-        summary = execute(variant, variant.run.algorithm, out / folder, live, prepared)
+        summary = execute(variant, variant.run.algorithm, out / folder, live, prepared, label)
         summary["label"] = label
         summaries.append(summary)
         write_compare(summaries, out)

@@ -84,8 +84,8 @@ def compare_table(summaries: list[dict], title: str = "") -> Table:
 
 def live_view(snap: dict, title: str = "") -> Group:
     """Per-group table plus a progress bar in simulated time."""
-    table = Table(title=title or f"{snap['algorithm']}  t = {snap['sim_time']:.6g} / {snap['until']:g} s  "
-                  f"updates {snap['updates']}  loss {_fmt(snap['loss'], '.5f')}")
+    table = Table(title=title or Text(f"{snap['algorithm']}  t = {snap['sim_time']:.6g} / {snap['until']:g} s  "
+                                      f"updates {snap['updates']}  loss {_fmt(snap['loss'], '.5f')}"))
     for col in ("group", "members", "updates", "mean staleness", "idle %"):
         table.add_column(col, justify="right")
     groups = snap["groups"]
