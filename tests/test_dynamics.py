@@ -191,3 +191,14 @@ def test_regrouping_on_a_time_interval():
     regroups = [e for e in result.records.events if e["kind"] == "regroup"]
     assert regroups and all(round(e["time"], 9) % 10 == 0 for e in regroups)
     assert result.groups == [[1, 2], [0, 3, 4, 5]]
+
+
+def test_crash_and_return_during_the_measurement_phase():
+    raw = base_raw(workers=[{"name": "fast", "count": 2, "compute": 1.0}, {"name": "slow", "count": 2, "compute": 3.0}])
+    raw["algorithms"]["gsgd"].update(grouping="auto", probe_rounds=2)
+    raw["run"]["until"] = 30.0
+    raw["events"] = [{"time": 1.0, "kind": "crash", "worker": 0, "duration": 1.0}]
+    result = simulate(make_scenario(raw), "gsgd")
+    start = result.extra["grouping"]["measurement"]["duration_s"]
+    assert start == 6.0 and min(result.records.time) > start
+    assert result.workers[0].gradients_applied > 0

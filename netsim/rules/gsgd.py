@@ -118,6 +118,8 @@ class GSGD(Rule):
             self._update(ps, k)
 
     def on_rejoin(self, ps, worker: int) -> None:
+        if not hasattr(self, "sent_at_"):  # back before training started: start() sends to everyone
+            return
         self.sent_at_[worker] = ps.now
         ps.send((worker,))
 
