@@ -6,28 +6,29 @@ import numpy as np
 __all__ = ["mean_by_worker", "weighted_mean_by_worker"]
 
 
-def mean_by_worker(grads: list[np.ndarray], workers: list[int]) -> np.ndarray:
-    """Mean of *grads*, summed in increasing worker id order.
+def mean_by_worker(pushes) -> np.ndarray:
+    """Mean of the pushes' gradients, summed in increasing worker id order.
 
     Summing in a fixed order (not arrival order) makes the result independent of
-    ties in arrival times, so equivalent rules give bit-identical models.
+    ties in arrival times, so equivalent rules give bit-identical models. Each
+    ``push.grad`` is read once, so gradients held in compact form are expanded
+    one at a time. Ties in worker id keep the given order (a stable sort).
 
     Parameters
     ----------
-    grads : list of ndarray of shape (d,)
-    workers : list of int, same length, the pushing workers' ids.
+    pushes : list of objects with ``worker`` (int) and ``grad`` (ndarray of shape (d,)).
 
     Returns
     -------
     ndarray of shape (d,): a new array, or the gradient itself when there is one.
     """
-    if len(grads) == 1:
-        return grads[0]
-    order = sorted(range(len(grads)), key=workers.__getitem__)
-    total = grads[order[0]].copy()
-    for i in order[1:]:
-        total += grads[i]
-    total /= len(grads)
+    if len(pushes) == 1:
+        return pushes[0].grad
+    ordered = sorted(pushes, key=lambda p: p.worker)
+    total = ordered[0].grad.copy()
+    for p in ordered[1:]:
+        total += p.grad
+    total /= len(pushes)
     return total
 
 

@@ -5,7 +5,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Recorder", "WorkerStats", "Result", "summarize", "staleness_stats", "time_to_target"]
+__all__ = ["PHASES", "Recorder", "WorkerStats", "Result", "summarize", "staleness_stats", "time_to_target"]
+
+
+PHASES = ("idle", "comm", "compute", "down")
+"""Worker phase names; a timeline span's phase is an index into this tuple."""
 
 
 class Recorder:

@@ -120,7 +120,6 @@ class SmoothSVM(Model):
         h = np.maximum(1.0 - s * (X @ w), 0.0)
         return 0.5 * float(h @ h) / h.shape[0] + self._penalty(w)
 
-
     def residual(self, w, X, y):
         """``r`` with data gradient ``X^T r``: ``-max(0, 1 - s_i w^T x_i) s_i / N``, shape (n,)."""
         s = 2.0 * y - 1.0
@@ -151,7 +150,6 @@ class Logistic(Model):
         """
         z = X @ w
         return float(np.mean(np.logaddexp(0.0, z) - y * z)) + self._penalty(w)
-
 
     def residual(self, w, X, y):
         """``r`` with data gradient ``X^T r``: ``(sig(w^T x_i) - y_i) / N``, shape (n,)."""
@@ -202,7 +200,6 @@ class Softmax(Model):
         n = Z.shape[0]
         lse = np.log(np.exp(Z).sum(axis=1))
         return float(np.mean(lse - Z[np.arange(n), y])) + self._penalty(w)
-
 
     def residual(self, w, X, y):
         """``R = (P - Y) / N`` of shape (n, n_classes); data gradient ``(X^T R).ravel()``."""

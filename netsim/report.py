@@ -10,7 +10,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .metrics import Result, summarize
+from .metrics import PHASES, Result, summarize
 
 __all__ = ["write_run", "write_compare", "summary_json", "compare_table", "live_view", "plain_line"]
 
@@ -45,8 +45,7 @@ def write_run(result: Result, out_dir: str | Path) -> dict:
         with open(out / "timeline.csv", "w", newline="") as fh:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["worker", "phase", "start", "end"])
-            names = ("idle", "comm", "compute", "down")
-            writer.writerows((w, names[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
+            writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
     summary = summarize(result)
     (out / "summary.json").write_text(summary_json(summary))
     return summary

@@ -14,12 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from .grid import SEED_KEY, format_value
-from .metrics import Result, summarize
+from .metrics import PHASES, Result, summarize
 
 __all__ = ["RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
 
-PHASES = ("idle", "comm", "compute", "down")
-"""Timeline phase names; ``timeline["phase"]`` holds their index."""
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
 

@@ -102,11 +102,7 @@ class Scenario:
 
     def classes(self) -> dict[str, tuple[int, ...]]:
         """Worker class name → its worker ids."""
-        out, start = {}, 0
-        for wc in self.workers:
-            out[wc.name] = tuple(range(start, start + wc.count))
-            start += wc.count
-        return out
+        return class_ids(self.workers)
 
     def pull_latencies(self) -> list[float]:
         """Fixed pull latency (s) of each worker id."""
@@ -128,6 +124,15 @@ class Scenario:
     def with_algorithm(self, name: str) -> "Scenario":
         self.rule(name)
         return replace(self, run=replace(self.run, algorithm=name))
+
+
+def class_ids(workers) -> dict[str, tuple[int, ...]]:
+    """Worker class name → its worker ids (ids are given in class order)."""
+    out, start = {}, 0
+    for wc in workers:
+        out[wc.name] = tuple(range(start, start + wc.count))
+        start += wc.count
+    return out
 
 
 def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: int | None = None,
@@ -168,10 +173,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     data = _data(top.table("data", {}), path)
     model = _model(top.table("model", {}))
     workers = _workers(top.get("workers", list))
-    classes, start = {}, 0
-    for wc in workers:
-        classes[wc.name] = tuple(range(start, start + wc.count))
-        start += wc.count
+    classes = class_ids(workers)
+    start = sum(wc.count for wc in workers)
     ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
     rules = _rules(top.table("algorithms"), ctx)
     network = None

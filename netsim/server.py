@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .aggregate import mean_by_worker
 from .blocks import block_rows, completed_blocks
 from .metrics import Recorder
 from .rules.base import Push, Rule
@@ -66,16 +67,7 @@ class ParameterServer:
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
-        if len(pushes) == 1:
-            self.step(lr * pushes[0].grad, pushes, group)
-            return
-        # the mean in worker-id order (as mean_by_worker), one gradient in memory at a time
-        ordered = sorted(pushes, key=lambda p: p.worker)
-        total = ordered[0].grad.copy()
-        for p in ordered[1:]:
-            total += p.grad
-        total /= len(pushes)
-        self.step(lr * total, pushes, group)
+        self.step(lr * mean_by_worker(pushes), pushes, group)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""

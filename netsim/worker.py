@@ -4,12 +4,13 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
+from .metrics import PHASES
 from .models import CompactGradient
 from .rules.base import Push
 
 __all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
 
-IDLE, COMM, COMPUTE, DOWN = 0, 1, 2, 3
+IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
 
 
 class WorkerState:
