@@ -68,17 +68,14 @@ class Job:
     start : float or None, simulated time (s) the computation began; None while pulling.
     duration : float, length (s) of the computation (0 while pulling).
     """
-    __slots__ = ("w", "version", "start", "duration", "_sampler", "_gradient", "_X", "_y")
+    __slots__ = ("w", "version", "start", "duration", "_source")
 
-    def __init__(self, w, version, sampler, gradient, X, y):
+    def __init__(self, w, version, source: "MinibatchSource"):
         self.w = w
         self.version = version
         self.start = None
         self.duration = 0.0
-        self._sampler = sampler
-        self._gradient = gradient
-        self._X = X
-        self._y = y
+        self._source = source
 
     def rows(self) -> np.ndarray:
         """Row indices of the minibatch being computed, ndarray (batch_size,).
@@ -86,11 +83,24 @@ class Job:
         They are the rows the worker will use when the computation ends
         (:meth:`BatchSampler.peek`), so a partial gradient covers a prefix of them.
         """
-        return self._sampler.peek()
+        return self._source.sampler.peek()
 
     def gradient(self, rows: np.ndarray) -> np.ndarray:
         """Mean gradient over *rows* at the model read, ndarray (d,)."""
-        return self._gradient(self.w, self._X[rows], self._y[rows])
+        src = self._source
+        return src.gradient(self.w, src.X[rows], src.y[rows])
+
+
+class MinibatchSource:
+    """What a worker computes from, fixed for the whole run: its batch sampler, the
+    model's ``gradient(w, X, y)`` and the training arrays *X* (n, d) and *y* (n,)."""
+    __slots__ = ("sampler", "gradient", "X", "y")
+
+    def __init__(self, sampler, gradient, X, y):
+        self.sampler = sampler
+        self.gradient = gradient
+        self.X = X
+        self.y = y
 
 
 class BatchSampler:
@@ -152,6 +162,7 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     """
     wid = st.wid
     timeout = env.timeout
+    source = MinibatchSource(sampler, gradient, X, y)
     while True:
         try:
             if st.released:
@@ -161,7 +172,7 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.wake = env.event()
                 w, version = yield st.wake
                 st.wake = None
-            st.job = job = Job(w, version, sampler, gradient, X, y)
+            st.job = job = Job(w, version, source)
             st.interruptible = True
             event = comm.pull(wid)
             if event is not None:
