@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from netsim.datasets import DataNotFoundError
@@ -35,7 +36,7 @@ WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline win
 
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, then exit with *code*."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -88,7 +89,8 @@ def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=
         fail(f"{scenario.path}: data.dir: {exc}")
     summary = write_run(result, out)
     if result.status != "ok":
-        err_console.print(f"[bold red]{algorithm}:[/] {result.message}; files so far kept in {out}", highlight=False)
+        err_console.print(f"[bold red]{escape(algorithm)}:[/] {escape(result.message)}; files so far kept in {escape(str(out))}",
+                          highlight=False)
     return summary
 
 
@@ -286,7 +288,7 @@ def sweep(scenario: ScenarioArg,
     if plots and outcome.rows:
         draw([out], None, None)
     for folder, message in outcome.failures:
-        err_console.print(f"[bold red]{folder}:[/] {message}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]{escape(str(folder))}:[/] {escape(message)}", highlight=False, soft_wrap=True)
     if outcome.failures:
         raise typer.Exit(1)
 

@@ -150,3 +150,13 @@ def test_divergence_keeps_files(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["status"] == "diverged"
     assert (tmp_path / "curve.csv").exists() and (tmp_path / "updates.csv").exists()
+
+
+def test_error_text_with_brackets_is_printed_whole(tmp_path):
+    # messages quote TOML tables such as [network]; rich must not take them for markup
+    path = tmp_path / "s.toml"
+    path.write_text(scenario_text('[[workers]]\nname = "w"\ncount = 2\ncompute = 1.0\nlatency = 0.1\n')
+                    + '[network]\ntopology = "star16"\n')
+    res = invoke("validate", path)
+    assert res.exit_code == 2
+    assert "without a [network] table" in res.stderr
