@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from netsim.advisor import ALPHA, BETA, progress_rate
-from netsim.engine import advise, prepare, simulate
-from netsim.metrics import time_to_target
-from netsim.scenario import parse_scenario
+from netsim.config.scenario import parse_scenario
+from netsim.grouping.advisor import ALPHA, BETA, progress_rate
+from netsim.sim.engine import advise, prepare, simulate
+from netsim.sim.records import time_to_target
 
 
 def generated(rng: np.random.Generator, index: int) -> dict:

@@ -13,11 +13,10 @@ import argparse
 import time
 from pathlib import Path
 
-
-from netsim.engine import prepare, simulate
+from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
-from netsim.scenario import load_scenario
-from netsim.worker import BatchSampler
+from netsim.sim.engine import prepare, simulate
+from netsim.sim.worker import BatchSampler
 
 ROOT = Path(__file__).resolve().parents[1]
 

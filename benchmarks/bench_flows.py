@@ -9,10 +9,10 @@ import time
 import numpy as np
 import simpy
 
-from netsim.fairshare import max_min_rates, progressive_filling
-from netsim.network import FlowNetwork
-from netsim.routing import route
-from netsim.topology import fat_tree, hosts
+from netsim.net.fairshare import max_min_rates, progressive_filling
+from netsim.net.flows import FlowNetwork
+from netsim.net.routing import route
+from netsim.net.topology import fat_tree, hosts
 
 K = 16
 GRAD_BYTES = MODEL_BYTES = 1_000_000

@@ -76,7 +76,7 @@ def bench_memory(rule: str, quick: bool, compact: bool = True) -> None:
 
 
 def _sweep_once(workers: int, runs: int, until: float) -> float:
-    from netsim.sweeps import plan_sweep, run_sweep
+    from netsim.sweeps.runner import plan_sweep, run_sweep
     plan = plan_sweep(QUICK, [f"run.seed={','.join(str(s) for s in range(1, runs + 1))}"],
                       sets=[f"run.until={until}", "run.eval_every=50", "run.timeline_until=0"])
     with tempfile.TemporaryDirectory() as tmp:

@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .engine import prepare, simulate
-from .grid import toml_value
-from .metrics import Result
-from .report import write_compare, write_run
-from .runfolder import PHASES, RunData, find_runs, from_result, read_run
-from .scenario import Scenario, load_scenario
-from .sweeps import SweepOutcome, plan_sweep, run_sweep
-from .tables import summary_fields
+from .config.grid import toml_value
+from .config.scenario import Scenario, load_scenario
+from .results.render import write_compare, write_run
+from .results.runfolder import PHASES, RunData, find_runs, from_result, read_run
+from .results.tables import summary_fields
+from .sim.engine import prepare, simulate
+from .sim.records import Result
+from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
 __all__ = ["load", "run", "compare", "sweep", "plot", "write_report", "open_run", "open_runs",
            "Run", "Comparison", "Sweep"]
@@ -181,14 +181,14 @@ def sweep(scenario: str | os.PathLike, grid, *, out, seeds: int = 1, overrides=N
 def plot(*folders, out=None, window: tuple[float, float] | None = None) -> list[Path]:
     """Draw every figure for run, compare or sweep *folders* into *out* (default
     ``<folder>/plots``); return the PNG paths. Raises FolderError for a folder without runs."""
-    from .plots import plot_folders  # matplotlib is imported only when drawing
+    from .results.plots import plot_folders  # matplotlib is imported only when drawing
     return plot_folders(folders, out, window)
 
 
 def write_report(folder: str | os.PathLike, *, fmt: str = "md", out=None,
                  window: tuple[float, float] | None = None) -> Path:
     """Write ``folder/report.md`` (or ``.html``, self-contained) with tables and figures."""
-    from .markdown import write_report as write
+    from .results.report import write_report as write
     return write(folder, fmt=fmt, out=out, window=window)
 
 

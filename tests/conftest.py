@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from netsim.scenario import parse_scenario
+from netsim.config.scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import ROOT
 from typer.testing import CliRunner
 
-from cli import app
-from conftest import ROOT
+from netsim.cli import app
 
 runner = CliRunner()
 QUICK = str(ROOT / "scenarios" / "quickstart.toml")

@@ -1,20 +1,65 @@
-"""Import rules of the layout: SimPy and rich stay where they belong; only cli.py prints."""
+"""The package's architecture, asserted: layers import only downward; SimPy, rich and printing stay home."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "netsim"
-SIMPY_OK = {"engine.py", "measure.py", "probe.py", "worker.py", "network.py", "server.py"}
-RICH_OK = {"report.py"}
-PURE = {"fairshare.py", "aggregate.py", "models.py", "clustering.py", "advisor.py", "topology.py", "blocks.py",
-        "timemodels.py", "routing.py"}
+
+LAYERS = [
+    {"errors"},                           # exceptions that carry a one-line message
+    {"rng", "params"},                    # random streams; TOML tables read with exact errors
+    {"net", "workload"},                  # the cluster's network; models, data, compute times
+    {"grouping"},                         # forming groups from measurements (pure)
+    {"rules"},                            # PS update rules and their pure math
+    {"config"},                           # scenario files → frozen, validated Scenario
+    {"sim"},                              # the SimPy emulation: engine, server, workers, records
+    {"results"},                          # run folders, tables, figures, reports
+    {"sweeps"},                           # grids of runs, executors
+    {"api"},                              # the one front door
+    {"cli"},                              # parse, call the API, render
+]
+LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+SIMPY_HOMES = {"sim", "net"}
+RICH_HOMES = {"results/render.py", "cli.py"}
+PURE = ["net/fairshare.py", "net/routing.py", "net/topology.py", "rules/aggregation.py", "rules/blocks.py",
+        "workload/models.py", "workload/timemodels.py", "grouping/clustering.py", "grouping/advisor.py"]
 
 
-def imports(path: Path) -> set[str]:
+def unit(path: Path) -> str:
+    """The layer unit of a module: its subpackage, or its own name at the top."""
+    rel = path.relative_to(PKG)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def internal_imports(path: Path) -> set[str]:
+    """Units of netsim that *path* imports (relative or absolute)."""
     tree = ast.parse(path.read_text())
-    names = set()
+    rel = path.relative_to(PKG)
+    found = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(rel.parts[:-1])[: len(rel.parts) - node.level]
+                parts = base + (node.module.split(".") if node.module else [])
+                if not parts:
+                    found.update(a.name for a in node.names)
+                else:
+                    found.add(parts[0])
+            elif node.module and node.module.split(".")[0] == "netsim":
+                parts = node.module.split(".")
+                found.add(parts[1] if len(parts) > 1 else "__init__")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "netsim" and len(parts) > 1:
+                    found.add(parts[1])
+    return found
+
+
+def external_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -23,34 +68,57 @@ def imports(path: Path) -> set[str]:
 
 
 def modules():
-    return sorted(PKG.rglob("*.py"))
+    return [p for p in sorted(PKG.rglob("*.py")) if p.relative_to(PKG).parts != ("__init__.py",)]
 
 
-def test_simpy_only_in_the_simulation_modules():
+def test_every_module_belongs_to_a_layer():
     for path in modules():
-        if "simpy" in imports(path):
-            assert path.name in SIMPY_OK, path
+        assert unit(path) in LEVEL, f"{path} is in no layer of tests/test_layering.py"
 
 
-def test_rich_only_in_report():
+def test_imports_point_down_the_layers():
     for path in modules():
-        if "rich" in imports(path):
-            assert path.name in RICH_OK, path
+        here = LEVEL[unit(path)]
+        for other in internal_imports(path):
+            assert other in LEVEL, (path, other)
+            assert LEVEL[other] < here or other == unit(path), \
+                f"{path.relative_to(PKG)} (layer {here}) imports {other} (layer {LEVEL[other]})"
+
+
+def test_simpy_only_in_the_simulation_and_network():
+    for path in modules():
+        if "simpy" in external_imports(path):
+            assert unit(path) in SIMPY_HOMES, path
+
+
+def test_rich_only_in_the_renderers():
+    for path in modules():
+        if "rich" in external_imports(path) or "typer" in external_imports(path):
+            assert str(path.relative_to(PKG)) in RICH_HOMES, path
 
 
 def test_pure_modules_do_no_io_and_no_simulation():
     for name in PURE:
-        found = imports(PKG / name)
+        found = external_imports(PKG / name)
         assert not found & {"simpy", "rich", "typer", "matplotlib", "csv", "json"}, (name, found)
 
 
 def test_no_print_in_the_package():
     for path in modules():
+        if path.name == "cli.py":
+            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
-                raise AssertionError(f"{path}:{node.lineno} prints; only cli.py prints")
+                raise AssertionError(f"{path}:{node.lineno} prints; only the CLI prints")
 
 
 def test_rules_do_not_touch_simpy():
     for path in (PKG / "rules").glob("*.py"):
-        assert "simpy" not in imports(path), path
+        assert "simpy" not in external_imports(path), path
+
+
+def test_tests_mirror_the_package():
+    """Each subpackage with tests has them in tests/<subpackage>/."""
+    tests = Path(__file__).resolve().parent
+    for sub in ("net", "workload", "grouping", "rules", "config", "sim", "results", "sweeps"):
+        assert (tests / sub).is_dir(), f"tests/{sub}/ is missing"

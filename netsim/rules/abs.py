@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..errors import ScenarioError
-from ..schema import Table
+from ..params import Table
 from .base import Push, Rule, RuleContext, read_count, read_lr
 
 __all__ = ["ABS", "next_k", "tau_max"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import ScenarioError
-from ..schema import Table
+from ..params import Table
 from .base import Push, Rule, RuleContext, read_lr
 
 __all__ = ["Backup", "LATE_POLICIES"]

@@ -7,7 +7,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from ..errors import ScenarioError
-from ..schema import Table
+from ..params import Table
 
 __all__ = ["Rule", "KRule", "RuleContext", "Push", "ServerActions", "read_lr", "read_count"]
 

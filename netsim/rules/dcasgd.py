@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ScenarioError
-from ..schema import Table
+from ..params import Table
 from .base import Push, Rule, RuleContext, read_lr
 
 __all__ = ["DCASGDConstant", "DCASGDAdaptive", "dc_delta", "mean_square", "adaptive_lambda"]

@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..clustering import Grouping, choose_grouping, parse_method
 from ..errors import ScenarioError
-from ..schema import Table
+from ..grouping.clustering import Grouping, choose_grouping, parse_method
+from ..params import Table
 from .base import Push, Rule, RuleContext, read_lr
 
 __all__ = ["GSGD", "GroupingSpec", "parse_groups"]

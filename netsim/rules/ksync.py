@@ -1,7 +1,7 @@
 """K-sync SGD (Dutta et al. 2018): first K gradients of a step, cancel the rest."""
 from __future__ import annotations
 
-from ..schema import Table
+from ..params import Table
 from .backup import Backup
 from .base import RuleContext, read_count, read_lr
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aggregate import weighted_mean_by_worker
 from ..errors import ScenarioError
-from ..schema import Table
+from ..params import Table
+from .aggregation import weighted_mean_by_worker
 from .base import Push, Rule, RuleContext, read_count, read_lr
 
 __all__ = ["LGC"]

@@ -1,7 +1,7 @@
 """Stale Synchronous Parallel (Ho et al. 2013) for a gradient PS."""
 from __future__ import annotations
 
-from ..schema import Table
+from ..params import Table
 from .base import Push, Rule, RuleContext, read_lr
 
 __all__ = ["SSP"]

@@ -1,0 +1,304 @@
+"""Scenario files: TOML in, one frozen, validated Scenario out."""
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import ScenarioError
+from ..params import Table, apply_overrides
+from ..rng import Streams
+from ..rules import RULES, Rule, RuleContext
+from ..workload.timemodels import TimeModel, make_time_model
+from .events import Event, parse_events
+from .network_plan import NetworkPlan, parse_network
+
+__all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
+           "parse_scenario", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
+
+DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
+MODEL_NAMES = ("logistic", "smooth_svm", "softmax")
+LABELINGS = ("odd_even", "multiclass", "binary")
+INITS = ("zeros", "normal")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """``[run]``: seed, algorithm, horizon (s), evaluation cadence (s or updates).
+
+    ``timeline_until``: record per-worker phase spans up to this simulated time
+    (s); negative: the whole run; 0: none. ``target_loss`` (> 0): the summary
+    reports when the evaluated training loss first reached it. ``compact_gradients``:
+    keep minibatch gradients as their low-rank factors (needs ``model.l2 = 0``); same
+    results, far less memory with thousands of workers.
+    """
+    seed: int = 0
+    algorithm: str = "gsgd"
+    until: float = 100.0
+    max_updates: int = 0
+    eval_every: float = 0.0
+    eval_every_updates: int = 0
+    batch_size: int = 32
+    timeline_until: float = -1.0
+    target_loss: float = 0.0
+    compact_gradients: bool = False
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """``[data]``: where examples come from and how they are labelled."""
+    source: str = "digits"
+    dir: str | None = None
+    labels: str = "odd_even"
+    test_fraction: float = 0.2
+    add_bias: bool = False
+    train_file: str | None = None
+    test_file: str | None = None
+    n_features: int = 0
+    n_samples: int = 2000
+    n_classes: int = 2
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """``[model]``: the model name, its L2 weight λ, and the initial model."""
+    name: str = "logistic"
+    l2: float = 0.0
+    init: str = "zeros"
+    init_scale: float = 0.01
+
+
+@dataclass(frozen=True)
+class WorkerClass:
+    """``[[workers]]``: *count* workers sharing a compute-time model and latencies (s)."""
+    name: str
+    count: int
+    compute: TimeModel
+    pull_latency: float = 0.0
+    push_latency: float = 0.0
+    datacenter: int | None = None
+    hosts: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario. ``rules`` holds one built Rule per ``[algorithms.X]``."""
+    path: str
+    name: str
+    run: RunSpec
+    data: DataSpec
+    model: ModelSpec
+    workers: tuple[WorkerClass, ...]
+    rules: dict = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)
+    network: NetworkPlan | None = None
+    events: tuple[Event, ...] = ()
+
+    @property
+    def n_workers(self) -> int:
+        return sum(c.count for c in self.workers)
+
+    def classes(self) -> dict[str, tuple[int, ...]]:
+        """Worker class name → its worker ids."""
+        return class_ids(self.workers)
+
+    def pull_latencies(self) -> list[float]:
+        """Fixed pull latency (s) of each worker id."""
+        return [wc.pull_latency for wc in self.workers for _ in range(wc.count)]
+
+    def push_latencies(self) -> list[float]:
+        """Fixed push latency (s) of each worker id."""
+        return [wc.push_latency for wc in self.workers for _ in range(wc.count)]
+
+    def rule(self, name: str | None = None) -> Rule:
+        """A fresh copy of the rule *name* (default: ``run.algorithm``)."""
+        name = name or self.run.algorithm
+        if name not in self.rules:
+            raise ScenarioError("run.algorithm", f"{name!r} has no [algorithms.{name}] table in the scenario "
+                                f"(configured: {', '.join(self.rules) or 'none'}; known rules: {', '.join(RULES)})",
+                                self.path)
+        return copy.deepcopy(self.rules[name])
+
+    def with_algorithm(self, name: str) -> "Scenario":
+        self.rule(name)
+        return replace(self, run=replace(self.run, algorithm=name))
+
+
+def class_ids(workers) -> dict[str, tuple[int, ...]]:
+    """Worker class name → its worker ids (ids are given in class order)."""
+    out, start = {}, 0
+    for wc in workers:
+        out[wc.name] = tuple(range(start, start + wc.count))
+        start += wc.count
+    return out
+
+
+def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: int | None = None,
+                  algorithm: str | None = None, data_dir: str | None = None) -> Scenario:
+    """Read, override and validate a scenario file.
+
+    Raises ScenarioError (with the file set) for anything not allowed.
+    """
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError("(file)", "no such file", str(path)) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ScenarioError("(syntax)", f"not valid TOML: {exc}", str(path)) from None
+    extra = list(overrides)
+    if seed is not None:
+        extra.append(f"run.seed={seed}")
+    if algorithm is not None:
+        extra.append(f'run.algorithm="{algorithm}"')
+    if data_dir is not None:
+        raw.setdefault("data", {})["dir"] = str(Path(data_dir).resolve())
+    try:
+        apply_overrides(raw, extra)
+        return parse_scenario(raw, path)
+    except ScenarioError as exc:
+        exc.file = str(path)
+        raise
+
+
+def parse_scenario(raw: dict, path: Path) -> Scenario:
+    """Validate the dict of a scenario file located at *path*."""
+    raw = copy.deepcopy(raw)
+    top = Table(raw, "")
+    name = top.get("name", str, path.stem)
+    top.get("description", str, "")
+    run = _run(top.table("run", {}))
+    data = _data(top.table("data", {}), path)
+    model = _model(top.table("model", {}))
+    workers = _workers(top.get("workers", list))
+    classes = class_ids(workers)
+    start = sum(wc.count for wc in workers)
+    ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
+    rules = _rules(top.table("algorithms"), ctx)
+    network = None
+    if top.has("network"):
+        for i, wc in enumerate(workers):
+            if wc.pull_latency or wc.push_latency:
+                raise ScenarioError(f"workers[{i}].latency", "fixed latencies apply only without a [network] "
+                                    "table; with one, transfers follow the topology")
+        network = parse_network(top.table("network"), path,
+                                [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
+                                Streams(run.seed).rng("placement"))
+    else:
+        for i, wc in enumerate(workers):
+            if wc.datacenter is not None or wc.hosts:
+                raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
+    if run.compact_gradients and model.l2:
+        raise ScenarioError("run.compact_gradients", f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
+                            "gradient is a dense vector of the model the worker read")
+    if run.compact_gradients and "lgc" in rules:
+        raise ScenarioError("run.compact_gradients", "not available with lgc, which reads partial gradients "
+                            "at the model each straggler read (remove [algorithms.lgc] or this key)")
+    events = parse_events(top.get("events", list, []), until=run.until, classes=classes, n_workers=start,
+                          graph=network.graph if network else None)
+    top.done()
+    if run.algorithm not in rules:
+        raise ScenarioError("run.algorithm", f"{run.algorithm!r} is not configured (configured: {', '.join(rules)})")
+    return Scenario(str(path), name, run, data, model, workers, rules, raw, network, events)
+
+
+def _run(t: Table) -> RunSpec:
+    spec = RunSpec(
+        seed=t.get("seed", int, 0, minimum=0),
+        algorithm=t.get("algorithm", str, "gsgd"),
+        until=t.get("until", float, 100.0, positive=True),
+        max_updates=t.get("max_updates", int, 0, minimum=0),
+        eval_every=t.get("eval_every", float, 0.0, minimum=0),
+        eval_every_updates=t.get("eval_every_updates", int, 0, minimum=0),
+        batch_size=t.get("batch_size", int, 32, positive=True),
+        timeline_until=t.get("timeline_until", float, -1.0),
+        target_loss=t.get("target_loss", float, 0.0, minimum=0.0),
+        compact_gradients=t.get("compact_gradients", bool, False),
+    )
+    t.done()
+    return spec
+
+
+def _data(t: Table, path: Path) -> DataSpec:
+    source = t.get("source", str, "digits", choices=DATA_SOURCES)
+    directory = t.get("dir", str, None)
+    if directory is not None:
+        directory = str((path.parent / os.path.expanduser(directory)).resolve())
+    spec = DataSpec(
+        source=source, dir=directory,
+        labels=t.get("labels", str, "odd_even" if source in ("digits", "mnist") else "binary", choices=LABELINGS),
+        test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
+        add_bias=t.get("add_bias", bool, False),
+        train_file=t.get("train_file", str, None),
+        test_file=t.get("test_file", str, None),
+        n_features=t.get("n_features", int, 0 if source != "synthetic" else 20, minimum=0),
+        n_samples=t.get("n_samples", int, 2000, positive=True),
+        n_classes=t.get("n_classes", int, 2, minimum=2),
+    )
+    if spec.source in ("digits", "mnist") and spec.labels == "binary":
+        raise ScenarioError(t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)")
+    if spec.source in ("libsvm", "synthetic") and spec.labels == "odd_even":
+        raise ScenarioError(t.key("labels"), f"'odd_even' applies to digit data only (allowed for {source}: binary, multiclass)")
+    t.done()
+    return spec
+
+
+def _model(t: Table) -> ModelSpec:
+    name = t.get("name", str, "logistic", choices=MODEL_NAMES)
+    l2 = t.get("l2", (float, dict), 0.0)
+    if isinstance(l2, dict):
+        per_model = t.table("l2")
+        for key in per_model.data:
+            per_model.get(key, float, minimum=0.0)
+            if key not in MODEL_NAMES:
+                raise ScenarioError(per_model.key(key), f"unknown model (allowed: {', '.join(MODEL_NAMES)})")
+        l2 = per_model.data.get(name, 0.0)
+    else:
+        t.get("l2", float, 0.0, minimum=0.0)
+    spec = ModelSpec(name=name, l2=float(l2), init=t.get("init", str, "zeros", choices=INITS),
+                     init_scale=t.get("init_scale", float, 0.01, positive=True))
+    t.done()
+    return spec
+
+
+def _workers(items: list) -> tuple[WorkerClass, ...]:
+    if not items:
+        raise ScenarioError("workers", "at least one [[workers]] class is needed")
+    classes, names = [], set()
+    for i, item in enumerate(items):
+        t = Table(item, f"workers[{i}]")
+        name = t.get("name", str, f"class{i}")
+        if name in names:
+            raise ScenarioError(t.key("name"), f"duplicate worker class name {name!r}")
+        names.add(name)
+        count = t.get("count", int, 1, positive=True)
+        latency = t.get("latency", float, 0.0, minimum=0.0)
+        t.known.append("compute")
+        if "compute" not in t.data:
+            raise ScenarioError(t.key("compute"), "missing (a time in s, or a table {dist = ...})")
+        compute = make_time_model(t.data["compute"], t.key("compute"), count)
+        hosts = t.get("hosts", list, None)
+        if hosts is not None and (len(hosts) != count or not all(isinstance(h, str) for h in hosts)):
+            raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {hosts!r}")
+        classes.append(WorkerClass(name, count, compute,
+                                   pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
+                                   push_latency=t.get("push_latency", float, latency, minimum=0.0),
+                                   datacenter=t.get("datacenter", int, None, minimum=0),
+                                   hosts=tuple(hosts) if hosts else None))
+        t.done()
+    return tuple(classes)
+
+
+def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
+    rules = {}
+    for name in t.data:
+        if name not in RULES:
+            raise ScenarioError(t.key(name), f"unknown algorithm (allowed: {', '.join(RULES)})")
+        sub = t.table(name)
+        rules[name] = RULES[name].from_table(sub, ctx)
+        sub.done()
+    if not rules:
+        raise ScenarioError("algorithms", f"configure at least one algorithm (allowed: {', '.join(RULES)})")
+    return rules

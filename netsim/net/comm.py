@@ -1,0 +1,82 @@
+"""Communication seam: how long a model pull and a gradient push take.
+
+The engine asks a communication model for an event per transfer; a worker
+yields it (or nothing, when the transfer is instantaneous). This module has the
+fixed per-worker latency model; a network model offers the same two methods.
+"""
+from __future__ import annotations
+
+from .flows import FlowNetwork
+
+__all__ = ["FixedLatency", "NetworkComm", "make_comm"]
+
+
+def make_comm(env, pull_s, push_s, plan, n_params: int):
+    """The communication model of a scenario: (comm, FlowNetwork or None).
+
+    Fixed latencies *pull_s*, *push_s* (s per worker) without a network *plan*;
+    else transfers of ``plan.payload_bytes(n_params)`` over its topology.
+    """
+    if plan is None:
+        return FixedLatency(env, pull_s, push_s), None
+    net = FlowNetwork(env, plan.graph, sharing=plan.sharing, header_bytes=plan.header_bytes)
+    payload = plan.payload_bytes(n_params)
+    return NetworkComm(net, plan.ps_host, plan.worker_hosts, payload, payload), net
+
+
+class FixedLatency:
+    """Per-worker constant latencies (s) for a model pull and a gradient push.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    pull_s, push_s : sequence of float, one per worker (s); 0 means instantaneous.
+    """
+
+    def __init__(self, env, pull_s, push_s):
+        self.env = env
+        self.pull_s = list(pull_s)
+        self.push_s = list(push_s)
+
+    def pull(self, worker: int):
+        """Event that fires when *worker* has received the model, or None if at once."""
+        delay = self.pull_s[worker]
+        return self.env.timeout(delay) if delay else None
+
+    def push(self, worker: int):
+        """Event that fires when *worker*'s gradient reached the PS, or None if at once."""
+        delay = self.push_s[worker]
+        return self.env.timeout(delay) if delay else None
+
+
+class NetworkComm:
+    """Transfers over a :class:`netsim.network.FlowNetwork`: a pull carries the model
+    PS → worker host, a push carries the gradient worker host → PS (bytes include
+    the header). A transfer that takes no time at all (zero latency, infinite
+    bandwidth) is instantaneous, exactly as a zero fixed latency.
+
+    Parameters
+    ----------
+    net : FlowNetwork
+    ps_host : the PS's host;  worker_hosts : one host per worker id.
+    model_bytes, grad_bytes : int, message sizes (bytes).
+    """
+
+    def __init__(self, net, ps_host, worker_hosts, model_bytes: int, grad_bytes: int):
+        self.net = net
+        self.ps_host = ps_host
+        self.hosts = list(worker_hosts)
+        self.model_bytes = model_bytes
+        self.grad_bytes = grad_bytes
+        self.instant = [net.min_transfer_time(ps_host, h, model_bytes) == 0
+                        and net.min_transfer_time(h, ps_host, grad_bytes) == 0 for h in self.hosts]
+
+    def pull(self, worker: int):
+        if self.instant[worker]:
+            return None
+        return self.net.transfer(self.ps_host, self.hosts[worker], self.model_bytes, flow_key=("pull", worker))
+
+    def push(self, worker: int):
+        if self.instant[worker]:
+            return None
+        return self.net.transfer(self.hosts[worker], self.ps_host, self.grad_bytes, flow_key=("push", worker))

@@ -1,0 +1,135 @@
+"""Choose the hosts of the parameter server and of the workers."""
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+
+from .topology import TopologyError, natural_key
+from .topology import hosts as list_hosts
+
+__all__ = ["place", "POLICIES"]
+
+POLICIES = ("packed", "spread", "per_datacenter", "random")
+
+
+def _check_host(G, name, what):
+    if name not in G or G.nodes[name].get("role") != "host":
+        raise TopologyError(f"{what} {name!r}", "is not a host of the topology")
+    return name
+
+
+def _interleave(groups):
+    """Round-robin over lists: [[a, b], [c]] -> [a, c, b]."""
+    out = []
+    for layer in itertools.zip_longest(*groups):
+        out.extend(x for x in layer if x is not None)
+    return out
+
+
+def _rack(G, h):
+    switches = sorted((n for n in G.adj[h] if G.nodes[n].get("role") != "host"), key=natural_key)
+    return switches[0] if switches else h
+
+
+def _spread(G, candidates):
+    """Hosts ordered so that consecutive picks alternate datacenter, pod, then rack."""
+    def split(items, level):
+        if level == 3:
+            return items
+        keys = {}
+        for h in items:
+            attrs = G.nodes[h]
+            key = (attrs.get("dc"), attrs.get("pod"), _rack(G, h))[level]
+            keys.setdefault(key, []).append(h)
+        return _interleave([split(group, level + 1) for group in keys.values()])
+
+    return split(candidates, 0)
+
+
+def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=None, rng=None):
+    """Pick the PS host and *n_workers* distinct worker hosts.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Topology (see :mod:`netsim.topology`).
+    n_workers : int
+        Number of workers, >= 1.
+    policy : {"packed", "spread", "per_datacenter", "random"}, default "packed"
+        Ignored when *hosts* is given. ``"packed"`` fills hosts in natural
+        order; ``"spread"`` deals round-robin across datacenters, then pods,
+        then racks (a host's first switch); ``"per_datacenter"`` takes
+        ``counts[dc]`` hosts of each datacenter, packed; ``"random"`` draws
+        uniformly without replacement with *rng*.
+    ps_host : node, optional
+        Host of the PS; default the first host in natural order.
+    hosts : sequence of node, optional
+        Explicit worker hosts (length *n_workers*).
+    counts : dict of int to int or sequence of int, optional
+        Workers per datacenter id, for ``"per_datacenter"``; sums to *n_workers*.
+    rng : numpy.random.Generator, optional
+        Required by ``"random"``.
+
+    Returns
+    -------
+    (ps_host, list of worker hosts)
+        Workers never include the PS host.
+
+    Raises
+    ------
+    TopologyError
+        Unknown host names, too few hosts, bad counts, or a worker host with
+        no path to the PS (the message names it).
+    """
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+        raise TopologyError("n_workers", f"must be an integer >= 1, got {n_workers!r}")
+    all_hosts = list_hosts(G)
+    if not all_hosts:
+        raise TopologyError("graph", "has no host")
+    ps_host = _check_host(G, all_hosts[0] if ps_host is None else ps_host, "ps_host")
+    free = [h for h in all_hosts if h != ps_host]
+    if hosts is not None:
+        workers = [_check_host(G, h, "worker host") for h in hosts]
+        if len(workers) != n_workers:
+            raise TopologyError("hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}")
+        if len(set(workers)) != len(workers) or ps_host in workers:
+            raise TopologyError("hosts", f"must be distinct and exclude the PS host {ps_host!r}")
+    elif policy == "per_datacenter":
+        workers = _per_datacenter(G, free, n_workers, counts)
+    else:
+        if n_workers > len(free):
+            raise TopologyError("n_workers", f"{n_workers} workers but only {len(free)} hosts "
+                                             f"besides the PS host {ps_host!r}")
+        if policy == "packed":
+            workers = free[:n_workers]
+        elif policy == "spread":
+            workers = _spread(G, free)[:n_workers]
+        elif policy == "random":
+            if rng is None:
+                raise TopologyError("rng", "policy 'random' needs a numpy Generator, got None")
+            workers = [free[i] for i in rng.choice(len(free), size=n_workers, replace=False)]
+        else:
+            raise TopologyError("policy", f"must be one of {POLICIES}, got {policy!r}")
+    reachable = nx.node_connected_component(G, ps_host)
+    for w in workers:
+        if w not in reachable:
+            raise TopologyError(f"worker host {w!r}", f"has no path to the PS host {ps_host!r}")
+    return ps_host, workers
+
+
+def _per_datacenter(G, free, n_workers, counts):
+    if counts is None:
+        raise TopologyError("counts", "policy 'per_datacenter' needs counts per datacenter, got None")
+    if not isinstance(counts, dict):
+        counts = dict(enumerate(counts))
+    if sum(counts.values()) != n_workers:
+        raise TopologyError("counts", f"must sum to n_workers={n_workers}, got {counts!r}")
+    workers = []
+    for dc, n in counts.items():
+        pool = [h for h in free if G.nodes[h].get("dc") == dc]
+        if not isinstance(n, int) or not 0 <= n <= len(pool):
+            raise TopologyError(f"counts[{dc!r}]", f"must be in 0..{len(pool)} (free hosts of "
+                                                   f"datacenter {dc!r}), got {n!r}")
+        workers.extend(pool[:n])
+    return workers

@@ -1,0 +1,89 @@
+"""Measure round-trip and pull+push times of workers on a modelled network."""
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from .flows import FlowNetwork
+
+__all__ = ["probe"]
+
+
+def _ping_pull_push(env, net, ps, worker, probe_bytes, model_bytes, grad_bytes, out, i, r):
+    """One worker: probe to the PS and back, then pull the model and push a gradient."""
+    t0 = env.now
+    yield net.transfer(worker, ps, probe_bytes)
+    yield net.transfer(ps, worker, probe_bytes)
+    t1 = env.now
+    yield net.transfer(ps, worker, model_bytes)
+    yield net.transfer(worker, ps, grad_bytes)
+    out["rtt"][r, i] = t1 - t0
+    out["pull_push"][r, i] = env.now - t1
+
+
+def _alone(env, net, ps, workers, sizes, out, rounds):
+    for r in range(rounds):
+        for i, w in enumerate(workers):
+            yield env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
+
+
+def _loaded(env, net, ps, workers, sizes, out, rounds):
+    for r in range(rounds):
+        yield env.all_of([env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
+                          for i, w in enumerate(workers)])
+
+
+def probe(G, ps_host, worker_hosts, *, model_bytes, grad_bytes, probe_bytes=64, rounds=3,
+          load=False, sharing="maxmin", header_bytes=0):
+    """Measure each worker's round-trip and pull+push times to the PS.
+
+    Runs a private :class:`simpy.Environment` and :class:`FlowNetwork` on *G*.
+    A measurement is: the worker sends *probe_bytes* to the PS, which answers
+    with *probe_bytes* (round-trip time); then the worker pulls *model_bytes*
+    from the PS and pushes *grad_bytes* to it (pull+push time). "Alone", the
+    workers measure one at a time; "loaded", all workers measure at once, so
+    they share links (a round ends when every worker is done).
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Topology (see :mod:`netsim.topology`).
+    ps_host : node
+        Host of the parameter server.
+    worker_hosts : sequence of node, length n_workers
+    model_bytes, grad_bytes : int
+        Sizes of the pulled model and the pushed gradient, bytes.
+    probe_bytes : int, default 64
+        Size of each probe message, bytes.
+    rounds : int, default 3
+        Measurements per worker, averaged. The network model is
+        deterministic, so rounds agree unless the network is loaded by
+        unequal flows; the argument is kept for jittered models.
+    load : bool, default False
+        Also measure under load (keys ``*_loaded``).
+    sharing, header_bytes
+        Passed to :class:`FlowNetwork`.
+
+    Returns
+    -------
+    dict of str to ndarray of shape (n_workers,)
+        ``"rtt"`` and ``"pull_push"`` (s), measured alone, and with *load*
+        also ``"rtt_loaded"`` and ``"pull_push_loaded"`` (s); entry i is
+        worker ``worker_hosts[i]``.
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    workers = list(worker_hosts)
+    sizes = (probe_bytes, model_bytes, grad_bytes)
+    result = {}
+    modes = [("", _alone)] + ([("_loaded", _loaded)] if load else [])
+    for suffix, driver in modes:
+        env = simpy.Environment()
+        net = FlowNetwork(env, G, sharing=sharing, header_bytes=header_bytes)
+        out = {"rtt": np.zeros((rounds, len(workers))),
+               "pull_push": np.zeros((rounds, len(workers)))}
+        env.process(driver(env, net, ps_host, workers, sizes, out, rounds))
+        env.run()
+        for name, samples in out.items():
+            result[name + suffix] = samples.mean(axis=0)
+    return result

@@ -1,0 +1,208 @@
+"""PNG figures of run folders: curves, staleness histograms, per-group update rates.
+
+Matplotlib only, headless: figures are :class:`matplotlib.figure.Figure`
+objects rendered by Agg, so no pyplot state and no display backend is touched.
+Every function takes :class:`netsim.runfolder.RunData` lists and returns the
+paths it wrote.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+from .runfolder import RunData, find_runs, relabel
+from .timeline import plot_timeline
+
+__all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "CURVE_FILES"]
+
+CURVE_FILES = {("loss", "update"): "loss_vs_updates.png", ("loss", "sim_time"): "loss_vs_time.png",
+               ("test_accuracy", "update"): "accuracy_vs_updates.png",
+               ("test_accuracy", "sim_time"): "accuracy_vs_time.png"}
+AXIS_LABEL = {"update": "model updates (PS versions)", "sim_time": "simulated time (s)",
+              "loss": "training loss (objective with L2 term)", "test_accuracy": "test accuracy"}
+WHAT = {"loss": "training loss", "test_accuracy": "test accuracy", "update": "updates", "sim_time": "simulated time"}
+MAX_PANELS = 12
+MAX_TIMELINES = 6
+LINESTYLES = ("-", "--", ":", "-.")
+DPI = 110
+
+
+def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float, float] | None = None) -> list[Path]:
+    """All figures for the runs found in *folders* (run, compare or sweep folders).
+
+    *out_dir* defaults to ``<folder>/plots`` for one folder, else ``./plots``;
+    *window* (start, end) in simulated seconds limits the timeline.
+    Raises :class:`netsim.runfolder.FolderError` for a folder without runs.
+    """
+    folders = [Path(f) for f in folders]
+    runs = []
+    for folder in folders:
+        found = find_runs(folder)
+        runs += relabel(found, lambda r, f=folder: f.name) if len(folders) > 1 else found
+    out = Path(out_dir) if out_dir is not None else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
+    return plot_runs(runs, out, window)
+
+
+def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, float] | None = None) -> list[Path]:
+    """Write the four curve PNGs, ``timeline.png`` (runs with a timeline),
+    ``staleness.png`` and ``update_rate.png`` into *out_dir*; return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = plot_curves(runs, out)
+    timed = [r for r in runs if r.timeline is not None]
+    if timed:
+        paths.append(plot_timeline(_first_per_group(timed)[:MAX_TIMELINES], out / "timeline.png", window,
+                                   _title_head(runs)))
+    paths.append(plot_staleness(runs, out / "staleness.png"))
+    paths.append(plot_update_rate(runs, out / "update_rate.png"))
+    return paths
+
+
+def _colors(runs: list[RunData]) -> dict[str, tuple]:
+    """One tab10 colour per group; beyond ten groups, line styles tell them apart."""
+    from matplotlib import colormaps
+    cmap = colormaps["tab10"]
+    return {g: cmap(i % 10) for i, g in enumerate(dict.fromkeys(r.group for r in runs))}
+
+
+def _dashes(runs: list[RunData]) -> dict[str, str]:
+    return {g: LINESTYLES[(i // 10) % len(LINESTYLES)] for i, g in enumerate(dict.fromkeys(r.group for r in runs))}
+
+
+def _title_head(runs: list[RunData]) -> str:
+    names = list(dict.fromkeys(r.summary.get("scenario", "") for r in runs))
+    seeds = sorted({r.summary["seed"] for r in runs})
+    seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})"
+    workers = sorted({len(r.summary["workers"]) for r in runs})
+    return f"{', '.join(names)} — {seed_text}, {'/'.join(map(str, workers))} workers"
+
+
+def _mean_note(runs: list[RunData]) -> str:
+    n = max(sum(1 for r in runs if r.group == g) for g in {r.group for r in runs})
+    return f" (mean over {n} seeds)" if n > 1 else ""
+
+
+def _first_per_group(runs: list[RunData]) -> list[RunData]:
+    seen: dict[str, RunData] = {}
+    for r in runs:
+        seen.setdefault(r.group, r)
+    return list(seen.values())[:MAX_PANELS]
+
+
+def plot_curves(runs: list[RunData], out_dir: Path) -> list[Path]:
+    """Loss and accuracy against updates and against simulated time: four PNGs,
+    one line per run, one colour (and legend entry) per group."""
+    colors, dashes, paths = _colors(runs), _dashes(runs), []
+    several = len(runs) > len({r.group for r in runs})
+    outside = len(colors) > 8  # a long legend goes to the right of the axes
+    for (y, x), name in CURVE_FILES.items():
+        fig = Figure(figsize=(9.5 if outside else 7.5, 4.6), dpi=DPI, layout="constrained")
+        ax = fig.add_subplot()
+        labelled = set()
+        for r in runs:
+            xs, ys = r.curve[x], r.curve[y]
+            if x == "update":  # log axis: start from update 1 and keep the first evaluation at x = 1
+                xs = np.maximum(xs, 1)
+            label = None if r.group in labelled else r.group
+            labelled.add(r.group)
+            ax.plot(xs, ys, color=colors[r.group], ls=dashes[r.group], label=label, lw=1.2 if several else 1.8,
+                    alpha=0.75 if several else 1.0, marker="." if len(xs) <= 40 else None, ms=4)
+        if x == "update":
+            ax.set_xscale("log")
+        if y == "test_accuracy":
+            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_xlabel(AXIS_LABEL[x] + (", log scale (update 0 drawn at 1)" if x == "update" else ""))
+        ax.set_ylabel(AXIS_LABEL[y])
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(title="one line per seed" if several else None, fontsize="small",
+                  **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
+        fig.suptitle(f"{WHAT[y].capitalize()} vs {WHAT[x]}\n{_title_head(runs)}", fontsize="medium")
+        fig.savefig(out_dir / name)
+        paths.append(out_dir / name)
+    return paths
+
+
+def _panels(n: int, title: str, height: float = 2.6, sharey: bool = False) -> tuple[Figure, list]:
+    n = min(n, MAX_PANELS)
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    fig = Figure(figsize=(3.6 * cols + 0.6, height * rows + 0.9), dpi=DPI, layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False, sharey=sharey).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize="medium")
+    return fig, list(axes[:n])
+
+
+def _pooled(runs: list[RunData]) -> dict[str, list[RunData]]:
+    pooled: dict[str, list[RunData]] = {}
+    for r in runs:
+        pooled.setdefault(r.group, []).append(r)
+    return dict(list(pooled.items())[:MAX_PANELS])
+
+
+def plot_staleness(runs: list[RunData], path: Path) -> Path:
+    """Histogram of applied-gradient staleness (PS versions), one panel per group
+    (seeds pooled), as a share of that group's applied gradients."""
+    pooled, colors = _pooled(runs), _colors(runs)
+    fig, axes = _panels(len(pooled), f"Staleness of applied gradients{_mean_note(runs).replace('mean over', 'pooled over')}\n"
+                               f"{_title_head(runs)}")
+    top = max((int(r.updates["staleness"].max()) for r in runs if len(r.updates["staleness"])), default=0)
+    for ax, (group, members) in zip(axes, pooled.items()):
+        s = np.concatenate([r.updates["staleness"] for r in members])
+        counts = np.bincount(s, minlength=top + 1) if len(s) else np.zeros(top + 1)
+        share = counts / max(len(s), 1)
+        ax.bar(np.arange(top + 1), share, width=0.9, color=colors[group])
+        ax.set_title(f"{group}\nmean {s.mean() if len(s) else 0:.2f}, max {s.max() if len(s) else 0}", fontsize="small")
+        ax.set_xlim(-0.8, top + 0.8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.set_xlabel("staleness τ (PS versions)", fontsize="small")
+        ax.set_ylabel("share of applied gradients", fontsize="small")
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.savefig(path)
+    return path
+
+
+def group_names(summary: dict) -> list[str]:
+    """A short name per group: its worker class when it is exactly one class,
+    ``id (class)`` for a lone worker, else the classes joined by ``+``."""
+    cls = [w["worker_class"] for w in summary["workers"]]
+    size = {c: cls.count(c) for c in cls}
+    names = []
+    for g in summary["groups"]:
+        members = g["members"]
+        kinds = list(dict.fromkeys(cls[m] for m in members))
+        if len(members) == 1 and size[kinds[0]] > 1:
+            names.append(f"{members[0]} ({kinds[0]})")
+        else:
+            names.append("+".join(kinds) + ("" if sum(size[k] for k in kinds) == len(members) else f" ({len(members)})"))
+    return names
+
+
+def plot_update_rate(runs: list[RunData], path: Path) -> Path:
+    """Model updates per simulated second of each group, one panel per group of
+    runs (mean over seeds)."""
+    pooled, colors = _pooled(runs), _colors(runs)
+    fig, axes = _panels(len(pooled), f"Model updates per simulated second, per group{_mean_note(runs)}\n"
+                               f"{_title_head(runs)}", sharey=True)
+    for ax, (group, members) in zip(axes, pooled.items()):
+        per_run = [[g["updates"] / r.summary["sim_time"] if r.summary["sim_time"] else 0.0
+                    for g in r.summary["groups"]] for r in members]
+        if len({len(x) for x in per_run}) > 1:  # seeds formed different groups: show the first seed's
+            per_run, members = per_run[:1], members[:1]
+        rates = np.mean(per_run, axis=0)
+        names = group_names(members[0].summary)
+        ax.bar(np.arange(len(rates)), rates, color=colors[group])
+        if len(rates) <= 24:
+            ax.set_xticks(np.arange(len(rates)), names, rotation=45 if len(rates) > 4 else 0,
+                          ha="right" if len(rates) > 4 else "center", fontsize="x-small")
+        ax.set_title(f"{group}\ntotal {rates.sum():.3g} updates/s", fontsize="small")
+        ax.set_xlabel(f"group ({len(rates)})", fontsize="small")
+        ax.set_ylabel("updates per simulated s", fontsize="small")
+        ax.grid(True, axis="y", alpha=0.3)
+    fig.savefig(path)
+    return path

@@ -1,0 +1,104 @@
+"""Run folders (summary.json, curve.csv, updates.csv) and rich renderables; no printing."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from rich.console import Group
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from ..sim.records import PHASES, Result, summarize
+
+__all__ = ["write_run", "write_compare", "summary_json", "compare_table", "live_view", "plain_line"]
+
+MAX_LIVE_ROWS = 24
+
+
+def summary_json(summary: dict) -> str:
+    """The summary as stable JSON text (same summary → same bytes)."""
+    return json.dumps(summary, indent=2, allow_nan=True) + "\n"
+
+
+def write_run(result: Result, out_dir: str | Path) -> dict:
+    """Write summary.json, curve.csv, updates.csv, and dropped.csv / timeline.csv when
+    there is something to put in them, into *out_dir*."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rec = result.records
+    with open(out / "curve.csv", "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["update", "sim_time", "loss", "test_accuracy"])
+        writer.writerows([u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve)
+    with open(out / "updates.csv", "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["version", "sim_time", "worker", "group", "staleness"])
+        writer.writerows(zip(rec.version, map(repr, rec.time), rec.worker, rec.group, rec.staleness))
+    if rec.drop_time:
+        with open(out / "dropped.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["sim_time", "worker", "version_read", "reason"])
+            writer.writerows(zip(map(repr, rec.drop_time), rec.drop_worker, rec.drop_version, rec.drop_reason))
+    if rec.spans:
+        with open(out / "timeline.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["worker", "phase", "start", "end"])
+            writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
+    summary = summarize(result)
+    (out / "summary.json").write_text(summary_json(summary))
+    return summary
+
+
+def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
+    """compare.json: the list of per-algorithm summaries."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "compare.json").write_text(json.dumps(summaries, indent=2) + "\n")
+
+
+def _fmt(value, spec: str = ".4g") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def compare_table(summaries: list[dict], title: str = "") -> Table:
+    """One row per run: updates, time, loss, accuracy, staleness, idle share."""
+    table = Table(title=title or None)
+    target = any("time_to_target_s" in s for s in summaries)
+    cols = ["algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc",
+            "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("algorithm", "status") else "right")
+    for s in summaries:
+        total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] for w in s["workers"]) or 1.0
+        idle = 100.0 * sum(w["idle_s"] for w in s["workers"]) / total
+        st = s["staleness"]
+        table.add_row(Text(s.get("label", s["algorithm"])), str(len(s["groups"])), str(s["updates"]),
+                      _fmt(s["sim_time"], ".6g"), _fmt(s["final_loss"], ".5f"),
+                      _fmt(s["final_test_accuracy"], ".4f"), _fmt(st["mean"], ".2f"),
+                      _fmt(st["p95"], ".1f"), str(st["max"]), _fmt(idle, ".1f"),
+                      *([_fmt(s.get("time_to_target_s"), ".5g")] if target else []), s["status"])
+    return table
+
+
+def live_view(snap: dict, title: str = "") -> Group:
+    """Per-group table plus a progress bar in simulated time."""
+    table = Table(title=title or Text(f"{snap['algorithm']}  t = {snap['sim_time']:.6g} / {snap['until']:g} s  "
+                                      f"updates {snap['updates']}  loss {_fmt(snap['loss'], '.5f')}"))
+    for col in ("group", "members", "updates", "mean staleness", "idle %"):
+        table.add_column(col, justify="right")
+    groups = snap["groups"]
+    for g in groups[:MAX_LIVE_ROWS]:
+        table.add_row(str(g["id"]), str(g["members"]), str(g["updates"]),
+                      f"{g['mean_staleness']:.2f}", f"{g['idle_pct']:.1f}")
+    if len(groups) > MAX_LIVE_ROWS:
+        table.add_row(f"… {len(groups) - MAX_LIVE_ROWS} more", "", "", "", "")
+    bar = ProgressBar(total=snap["until"], completed=min(snap["sim_time"], snap["until"]))
+    return Group(table, bar)
+
+
+def plain_line(snap: dict) -> str:
+    """One line of progress for non-terminal output."""
+    return (f"{snap['algorithm']}: t={snap['sim_time']:.6g}/{snap['until']:g} s "
+            f"updates={snap['updates']} loss={_fmt(snap['loss'], '.5f')} "
+            f"test_acc={_fmt(snap['test_accuracy'], '.4f')}")

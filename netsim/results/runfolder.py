@@ -1,0 +1,147 @@
+"""Reading run folders back: one run, a ``compare`` folder or a ``sweep`` folder.
+
+A run folder holds ``summary.json``, ``curve.csv``, ``updates.csv`` and maybe
+``timeline.csv`` and ``dropped.csv`` (see README, "Output files"). Columns are
+returned as numpy arrays keyed by their CSV header names.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from ..config.grid import SEED_KEY, format_value
+from ..sim.records import PHASES, Result, summarize
+
+__all__ = ["RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
+
+CURVE = ("update", "sim_time", "loss", "test_accuracy")
+UPDATES = ("version", "sim_time", "worker", "group", "staleness")
+
+
+class FolderError(ValueError):
+    """A folder is missing or holds no run; the message names it."""
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One run as plain columns.
+
+    Attributes
+    ----------
+    summary : dict, the ``summary.json`` contract.
+    curve : dict of ndarray (n_evaluations,): update, sim_time (s), loss, test_accuracy.
+    updates : dict of ndarray (n_applied_gradients,): version, sim_time (s), worker, group, staleness.
+    timeline : dict of ndarray (n_spans,) or None: worker, phase (index into PHASES), start, end (s).
+    label : str, the legend entry of this run; runs sharing *group* share a colour (seeds).
+    values : dict, swept ``{key: value}`` when the run is part of a sweep.
+    """
+    path: Path | None
+    summary: dict
+    curve: dict
+    updates: dict
+    timeline: dict | None = None
+    label: str = ""
+    group: str = ""
+    values: dict = field(default_factory=dict)
+
+
+def _columns(path: Path, names, kinds) -> dict:
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    body = rows[1:]
+    return {name: np.array([kind(r[i]) for r in body], dtype=kind) for i, (name, kind) in enumerate(zip(names, kinds))}
+
+
+def read_run(path: str | Path, label: str = "", group: str = "", values: dict | None = None) -> RunData:
+    """Read the run folder *path*. Raises FolderError when ``summary.json`` is missing."""
+    path = Path(path)
+    if not (path / "summary.json").is_file():
+        raise FolderError(f"{path}: no summary.json (not a run folder)")
+    summary = json.loads((path / "summary.json").read_text())
+    curve = _columns(path / "curve.csv", CURVE, (int, float, float, float))
+    updates = _columns(path / "updates.csv", UPDATES, (int, float, int, int, int))
+    timeline = None
+    if (path / "timeline.csv").is_file():
+        with open(path / "timeline.csv", newline="") as fh:
+            rows = list(csv.reader(fh))[1:]
+        index = {name: i for i, name in enumerate(PHASES)}
+        timeline = {"worker": np.array([int(r[0]) for r in rows], dtype=int),
+                    "phase": np.array([index[r[1]] for r in rows], dtype=int),
+                    "start": np.array([float(r[2]) for r in rows]),
+                    "end": np.array([float(r[3]) for r in rows])}
+    label = label or summary["algorithm"].upper()
+    return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
+
+
+def from_result(result: Result, path: Path | None = None) -> RunData:
+    """The same columns straight from an in-memory Result (no files)."""
+    rec = result.records
+    curve = {name: np.array([row[i] for row in rec.curve]) for i, name in enumerate(CURVE)}
+    updates = {"version": np.array(rec.version, dtype=int), "sim_time": np.array(rec.time, dtype=float),
+               "worker": np.array(rec.worker, dtype=int), "group": np.array(rec.group, dtype=int),
+               "staleness": np.array(rec.staleness, dtype=int)}
+    timeline = None
+    if rec.spans:
+        spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
+        timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
+    label = result.algorithm.upper()
+    return RunData(path, summarize(result), curve, updates, timeline, label, label)
+
+
+def short_label(values: dict) -> str:
+    """Legend text for swept values: ``GSGD, groups=[[fast],[slow]]`` (seed left out)."""
+    parts = []
+    for key, value in values.items():
+        if key == SEED_KEY:
+            continue
+        text = format_value(value).replace('"', "").replace(", ", ",")
+        parts.append(text.upper() if key == "run.algorithm" else f"{key.rsplit('.', 1)[-1]}={text}")
+    return ", ".join(parts)
+
+
+def find_runs(path: str | Path) -> list[RunData]:
+    """Every run under *path*: the run itself, a compare folder's rules in their
+    order, a sweep's points in grid order, or else each subfolder holding a run.
+
+    Raises FolderError when *path* is missing or holds no run.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise FolderError(f"{path}: no such folder")
+    if (path / "summary.json").is_file():
+        return [read_run(path)]
+    if (path / "sweep.json").is_file():
+        return _sweep_runs(path)
+    runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
+    if (path / "compare.json").is_file():
+        order = [s["algorithm"] for s in json.loads((path / "compare.json").read_text())]
+        runs.sort(key=lambda r: order.index(r.summary["algorithm"]) if r.summary["algorithm"] in order else len(order))
+    if not runs:
+        raise FolderError(f"{path}: no run folders (expected summary.json, compare.json or sweep.json)")
+    return runs
+
+
+def _sweep_runs(path: Path) -> list[RunData]:
+    plan = json.loads((path / "sweep.json").read_text())
+    runs = []
+    for point in plan["points"]:
+        folder = path / point["folder"]
+        if not (folder / "summary.json").is_file():
+            continue  # not run yet (interrupted sweep)
+        values = point["values"]
+        group = short_label(values) or plan.get("name", "run")
+        seed = values.get(SEED_KEY)
+        label = group if seed is None else f"{group} (seed {seed})"
+        runs.append(read_run(folder, label=label, group=group, values=values))
+    if not runs:
+        raise FolderError(f"{path}: the sweep has no finished run yet")
+    return runs
+
+
+def relabel(runs: list[RunData], prefix_of) -> list[RunData]:
+    """Prefix labels and groups with ``prefix_of(run)`` (to tell runs of several folders apart)."""
+    return [replace(r, label=f"{prefix_of(r)}: {r.label}", group=f"{prefix_of(r)}: {r.group}") for r in runs]

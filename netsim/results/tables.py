@@ -1,0 +1,131 @@
+"""Plain tables from run summaries: sweep rows, mean and 95 % CI per grid point (pure)."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import numpy as np
+
+from ..config.grid import SEED_KEY, format_value
+
+__all__ = ["summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "idle_pct", "METRICS"]
+
+METRICS = ("final_loss", "final_test_accuracy", "updates", "staleness_mean", "idle_pct")
+"""Summary fields averaged over seeds in the mean/CI table."""
+
+
+def idle_pct(summary: dict) -> float:
+    """Share (%) of all workers' time spent idle."""
+    total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] + w.get("down_s", 0.0) for w in summary["workers"])
+    return 100.0 * sum(w["idle_s"] for w in summary["workers"]) / total if total else 0.0
+
+
+def summary_fields(summary: dict) -> dict:
+    """The flat fields of one run's summary.json, in sweep.csv order (``wall_s`` last)."""
+    st = summary["staleness"]
+    return {"algorithm": summary["algorithm"], "seed": summary["seed"], "status": summary["status"],
+            "sim_time": summary["sim_time"], "updates": summary["updates"],
+            "gradients_applied": summary["gradients_applied"], "gradients_dropped": summary["gradients_dropped"],
+            "final_loss": summary["final_loss"], "final_test_accuracy": summary["final_test_accuracy"],
+            "staleness_mean": st["mean"], "staleness_p50": st["p50"], "staleness_p95": st["p95"],
+            "staleness_max": st["max"], "idle_pct": idle_pct(summary), "groups": len(summary["groups"]),
+            "wall_s": summary["wall_s"]}
+
+
+def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
+    """One row per run: ``point`` (folder name), the swept values by key, then
+    :func:`summary_fields` (``algorithm``/``seed`` only when not swept).
+
+    *points* holds ``(folder, values, summary)`` in grid order.
+    """
+    rows = []
+    for folder, values, summary in points:
+        fields = summary_fields(summary)
+        if "run.algorithm" in values:
+            del fields["algorithm"]
+        if SEED_KEY in values:
+            del fields["seed"]
+        rows.append({"point": folder, **values, **fields})
+    return rows
+
+
+def aggregate(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Mean and 95 % confidence half-width (Student t) of :data:`METRICS` over the
+    runs that share the values of *keys* (seeds pooled), in first-seen order.
+
+    Failed runs (status other than ``ok``) are counted but not averaged. Each
+    output row: the *keys*, ``runs``, ``failed``, then ``M_mean`` and ``M_ci95``
+    per metric (``M_ci95`` is NaN with fewer than two runs).
+    """
+    from scipy import (
+        stats,  # a scikit-learn dependency; imported here to keep `import netsim` light
+    )
+
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(tuple(format_value(row[k]) for k in keys), []).append(row)
+    table = []
+    for members in groups.values():
+        ok = [r for r in members if r["status"] == "ok"]
+        out = {k: members[0][k] for k in keys}
+        out.update(runs=len(members), failed=len(members) - len(ok))
+        for metric in METRICS:
+            x = np.array([r[metric] for r in ok if r[metric] is not None], dtype=float)
+            out[f"{metric}_mean"] = float(x.mean()) if len(x) else math.nan
+            out[f"{metric}_ci95"] = (float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+                                     if len(x) > 1 else math.nan)
+        table.append(out)
+    return table
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return format_value(value)
+
+
+def to_csv(rows: list[dict]) -> str:
+    """CSV text of *rows* (header from the first row); floats exact, missing → empty."""
+    if not rows:
+        return ""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(list(rows[0]))
+    writer.writerows([_cell(v) for v in row.values()] for row in rows)
+    return buf.getvalue()
+
+
+def _num(value, spec: str) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """(header, rows of text) comparing runs: updates, loss, accuracy, staleness, idle."""
+    header = ["run", "groups", "updates", "sim time (s)", "final loss", "test acc", "staleness mean",
+              "p95", "max", "idle %", "status"]
+    rows = []
+    for i, s in enumerate(summaries):
+        st = s["staleness"]
+        rows.append([labels[i] if labels else s["algorithm"], str(len(s["groups"])), str(s["updates"]),
+                     _num(s["sim_time"], ".6g"), _num(s["final_loss"], ".5f"), _num(s["final_test_accuracy"], ".4f"),
+                     _num(st["mean"], ".2f"), _num(st["p95"], ".1f"), str(st["max"]), _num(idle_pct(s), ".1f"),
+                     s["status"]])
+    return header, rows
+
+
+def aggregate_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows of text) of an :func:`aggregate` table: ``mean ± ci95`` cells."""
+    header = [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
+    spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
+            "idle_pct": ".1f"}
+    rows = []
+    for row in table:
+        cells = [format_value(row[k]) for k in keys] + [f"{row['runs']}" + (f" ({row['failed']} failed)" if row["failed"] else "")]
+        for m in METRICS:
+            mean, ci = row[f"{m}_mean"], row[f"{m}_ci95"]
+            cells.append(_num(mean, spec[m]) + ("" if math.isnan(ci) else f" ± {ci:{spec[m]}}"))
+        rows.append(cells)
+    return header, rows

@@ -1,0 +1,294 @@
+"""The one composer: scenario → SimPy environment, PS, workers → Result."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from ..config.scenario import Scenario
+from ..net.comm import make_comm
+from ..rng import Streams
+from ..workload.datasets import Dataset, shard
+from ..workload.loading import load_data
+from ..workload.models import Model, make_model
+from .measurement import measure
+from .records import Recorder, Result, WorkerStats
+from .server import ParameterServer
+from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
+
+__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every algorithm of one scenario and seed shares: data, shards, initial model."""
+    dataset: Dataset
+    model: Model
+    shards: tuple
+    w0: np.ndarray
+
+
+def prepare(scenario: Scenario) -> Prepared:
+    """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
+    streams = Streams(scenario.run.seed)
+    dataset = load_data(scenario.data, streams.rng("data"))
+    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
+    shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
+    d = model.n_params(dataset.X_train.shape[1])
+    if scenario.model.init == "zeros":
+        w0 = np.zeros(d)
+    else:
+        w0 = streams.rng("init").normal(0.0, scenario.model.init_scale, d)
+    return Prepared(dataset, model, tuple(shards), w0)
+
+
+class Simulation:
+    """One run being built and executed; ``snapshot()`` gives the live state."""
+
+    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None):
+        self.scenario = scenario
+        self.algorithm = algorithm or scenario.run.algorithm
+        self.prepared = prepared or prepare(scenario)
+        self.rule = scenario.rule(self.algorithm)
+        self.streams = Streams(scenario.run.seed)
+        self.env = simpy.Environment()
+        self.recorder = Recorder()
+        self.stop = self.env.event()
+        self.classes = [wc.name for wc in scenario.workers for _ in range(wc.count)]
+        self.states = [WorkerState(i) for i in range(scenario.n_workers)]
+        run = scenario.run
+        self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
+                                  self.stop, run.max_updates,
+                                  self._on_update if run.eval_every_updates else None)
+        self.grouping: dict | None = None
+        self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
+                                        scenario.network, self.prepared.w0.size)
+
+    # -- evaluation -------------------------------------------------------
+    def evaluate(self) -> None:
+        """Append (update, time, training objective, test accuracy); costs no simulated time."""
+        ds, model, w = self.prepared.dataset, self.prepared.model, self.ps.w
+        curve = self.recorder.curve
+        if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
+            return
+        loss = float(model.loss(w, ds.X_train, ds.y_train))
+        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        curve.append((self.ps.version, float(self.env.now), loss, acc))
+        if not np.isfinite(loss):
+            self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
+
+    def _on_update(self, ps) -> None:
+        if ps.version % self.scenario.run.eval_every_updates == 0:
+            self.evaluate()
+
+    def _evaluator(self, every: float):
+        while True:
+            yield self.env.timeout(every)
+            self.evaluate()
+
+    def _progress(self, callback, every: float):
+        while True:
+            yield self.env.timeout(every)
+            callback(self)
+
+    # -- run --------------------------------------------------------------
+    def run(self, progress=None, progress_every: float | None = None) -> Result:
+        """Run to ``run.until`` (s) or ``run.max_updates``; *progress(sim)* is called
+        every *progress_every* simulated seconds (default: 1/200 of the horizon)."""
+        scenario, env = self.scenario, self.env
+        wall = time.perf_counter()
+        prep = self.prepared
+        X, y = prep.dataset.X_train, prep.dataset.y_train
+        gradient = prep.model.gradient
+        residual = prep.model.residual if scenario.run.compact_gradients else None
+        batch = scenario.run.batch_size
+        member = 0
+        for wc in scenario.workers:
+            for m in range(wc.count):
+                wid = member + m
+                st = self.states[wid]
+                draws = wc.compute.draws(self.streams.rng("compute", wid), m)
+                sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
+                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
+                                                        residual))
+            member += wc.count
+        self._record_spans(scenario.run.timeline_until)
+        self.evaluate()
+        delay = self._form_groups()
+        if delay > 0:
+            env.timeout(delay).callbacks.append(lambda _e: self.rule.start(self.ps))
+        else:
+            self.rule.start(self.ps)
+        if scenario.run.eval_every:
+            env.process(self._evaluator(scenario.run.eval_every))
+        if progress is not None:
+            env.process(self._progress(progress, progress_every or scenario.run.until / 200))
+        if scenario.events:
+            env.process(self._dynamics(scenario.events))
+        deadline = env.timeout(scenario.run.until)
+        deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
+            env.run(until=self.stop)
+        if not self.ps.diverged:
+            self.evaluate()
+        return self._result(time.perf_counter() - wall)
+
+    def _form_groups(self) -> float:
+        """Measure and group when the rule asks for it; returns the measurement time (s)."""
+        rule = self.rule
+        if not hasattr(rule, "needs_measurement"):
+            return 0.0
+        if not rule.needs_measurement():
+            self.grouping = {"method": "hand", "k": len(rule.groups), "members": [list(g) for g in rule.groups]}
+            return 0.0
+        spec = rule.grouping
+        m = measure(self.scenario, self.prepared.w0.size, spec.probe_rounds, self.streams,
+                    [st.slowdown for st in self.states])
+        chosen = rule.choose(m.iteration, seed=self.scenario.run.seed)
+        rule.set_groups(chosen.groups)
+        self.grouping = {**chosen.as_dict(), "measurement": m.as_dict()}
+        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in chosen.groups])
+        self.ps.reset_groups(len(rule.groups))
+        return m.duration
+
+    def _dynamics(self, events):
+        """Apply the scenario's timed events; each is logged in the run's events."""
+        env, ps = self.env, self.ps
+        for event in events:
+            if event.time > env.now:
+                yield env.timeout(event.time - env.now)
+            ps.record_event(event.kind, **{k: v for k, v in event.as_dict().items() if k not in ("time", "kind")})
+            if event.kind == "slowdown":
+                for wid in event.workers:
+                    self.states[wid].slowdown = event.factor
+            elif event.kind == "crash":
+                for wid in event.workers:
+                    self._crash(wid)
+                if event.duration:
+                    env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+            elif event.kind == "recover":
+                self._recover(event.workers, False)
+            else:
+                self.net.set_link(*event.link, bandwidth=event.bandwidth, latency=event.latency)
+
+    def _crash(self, wid: int) -> None:
+        st = self.states[wid]
+        if not st.down:
+            st.down = True
+            st.process.interrupt("crash")
+
+    def _recover(self, ids, logged_elsewhere: bool) -> None:
+        back = []
+        for wid in ids:
+            st = self.states[wid]
+            if st.down:
+                st.down = False
+                back.append(wid)
+                if st.revive is not None:
+                    st.revive.succeed()
+                else:  # crashed and recovered at the same instant: the interrupt is still due
+                    st.released = True
+        if back and logged_elsewhere:
+            self.ps.record_event("recover", workers=back)
+        for wid in back:
+            self.rule.on_rejoin(self.ps, wid)
+
+    def _record_spans(self, until: float) -> None:
+        if until == 0:
+            return
+        for st in self.states:
+            st.spans = self.recorder.spans
+        if until > 0:
+            def stop_recording(_):
+                for st in self.states:
+                    st.enter(st.phase, self.env.now)
+                    st.spans = None
+            self.env.timeout(until).callbacks.append(stop_recording)
+
+    def _result(self, wall_s: float) -> Result:
+        now = float(self.env.now)
+        group_of = self.rule.group_index()
+        stats = []
+        for st in self.states:
+            st.enter(st.phase, now)
+            stats.append(WorkerStats(
+                id=st.wid, worker_class=self.classes[st.wid], group=group_of[st.wid],
+                gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
+                compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
+                down_s=st.spent[DOWN]))
+        status = "diverged" if self.ps.diverged else "ok"
+        extra = {}
+        if self.scenario.run.target_loss:
+            extra["target_loss"] = self.scenario.run.target_loss
+        if self.grouping is not None:
+            extra["grouping"] = self.grouping
+        if self.net is not None:
+            plan = self.scenario.network
+            extra["network"] = {
+                "topology": plan.topology, "ps_host": plan.ps_host, "worker_hosts": list(plan.worker_hosts),
+                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes + plan.header_bytes,
+                "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}
+                                  for u, v, x in self.net.link_utilisation(now)[:10]]}
+        return Result(scenario=self.scenario.name, algorithm=self.algorithm, seed=self.scenario.run.seed,
+                      sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
+                      workers=stats, records=self.recorder, status=status, message=self.ps.diverged,
+                      wall_s=wall_s, final_w=self.ps.w, extra=extra)
+
+    def snapshot(self) -> dict:
+        """Live state for a progress display: time, updates, loss, per-group figures."""
+        now = float(self.env.now)
+        curve = self.recorder.curve
+        groups = []
+        for k, members in enumerate(self.rule.groups):
+            idle = sum(self.states[w].spent[IDLE] + (now - self.states[w].since if self.states[w].phase == IDLE else 0.0)
+                       for w in members)
+            n_grads = self.ps.group_gradients[k]
+            groups.append({"id": k, "members": len(members), "updates": self.ps.group_updates[k],
+                           "mean_staleness": self.ps.group_staleness[k] / n_grads if n_grads else 0.0,
+                           "idle_pct": 100.0 * idle / (now * len(members)) if now > 0 else 0.0})
+        return {"algorithm": self.algorithm, "sim_time": now, "until": self.scenario.run.until,
+                "updates": self.ps.version, "loss": curve[-1][2] if curve else None,
+                "test_accuracy": curve[-1][3] if curve else None, "groups": groups}
+
+
+def advise(scenario: Scenario, rounds: int | None = None) -> dict:
+    """The grouping decision, laid open: measure, cluster, and rank candidate groupings.
+
+    Returns ``measurement`` (Measurement), ``grouping`` (the Grouping GSGD's method
+    makes; ``auto`` when the scenario sets ``hand``), ``auto`` (the automatic one) and
+    ``ranking`` (advisor Predictions, best first) over hand, auto, kmeans:K, equal:K,
+    one group (SSGD) and singletons (ASGD).
+    """
+    from ..grouping.advisor import rank
+    from ..rules.gsgd import GSGD
+    rule = scenario.rules.get("gsgd") or GSGD(1.0, [list(ids) for ids in scenario.classes().values()])
+    spec = rule.grouping
+    n = scenario.n_workers
+    n_params = _n_params(scenario)
+    m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))
+    seed = scenario.run.seed
+    auto = rule.choose(m.iteration, seed, "auto")
+    chosen = auto if spec.method == "hand" else rule.choose(m.iteration, seed)
+    candidates = {"hand": rule.groups, "auto": auto.groups}
+    for k in range(2, min(spec.k_max, n - 1) + 1):
+        candidates[f"kmeans:{k}"] = rule.choose(m.iteration, seed, f"kmeans:{k}").groups
+    for k in range(2, min(4, n - 1) + 1):
+        candidates[f"equal:{k}"] = rule.choose(m.iteration, seed, f"equal:{k}").groups
+    candidates["one group (ssgd)"] = [list(range(n))]
+    candidates["singletons (asgd)"] = [[i] for i in range(n)]
+    return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, lr=rule.lr, seed=seed)}
+
+
+def _n_params(scenario: Scenario) -> int:
+    """Model size without loading the training data when the network does not need it."""
+    if scenario.network is None or scenario.network.message_bytes:
+        return 1
+    return prepare(scenario).w0.size
+
+
+def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,
+             progress=None, progress_every: float | None = None) -> Result:
+    """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result."""
+    return Simulation(scenario, algorithm, prepared).run(progress, progress_every)

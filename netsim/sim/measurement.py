@@ -1,0 +1,83 @@
+"""Measurement phase: probe rounds on the modelled cluster before training."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from ..net.comm import make_comm
+
+__all__ = ["Measurement", "measure"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What the probe rounds saw, per worker.
+
+    ``iteration`` (n_workers, rounds): pull + compute + push, s; ``compute`` and
+    ``comm`` the same split; ``rtt`` (n_workers,): round trip of a small probe
+    message to the PS, s; ``duration``: simulated time the phase took, s.
+    """
+    iteration: np.ndarray
+    compute: np.ndarray
+    comm: np.ndarray
+    rtt: np.ndarray
+    duration: float
+
+    def as_dict(self) -> dict:
+        return {"rounds": int(self.iteration.shape[1]), "duration_s": self.duration,
+                "mean_iteration_s": self.iteration.mean(axis=1).tolist(),
+                "mean_compute_s": self.compute.mean(axis=1).tolist(),
+                "mean_comm_s": self.comm.mean(axis=1).tolist(), "rtt_s": self.rtt.tolist()}
+
+
+def _prober(env, wid, comm, draws, rounds, out):
+    for r in range(rounds):
+        start = env.now
+        event = comm.pull(wid)
+        if event is not None:
+            yield event
+        pulled = env.now
+        yield env.timeout(next(draws))
+        computed = env.now
+        event = comm.push(wid)
+        if event is not None:
+            yield event
+        out["iteration"][wid, r] = env.now - start
+        out["compute"][wid, r] = computed - pulled
+        out["comm"][wid, r] = (pulled - start) + (env.now - computed)
+
+
+def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Measurement:
+    """Run *rounds* probe iterations of every worker at once on a private clock.
+
+    Compute times come from each worker's ``"probe"`` stream (same distribution as
+    training, other draws, so training's draws are untouched); transfers use the
+    scenario's communication model under the load of all workers probing together.
+    *slowdown* (n_workers,) scales compute times (current per-worker factors).
+    """
+    env = simpy.Environment()
+    comm, net = make_comm(env, scenario.pull_latencies(), scenario.push_latencies(), scenario.network, n_params)
+    n = scenario.n_workers
+    out = {k: np.zeros((n, rounds)) for k in ("iteration", "compute", "comm")}
+    wid = 0
+    for wc in scenario.workers:
+        for m in range(wc.count):
+            factor = 1.0 if slowdown is None else float(slowdown[wid])
+            draws = (t * factor for t in wc.compute.draws(streams.rng("probe", wid), m))
+            env.process(_prober(env, wid, comm, draws, rounds, out))
+            wid += 1
+    env.run()
+    return Measurement(out["iteration"], out["compute"], out["comm"], _rtt(scenario), float(env.now))
+
+
+def _rtt(scenario) -> np.ndarray:
+    """Round trip (s) of a small probe: on the topology, or the fixed pull + push latencies."""
+    plan = scenario.network
+    if plan is None:
+        return np.asarray(scenario.pull_latencies()) + np.asarray(scenario.push_latencies())
+    from ..net.probe import probe
+    res = probe(plan.graph, plan.ps_host, list(plan.worker_hosts), model_bytes=64, grad_bytes=64,
+                rounds=1, sharing=plan.sharing, header_bytes=plan.header_bytes)
+    return np.asarray(res["rtt"])

@@ -1,0 +1,180 @@
+"""The parameter server: model, version, and the actions a rule may take."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..rules.aggregation import mean_by_worker
+from ..rules.base import Push, Rule
+from ..rules.blocks import block_rows, completed_blocks
+from .records import Recorder
+
+__all__ = ["ParameterServer"]
+
+
+class ParameterServer:
+    """Holds the model ``w`` (ndarray (d,)) and its integer ``version``.
+
+    Arrivals are handed to the rule at their arrival time (the PS reacts in zero
+    simulated time, as an event callback); the rule answers with actions:
+    ``apply`` (one model update), ``send`` (let workers start a new iteration on
+    the current model), ``drop`` and ``preempt``; two read-only queries look at
+    a worker's iteration in progress: ``reading`` (the version it started from)
+    and ``collect`` (its partial gradient over completed blocks). Each update makes a new array,
+    so a model read by a worker is an immutable snapshot shared by version.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    w0 : ndarray of shape (d,), the initial model (version 0).
+    rule : Rule
+    workers : list of WorkerState (see :mod:`netsim.worker`).
+    recorder : Recorder
+    stop : simpy.Event triggered when the run must end (max updates or divergence).
+    max_updates : int, 0 for no limit.
+    on_update : callable(ps) or None, called after every update (evaluation cadence).
+    """
+
+    def __init__(self, env, w0: np.ndarray, rule: Rule, workers, recorder: Recorder, stop,
+                 max_updates: int = 0, on_update=None):
+        self.env = env
+        self.w = w0
+        self.version = 0
+        self.rule = rule
+        self.workers = workers
+        self.recorder = recorder
+        self.stop = stop
+        self.max_updates = max_updates
+        self.on_update = on_update
+        self.diverged: str = ""
+        self.reset_groups(len(rule.groups))
+
+    def reset_groups(self, n_groups: int) -> None:
+        """Zero the live per-group counters (the rule's groups were (re)formed)."""
+        self.group_updates = [0] * n_groups
+        self.group_staleness = [0] * n_groups
+        self.group_gradients = [0] * n_groups
+
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    def receive(self, push: Push) -> None:
+        """A push arrived: the worker's gradient is handed to the rule."""
+        self.workers[push.worker].pushed += 1
+        self.rule.on_push(self, push)
+
+    def apply(self, pushes: list[Push], lr: float, group: int) -> None:
+        """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
+        self.step(lr * mean_by_worker(pushes), pushes, group)
+
+    def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
+        """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""
+        if self.stop.triggered:
+            return
+        before = self.version
+        staleness = [before - p.version for p in pushes]
+        ids = [p.worker for p in pushes]
+        self.w = self.w - delta
+        self.version = before + 1
+        self.recorder.applied(self.env.now, ids, group, staleness, self.version)
+        self.group_updates[group] += 1
+        self.group_staleness[group] += sum(staleness)
+        self.group_gradients[group] += len(pushes)
+        workers = self.workers
+        for wid in ids:
+            workers[wid].applied += 1
+        if not math.isfinite(delta.sum()):  # NaN, or entries so large that their sum overflows
+            self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
+            return
+        if self.on_update is not None:
+            self.on_update(self)
+        if self.max_updates and self.version >= self.max_updates and not self.stop.triggered:
+            self.stop.succeed("max_updates")
+
+    def send(self, workers) -> None:
+        """Let each worker start its next iteration on the current model.
+
+        A waiting worker receives ``(w, version)`` now; a busy one takes the model
+        current when it becomes free.
+        """
+        for wid in workers:
+            st = self.workers[wid]
+            wake = st.wake
+            if wake is not None and not wake.triggered:
+                wake.succeed((self.w, self.version))
+            else:
+                st.released = True
+
+    def drop(self, push: Push, reason: str) -> None:
+        """Discard a pushed gradient, recording why."""
+        self.workers[push.worker].dropped += 1
+        self.recorder.dropped(self.env.now, push.worker, push.version, reason)
+
+    def preempt(self, worker: int) -> None:
+        """Abort *worker*'s in-flight pull or computation; it restarts on the current model.
+
+        The worker stops being interruptible (and loses its ``job``) at once, so a
+        second preempt before the interrupt is delivered does nothing.
+        """
+        st = self.workers[worker]
+        if st.interruptible and st.process is not None and st.process.is_alive:
+            st.process.interrupt("preempt")
+            st.interruptible = False
+            st.job = None
+
+    # -- read-only views of a worker's iteration in progress ----------------
+    def reading(self, worker: int) -> int | None:
+        """Version of the model *worker* is pulling or computing on.
+
+        None when it is not pulling or computing (waiting for a model, pushing,
+        or just pre-empted). Used for staleness-based pre-emption (ABS-style).
+        """
+        job = self.workers[worker].job
+        return None if job is None else job.version
+
+    def collect(self, worker: int, blocks: int, first: int = 0) -> tuple[Push, int] | None:
+        """The partial gradient of *worker*'s computation in progress (LGC-style).
+
+        The minibatch is seen as *blocks* contiguous row blocks
+        (:func:`netsim.blocks.block_rows`) computed one after another, each taking
+        ``duration / blocks`` seconds. At ``now``, ``done`` blocks are complete
+        (:func:`netsim.blocks.completed_blocks`); the PS reads the mean gradient of
+        blocks ``first .. done - 1`` at the model the worker read, at once and at
+        no simulated cost. The worker is not disturbed: it finishes and pushes its
+        whole minibatch as usual.
+
+        Returns
+        -------
+        (Push, done) : a Push with ``grad`` ndarray (d,) (zeros when no new block
+            is done), ``samples`` = rows in those blocks, ``version`` = the version
+            read, ``sent`` = now; or None when *worker* is not computing (waiting,
+            pulling, or pushing a finished gradient).
+        """
+        job = self.workers[worker].job
+        if job is None or job.start is None:
+            return None
+        done = completed_blocks(self.env.now - job.start, job.duration, blocks)
+        rows = job.rows()
+        lo, hi = block_rows(len(rows), blocks, first), block_rows(len(rows), blocks, max(done, first))
+        grad = job.gradient(rows[lo:hi]) if hi > lo else np.zeros_like(job.w)
+        return Push(worker, grad, job.version, self.env.now, hi - lo), done
+
+    def call_later(self, delay: float, callback) -> None:
+        """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
+        self.env.timeout(delay).callbacks.append(lambda _event: callback())
+
+    def record_event(self, kind: str, **fields) -> None:
+        """Add ``{"time": now, "kind": kind, **fields}`` to the run's event log."""
+        self.recorder.events.append({"time": float(self.env.now), "kind": kind, **fields})
+
+    def is_down(self, worker: int) -> bool:
+        """Whether *worker* has crashed and not come back."""
+        return self.workers[worker].down
+
+    def finish(self, message: str) -> None:
+        """Stop the run because training diverged."""
+        self.diverged = message
+        if not self.stop.triggered:
+            self.stop.succeed("diverged")

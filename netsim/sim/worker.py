@@ -1,0 +1,209 @@
+"""A worker: pull the model, compute a minibatch gradient, push it; repeat."""
+from __future__ import annotations
+
+import numpy as np
+import simpy
+
+from ..rules.base import Push
+from ..workload.models import CompactGradient
+from .records import PHASES
+
+__all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
+
+IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
+
+
+class WorkerState:
+    """Mutable state of one worker, shared between its process and the PS.
+
+    Time spent (s) is accumulated per phase: ``spent[IDLE]``, ``spent[COMM]``,
+    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now. When ``spans``
+    is a list, each finished phase is appended to it as (worker, phase, start, end).
+    """
+    __slots__ = ("wid", "wake", "released", "process", "interruptible", "phase", "since",
+                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down")
+
+    def __init__(self, wid: int):
+        self.wid = wid
+        self.wake = None
+        self.released = False
+        self.process = None
+        self.interruptible = False
+        self.phase = IDLE
+        self.since = 0.0
+        self.spent = [0.0, 0.0, 0.0, 0.0]
+        self.pushed = 0
+        self.applied = 0
+        self.dropped = 0
+        self.slowdown = 1.0
+        self.spans = None
+        self.revive = None
+        """Event a crashed worker waits on; the engine triggers it when the worker returns."""
+        self.down = False
+        self.job: Job | None = None
+        """The iteration in progress (pull or computation), None otherwise; see :class:`Job`."""
+
+    def enter(self, phase: int, now: float) -> None:
+        """Close the current phase at *now* and start *phase*."""
+        since = self.since
+        self.spent[self.phase] += now - since
+        if self.spans is not None and now > since:
+            self.spans.append((self.wid, self.phase, since, now))
+        self.phase = phase
+        self.since = now
+
+
+class Job:
+    """One iteration of a worker as the PS may inspect it (added for ABS/LGC-style rules).
+
+    Set when the worker takes a model, cleared when its computation ends (before
+    the push) or is pre-empted. Read only through
+    :meth:`netsim.server.ParameterServer.reading` and ``collect``; the worker's
+    own behaviour does not depend on it.
+
+    Attributes
+    ----------
+    w : ndarray of shape (d,), the model read (an immutable snapshot).
+    version : int, the PS version of *w*.
+    start : float or None, simulated time (s) the computation began; None while pulling.
+    duration : float, length (s) of the computation (0 while pulling).
+    """
+    __slots__ = ("w", "version", "start", "duration", "_source")
+
+    def __init__(self, w, version, source: "MinibatchSource"):
+        self.w = w
+        self.version = version
+        self.start = None
+        self.duration = 0.0
+        self._source = source
+
+    def rows(self) -> np.ndarray:
+        """Row indices of the minibatch being computed, ndarray (batch_size,).
+
+        They are the rows the worker will use when the computation ends
+        (:meth:`BatchSampler.peek`), so a partial gradient covers a prefix of them.
+        """
+        return self._source.sampler.peek()
+
+    def gradient(self, rows: np.ndarray) -> np.ndarray:
+        """Mean gradient over *rows* at the model read, ndarray (d,)."""
+        src = self._source
+        return src.gradient(self.w, src.X[rows], src.y[rows])
+
+
+class MinibatchSource:
+    """What a worker computes from, fixed for the whole run: its batch sampler, the
+    model's ``gradient(w, X, y)`` and the training arrays *X* (n, d) and *y* (n,)."""
+    __slots__ = ("sampler", "gradient", "X", "y")
+
+    def __init__(self, sampler, gradient, X, y):
+        self.sampler = sampler
+        self.gradient = gradient
+        self.X = X
+        self.y = y
+
+
+class BatchSampler:
+    """Minibatches from one worker's shard: epochs of a fresh random order.
+
+    Parameters
+    ----------
+    shard : ndarray of int, shape (n,), row indices owned by the worker.
+    batch_size : int (clipped to n).
+    rng : numpy Generator of this worker's batch stream.
+    """
+
+    def __init__(self, shard: np.ndarray, batch_size: int, rng: np.random.Generator):
+        self.shard = shard
+        self.size = min(batch_size, len(shard))
+        self.rng = rng
+        self.order = shard[:0]
+        self.pos = 0
+
+    def _refill(self) -> None:
+        if self.pos + self.size > len(self.order):
+            self.order = self.shard[self.rng.permutation(len(self.shard))]
+            self.pos = 0
+
+    def peek(self) -> np.ndarray:
+        """The rows the next :meth:`next` will return, without consuming them.
+
+        Draws from the generator exactly when :meth:`next` would, so peeking
+        never changes the sequence of minibatches.
+        """
+        self._refill()
+        return self.order[self.pos:self.pos + self.size]
+
+    def next(self) -> np.ndarray:
+        """Row indices of the next minibatch, ndarray (batch_size,)."""
+        self._refill()
+        start = self.pos
+        self.pos = start + self.size
+        return self.order[start:self.pos]
+
+
+def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
+                   residual=None):
+    """SimPy process of worker ``st.wid``.
+
+    Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
+    drawn time (scaled by ``st.slowdown``), evaluates ``gradient(w, X_b, y_b)``,
+    pushes it (``comm.push``) and hands it to ``ps.receive``. A preemption during
+    the pull or the computation discards the work and restarts on the current model.
+    A crash (an interrupt with cause ``"crash"``, at any point) loses the iteration in
+    progress; the worker is down until ``st.revive`` fires, then waits for a model.
+    ``st.job`` describes the iteration from taking the model to the end of the
+    computation (read-only for the PS; it does not change what the worker does).
+
+    With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
+    evaluated as soon as the model has arrived and the model is let go; the push carries a
+    :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
+    b·(1 + classes) values instead of two d-vectors while it computes.
+    """
+    wid = st.wid
+    timeout = env.timeout
+    source = MinibatchSource(sampler, gradient, X, y)
+    while True:
+        try:
+            if st.released:
+                st.released = False
+                w, version = ps.w, ps.version
+            else:
+                st.wake = env.event()
+                w, version = yield st.wake
+                st.wake = None
+            st.job = job = Job(w, version, source)
+            st.interruptible = True
+            event = comm.pull(wid)
+            if event is not None:
+                st.enter(COMM, env.now)
+                yield event
+            st.enter(COMPUTE, env.now)
+            job.start, job.duration = env.now, next(draws) * st.slowdown
+            if residual is not None:
+                rows = sampler.peek()
+                factor = residual(w, X[rows], y[rows])
+                w = job.w = None
+            yield timeout(job.duration)
+            st.interruptible = False
+            st.job = None
+            rows = sampler.next()
+            grad = gradient(w, X[rows], y[rows]) if residual is None else CompactGradient(X, rows, factor)
+            event = comm.push(wid)
+            if event is not None:
+                st.enter(COMM, env.now)
+                yield event
+            st.enter(IDLE, env.now)
+            ps.receive(Push(wid, grad, version, env.now, len(rows)))
+        except simpy.Interrupt as interrupt:
+            st.interruptible = False
+            st.job = None
+            st.wake = None
+            if interrupt.cause == "crash" and st.down:
+                st.enter(DOWN, env.now)
+                st.revive = env.event()
+                yield st.revive
+                st.revive = None
+            st.enter(IDLE, env.now)
+            if interrupt.cause != "crash":
+                st.released = True

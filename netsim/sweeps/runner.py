@@ -1,0 +1,207 @@
+"""Parameter sweeps: plan and validate every point, run them locally or on Dask, resume, tables.
+
+A sweep folder holds ``sweep.json`` (the plan: scenario, overrides, axes and
+one entry per point), one run folder per point (``p000``, ``p001``, ... in
+grid order), ``sweep.csv`` (one row per run) and ``sweep_summary.csv`` (mean
+and 95 % CI per point, seeds pooled). A point's folder appears only once its
+run has finished (written aside, then renamed), so ``--resume`` skips every
+folder holding a ``summary.json``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.grid import KEY_ALIASES, SEED_KEY, Axis, expand, parse_axis, seed_axis
+from ..config.scenario import Scenario, load_scenario
+from ..errors import ScenarioError
+from ..results.render import write_run
+from ..results.tables import aggregate, sweep_rows, to_csv
+from ..rng import Streams
+from ..sim.engine import simulate
+from ..workload.loading import load_data
+from .executors import connect, dask_results, default_workers, local_results
+
+__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "plan_sweep", "run_sweep", "run_task", "to_axes"]
+
+
+class SweepError(ValueError):
+    """The sweep folder cannot be used as asked (e.g. resuming another grid)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of the sweep: its folder name, swept values and validated scenario."""
+    folder: str
+    values: dict
+    scenario: Scenario
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated sweep: every point's scenario was loaded before anything runs."""
+    scenario_path: str
+    name: str
+    sets: tuple
+    data_dir: str | None
+    axes: tuple
+    tasks: tuple
+    sha256: str
+
+    @property
+    def keys(self) -> list[str]:
+        return [a.key for a in self.axes]
+
+    def record(self) -> dict:
+        """The content of ``sweep.json``."""
+        return {"scenario": self.scenario_path, "scenario_sha256": self.sha256, "name": self.name,
+                "sets": list(self.sets), "data_dir": self.data_dir,
+                "axes": [{"key": a.key, "values": list(a.values)} for a in self.axes],
+                "points": [{"folder": t.folder, "values": t.values} for t in self.tasks]}
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did: runs *executed* now, *skipped* (already finished),
+    *failures* ``[(folder, message)]``, and the sweep.csv *rows* and mean/CI *table*."""
+    out: Path
+    plan: Plan
+    executed: int = 0
+    skipped: int = 0
+    failures: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    table: list = field(default_factory=list)
+
+
+def to_axes(grid) -> list[Axis]:
+    """Axes from ``["KEY=V1,V2", ...]``, ``{key: [values]}`` or Axis objects."""
+    if isinstance(grid, dict):
+        axes = []
+        for key, values in grid.items():
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not len(values):
+                raise ScenarioError(f"grid {key}", f"expected a non-empty list of values, got {values!r}")
+            axes.append(Axis(KEY_ALIASES.get(key, key), tuple(values)))
+        return axes
+    return [g if isinstance(g, Axis) else parse_axis(g) for g in grid]
+
+
+def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
+    """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
+
+    ``seeds`` > 1 adds a last axis ``run.seed`` = s, s+1, ... from the scenario's
+    seed. Raises ScenarioError naming the point and key of the first bad value,
+    and :class:`netsim.datasets.DataNotFoundError` when a point's data is missing.
+    """
+    path = Path(scenario)
+    sets = tuple(sets)
+    base = load_scenario(path, list(sets), data_dir=data_dir)
+    axes = to_axes(grid)
+    if seeds > 1:
+        if SEED_KEY in [a.key for a in axes]:
+            raise ScenarioError("--seeds", f"{SEED_KEY} is already swept by --grid; drop --seeds", str(path))
+        axes.append(seed_axis(base.run.seed, seeds))
+    points = expand(axes)
+    width = max(3, len(str(len(points) - 1)))
+    tasks = []
+    for point in points:
+        try:
+            sc = load_scenario(path, list(sets) + point.overrides(), data_dir=data_dir)
+        except ScenarioError as exc:
+            where = ", ".join(point.overrides())
+            raise ScenarioError(exc.key, f"{exc.message} (grid point {point.index}: {where})", exc.file) from None
+        tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
+    for spec in dict.fromkeys(t.scenario.data for t in tasks):
+        load_data(spec, Streams(0).rng("data"))  # raises DataNotFoundError before anything runs
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,
+                tuple(axes), tuple(tasks), sha)
+
+
+def run_task(scenario: Scenario) -> dict[str, bytes]:
+    """Run one point (in whatever process executes it) and return its run folder
+    as ``{file name: bytes}``, so no file system needs to be shared."""
+    result = simulate(scenario)
+    with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
+        write_run(result, tmp)
+        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir())}
+
+
+def _store(out: Path, folder: str, files: dict[str, bytes]) -> None:
+    partial, final = out / f".{folder}.partial", out / folder
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir()
+    for name, data in files.items():
+        (partial / name).write_bytes(data)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(partial, final)
+
+
+def finished(folder: Path) -> bool:
+    """A point is finished when its folder holds a summary.json."""
+    return (folder / "summary.json").is_file()
+
+
+def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None, scheduler=None,
+              resume: bool = False, on_done: Callable | None = None) -> SweepOutcome:
+    """Run every point of *plan* into *out* and write sweep.csv and sweep_summary.csv.
+
+    Runs execute locally in *workers* processes (default: the usable CPUs; 1 =
+    in this process), or on the Dask cluster at *scheduler* (an address or a
+    ``distributed.Client``). With *resume*, finished points are skipped; the plan
+    must then equal the one in ``out/sweep.json``. ``on_done(done, total, folder,
+    summary, error)`` is called after each run (summary None on error).
+    A run that raises is reported in ``failures``; the others go on.
+    """
+    client, own = connect(scheduler) if scheduler is not None else (None, False)
+    try:
+        return _run(plan, Path(out), workers, client, resume, on_done)
+    finally:
+        if own:
+            client.close()
+
+
+def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> SweepOutcome:
+    out.mkdir(parents=True, exist_ok=True)
+    record = json.loads(json.dumps(plan.record(), default=str))
+    if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
+        raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
+                         f"drop --resume to start over or choose another --out")
+    (out / "sweep.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
+    outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
+    if client is not None:
+        results = dask_results(run_task, [t.scenario for t in todo], client)
+    else:
+        results = local_results(run_task, [t.scenario for t in todo], workers or default_workers())
+    for i, files, error in results:
+        task = todo[i]
+        summary = None
+        if error is None:
+            _store(out, task.folder, files)
+            summary = json.loads(files["summary.json"])
+            outcome.executed += 1
+        else:
+            outcome.failures.append((task.folder, f"{type(error).__name__}: {error}"))
+        if on_done is not None:
+            on_done(outcome.skipped + outcome.executed + len(outcome.failures), len(plan.tasks),
+                    task.folder, summary, error)
+    outcome.rows, outcome.table = write_tables(plan, out)
+    return outcome
+
+
+def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
+    """sweep.csv (finished runs in grid order) and sweep_summary.csv (per point, seeds pooled)."""
+    points = [(t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
+              for t in plan.tasks if finished(out / t.folder)]
+    rows = sweep_rows(points)
+    table = aggregate(rows, [k for k in plan.keys if k != SEED_KEY])
+    (out / "sweep.csv").write_text(to_csv(rows))
+    (out / "sweep_summary.csv").write_text(to_csv(table))
+    return rows, table

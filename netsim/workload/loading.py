@@ -1,0 +1,36 @@
+"""From a scenario's [data] table to a loaded Dataset (data-directory resolution)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .datasets import Dataset, load_dataset
+
+__all__ = ["load_data", "resolve_data_dir", "DATA_ENV"]
+
+DATA_ENV = "NETSIM_DATA_DIR"
+_SUBDIR = {"mnist": "mnist", "libsvm": "a9a"}
+
+
+def resolve_data_dir(spec) -> str | None:
+    """The directory to read for *spec* (a scenario's ``DataSpec``): ``data.dir`` (or ``--data-dir``), else ``$NETSIM_DATA_DIR``.
+
+    A directory holding a subfolder named after the source (``mnist/``, ``a9a/``)
+    is accepted too, so one data root can serve every source.
+    """
+    base = spec.dir or os.environ.get(DATA_ENV)
+    if base is None:
+        return None
+    sub = Path(base) / _SUBDIR.get(spec.source, spec.source)
+    return str(sub) if sub.is_dir() else str(base)
+
+
+def load_data(spec, rng: np.random.Generator) -> Dataset:
+    """Load the examples a scenario names. Raises DataNotFoundError when files are missing."""
+    directory = resolve_data_dir(spec)
+    return load_dataset(
+        spec.source, data_dir=directory, labels=spec.labels, test_fraction=spec.test_fraction,
+        add_bias=spec.add_bias, rng=rng, n_samples=spec.n_samples, n_features=spec.n_features,
+        n_classes=spec.n_classes, libsvm_train=spec.train_file, libsvm_test=spec.test_file)
