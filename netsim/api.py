@@ -23,7 +23,7 @@ from .sim.engine import prepare, simulate
 from .sim.records import Result
 from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["load", "run", "compare", "sweep", "plot", "write_report", "open_run", "open_runs",
+__all__ = ["load", "run", "compare", "sweep", "recommend", "plot", "write_report", "open_run", "open_runs",
            "Run", "Comparison", "Sweep"]
 
 
@@ -176,6 +176,25 @@ def sweep(scenario: str | os.PathLike, grid, *, out, seeds: int = 1, overrides=N
     plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
                       data_dir=str(data_dir) if data_dir is not None else None)
     return Sweep(run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done))
+
+
+def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int = 0, budget_s: float | None = None,
+              target: float | None = None):
+    """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
+
+    Returns a :class:`netsim.sim.recommend.Recommendation` (``name``, ``groups``, ``lr``,
+    ``target``, ``reason``, ``ranking()`` of every candidate with its predicted time to
+    target and interval, ``as_dict()``). *lrs*: the η grid (default: 5 values ×3 apart
+    around the scenario's GSGD η). *verify* > 0 runs that many top candidates in full and
+    fills ``verified`` (predicted vs emulated). Raises RecommendError on bad input.
+    """
+    from .sim.recommend import recommend as race, verify as check
+    sc = scenario if isinstance(scenario, Scenario) else load(scenario)
+    prepared = prepare(sc)
+    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target)
+    if verify:
+        check(sc, rec, prepared, verify)
+    return rec
 
 
 def plot(*folders, out=None, window: tuple[float, float] | None = None) -> list[Path]:

@@ -307,44 +307,33 @@ def sweep(scenario: ScenarioArg,
 
 
 @app.command()
-def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None,
-          rounds: Annotated[Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")] = None,
+def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None,
+          lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated (default: 5 values ×3 apart around GSGD's η).")] = "",
+          verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
+          budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
+          target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,
           ) -> None:
-    """Measure the workers, cluster them, and rank candidate groupings with the advisor."""
-    from .sim.engine import advise
-    sc = load(scenario, set_, seed, None)
-    if rounds is not None and rounds < 1:
-        fail(f"--rounds: {rounds} is not allowed (>= 1)")
-    info = advise(sc, rounds)
-    m, chosen = info["measurement"], info["grouping"]
-    group_of = {w: k for k, g in enumerate(chosen.groups) for w in g}
+    """Recommend the grouping and learning rate that reach a target loss first (pilot emulations)."""
+    from .api import recommend
+    from .results.recommend_view import recommendation_tables
+    from .sim.recommend import RecommendError
+    sc = load(scenario, set_, seed, data_dir)
+    try:
+        grid = [float(x) for x in lrs.split(",") if x.strip()] or None
+    except ValueError:
+        fail(f"--lrs: {lrs!r} is not a comma-separated list of numbers")
+    if verify < 0:
+        fail(f"--verify: {verify} is not allowed (>= 0)")
+    try:
+        rec = recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target)
+    except RecommendError as exc:
+        fail(f"{sc.path}: {exc}")
+    except DataNotFoundError as exc:
+        fail(str(exc))
     classes = [wc.name for wc in sc.workers for _ in range(wc.count)]
-    hosts = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
-    table = Table(title=f"{sc.name}: measured over {m.iteration.shape[1]} probe rounds "
-                        f"({m.duration:.4g} s of simulated time)")
-    for col in ("worker", "class", "host", "iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"):
-        table.add_column(col, justify="left" if col in ("class", "host") else "right")
-    for w in range(sc.n_workers):
-        table.add_row(str(w), classes[w], str(hosts[w]), f"{m.iteration[w].mean():.4g}",
-                      f"{m.compute[w].mean():.4g}", f"{m.comm[w].mean():.4g}", f"{m.rtt[w] * 1e3:.4g}",
-                      str(group_of[w]))
-    out_console.print(table)
-    auto = info["auto"]
-    crit = Table(title="silhouette per K (auto)")
-    crit.add_column("K", justify="right")
-    crit.add_column("silhouette", justify="right")
-    for k, v in auto.criterion.items():
-        crit.add_row(str(k), f"{v:.4f}" + ("  ←" if k == auto.k else ""))
-    out_console.print(crit)
-    out_console.print(f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
-                      f"{chosen.reason}", highlight=False, soft_wrap=True)
-    ranking = Table(title="advisor ranking (predicted; best first)")
-    for col in ("grouping", "K", "updates/s", "mean staleness", "progress/s", "groups"):
-        ranking.add_column(col, justify="left" if col in ("grouping", "groups") else "right")
-    for p in info["ranking"]:
-        ranking.add_row(p.name, str(len(p.groups)), f"{p.update_rate:.4g}", f"{p.mean_staleness:.3g}",
-                        f"{p.progress:.4g}", _short_groups(p.groups))
-    out_console.print(ranking)
+    hosts = list(sc.network.worker_hosts) if sc.network else None
+    for renderable in recommendation_tables(rec, sc.name, classes, hosts):
+        out_console.print(renderable)
 
 
 def _short_groups(groups, limit: int = 60) -> str:

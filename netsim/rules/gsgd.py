@@ -17,8 +17,10 @@ __all__ = ["GSGD", "GroupingSpec", "parse_groups"]
 class GroupingSpec:
     """How GSGD forms and maintains its groups.
 
-    ``method``: ``hand`` (the ``groups`` key), ``auto``, ``kmeans:K`` or ``equal:K``
-    (formed from a measurement phase of ``probe_rounds`` iterations per worker);
+    ``method``: ``hand`` (the ``groups`` key), ``auto`` (the grouping and η that pilot
+    emulations predict reach a target loss first, :mod:`netsim.sim.recommend`),
+    ``silhouette`` (K by silhouette), ``kmeans:K`` or ``equal:K`` (formed from a
+    measurement phase of ``probe_rounds`` iterations per worker);
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
     :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): once a group's first
     gradient of a round has arrived, the group waits at most this long for the others,
@@ -79,6 +81,16 @@ class GSGD(Rule):
 
     def needs_measurement(self) -> bool:
         return self.grouping.method != "hand"
+
+    def wants_recommendation(self) -> bool:
+        """True for ``grouping = "auto"``: the engine races pilot emulations of candidate
+        (grouping, η) pairs (:mod:`netsim.sim.recommend`) and calls :meth:`adopt`."""
+        return self.grouping.method == "auto"
+
+    def adopt(self, groups, lr: float) -> None:
+        """Use the recommended *groups* and step *lr* (before ``start``)."""
+        self.set_groups(groups)
+        self.lr = float(lr)
 
     def choose(self, times: np.ndarray, seed: int, method: str | None = None) -> Grouping:
         """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""
@@ -150,7 +162,7 @@ class GSGD(Rule):
             return
         width = min(len(seen) for seen in self.observed_)
         times = np.array([seen[-width:] for seen in self.observed_])
-        method = "auto" if self.grouping.method == "hand" else self.grouping.method
+        method = "silhouette" if self.grouping.method in ("hand", "auto") else self.grouping.method
         new = [list(g) for g in self.choose(times, seed=ps.version, method=method).groups]
         if sorted(new) == sorted(self.groups):
             return

@@ -47,11 +47,13 @@ def prepare(scenario: Scenario) -> Prepared:
 class Simulation:
     """One run being built and executed; ``snapshot()`` gives the live state."""
 
-    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None):
+    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None, *,
+                 rule=None, eval_rows: np.ndarray | None = None):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
         self.prepared = prepared or prepare(scenario)
-        self.rule = scenario.rule(self.algorithm)
+        self.rule = rule if rule is not None else scenario.rule(self.algorithm)
+        self.eval_rows = eval_rows
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
@@ -73,8 +75,12 @@ class Simulation:
         curve = self.recorder.curve
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
-        loss = float(model.loss(w, ds.X_train, ds.y_train))
-        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        if self.eval_rows is None:
+            loss = float(model.loss(w, ds.X_train, ds.y_train))
+            acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
+            rows = self.eval_rows
+            loss, acc = float(model.loss(w, ds.X_train[rows], ds.y_train[rows])), float("nan")
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if not np.isfinite(loss):
             self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
@@ -97,8 +103,14 @@ class Simulation:
     def run(self, progress=None, progress_every: float | None = None) -> Result:
         """Run to ``run.until`` (s) or ``run.max_updates``; *progress(sim)* is called
         every *progress_every* simulated seconds (default: 1/200 of the horizon)."""
+        self.begin(progress, progress_every)
+        self.advance(self.scenario.run.until)
+        return self.end()
+
+    def begin(self, progress=None, progress_every: float | None = None) -> None:
+        """Build the worker processes, form groups and start the rule (no time passes yet)."""
         scenario, env = self.scenario, self.env
-        wall = time.perf_counter()
+        self._wall = time.perf_counter()
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
         gradient = prep.model.gradient
@@ -117,6 +129,7 @@ class Simulation:
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
+        self.start_delay = delay
         if delay > 0:
             env.timeout(delay).callbacks.append(lambda _e: self.rule.start(self.ps))
         else:
@@ -129,11 +142,31 @@ class Simulation:
             env.process(self._dynamics(scenario.events))
         deadline = env.timeout(scenario.run.until)
         deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
+
+    @property
+    def stopped(self) -> bool:
+        """True once the run has ended (horizon, max updates or divergence)."""
+        return self.stop.processed
+
+    def advance(self, until: float) -> None:
+        """Run up to simulated time *until* (s; at most ``run.until``) or the run's end.
+
+        A run advanced in pieces makes the same events as one advanced at once.
+        """
+        until = min(until, self.scenario.run.until)
+        if self.stopped or until <= self.env.now:
+            return
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
-            env.run(until=self.stop)
+            if until >= self.scenario.run.until:
+                self.env.run(until=self.stop)
+            else:
+                self.env.run(until=simpy_any(self.env, self.stop, until))
+
+    def end(self) -> Result:
+        """Evaluate the final model (unless diverged) and return the Result."""
         if not self.ps.diverged:
             self.evaluate()
-        return self._result(time.perf_counter() - wall)
+        return self._result(time.perf_counter() - self._wall)
 
     def _form_groups(self) -> float:
         """Measure and group when the rule asks for it; returns the measurement time (s)."""
@@ -146,10 +179,18 @@ class Simulation:
         spec = rule.grouping
         m = measure(self.scenario, self.prepared.w0.size, spec.probe_rounds, self.streams,
                     [st.slowdown for st in self.states])
-        chosen = rule.choose(m.iteration, seed=self.scenario.run.seed)
-        rule.set_groups(chosen.groups)
-        self.grouping = {**chosen.as_dict(), "measurement": m.as_dict()}
-        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in chosen.groups])
+        if getattr(rule, "wants_recommendation", lambda: False)():
+            from .recommend import recommend
+            rec = recommend(self.scenario, self.prepared, measurement=m, rule=rule)
+            rule.adopt(rec.groups, rec.lr)
+            self.grouping = {**rec.as_dict(), "measurement": m.as_dict()}
+            groups = rec.groups
+        else:
+            chosen = rule.choose(m.iteration, seed=self.scenario.run.seed)
+            rule.set_groups(chosen.groups)
+            self.grouping = {**chosen.as_dict(), "measurement": m.as_dict()}
+            groups = chosen.groups
+        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in groups])
         self.ps.reset_groups(len(rule.groups))
         return m.duration
 
@@ -279,6 +320,11 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     candidates["one group (ssgd)"] = [list(range(n))]
     candidates["singletons (asgd)"] = [[i] for i in range(n)]
     return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, lr=rule.lr, seed=seed)}
+
+
+def simpy_any(env, stop, until: float):
+    """An event that fires at time *until* (s) or when *stop* does, whichever is first."""
+    return env.any_of([stop, env.timeout(until - env.now)])
 
 
 def _n_params(scenario: Scenario) -> int:
