@@ -6,8 +6,8 @@ overlapping speeds; some with per-class latencies, some on the geo3 topology) th
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
 3 seeds (common random numbers: every candidate of a seed shares its data, shards,
-initial model and time draws). Per seed the target is the smoothed loss (moving average
-of 5 evaluations) at half the horizon of the candidate with the lowest mean final loss;
+initial model and time draws). Per seed the target is the smoothed loss (trailing median
+over 1/20 of the horizon) at half the horizon of the candidate with the lowest mean final loss;
 a candidate's score
 is its time to target averaged over the seeds (a seed that never reaches it counts
 2 × the horizon), final loss as tiebreak. Regret of a pick = its score / the best
@@ -44,10 +44,11 @@ from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
 from netsim.sim.engine import prepare, simulate
 from netsim.sim.measurement import measure
-from netsim.sim.recommend import half_horizon_loss, lr_grid, recommend, time_to_loss
+from netsim.sim.recommend import SMOOTH, half_horizon_loss, lr_grid, recommend, smoothed, time_to_loss
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 
 SEEDS = 3
+EVAL_ROWS = 5000  # larger training sets (MNIST) are evaluated on a fixed subsample of this many rows
 LR_BASE = 1.0   # centre of the η grid (logistic on digits)
 DISTS = ("constant", "lognormal", "shifted_exponential", "pareto")
 SIZES = (8, 8, 12, 12, 16, 16, 24, 32, 64)
@@ -91,7 +92,7 @@ def generate(suite_seed: int, index: int) -> dict:
             w.update(pull_latency=lat, push_latency=lat)
         workers.append(w)
     rate = float(sum(c / s for c, s in zip(counts, speeds)))    # gradients per second, all workers
-    until = float(np.round(60.0 * P / rate, 2))                  # about 60 gradients per worker
+    until = float(np.round(40.0 * P / rate, 2))                  # about 40 gradients per worker
     raw = {
         "name": f"gen{suite_seed}-{index}",
         "run": {"seed": int(rng.integers(1 << 20)), "algorithm": "gsgd", "until": until,
@@ -132,7 +133,9 @@ def run_item(item: tuple):
     prep = _prepared((raw["name"], seed), sc)
     from netsim.sim.recommend import _pilot_rule
     from netsim.sim.engine import Simulation
-    sim = Simulation(sc, "gsgd", prep, rule=_pilot_rule(sc, groups, lr))
+    n_train = prep.dataset.X_train.shape[0]
+    rows = None if n_train <= EVAL_ROWS else np.sort(np.random.default_rng(seed).permutation(n_train)[:EVAL_ROWS])
+    sim = Simulation(sc, "gsgd", prep, rule=_pilot_rule(sc, groups, lr), eval_rows=rows)
     res = sim.run()
     curve = [(t, loss) for _, t, loss, _ in res.curve]
     return curve if res.status == "ok" else curve + [(res.sim_time, math.inf)], res.sim_time, res.wall_s
@@ -179,12 +182,13 @@ def raw_seed(raw: dict) -> int:
 def score_table(cands, lrs, seeds, curves, horizon):
     """Per (name, lr): mean time to the per-seed target (s) and mean final loss.
 
-    Per seed the target is the smoothed loss (moving average of 5 evaluations) at
-    half the horizon of the candidate with the lowest mean final loss; times to
-    target are read off the smoothed curves too.
+    Per seed the target is the smoothed loss (trailing median over 1/20 of the
+    horizon) at half the horizon of the candidate with the lowest mean final
+    smoothed loss; times to target are read off the smoothed curves too.
     """
     names = list(cands)
-    final = {(n, lr): [curves[(n, lr, s)][-1][1] for s in range(seeds)] for n in names for lr in lrs}
+    final = {(n, lr): [smoothed(curves[(n, lr, s)], SMOOTH * horizon)[-1][1] for s in range(seeds)]
+             for n in names for lr in lrs}
     top = min(final, key=lambda k: (np.mean(final[k]), k))
     targets = [half_horizon_loss(curves[(*top, s)], horizon) for s in range(seeds)]
     table = {}
@@ -192,7 +196,7 @@ def score_table(cands, lrs, seeds, curves, horizon):
         for lr in lrs:
             ttts = []
             for s in range(seeds):
-                hit = time_to_loss(curves[(n, lr, s)], targets[s])
+                hit = time_to_loss(curves[(n, lr, s)], targets[s], horizon)
                 ttts.append(hit if hit is not None else 2 * horizon)
             table[(n, lr)] = (float(np.mean(ttts)), float(np.mean(final[(n, lr)])))
     return table, targets, top

@@ -268,6 +268,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             curve = [(t, loss) for _, t, loss, _ in res.curve]
             p.curves.append(curve if res.status == "ok" else curve + [(res.sim_time, math.inf)])
     H_run = horizons[-1]
+    for p in finals:
+        p.mean_final = mean_time_to_target(p.curves, math.inf, H_run)[1]
     target, source = _target(target, scenario, finals, H_run)
     for p in pilots:
         _predict(p, target, H_run)
@@ -290,10 +292,11 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
 
 
 def _score(p: Pilot) -> float:
-    """Rung ranking: the mean loss of the pilot's last three evaluations (inf when diverged)."""
+    """Rung ranking: the median loss of the pilot's last quarter (inf when diverged)."""
     if p.status != "ok" or not p.curve:
         return math.inf
-    return float(np.mean([loss for _, loss in p.curve[-3:]]))
+    end = p.curve[-1][0]
+    return float(np.median([loss for t, loss in p.curve if t >= 0.75 * end]))
 
 
 def _run_to_target(advance, sim: Simulation, target: float, horizon: float, steps: int = 12) -> None:
@@ -338,41 +341,47 @@ def _target(given, scenario, finals, horizon: float) -> tuple[float, str]:
     ok = [p for p in finals if p.status == "ok"]
     if not ok:
         return math.inf, "no finalist finished"
-    best = min(ok, key=lambda p: (float(np.mean([c[-1][1] for c in p.curves])), p.label))
+    best = min(ok, key=lambda p: (p.mean_final, p.label))
     value = float(np.mean([half_horizon_loss(c, horizon) for c in best.curves]))
     return value, f"smoothed loss of the best finalist ({best.label}) at {horizon / 2:g} s"
 
 
-SMOOTH = 5  # evaluations in the trailing moving average of a loss curve
+SMOOTH = 1 / 20  # trailing window of the smoothed loss curves, as a fraction of the horizon
 
 
-def smoothed(curve, window: int = SMOOTH) -> list[tuple[float, float]]:
-    """Trailing moving average of the losses of a (time s, loss) *curve*.
+def smoothed(curve, window: float) -> list[tuple[float, float]]:
+    """Trailing median of the losses of a (time s, loss) *curve* over *window* seconds.
 
-    >>> smoothed([(0, 4.0), (1, 2.0), (2, 0.0)], 2)
-    [(0, 4.0), (1, 3.0), (2, 1.0)]
+    The median ignores the loss spikes of large steps.
+
+    >>> smoothed([(0, 4.0), (1, 2.0), (2, 0.0), (3, 9.0)], 2.0)
+    [(0, 4.0), (1, 3.0), (2, 2.0), (3, 2.0)]
     """
-    losses = [loss for _, loss in curve]
-    return [(t, float(np.mean(losses[max(0, k - window + 1):k + 1]))) for k, (t, _) in enumerate(curve)]
+    t = np.array([c[0] for c in curve], float)
+    loss = np.array([c[1] for c in curve], float)
+    start = np.searchsorted(t, t - window - 1e-12, side="right")
+    start = np.where(t - window <= t[0], 0, start)
+    return [(curve[k][0], float(np.median(loss[start[k]:k + 1]))) for k in range(len(curve))]
 
 
 def half_horizon_loss(curve, horizon: float) -> float:
     """Smoothed loss of a (time s, loss) *curve* at its last evaluation up to half the *horizon* (s)."""
-    sm = smoothed(curve)
+    sm = smoothed(curve, SMOOTH * horizon)
     return [loss for t, loss in sm if t <= horizon / 2 + 1e-9][-1]
 
 
-def time_to_loss(curve, target: float) -> float | None:
-    """First time (s) the smoothed *curve* is at or below *target*, or None."""
-    return next((t for t, loss in smoothed(curve) if loss <= target), None)
+def time_to_loss(curve, target: float, horizon: float) -> float | None:
+    """First time (s) the smoothed *curve* (window: 1/20 of *horizon*, s) is at or below *target*, or None."""
+    return next((t for t, loss in smoothed(curve, SMOOTH * horizon) if loss <= target), None)
 
 
 def mean_time_to_target(curves, target: float, horizon: float) -> tuple[float, float, bool]:
     """(mean time to *target* over *curves*, s — a curve that never reaches it counts
-    2 × *horizon*; mean final loss; whether every curve reached it)."""
-    times = [time_to_loss(c, target) for c in curves]
+    2 × *horizon*; mean final smoothed loss; whether every curve reached it)."""
+    times = [time_to_loss(c, target, horizon) for c in curves]
     ttt = float(np.mean([2 * horizon if t is None else t for t in times]))
-    return ttt, float(np.mean([c[-1][1] for c in curves])), all(t is not None for t in times)
+    final = float(np.mean([smoothed(c, SMOOTH * horizon)[-1][1] for c in curves]))
+    return ttt, final, all(t is not None for t in times)
 
 
 def replicate_seed(seed: int, k: int) -> int:
@@ -387,7 +396,7 @@ def _predict(p: Pilot, target: float, horizon: float) -> None:
         p.how = "diverged" if p.status != "ok" else "too short"
         return
     t = np.array([c[0] for c in p.curve])
-    loss = np.array([c[1] for c in smoothed(p.curve)])
+    loss = np.array([c[1] for c in smoothed(p.curve, SMOOTH * horizon)])
     noise = float(np.median(np.abs(np.diff(loss)))) if len(loss) > 2 else 0.0
     hit = np.flatnonzero(loss <= target)
     if hit.size:
@@ -433,7 +442,7 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     for p in rec.ranking()[:top]:
         res = Simulation(full, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr)).run()
         curve = [(t, loss) for _, t, loss, _ in res.curve]
-        hit = time_to_loss(curve, rec.target) if res.status == "ok" else None
+        hit = time_to_loss(curve, rec.target, H) if res.status == "ok" else None
         rows.append({"name": p.name, "lr": p.lr, "predicted_s": _num(p.predicted), "interval_s": [_num(p.low), _num(p.high)],
                      "emulated_s": hit, "final_loss": curve[-1][1] if res.status == "ok" else None,
                      "status": res.status, "wall_s": res.wall_s})

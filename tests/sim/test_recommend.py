@@ -1,0 +1,122 @@
+"""The grouping recommender on hand-constructible clusters, checked against every
+candidate run in full (independently of the recommender: scenario files with hand
+groups and a fixed η, run by ``simulate``)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import base_raw, make_scenario
+
+from netsim.grouping.candidates import canonical, candidate_groupings
+from netsim.sim.engine import prepare, simulate
+from netsim.sim.recommend import RecommendError, lr_grid, recommend, smoothed, time_to_loss
+
+SEEDS = (3, 4)
+
+
+def cluster(workers, until: float, seed: int = 3) -> dict:
+    raw = base_raw(workers=workers)
+    raw["run"].update(seed=seed, algorithm="gsgd", until=until, eval_every=until / 100, batch_size=16)
+    raw["model"]["l2"] = 0.001
+    raw["algorithms"] = {"gsgd": {"lr": 1.0, "grouping": "auto", "probe_rounds": 3}}
+    return raw
+
+
+def full_runs(raw, groups, lr) -> list:
+    """Loss curves (time s, loss) of GSGD with fixed *groups* and *lr*, one per seed."""
+    curves = []
+    for seed in SEEDS:
+        r = {**raw, "run": {**raw["run"], "seed": seed},
+             "algorithms": {"gsgd": {"lr": lr, "groups": [list(g) for g in groups]}}}
+        res = simulate(make_scenario(r), "gsgd")
+        curves.append([(t, loss) if res.status == "ok" else (t, math.inf) for _, t, loss, _ in res.curve])
+    return curves
+
+
+def outcomes(raw, candidates, lrs, target) -> dict:
+    """(partition, η) → mean time (s) to *target* over SEEDS (2 × horizon when missed)."""
+    until = raw["run"]["until"]
+    out = {}
+    for groups in candidates.values():
+        for lr in lrs:
+            times = [time_to_loss(c, target, until) for c in full_runs(raw, groups, lr)]
+            out[(canonical(groups), lr)] = float(np.mean([2 * until if t is None else t for t in times]))
+    return out
+
+
+def check(raw, lrs, slack=0.15):
+    """The recommendation, and its full-run time to target against the best candidate's."""
+    sc = make_scenario(raw)
+    rec = recommend(sc, prepare(sc), lrs=lrs)
+    cands = {p.name: p.groups for p in rec.pilots}
+    table = outcomes(raw, cands, lrs, rec.target)
+    best = min(table.values())
+    assert table[(canonical(rec.groups), rec.lr)] <= (1 + slack) * best
+    return rec, table
+
+
+def test_identical_workers_make_one_group():
+    raw = cluster([{"name": "all", "count": 4, "compute": 1.0}], until=60.0)
+    rec, table = check(raw, lrs=(0.3, 1.0, 3.0))
+    assert rec.name == "one group" and len(rec.groups) == 1
+
+
+def test_an_extreme_straggler_is_isolated():
+    raw = cluster([{"name": "fast", "count": 4, "compute": 1.0}, {"name": "straggler", "count": 1, "compute": 25.0}],
+                  until=60.0)
+    rec, table = check(raw, lrs=(0.3, 1.0, 3.0))
+    assert (4,) in rec.groups
+    one_group = min(v for (g, _), v in table.items() if len(g) == 1)
+    assert table[(canonical(rec.groups), rec.lr)] < 0.5 * one_group   # waiting for it would be far slower
+
+
+def test_two_separated_classes_make_two_groups():
+    raw = cluster([{"name": "fast", "count": 3, "compute": 1.0}, {"name": "slow", "count": 3, "compute": 5.0}],
+                  until=90.0)
+    rec, _ = check(raw, lrs=(0.3, 1.0, 3.0))
+    assert canonical(rec.groups) == ((0, 1, 2), (3, 4, 5))
+
+
+def test_candidates_cover_the_issue_list_without_duplicates():
+    times = np.array([[1.0] * 3] * 3 + [[3.0] * 3] * 3)
+    c = candidate_groupings(times, hand=[[0, 1, 2], [3, 4, 5]], k_max=8)
+    assert set(c) == {"one group", "singletons", "hand", "equal:3", "equal:4", "equal:5"}  # kmeans:2 = hand
+    assert len({canonical(g) for g in c.values()}) == len(c)
+
+
+def test_smoothing_and_time_to_loss():
+    curve = [(0.0, 1.0), (1.0, 0.8), (2.0, 0.6), (3.0, 5.0), (4.0, 0.2), (5.0, 0.0)]
+    # trailing medians over 1 s: two points each, the spike at t = 3 averaged with its neighbour
+    assert [round(v, 9) for _, v in smoothed(curve, 1.0)] == [1.0, 0.9, 0.7, 2.8, 2.6, 0.1]
+    # horizon 40 s: window 2 s, three points: medians 1, .9, .8, .8, .6, .2 → first <= 0.7 at t = 4
+    assert time_to_loss(curve, 0.7, horizon=40.0) == 4.0
+    assert time_to_loss(curve, -1.0, horizon=40.0) is None
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"candidates": {}}, "candidate set is empty"),
+    ({"lrs": (0.1, 0.0)}, "learning rates must be finite and > 0"),
+    ({"lrs": ()}, "grid is empty"),
+    ({"budget_s": 0.5}, "budget"),
+])
+def test_bad_input_is_one_line(kwargs, match):
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    sc = make_scenario(raw)
+    with pytest.raises(RecommendError, match=match) as info:
+        recommend(sc, prepare(sc), **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_unreached_target_falls_back_to_the_lowest_final_loss():
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    sc = make_scenario(raw)
+    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), target=1e-6, replicates=1)
+    assert rec.reason.startswith("no finalist reaches the target")
+    finals = [p for p in rec.pilots if p.curves]
+    assert rec.pick.mean_final == min(p.mean_final for p in finals)
+
+
+def test_lr_grid_is_geometric():
+    assert lr_grid(1.0, 5) == pytest.approx((1 / 9, 1 / 3, 1.0, 3.0, 9.0))
