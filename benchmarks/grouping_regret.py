@@ -6,11 +6,11 @@ overlapping speeds; some with per-class latencies, some on the geo3 topology) th
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
 3 seeds (common random numbers: every candidate of a seed shares its data, shards,
-initial model and time draws). Per seed the target is the smoothed loss (trailing median
-over 1/20 of the horizon) at half the horizon of the candidate with the lowest mean final loss;
-a candidate's score
-is its time to target averaged over the seeds (a seed that never reaches it counts
-2 × the horizon), final loss as tiebreak. Regret of a pick = its score / the best
+initial model and time draws). Loss curves are smoothed (trailing median over 1/20 of
+the horizon) and averaged over the seeds; the target is that averaged curve at half the
+horizon for the candidate whose averaged curve ends lowest; a candidate's score is the
+time its averaged curve reaches the target (2 × the horizon when never), its final value
+the tiebreak. Regret of a pick = its score / the best
 score − 1.
 
 Recommenders: ``recommend`` (netsim.sim.recommend: successive halving of pilot
@@ -44,7 +44,7 @@ from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
 from netsim.sim.engine import prepare, simulate
 from netsim.sim.measurement import measure
-from netsim.sim.recommend import SMOOTH, half_horizon_loss, lr_grid, recommend, smoothed, time_to_loss
+from netsim.sim.recommend import lr_grid, mean_half_horizon_loss, mean_time_to_target, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 
 SEEDS = 3
@@ -180,26 +180,20 @@ def raw_seed(raw: dict) -> int:
 
 
 def score_table(cands, lrs, seeds, curves, horizon):
-    """Per (name, lr): mean time to the per-seed target (s) and mean final loss.
+    """Per (name, lr): time (s) at which the seed-averaged smoothed loss curve reaches
+    the target (2 × horizon when never), and that curve's final value.
 
-    Per seed the target is the smoothed loss (trailing median over 1/20 of the
-    horizon) at half the horizon of the candidate with the lowest mean final
-    smoothed loss; times to target are read off the smoothed curves too.
+    Curves are smoothed by a trailing median over 1/20 of the horizon and averaged
+    over the seeds on a grid of 101 times. The target is the averaged curve at half
+    the horizon of the candidate whose averaged curve ends lowest.
     """
     names = list(cands)
-    final = {(n, lr): [smoothed(curves[(n, lr, s)], SMOOTH * horizon)[-1][1] for s in range(seeds)]
-             for n in names for lr in lrs}
-    top = min(final, key=lambda k: (np.mean(final[k]), k))
-    targets = [half_horizon_loss(curves[(*top, s)], horizon) for s in range(seeds)]
-    table = {}
-    for n in names:
-        for lr in lrs:
-            ttts = []
-            for s in range(seeds):
-                hit = time_to_loss(curves[(n, lr, s)], targets[s], horizon)
-                ttts.append(hit if hit is not None else 2 * horizon)
-            table[(n, lr)] = (float(np.mean(ttts)), float(np.mean(final[(n, lr)])))
-    return table, targets, top
+    runs = {(n, lr): [curves[(n, lr, s)] for s in range(seeds)] for n in names for lr in lrs}
+    final = {k: mean_time_to_target(v, -math.inf, horizon)[1] for k, v in runs.items()}
+    top = min(final, key=lambda k: (final[k], k))
+    target = mean_half_horizon_loss(runs[top], horizon)
+    table = {k: mean_time_to_target(v, target, horizon)[:2] for k, v in runs.items()}
+    return table, target, top
 
 
 def regret(table, key) -> float:

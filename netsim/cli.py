@@ -315,7 +315,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
           ) -> None:
     """Recommend the grouping and learning rate that reach a target loss first (pilot emulations)."""
     from .api import recommend
-    from .results.recommend_view import recommendation_tables
+    from .results.render import recommendation_tables
     from .sim.recommend import RecommendError
     sc = load(scenario, set_, seed, data_dir)
     try:

@@ -36,7 +36,8 @@ from .engine import Prepared, Simulation, prepare
 from .measurement import Measurement, measure
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
-           "smoothed", "time_to_loss", "half_horizon_loss", "mean_time_to_target"]
+           "smoothed", "time_to_loss", "half_horizon_loss", "mean_curve", "mean_time_to_target",
+           "mean_half_horizon_loss"]
 
 
 class RecommendError(ValueError):
@@ -172,7 +173,7 @@ def base_lr(scenario) -> float:
 
 def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measurement | None = None,
               candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
-              finalists: int = 3, replicates: int = 3, budget_s: float | None = None, eval_rows: int = 2000,
+              finalists: int = 4, replicates: int = 3, budget_s: float | None = None, eval_rows: int = 2000,
               target: float | None = None, rule=None) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
@@ -342,8 +343,7 @@ def _target(given, scenario, finals, horizon: float) -> tuple[float, str]:
     if not ok:
         return math.inf, "no finalist finished"
     best = min(ok, key=lambda p: (p.mean_final, p.label))
-    value = float(np.mean([half_horizon_loss(c, horizon) for c in best.curves]))
-    return value, f"smoothed loss of the best finalist ({best.label}) at {horizon / 2:g} s"
+    return mean_half_horizon_loss(best.curves, horizon), f"loss of the best finalist ({best.label}) at {horizon / 2:g} s"
 
 
 SMOOTH = 1 / 20  # trailing window of the smoothed loss curves, as a fraction of the horizon
@@ -375,13 +375,34 @@ def time_to_loss(curve, target: float, horizon: float) -> float | None:
     return next((t for t, loss in smoothed(curve, SMOOTH * horizon) if loss <= target), None)
 
 
+def mean_curve(curves, horizon: float, points: int = 101) -> tuple[np.ndarray, np.ndarray]:
+    """The mean over *curves* of their smoothed losses on a common grid of *points*
+    times in [0, *horizon*] s (each curve held at its last value past its end;
+    a curve that diverged counts as inf from then on). Returns (times, losses)."""
+    grid = np.linspace(0.0, horizon, points)
+    rows = []
+    for c in curves:
+        sm = smoothed(c, SMOOTH * horizon)
+        t = np.array([x for x, _ in sm])
+        v = np.array([y for _, y in sm])
+        idx = np.clip(np.searchsorted(t, grid + 1e-9, side="right") - 1, 0, len(t) - 1)
+        rows.append(v[idx])
+    return grid, np.mean(rows, axis=0)
+
+
 def mean_time_to_target(curves, target: float, horizon: float) -> tuple[float, float, bool]:
-    """(mean time to *target* over *curves*, s — a curve that never reaches it counts
-    2 × *horizon*; mean final smoothed loss; whether every curve reached it)."""
-    times = [time_to_loss(c, target, horizon) for c in curves]
-    ttt = float(np.mean([2 * horizon if t is None else t for t in times]))
-    final = float(np.mean([smoothed(c, SMOOTH * horizon)[-1][1] for c in curves]))
-    return ttt, final, all(t is not None for t in times)
+    """(first time, s, the mean smoothed curve of *curves* is at or below *target* — 2 ×
+    *horizon* when never; its final value; whether it reached the target)."""
+    grid, mean = mean_curve(curves, horizon)
+    hit = np.flatnonzero(mean <= target)
+    final = float(mean[-1])
+    return (float(grid[hit[0]]), final, True) if hit.size else (2 * horizon, final, False)
+
+
+def mean_half_horizon_loss(curves, horizon: float) -> float:
+    """The mean smoothed curve of *curves* at half the *horizon* (s)."""
+    grid, mean = mean_curve(curves, horizon)
+    return float(mean[np.searchsorted(grid, horizon / 2 - 1e-9)])
 
 
 def replicate_seed(seed: int, k: int) -> int:

@@ -86,7 +86,8 @@ def test_auto_grouping_measures_first():
     raw["run"]["until"] = 40.0
     result = simulate(make_scenario(raw), "gsgd")
     g = result.extra["grouping"]
-    assert g["method"] == "auto" and g["members"] == [[0, 1, 2], [3, 4, 5]]
+    assert g["method"] == "auto" and sorted(g["members"]) == sorted(result.groups)  # the recommendation is used
+    assert g["lr"] in [c["lr"] for c in g["candidates"]] and g["recommended"] == g["candidates"][0]["name"]
     duration = g["measurement"]["duration_s"]
     assert duration >= 3 * 4.0 * 0.8            # three probe rounds of the ~4 s workers
     assert min(result.records.time) > duration   # training starts after the measurement
@@ -147,11 +148,13 @@ def test_compare_groupings_and_group_command(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "compare.json").read_text())
     assert [s["label"] for s in data] == ["gsgd[hand]", "gsgd[auto]", "gsgd[equal:2]"]
-    assert data[1]["grouping"]["method"] == "auto" and "criterion" in data[1]["grouping"]
+    assert data[1]["grouping"]["method"] == "auto" and "candidates" in data[1]["grouping"]
     assert data[2]["grouping"]["k"] == 2
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml")])
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
     assert res.exit_code == 0, res.output
-    assert "silhouette" in res.output and "advisor ranking" in res.output
+    assert "recommended:" in res.output and "predicted" in res.output
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"])
+    assert res.exit_code == 2 and "learning rates must be finite and > 0" in res.stderr
     res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "kmeans:99",
                               "--no-live"])
     assert res.exit_code == 2 and "grouping" in res.stderr
