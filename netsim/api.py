@@ -34,11 +34,12 @@ from .results.runfolder import (
     write_run,
 )
 from .results.tables import summary_fields
+from .rules import RULES
 from .sim.engine import advise, prepare, simulate
 from .sim.records import Result
 from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+__all__ = ["RULES", "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
            "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
 
 
