@@ -310,7 +310,12 @@ def broken_fat_trees():
     cut.remove_edge("p2-agg1", "core2")
     extra = fat_tree(4)
     extra.add_edge("p0-edge0", "p1-edge1", bandwidth=1e9, latency=1e-6)
-    return {"cut": cut, "extra": extra, "zero": fat_tree(4, latency=0.0)}
+    mixed = fat_tree(4)
+    for u, v in list(mixed.edges)[::2]:
+        mixed.edges[u, v]["latency"] = 1                    # int 1 and float 1.0
+    for u, v in list(mixed.edges)[1::2]:
+        mixed.edges[u, v]["latency"] = 1.0
+    return {"cut": cut, "extra": extra, "zero": fat_tree(4, latency=0.0), "int and float": mixed}
 
 
 BUILT = {
@@ -354,7 +359,7 @@ def test_builder_graphs_route_as_before(name):
 
 def test_fat_tree_8_all_host_pairs():
     G = fat_tree(8)
-    assert_same_routes(G, list(itertools.product(hosts(G), hosts(G))), keys=(None, "x"))
+    assert_same_routes(G, list(itertools.product(hosts(G), hosts(G))), keys=(None,))
 
 
 @pytest.mark.parametrize("name", ["fat_tree(4)", "modified fat_tree", "wan ring", "mesh"])
@@ -378,6 +383,20 @@ def test_a_shared_cache_never_changes_an_answer():
     ref_cache = {}
     for s, d in itertools.product(H, H):
         assert new.path_count(G, s, d, cache=cache) == path_count(G, s, d, cache=ref_cache)
+
+
+def test_the_fat_tree_fast_path_is_taken_exactly_on_uniform_fat_trees():
+    """Guards the coverage of the tests above: both algorithms are exercised."""
+    fast = [load_topology(PRESETS / "fat_tree_k4.toml"), fat_tree(2), fat_tree(6, latency=3e-7),
+            fat_tree(8), broken_fat_trees()["zero"], broken_fat_trees()["int and float"]]
+    general = [modified_fat_tree(), broken_fat_trees()["cut"], broken_fat_trees()["extra"],
+               fat_tree(4).to_directed(), nx.MultiGraph(fat_tree(4)), leaf_spine(2, 2, 2), star(3),
+               nx.relabel_nodes(fat_tree(4), {"h0": "h00"})]
+    nan = fat_tree(4)
+    nx.set_edge_attributes(nan, float("nan"), "latency")
+    general.append(nan)
+    assert all(new._fat_tree_layout(G) is not None for G in fast)
+    assert all(new._fat_tree_layout(G) is None for G in general)
 
 
 def test_errors_are_unchanged():
