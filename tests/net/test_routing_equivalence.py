@@ -17,12 +17,19 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from netsim import routing as new
-from netsim.topoio import list_presets, load_topology
-from netsim.topology import (TopologyError, fat_tree, hosts, leaf_spine, multi_datacenter,
-                             natural_key, star)
+from netsim.net import routing as new
+from netsim.net.topology import (
+    TopologyError,
+    fat_tree,
+    hosts,
+    leaf_spine,
+    multi_datacenter,
+    natural_key,
+    star,
+)
+from netsim.net.topology_io import list_presets, load_topology
 
-PRESETS = Path(__file__).resolve().parents[1] / "topologies"
+PRESETS = Path(__file__).resolve().parents[2] / "topologies"
 KEYS = (None, 1, 2, "x", (7, "y"))          # flow keys tried on every pair
 
 
