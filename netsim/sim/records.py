@@ -116,7 +116,7 @@ def summarize(result: Result) -> dict:
     """The summary.json contract (a dict of plain JSON values)."""
     rec = result.records
     curve = rec.curve
-    regroups = [e["time"] for e in rec.events if e["kind"] == "regroup"]
+    regroups = [e["update"] for e in rec.events if e["kind"] == "regroup"]
     group_stale = _per_group(rec, len(result.groups), regroups[-1] if regroups else None)
     return {
         "scenario": result.scenario,
@@ -141,17 +141,23 @@ def summarize(result: Result) -> dict:
     }
 
 
-def _per_group(rec: Recorder, n_groups: int, since: float | None) -> list[tuple[int, float]]:
+def _per_group(rec: Recorder, n_groups: int, after: int | None) -> list[tuple[int, float]]:
     """(updates, mean staleness) per group; an update is counted once per version.
 
-    With online regrouping, only updates at or after the last regroup (time
-    *since*, s) count, so the figures belong to the final groups.
+    With online regrouping, only updates after the last regroup (which happened
+    when the model had version *after*) count, so the figures belong to the final
+    groups; group ids outside the final groups are never counted.
+
+    >>> rec = Recorder()
+    >>> rec.applied(1.0, [0, 1], 0, [0, 0], 1); rec.applied(2.0, [2], 2, [1], 2); rec.applied(3.0, [2], 1, [3], 3)
+    >>> _per_group(rec, 2, None), _per_group(rec, 2, 2)
+    ([(1, 0.0), (1, 3.0)], [(0, 0.0), (1, 3.0)])
     """
     versions = [set() for _ in range(n_groups)]
     sums = [0] * n_groups
     counts = [0] * n_groups
-    for t, g, s, v in zip(rec.time, rec.group, rec.staleness, rec.version):
-        if since is not None and t < since:
+    for g, s, v in zip(rec.group, rec.staleness, rec.version):
+        if (after is not None and v <= after) or g >= n_groups:
             continue
         versions[g].add(v)
         sums[g] += s
