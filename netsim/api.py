@@ -12,19 +12,65 @@ Results convert to pandas DataFrames when pandas is installed
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config.grid import toml_value
 from .config.scenario import Scenario, load_scenario
-from .results.render import write_compare, write_run
-from .results.runfolder import PHASES, RunData, find_runs, from_result, read_run
+from .results.runfolder import PHASES, RunData, RunWriter, claim, find_runs, from_result, read_run, write_compare
 from .results.tables import summary_fields
-from .sim.engine import prepare, simulate
+from .sim.engine import RunInterrupted, Simulation, prepare
 from .sim.records import Result
-from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
+from .sweeps.runner import SweepError, SweepOutcome, plan_sweep, run_sweep
 
 __all__ = ["load", "run", "compare", "sweep", "plot", "write_report", "open_run", "open_runs",
-           "Run", "Comparison", "Sweep"]
+           "Run", "Comparison", "Sweep", "RunInterrupted", "exit_status", "claim"]
+
+EXIT_STATUS = {"ok": 0, "diverged": 1, "stalled": 1, "failed": 1, "interrupted": 130}
+"""Process exit status for a run's status (README, "Exit status"); bad input is 2."""
+
+
+def exit_status(statuses) -> int:
+    """The exit status of a command whose runs ended with *statuses*: 130 when one was
+    interrupted, else 1 when one did not end ``ok``, else 0.
+
+    >>> exit_status(["ok", "ok"]), exit_status(["ok", "diverged"]), exit_status(["stalled", "interrupted"])
+    (0, 1, 130)
+    """
+    codes = [EXIT_STATUS.get(s, 1) for s in statuses]
+    return 130 if 130 in codes else max(codes, default=0)
+
+
+@contextmanager
+def _interruptible():
+    """While a run goes, SIGTERM acts as Ctrl-C does (KeyboardInterrupt), so the run
+    ends with status ``interrupted`` and its files written (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
+def _sheltered():
+    """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _frame(columns: dict):
@@ -132,50 +178,89 @@ def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, al
                          data_dir=str(data_dir) if data_dir is not None else None)
 
 
-def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None) -> Run:
-    """Run one rule (default ``run.algorithm``); write its folder when *out* is given."""
+def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
+        overwrite: bool = False, prepared=None, progress_every: float | None = None) -> Run:
+    """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
+
+    The folder is claimed first (OutputError when another process writes there, or
+    when it holds results of another run and *overwrite* is false), rows are written
+    as the run goes and ``summary.json`` at the end. Ctrl-C or SIGTERM end the run:
+    its files are written with status ``interrupted`` and RunInterrupted (a
+    KeyboardInterrupt; ``.result``, ``.summary``) is raised. *prepared* shares data
+    between runs of one scenario (see :func:`netsim.sim.engine.prepare`).
+    """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
-    result = simulate(sc, algorithm, progress=progress)
-    if out is not None:
-        write_run(result, out)
-    return Run(from_result(result, Path(out) if out is not None else None), result)
+    sim = Simulation(sc, algorithm, prepared)
+    if out is None:
+        result = sim.run(progress, progress_every)
+        return Run(from_result(result), result)
+    writer = RunWriter(out, overwrite=overwrite)
+    try:
+        with _interruptible():
+            result = sim.run(progress, progress_every, sink=writer.flush)
+    except RunInterrupted as stop:
+        with _sheltered():
+            stop.summary = writer.finish(stop.result)
+        raise
+    except BaseException:
+        writer.close()
+        raise
+    summary = writer.finish(result)
+    return Run(from_result(result, Path(out), summary), result)
 
 
 def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, out=None, plots: bool = False,
-            window: tuple[float, float] | None = None) -> Comparison:
+            window: tuple[float, float] | None = None, overwrite: bool = False) -> Comparison:
     """Every rule in *algorithms* (default: all configured) on the same data, shards,
-    initial model and time draws. With *out*: one folder per rule and compare.json;
-    *plots* then also draws the figures into ``out/plots``."""
+    initial model and time draws. With *out*: one folder per rule and compare.json
+    (rewritten after each rule); *plots* then also draws the figures into ``out/plots``.
+    The folder is claimed as in :func:`run`."""
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     names = list(algorithms or sc.rules)
     prepared = prepare(sc)
     runs, summaries = {}, []
-    for name in names:
-        result = simulate(sc.with_algorithm(name), name, prepared=prepared)
-        folder = Path(out) / name if out is not None else None
-        if folder is not None:
-            summaries.append(write_run(result, folder))
-        runs[name] = Run(from_result(result, folder), result)
+    held = claim(out, overwrite=overwrite) if out is not None else None
+    try:
+        for name in names:
+            folder = Path(out) / name if out is not None else None
+            try:
+                runs[name] = run(sc.with_algorithm(name), name, out=folder, prepared=prepared)
+            except RunInterrupted as stop:
+                if out is not None:
+                    write_compare(summaries + [stop.summary], out)
+                raise
+            if out is not None:
+                summaries.append(runs[name].summary)
+                write_compare(summaries, out)
+    finally:
+        if held is not None:
+            held.release()
     if out is None:
         return Comparison(runs)
-    write_compare(summaries, out)
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
 
 
 def sweep(scenario: str | os.PathLike, grid, *, out, seeds: int = 1, overrides=None, data_dir=None,
-          workers: int | None = None, scheduler=None, resume: bool = False, on_done=None) -> Sweep:
+          workers: int | None = None, scheduler=None, resume: bool = False, on_done=None,
+          overwrite: bool = False) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (see :mod:`netsim.sweeps`).
 
     *grid* is ``{"algorithms.gsgd.groups": [[["fast"], ["slow"]], [["fast", "slow"]]], "algorithm": ["ssgd", "gsgd"]}``
     or a list of ``"KEY=V1,V2"`` strings. *scheduler*: a Dask scheduler address or
     ``distributed.Client``; otherwise *workers* local processes. Every point is
-    validated before anything runs (ScenarioError).
+    validated before anything runs (ScenarioError). Raises SweepError when every run
+    of the sweep failed (raised an error), OutputError when *out* is taken.
     """
     plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
                       data_dir=str(data_dir) if data_dir is not None else None)
-    return Sweep(run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done))
+    outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done,
+                        overwrite=overwrite)
+    if outcome.failures and not outcome.executed and not outcome.skipped:
+        folder, message = outcome.failures[0]
+        raise SweepError(f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}")
+    return Sweep(outcome)
 
 
 def plot(*folders, out=None, window: tuple[float, float] | None = None) -> list[Path]:

@@ -14,15 +14,16 @@ from rich.table import Table
 
 from .config.scenario import Scenario, load_scenario
 from .errors import ScenarioError
+from . import api
 from .results.render import (
     compare_table,
     live_view,
     plain_line,
     write_compare,
-    write_run,
 )
+from .results.runfolder import OutputError
 from .rules import RULES
-from .sim.engine import prepare, simulate
+from .sim.engine import prepare
 from .workload.datasets import DataNotFoundError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -38,6 +39,7 @@ LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live table (onl
 DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
 PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures (PNG) into OUT/plots.")]
 WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated seconds.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the results already in --out.")]
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -82,20 +84,30 @@ class Progress:
             out_console.print(plain_line(self.snapshot(sim)), highlight=False, soft_wrap=True, markup=False)
 
 
-def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=None, label: str | None = None) -> dict:
-    """Run one algorithm with progress output and write its folder."""
+def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=None, label: str | None = None,
+            overwrite: bool = False) -> dict:
+    """Run one algorithm with progress output and write its folder (exit 130 when interrupted)."""
     interactive = live and out_console.is_terminal
     try:
         if interactive:
             with Live(console=out_console, auto_refresh=False, transient=True) as display:
-                result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(display, label))
+                done = api.run(scenario, algorithm, out=out, prepared=prepared, progress=Progress(display, label),
+                               overwrite=overwrite)
         else:
-            result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(None, label))
+            done = api.run(scenario, algorithm, out=out, prepared=prepared, progress=Progress(None, label),
+                           overwrite=overwrite)
     except DataNotFoundError as exc:
         fail(f"{scenario.path}: data.dir: {exc}")
-    summary = write_run(result, out)
-    if result.status != "ok":
-        err_console.print(f"[bold red]{escape(algorithm)}:[/] {escape(result.message)}; files so far kept in {escape(str(out))}",
+    except OutputError as exc:
+        fail(str(exc), exc.code)
+    except api.RunInterrupted as stop:
+        kept = "the files so far" if hasattr(stop, "summary") else "the complete rows so far"
+        err_console.print(f"{escape(label or algorithm)}: {escape(stop.result.message)}; {kept} are in "
+                          f"{escape(str(out))} (status interrupted)", highlight=False, soft_wrap=True)
+        raise typer.Exit(130)
+    summary = done.summary
+    if summary["status"] != "ok":
+        err_console.print(f"[bold red]{escape(algorithm)}:[/] {escape(summary['message'])}; files so far kept in {escape(str(out))}",
                           highlight=False)
     return summary
 
@@ -111,15 +123,14 @@ def prepared_data(scenario: Scenario):
 def run(scenario: ScenarioArg,
         algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-        data_dir: DataOpt = None) -> None:
+        data_dir: DataOpt = None, overwrite: OverwriteOpt = False) -> None:
     """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or Path("runs") / f"{sc.name}-{sc.run.algorithm}"
-    summary = execute(sc, sc.run.algorithm, out, live, prepared_data(sc))
+    summary = execute(sc, sc.run.algorithm, out, live, prepared_data(sc), overwrite=overwrite)
     out_console.print(compare_table([summary], title=f"{sc.name} (seed {sc.run.seed})"))
     out_console.print(f"wrote {out}/summary.json, curve.csv, updates.csv", highlight=False)
-    if summary["status"] != "ok":
-        raise typer.Exit(1)
+    raise typer.Exit(api.exit_status([summary["status"]]))
 
 
 @app.command()
@@ -127,7 +138,8 @@ def compare(scenario: ScenarioArg,
             algorithms: Annotated[str, typer.Option("--algorithms", help="Comma-separated rules, e.g. ssgd,asgd,gsgd.")] = "",
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None) -> None:
+            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None,
+            overwrite: OverwriteOpt = False) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir)
@@ -146,15 +158,23 @@ def compare(scenario: ScenarioArg,
     out = out or Path("runs") / f"{sc.name}-compare"
     prepared = prepared_data(sc)
     summaries = []
-    for label, folder, variant in variants:
-        summary = execute(variant, variant.run.algorithm, out / folder, live, prepared, label)
-        summary["label"] = label
-        summaries.append(summary)
-        write_compare(summaries, out)
+    try:
+        held = api.claim(out, overwrite=overwrite)
+    except OutputError as exc:
+        fail(str(exc), exc.code)
+    try:
+        for label, folder, variant in variants:
+            summary = execute(variant, variant.run.algorithm, out / folder, live, prepared, label)
+            summary["label"] = label
+            summaries.append(summary)
+            write_compare(summaries, out)
+    finally:
+        held.release()
     out_console.print(compare_table(summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g} s"))
     out_console.print(f"wrote {out}/compare.json and one folder per algorithm", highlight=False)
     if plots:
         draw([out], None, window_range)
+    raise typer.Exit(api.exit_status([s["status"] for s in summaries]))
 
 
 def parse_window_opt(text: str | None):
@@ -250,7 +270,8 @@ def sweep(scenario: ScenarioArg,
           workers: Annotated[Optional[int], typer.Option("--workers", help="Local processes (default: CPUs; 1: this process).")] = None,
           scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
           resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
-          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False) -> None:
+          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False,
+          overwrite: OverwriteOpt = False) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from rich.progress import (
         BarColumn,
@@ -284,12 +305,14 @@ def sweep(scenario: ScenarioArg,
         if bar is not None:
             with bar:
                 outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume,
-                                    on_done=SweepProgress(bar, len(plan.tasks)))
+                                    on_done=SweepProgress(bar, len(plan.tasks)), overwrite=overwrite)
         else:
             outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume,
-                                on_done=SweepProgress(None, len(plan.tasks)))
+                                on_done=SweepProgress(None, len(plan.tasks)), overwrite=overwrite)
     except (SweepError, ExecutorError) as exc:
         fail(str(exc))
+    except OutputError as exc:
+        fail(str(exc), exc.code)
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished runs are kept in {out}; run again with --resume to finish the rest",
                           highlight=False)
@@ -302,8 +325,7 @@ def sweep(scenario: ScenarioArg,
         draw([out], None, None)
     for folder, message in outcome.failures:
         err_console.print(f"[bold red]{escape(str(folder))}:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    if outcome.failures:
-        raise typer.Exit(1)
+    raise typer.Exit(max(1 if outcome.failures else 0, api.exit_status([r["status"] for r in outcome.rows])))
 
 
 @app.command()

@@ -20,7 +20,16 @@ from .records import Recorder, Result, WorkerStats
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
+__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise", "RunInterrupted"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM turned into it) during a run; ``result`` holds everything
+    recorded until then, with status ``interrupted``."""
+
+    def __init__(self, result):
+        super().__init__(result.message)
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,7 @@ class Simulation:
                                   self._on_update if run.eval_every_updates else None)
         self.grouping: dict | None = None
         self.started = False
+        self.interrupted = ""
         self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
         for event in scenario.events:
             if event.kind == "recover":
@@ -100,10 +110,19 @@ class Simulation:
             yield self.env.timeout(every)
             callback(self)
 
+    def _flusher(self, sink, every: float):
+        while True:
+            yield self.env.timeout(every)
+            sink(self.recorder)
+
     # -- run --------------------------------------------------------------
-    def run(self, progress=None, progress_every: float | None = None) -> Result:
+    def run(self, progress=None, progress_every: float | None = None, sink=None) -> Result:
         """Run to ``run.until`` (s) or ``run.max_updates``; *progress(sim)* is called
-        every *progress_every* simulated seconds (default: 1/200 of the horizon)."""
+        every *progress_every* simulated seconds (default: 1/200 of the horizon), and
+        *sink(recorder)* (e.g. a RunWriter's ``flush``) every 1/1000 of the horizon.
+
+        Raises RunInterrupted (a KeyboardInterrupt) carrying the partial Result when
+        interrupted (Ctrl-C)."""
         scenario, env = self.scenario, self.env
         wall = time.perf_counter()
         prep = self.prepared
@@ -132,16 +151,24 @@ class Simulation:
             env.process(self._evaluator(scenario.run.eval_every))
         if progress is not None:
             env.process(self._progress(progress, progress_every or scenario.run.until / 200))
+        if sink is not None:
+            env.process(self._flusher(sink, scenario.run.until / 1000))
         if scenario.events:
             env.process(self._dynamics(scenario.events))
         deadline = env.timeout(scenario.run.until)
         deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
-        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
-            env.run(until=self.stop)
-        if not self.ps.diverged:
-            self.evaluate()
-        else:
-            self._evaluate_last_finite()
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
+                env.run(until=self.stop)
+        except KeyboardInterrupt:
+            self.recorder.trim()
+            self.interrupted = f"interrupted at simulated time {env.now:g} s"
+            raise RunInterrupted(self._result(time.perf_counter() - wall)) from None
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not self.ps.diverged:
+                self.evaluate()
+            else:
+                self._evaluate_last_finite()
         return self._result(time.perf_counter() - wall)
 
     def _start(self) -> None:
@@ -155,9 +182,8 @@ class Simulation:
             return
         version, w = self.ps.last_finite
         ds, model = self.prepared.dataset, self.prepared.model
-        with np.errstate(over="ignore", invalid="ignore"):
-            loss = float(model.loss(w, ds.X_train, ds.y_train))
-            acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        loss = float(model.loss(w, ds.X_train, ds.y_train))
+        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
         curve = self.recorder.curve
         if np.isfinite(loss) and not (curve and curve[-1][0] == version):
             curve.append((version, float(self.env.now), loss, acc))
@@ -252,6 +278,7 @@ class Simulation:
             return
         blocking = stalled_on(self.rule.waiting(self.ps), set(lost))
         if blocking is not None:
+            self.ps.stalled_on = blocking
             self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
                           f"{self.algorithm} waits for workers {blocking}, down with no recovery scheduled")
 
@@ -278,8 +305,14 @@ class Simulation:
                 gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
                 compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
                 down_s=st.spent[DOWN]))
-        status = "diverged" if self.ps.diverged else "stalled" if self.ps.stalled else "ok"
+        ps = self.ps
+        status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
+                  else "stalled" if ps.stalled else "ok")
         extra = {}
+        if ps.diverged:
+            extra["diverged_at"] = {"update": ps.version, "sim_time": now}
+        if ps.stalled:
+            extra["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
         if self.scenario.run.target_loss:
             extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:
@@ -293,7 +326,7 @@ class Simulation:
                                   for u, v, x in self.net.link_utilisation(now)[:10]]}
         return Result(scenario=self.scenario.name, algorithm=self.algorithm, seed=self.scenario.run.seed,
                       sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
-                      workers=stats, records=self.recorder, status=status, message=self.ps.diverged or self.ps.stalled,
+                      workers=stats, records=self.recorder, status=status, message=self.interrupted or ps.diverged or ps.stalled,
                       wall_s=wall_s, final_w=self.ps.w, extra=extra)
 
     def snapshot(self) -> dict:

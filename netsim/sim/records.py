@@ -51,6 +51,14 @@ class Recorder:
         self.staleness.extend(staleness)
         self.version.extend([version] * n)
 
+    def trim(self) -> None:
+        """Cut the columns to their common length (after a run was interrupted mid-append)."""
+        for names in (("time", "worker", "group", "staleness", "version"),
+                      ("drop_time", "drop_worker", "drop_version", "drop_reason")):
+            n = min(len(getattr(self, name)) for name in names)
+            for name in names:
+                del getattr(self, name)[n:]
+
     def dropped(self, now: float, worker: int, version: int, reason: str) -> None:
         self.drop_time.append(now)
         self.drop_worker.append(worker)
@@ -115,7 +123,8 @@ def staleness_stats(staleness) -> dict:
 def summarize(result: Result) -> dict:
     """The summary.json contract (a dict of plain JSON values)."""
     rec = result.records
-    curve = rec.curve
+    last = _last_finite(rec.curve)
+    final = None if result.status == "diverged" else last  # a diverged model has no loss to report
     regroups = [e["update"] for e in rec.events if e["kind"] == "regroup"]
     group_stale = _per_group(rec, len(result.groups), regroups[-1] if regroups else None)
     return {
@@ -128,17 +137,32 @@ def summarize(result: Result) -> dict:
         "updates": result.updates,
         "gradients_applied": len(rec.staleness),
         "gradients_dropped": len(rec.drop_time),
-        "final_loss": curve[-1][2] if curve else None,
-        "final_test_accuracy": curve[-1][3] if curve else None,
+        "final_loss": final[2] if final else None,
+        "final_test_accuracy": final[3] if final else None,
         "staleness": staleness_stats(rec.staleness),
         "workers": [vars(w).copy() for w in result.workers],
         "groups": [{"id": k, "members": list(m), "updates": group_stale[k][0],
                     "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],
         "events": list(rec.events),
         **_target(result),
+        **({"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
+           if result.status == "diverged" and last else {}),
         **result.extra,
         "wall_s": result.wall_s,
     }
+
+
+def _last_finite(curve):
+    """The last evaluation with a finite loss, or None (a diverged run reports it as
+    ``last_finite`` and no final loss).
+
+    >>> _last_finite([(0, 0.0, 0.7, 0.5), (5, 1.0, 0.4, 0.8), (6, 1.2, float("nan"), 0.1)])
+    (5, 1.0, 0.4, 0.8)
+    """
+    for row in reversed(curve):
+        if np.isfinite(row[2]):
+            return row
+    return None
 
 
 def _per_group(rec: Recorder, n_groups: int, after: int | None) -> list[tuple[int, float]]:

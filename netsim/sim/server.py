@@ -49,6 +49,7 @@ class ParameterServer:
         self.on_update = on_update
         self.diverged: str = ""
         self.stalled: str = ""
+        self.stalled_on: list[int] = []
         self.watch = None
         """Called after every push and timer while a worker is down for good (stall detection)."""
         self.last_finite: tuple[int, np.ndarray] | None = None

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..config.grid import KEY_ALIASES, SEED_KEY, Axis, expand, parse_axis, seed_axis
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
-from ..results.render import write_run
+from ..results.runfolder import LOCK, claim, strict_json, write_json, write_run
 from ..results.tables import aggregate, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import simulate
@@ -129,7 +129,7 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
     result = simulate(scenario)
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
         write_run(result, tmp)
-        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir())}
+        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}
 
 
 def _store(out: Path, folder: str, files: dict[str, bytes]) -> None:
@@ -149,7 +149,7 @@ def finished(folder: Path) -> bool:
 
 
 def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None, scheduler=None,
-              resume: bool = False, on_done: Callable | None = None) -> SweepOutcome:
+              resume: bool = False, on_done: Callable | None = None, overwrite: bool = False) -> SweepOutcome:
     """Run every point of *plan* into *out* and write sweep.csv and sweep_summary.csv.
 
     Runs execute locally in *workers* processes (default: the usable CPUs; 1 =
@@ -158,13 +158,20 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
     must then equal the one in ``out/sweep.json``. ``on_done(done, total, folder,
     summary, error)`` is called after each run (summary None on error).
     A run that raises is reported in ``failures``; the others go on.
+    The folder is claimed first (:func:`netsim.results.runfolder.claim`): another
+    process writing there, or results there without *resume* or *overwrite*, raise
+    OutputError.
     """
-    client, own = connect(scheduler) if scheduler is not None else (None, False)
+    held = claim(out, overwrite=overwrite and not resume, reuse=resume)
     try:
-        return _run(plan, Path(out), workers, client, resume, on_done)
+        client, own = connect(scheduler) if scheduler is not None else (None, False)
+        try:
+            return _run(plan, Path(out), workers, client, resume, on_done)
+        finally:
+            if own:
+                client.close()
     finally:
-        if own:
-            client.close()
+        held.release()
 
 
 def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> SweepOutcome:
@@ -173,7 +180,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> Sweep
     if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
         raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
                          f"drop --resume to start over or choose another --out")
-    (out / "sweep.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    write_json(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
     if client is not None:
