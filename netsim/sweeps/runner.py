@@ -18,7 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.grid import KEY_ALIASES, SEED_KEY, Axis, expand, parse_axis, seed_axis
+from ..config.grid import (
+    KEY_ALIASES,
+    SEED_KEY,
+    Axis,
+    expand,
+    parse_axis,
+    seed_axis,
+    toml_value,
+)
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
 from ..results.runfolder import LOCK, claim, strict_json, write_json, write_run
@@ -28,11 +36,15 @@ from ..sim.engine import simulate
 from ..workload.loading import load_data
 from .executors import connect, dask_results, default_workers, local_results
 
-__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "plan_sweep", "run_sweep", "run_task", "to_axes"]
+__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "SweepFailed", "plan_sweep", "run_sweep", "run_task", "to_axes"]
 
 
 class SweepError(ValueError):
     """The sweep folder cannot be used as asked (e.g. resuming another grid)."""
+
+
+class SweepFailed(SweepError):
+    """Every run of a sweep failed (raised an error)."""
 
 
 @dataclass(frozen=True)
@@ -91,16 +103,22 @@ def to_axes(grid) -> list[Axis]:
     return [g if isinstance(g, Axis) else parse_axis(g) for g in grid]
 
 
-def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
+def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
     """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
 
     ``seeds`` > 1 adds a last axis ``run.seed`` = s, s+1, ... from the scenario's
     seed. Raises ScenarioError naming the point and key of the first bad value,
     and :class:`netsim.datasets.DataNotFoundError` when a point's data is missing.
     """
-    path = Path(scenario)
-    sets = tuple(sets)
-    base = load_scenario(path, list(sets), data_dir=data_dir)
+    if isinstance(scenario, Scenario):
+        path, sets = Path(scenario.path), tuple(sets)
+        base = scenario.with_overrides(sets)
+        if data_dir is not None:
+            base = base.with_overrides([f"data.dir={toml_value(str(Path(data_dir).resolve()))}"])
+    else:
+        path = Path(scenario)
+        sets = tuple(sets)
+        base = load_scenario(path, list(sets), data_dir=data_dir)
     axes = to_axes(grid)
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:
@@ -111,14 +129,18 @@ def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), da
     tasks = []
     for point in points:
         try:
-            sc = load_scenario(path, list(sets) + point.overrides(), data_dir=data_dir)
+            sc = base.with_overrides(point.overrides())
         except ScenarioError as exc:
             where = ", ".join(point.overrides())
             raise ScenarioError(exc.key, f"{exc.message} (grid point {point.index}: {where})", exc.file) from None
         tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
     for spec in dict.fromkeys(t.scenario.data for t in tasks):
-        load_data(spec, Streams(0).rng("data"))  # raises DataNotFoundError before anything runs
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            load_data(spec, Streams(0).rng("data"))  # missing files are found before anything runs
+        except ScenarioError as exc:
+            exc.file = exc.file or str(path)
+            raise
+    sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,
                 tuple(axes), tuple(tasks), sha)
 

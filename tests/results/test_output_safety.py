@@ -110,8 +110,8 @@ def test_sigterm_inside_a_run_writes_an_interrupted_summary(tmp_path):
     sc = make_scenario({**base_raw(), "run": {"seed": 3, "algorithm": "asgd", "until": 40.0, "batch_size": 8}})
     out = tmp_path / "run"
 
-    def terminate_at_half(sim):
-        if sim.env.now >= 20.0:
+    def terminate_at_half(snap):
+        if snap.sim_time >= 20.0:
             os.kill(os.getpid(), signal.SIGTERM)
 
     before = signal.getsignal(signal.SIGTERM)
