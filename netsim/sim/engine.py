@@ -252,9 +252,9 @@ class Simulation:
             st = self.states[wid]
             if st.revive is not None and not st.revive.triggered:
                 st.revive.succeed()
-                self._rejoin(wid, st.crashes)
-            else:  # crashed at this very instant: rejoin once the worker has seen its interrupt
-                self.env.timeout(0).callbacks.append(lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n))
+            # the rule sends a model once the worker waits for one (after its revive, or after the
+            # interrupt of a crash at this very instant), so it reads the model current then
+            self.env.timeout(0).callbacks.append(lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n))
 
     def _rejoin(self, wid: int, crashes: int) -> None:
         st = self.states[wid]

@@ -216,3 +216,15 @@ def test_abs_round_timeout_keeps_going():
     assert result.status == "ok"
     assert trace(result) == [(1, 1.5, 0, 0), (2, 3.0, 0, 0), (3, 4.5, 0, 0)]
     assert [e["present"] for e in result.records.events if e["kind"] == "round_timeout"] == [[0], [0], [0]]
+
+
+@pytest.mark.parametrize("rule", ["dcasgd_c", "dcasgd_a"])
+def test_dcasgd_survives_a_crash_and_rejoin(rule):
+    # Worker 0 (1 s) crashes at 2.5 and is back at 4: it pushes at 1, 2, then 5, 6 (as ASGD).
+    raw = base_raw()
+    raw["algorithms"][rule] = {"lr": 0.1}
+    raw["run"]["until"] = 6.5
+    raw["events"] = [{"time": 2.5, "kind": "crash", "worker": 0, "duration": 1.5}]
+    result = simulate(make_scenario(raw), rule)
+    assert result.status == "ok"
+    assert pushes_of(result, 0) == [1.0, 2.0, 5.0, 6.0]
