@@ -245,3 +245,52 @@ def test_sweep_into_a_folder_of_another_sweep_is_refused(tmp_path):
     assert res.exit_code == 2 and "--overwrite" in res.stderr
     assert invoke(*args, "--grid", "run.seed=3", "--overwrite").exit_code == 0
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["p000"]
+
+
+def children(pid: int) -> dict[int, int]:
+    """Live child processes of *pid*: {child pid: CPU ticks used}."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found[int(entry.name)] = int(fields[11]) + int(fields[12])
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_kill_9_of_a_sweep_takes_its_pool_processes_along(tmp_path):
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(LONG)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", "sweep", str(scenario), "--grid", "run.seed=1,2",
+                             "--workers", "2", "--no-live", "--out", str(tmp_path / "sweep")],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    pool = {}
+    while time.monotonic() < deadline:  # until two pool processes are busy running points
+        pool = {pid: ticks for pid, ticks in children(proc.pid).items() if ticks > 300}
+        if len(pool) >= 2:
+            break
+        assert proc.poll() is None
+        time.sleep(0.2)
+    assert len(pool) >= 2, "the sweep's pool processes never got busy"
+    spawned = set(children(proc.pid))
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(alive(pid) for pid in spawned):
+        time.sleep(0.2)
+    assert not [pid for pid in spawned if alive(pid)]
