@@ -21,7 +21,10 @@ import json
 import math
 import os
 import shutil
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -32,7 +35,7 @@ from ..sim.records import PHASES, Result, summarize
 
 __all__ = ["RunData", "FolderError", "OutputError", "read_run", "find_runs", "from_result", "short_label",
            "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json", "strict_json",
-           "write_json", "RESULT_FILES"]
+           "write_atomic", "RESULT_FILES"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
@@ -92,8 +95,9 @@ def _disk_error(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write: {why}; the complete rows written so far are kept")
 
 
-def write_json(path: str | Path, text: str) -> None:
-    """Replace *path* by *text* atomically: a temporary file beside it, flushed, then renamed.
+def write_atomic(path: str | Path, text: str) -> None:
+    """Replace *path* by *text* atomically: a temporary file beside it, then renamed over it
+    (a process killed meanwhile leaves the old file or the new one, never half of one).
 
     Raises OutputError when the disk is full or read-only (the old file, if any, stays)."""
     path = Path(path)
@@ -101,8 +105,6 @@ def write_json(path: str | Path, text: str) -> None:
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         try:
@@ -193,6 +195,20 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
 
 
 # -- writing one run ------------------------------------------------------------------------
+@contextmanager
+def _unbroken():
+    """Hold SIGINT and SIGTERM back (they are delivered after the block) while rows are
+    written, so a chunk and the count of rows written never disagree."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class _Table:
     """One CSV file written row by row, opened on the first row (or at once when *eager*)."""
 
@@ -262,7 +278,8 @@ class RunWriter:
             return
         self.last = now
         try:
-            self._write(rec)
+            with _unbroken():
+                self._write(rec)
         except OSError as exc:
             self._abandon()
             raise _disk_error(self.path, exc) from None
@@ -289,7 +306,8 @@ class RunWriter:
         """Write everything left and the summary; return the summary dict."""
         rec = result.records
         try:
-            self._write(rec)
+            with _unbroken():
+                self._write(rec)
             for table in (self.curve, self.updates, self.dropped, self.timeline):
                 table.close()
             if rec.spans:
@@ -298,7 +316,7 @@ class RunWriter:
                 writer = csv.writer(text, lineterminator="\n")
                 writer.writerow(TIMELINE)
                 writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in ordered)
-                write_json(self.path / "timeline.csv", text.getvalue())
+                write_atomic(self.path / "timeline.csv", text.getvalue())
         except OSError as exc:
             self._abandon()
             raise _disk_error(self.path, exc) from None
@@ -307,7 +325,7 @@ class RunWriter:
             raise
         summary = summarize(result)
         try:
-            write_json(self.path / "summary.json", summary_json(summary))
+            write_atomic(self.path / "summary.json", summary_json(summary))
         finally:
             self._abandon()
         return summary
@@ -340,7 +358,7 @@ def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
     ``label`` and its ``folder`` (relative to *out_dir*); readers list only these.
     Written atomically, strict JSON."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    write_json(Path(out_dir) / "compare.json", strict_json(summaries, indent=2) + "\n")
+    write_atomic(Path(out_dir) / "compare.json", strict_json(summaries, indent=2) + "\n")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from ..config.grid import (
 )
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
-from ..results.runfolder import LOCK, claim, strict_json, write_json, write_run
+from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import aggregate, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import simulate
@@ -155,6 +155,13 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
 
 
 def _store(out: Path, folder: str, files: dict[str, bytes]) -> None:
+    try:
+        _place(out, folder, files)
+    except OSError as exc:
+        raise OutputError(f"{out / folder}: cannot write: {exc.strerror or exc}; finished points are kept") from None
+
+
+def _place(out: Path, folder: str, files: dict[str, bytes]) -> None:
     partial, final = out / f".{folder}.partial", out / folder
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
@@ -202,7 +209,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> Sweep
     if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
         raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
                          f"drop --resume to start over or choose another --out")
-    write_json(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
+    write_atomic(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
     if client is not None:
@@ -231,6 +238,6 @@ def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
               for t in plan.tasks if finished(out / t.folder)]
     rows = sweep_rows(points)
     table = aggregate(rows, [k for k in plan.keys if k != SEED_KEY])
-    (out / "sweep.csv").write_text(to_csv(rows))
-    (out / "sweep_summary.csv").write_text(to_csv(table))
+    write_atomic(out / "sweep.csv", to_csv(rows))
+    write_atomic(out / "sweep_summary.csv", to_csv(table))
     return rows, table
