@@ -39,11 +39,12 @@ from .results.runfolder import (
     write_compare,
 )
 from .results.tables import summary_fields
+from .rules import RULES
 from .sim.engine import RunInterrupted, Simulation, advise, prepare
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+__all__ = ["RULES", "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
            "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant",
            "RunInterrupted", "OutputError", "SweepError", "SweepFailed", "exit_status", "claim"]
 

@@ -18,7 +18,6 @@ from rich.markup import escape
 from . import api
 from .errors import ScenarioError
 from .results import render
-from .rules import RULES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters.")
@@ -93,7 +92,7 @@ def report_status(summary: dict, out: Path | None) -> None:
 
 @app.command()
 def run(scenario: ScenarioArg,
-        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(RULES)}.")] = None,
+        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
         data_dir: DataOpt = None, overwrite: OverwriteOpt = False) -> None:
     """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
@@ -131,7 +130,7 @@ def compare(scenario: ScenarioArg,
     for name in names:
         if name not in sc.rules:
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
-                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(RULES)})")
+                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
     out = out or Path("runs") / f"{sc.name}-compare"
     try:
         api.variants(sc, names, split(groupings))
