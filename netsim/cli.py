@@ -106,6 +106,8 @@ def run(scenario: ScenarioArg,
         fail(str(exc), exc.code)
     except api.RunInterrupted as stop:
         interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
     report_status(result.summary, out)
     out_console.print(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})"))
     out_console.print(f"wrote {out}/summary.json, curve.csv, updates.csv", highlight=False)
@@ -143,6 +145,8 @@ def compare(scenario: ScenarioArg,
         fail(str(exc), exc.code)
     except api.RunInterrupted as stop:
         interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
     out_console.print(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}"))
     out_console.print(f"wrote {out}/compare.json and one folder per run", highlight=False)
     if plots:
