@@ -96,6 +96,11 @@ class LGC(Rule):
     def holds(self, worker: int) -> bool:
         return any(p.worker == worker for p in self.fresh_)
 
+    def on_rejoin(self, ps, worker: int) -> None:
+        """Back from a crash: the blocks taken from the lost iteration no longer refer to a push to come."""
+        self.taken_.pop(worker, None)
+        super().on_rejoin(ps, worker)
+
     def waiting(self, ps) -> list[Need]:
         pushed = {p.worker for p in self.fresh_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
