@@ -2,23 +2,35 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 import simpy
 
 from ..config.scenario import Scenario
+from ..errors import ScenarioError
 from ..net.comm import make_comm
 from ..rng import Streams
+from ..rules.base import stalled_on
 from ..workload.datasets import Dataset, shard
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
 from .measurement import measure
-from .records import Recorder, Result, WorkerStats
+from .records import GroupSnapshot, Recorder, Result, Snapshot, WorkerStats, idle_pct
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
+__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise", "RunInterrupted"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM turned into it) during a run; ``result`` holds everything
+    recorded until then, with status ``interrupted``."""
+
+    def __init__(self, result):
+        super().__init__(result.message)
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -33,7 +45,11 @@ class Prepared:
 def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
     streams = Streams(scenario.run.seed)
-    dataset = load_data(scenario.data, streams.rng("data"))
+    try:
+        dataset = load_data(scenario.data, streams.rng("data"))
+    except ScenarioError as exc:  # missing data files: name the scenario
+        exc.file = exc.file or scenario.path
+        raise
     model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
     shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
@@ -47,24 +63,31 @@ def prepare(scenario: Scenario) -> Prepared:
 class Simulation:
     """One run being built and executed; ``snapshot()`` gives the live state."""
 
-    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None, *,
-                 rule=None, eval_rows: np.ndarray | None = None):
+    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None,
+                 label: str | None = None, *, rule=None, eval_rows: np.ndarray | None = None):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
+        self.label = label or self.algorithm
         self.prepared = prepared or prepare(scenario)
         self.rule = rule if rule is not None else scenario.rule(self.algorithm)
-        self.eval_rows = eval_rows
+        self.eval_rows = eval_rows  # pilots: evaluate the loss on these training rows only
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
         self.stop = self.env.event()
-        self.classes = [wc.name for wc in scenario.workers for _ in range(wc.count)]
+        self.classes = scenario.worker_class_names()
         self.states = [WorkerState(i) for i in range(scenario.n_workers)]
         run = scenario.run
         self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
                                   self.stop, run.max_updates,
                                   self._on_update if run.eval_every_updates else None)
         self.grouping: dict | None = None
+        self.started = False
+        self.interrupted = ""
+        self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
+        for event in scenario.events:
+            if event.kind == "recover":
+                self.returning.update(event.workers)
         self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
                                         scenario.network, self.prepared.w0.size)
 
@@ -97,17 +120,32 @@ class Simulation:
     def _progress(self, callback, every: float):
         while True:
             yield self.env.timeout(every)
-            callback(self)
+            callback(self.snapshot())
+
+    def _flusher(self, sink, every: float):
+        while True:
+            yield self.env.timeout(every)
+            sink(self.recorder)
 
     # -- run --------------------------------------------------------------
-    def run(self, progress=None, progress_every: float | None = None) -> Result:
-        """Run to ``run.until`` (s) or ``run.max_updates``; *progress(sim)* is called
-        every *progress_every* simulated seconds (default: 1/200 of the horizon)."""
-        self.begin(progress, progress_every)
-        self.advance(self.scenario.run.until)
+    def run(self, progress=None, progress_every: float | None = None, sink=None) -> Result:
+        """Run to ``run.until`` (s) or ``run.max_updates``; *progress(snapshot)* is called
+        with a :class:`Snapshot` every *progress_every* simulated seconds (default:
+        1/200 of the horizon), and *sink(recorder)* (e.g. a RunWriter's ``flush``)
+        every 1/1000 of the horizon.
+
+        Raises RunInterrupted (a KeyboardInterrupt) carrying the partial Result when
+        interrupted (Ctrl-C)."""
+        self.begin(progress, progress_every, sink)
+        try:
+            self.advance(self.scenario.run.until)
+        except KeyboardInterrupt:
+            self.recorder.trim()
+            self.interrupted = f"interrupted at simulated time {self.env.now:g} s"
+            raise RunInterrupted(self._result(time.perf_counter() - self._wall)) from None
         return self.end()
 
-    def begin(self, progress=None, progress_every: float | None = None) -> None:
+    def begin(self, progress=None, progress_every: float | None = None, sink=None) -> None:
         """Build the worker processes, form groups and start the rule (no time passes yet)."""
         scenario, env = self.scenario, self.env
         self._wall = time.perf_counter()
@@ -116,28 +154,25 @@ class Simulation:
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
         batch = scenario.run.batch_size
-        member = 0
-        for wc in scenario.workers:
-            for m in range(wc.count):
-                wid = member + m
-                st = self.states[wid]
-                draws = wc.compute.draws(self.streams.rng("compute", wid), m)
-                sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
-                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                        residual))
-            member += wc.count
+        for wid, wc, m in scenario.worker_slots():
+            st = self.states[wid]
+            draws = wc.compute.draws(self.streams.rng("compute", wid), m)
+            sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
+            st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
+                                                    residual))
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
-        self.start_delay = delay
         if delay > 0:
-            env.timeout(delay).callbacks.append(lambda _e: self.rule.start(self.ps))
+            env.timeout(delay).callbacks.append(lambda _e: self._start())
         else:
-            self.rule.start(self.ps)
+            self._start()
         if scenario.run.eval_every:
             env.process(self._evaluator(scenario.run.eval_every))
         if progress is not None:
             env.process(self._progress(progress, progress_every or scenario.run.until / 200))
+        if sink is not None:
+            env.process(self._flusher(sink, scenario.run.until / 1000))
         if scenario.events:
             env.process(self._dynamics(scenario.events))
         deadline = env.timeout(scenario.run.until)
@@ -160,37 +195,52 @@ class Simulation:
             if until >= self.scenario.run.until:
                 self.env.run(until=self.stop)
             else:
-                self.env.run(until=simpy_any(self.env, self.stop, until))
+                self.env.run(until=self.env.any_of([self.stop, self.env.timeout(until - self.env.now)]))
 
     def end(self) -> Result:
-        """Evaluate the final model (unless diverged) and return the Result."""
-        if not self.ps.diverged:
-            self.evaluate()
+        """Evaluate the final model (the last finite one after divergence); the Result."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not self.ps.diverged:
+                self.evaluate()
+            else:
+                self._evaluate_last_finite()
         return self._result(time.perf_counter() - self._wall)
 
+    def _start(self) -> None:
+        self.started = True
+        self.rule.start(self.ps)
+        self._check_progress()
+
+    def _evaluate_last_finite(self) -> None:
+        """After divergence: the loss of the last finite model, at the time of divergence."""
+        if self.ps.last_finite is None:
+            return
+        version, w = self.ps.last_finite
+        ds, model = self.prepared.dataset, self.prepared.model
+        loss = float(model.loss(w, ds.X_train, ds.y_train))
+        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        curve = self.recorder.curve
+        if np.isfinite(loss) and not (curve and curve[-1][0] == version):
+            curve.append((version, float(self.env.now), loss, acc))
+
     def _form_groups(self) -> float:
-        """Measure and group when the rule asks for it; returns the measurement time (s)."""
+        """Measure and group when the rule asks for it (``rule.probe_rounds()``);
+        returns the measurement time (s)."""
         rule = self.rule
-        if not hasattr(rule, "needs_measurement"):
+        rounds = rule.probe_rounds()
+        if not rounds:
+            self.grouping = rule.grouping_record()
             return 0.0
-        if not rule.needs_measurement():
-            self.grouping = {"method": "hand", "k": len(rule.groups), "members": [list(g) for g in rule.groups]}
-            return 0.0
-        spec = rule.grouping
-        m = measure(self.scenario, self.prepared.w0.size, spec.probe_rounds, self.streams,
-                    [st.slowdown for st in self.states])
-        if getattr(rule, "wants_recommendation", lambda: False)():
-            from .recommend import recommend
+        m = measure(self.scenario, self.prepared.w0.size, rounds, self.streams, [st.slowdown for st in self.states])
+        if rule.wants_recommendation():
+            from .recommend import recommend  # races pilot emulations of (grouping, η) candidates
             rec = recommend(self.scenario, self.prepared, measurement=m, rule=rule)
             rule.adopt(rec.groups, rec.lr)
-            self.grouping = {**rec.as_dict(), "measurement": m.as_dict()}
-            groups = rec.groups
+            record = rec.as_dict()
         else:
-            chosen = rule.choose(m.iteration, seed=self.scenario.run.seed)
-            rule.set_groups(chosen.groups)
-            self.grouping = {**chosen.as_dict(), "measurement": m.as_dict()}
-            groups = chosen.groups
-        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in groups])
+            record = rule.on_measured(m.iteration, self.scenario.run.seed)
+        self.grouping = {**record, "measurement": m.as_dict()}
+        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in rule.groups])
         self.ps.reset_groups(len(rule.groups))
         return m.duration
 
@@ -208,7 +258,9 @@ class Simulation:
                 for wid in event.workers:
                     self._crash(wid)
                 if event.duration:
+                    self.returning.update(event.workers)
                     env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+                self._check_progress()
             elif event.kind == "recover":
                 self._recover(event.workers, False)
             else:
@@ -218,23 +270,55 @@ class Simulation:
         st = self.states[wid]
         if not st.down:
             st.down = True
+            st.crashes += 1
+            st.interruptible = False  # no pre-emption on top of the crash
+            st.job = None
             st.process.interrupt("crash")
 
     def _recover(self, ids, logged_elsewhere: bool) -> None:
+        """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``)."""
         back = []
         for wid in ids:
+            self.returning[wid] -= 1
             st = self.states[wid]
             if st.down:
                 st.down = False
                 back.append(wid)
-                if st.revive is not None:
-                    st.revive.succeed()
-                else:  # crashed and recovered at the same instant: the interrupt is still due
-                    st.released = True
         if back and logged_elsewhere:
             self.ps.record_event("recover", workers=back)
         for wid in back:
+            st = self.states[wid]
+            if st.revive is not None and not st.revive.triggered:
+                st.revive.succeed()
+            # the rule sends a model once the worker waits for one (after its revive, or after the
+            # interrupt of a crash at this very instant), so it reads the model current then
+            self.env.timeout(0).callbacks.append(lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n))
+
+    def _rejoin(self, wid: int, crashes: int) -> None:
+        st = self.states[wid]
+        if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)
+
+    def lost(self) -> list[int]:
+        """Workers down with no recovery scheduled."""
+        return [st.wid for st in self.states if st.down and self.returning[st.wid] <= 0]
+
+    def _check_progress(self) -> None:
+        """End the run as ``stalled`` when no update can ever happen again.
+
+        Checked after crashes, pushes and rule timers while some worker is down for
+        good: the rule says what its next update needs (``Rule.waiting``); when every
+        alternative needs a lost worker, nothing will change until ``run.until``.
+        """
+        lost = self.lost()
+        self.ps.watch = self._check_progress if lost else None
+        if not lost or not self.started or self.stop.triggered:
+            return
+        blocking = stalled_on(self.rule.waiting(self.ps), set(lost))
+        if blocking is not None:
+            self.ps.stalled_on = blocking
+            self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
+                          f"{self.algorithm} waits for workers {blocking}, down with no recovery scheduled")
 
     def _record_spans(self, until: float) -> None:
         if until == 0:
@@ -259,8 +343,14 @@ class Simulation:
                 gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
                 compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
                 down_s=st.spent[DOWN]))
-        status = "diverged" if self.ps.diverged else "ok"
+        ps = self.ps
+        status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
+                  else "stalled" if ps.stalled else "ok")
         extra = {}
+        if ps.diverged:
+            extra["diverged_at"] = {"update": ps.version, "sim_time": now}
+        if ps.stalled:
+            extra["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
         if self.scenario.run.target_loss:
             extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:
@@ -269,29 +359,34 @@ class Simulation:
             plan = self.scenario.network
             extra["network"] = {
                 "topology": plan.topology, "ps_host": plan.ps_host, "worker_hosts": list(plan.worker_hosts),
-                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes + plan.header_bytes,
+                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes, "header_bytes": plan.header_bytes,
                 "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}
                                   for u, v, x in self.net.link_utilisation(now)[:10]]}
-        return Result(scenario=self.scenario.name, algorithm=self.algorithm, seed=self.scenario.run.seed,
+        return Result(scenario=self.scenario.name, algorithm=self.algorithm, label=self.label, seed=self.scenario.run.seed,
                       sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
-                      workers=stats, records=self.recorder, status=status, message=self.ps.diverged,
+                      workers=stats, records=self.recorder, status=status, message=self.interrupted or ps.diverged or ps.stalled,
                       wall_s=wall_s, final_w=self.ps.w, extra=extra)
 
-    def snapshot(self) -> dict:
-        """Live state for a progress display: time, updates, loss, per-group figures."""
+    def snapshot(self) -> Snapshot:
+        """The live state for a progress display (see :class:`Snapshot`)."""
         now = float(self.env.now)
         curve = self.recorder.curve
         groups = []
         for k, members in enumerate(self.rule.groups):
-            idle = sum(self.states[w].spent[IDLE] + (now - self.states[w].since if self.states[w].phase == IDLE else 0.0)
-                       for w in members)
+            idle = total = 0.0
+            for w in members:
+                st = self.states[w]
+                running = now - st.since
+                idle += st.spent[IDLE] + (running if st.phase == IDLE else 0.0)
+                total += sum(st.spent) + running
             n_grads = self.ps.group_gradients[k]
-            groups.append({"id": k, "members": len(members), "updates": self.ps.group_updates[k],
-                           "mean_staleness": self.ps.group_staleness[k] / n_grads if n_grads else 0.0,
-                           "idle_pct": 100.0 * idle / (now * len(members)) if now > 0 else 0.0})
-        return {"algorithm": self.algorithm, "sim_time": now, "until": self.scenario.run.until,
-                "updates": self.ps.version, "loss": curve[-1][2] if curve else None,
-                "test_accuracy": curve[-1][3] if curve else None, "groups": groups}
+            groups.append(GroupSnapshot(k, len(members), self.ps.group_updates[k],
+                                        self.ps.group_staleness[k] / n_grads if n_grads else 0.0, idle_pct(idle, total)))
+        last = curve[-1] if curve else None
+        run = self.scenario.run
+        return Snapshot(self.label, self.algorithm, now, run.until, self.ps.version, run.max_updates,
+                        last[2] if last else None, last[3] if last else None,
+                        last[1] if last else None, last[0] if last else None, tuple(groups))
 
 
 def advise(scenario: Scenario, rounds: int | None = None) -> dict:
@@ -303,8 +398,7 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     one group (SSGD) and singletons (ASGD).
     """
     from ..grouping.advisor import rank
-    from ..rules.gsgd import GSGD
-    rule = scenario.rules.get("gsgd") or GSGD(1.0, [list(ids) for ids in scenario.classes().values()])
+    rule = scenario.grouping_rule()
     spec = rule.grouping
     n = scenario.n_workers
     n_params = _n_params(scenario)
@@ -322,11 +416,6 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, lr=rule.lr, seed=seed)}
 
 
-def simpy_any(env, stop, until: float):
-    """An event that fires at time *until* (s) or when *stop* does, whichever is first."""
-    return env.any_of([stop, env.timeout(until - env.now)])
-
-
 def _n_params(scenario: Scenario) -> int:
     """Model size without loading the training data when the network does not need it."""
     if scenario.network is None or scenario.network.message_bytes:
@@ -335,6 +424,7 @@ def _n_params(scenario: Scenario) -> int:
 
 
 def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,
-             progress=None, progress_every: float | None = None) -> Result:
-    """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result."""
-    return Simulation(scenario, algorithm, prepared).run(progress, progress_every)
+             progress=None, progress_every: float | None = None, label: str | None = None) -> Result:
+    """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result
+    (labelled *label*, default the algorithm's name)."""
+    return Simulation(scenario, algorithm, prepared, label).run(progress, progress_every)

@@ -18,21 +18,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.grid import KEY_ALIASES, SEED_KEY, Axis, expand, parse_axis, seed_axis
+from ..config.grid import (
+    KEY_ALIASES,
+    SEED_KEY,
+    Axis,
+    expand,
+    parse_axis,
+    seed_axis,
+    toml_value,
+)
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
-from ..results.render import write_run
-from ..results.tables import aggregate, sweep_rows, to_csv
+from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
+from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import simulate
 from ..workload.loading import load_data
 from .executors import connect, dask_results, default_workers, local_results
 
-__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "plan_sweep", "run_sweep", "run_task", "to_axes"]
+__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "SweepFailed", "plan_sweep", "run_sweep", "run_task", "to_axes"]
 
 
 class SweepError(ValueError):
     """The sweep folder cannot be used as asked (e.g. resuming another grid)."""
+
+
+class SweepFailed(SweepError):
+    """Every run of a sweep failed (raised an error)."""
 
 
 @dataclass(frozen=True)
@@ -91,16 +103,22 @@ def to_axes(grid) -> list[Axis]:
     return [g if isinstance(g, Axis) else parse_axis(g) for g in grid]
 
 
-def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
+def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
     """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
 
     ``seeds`` > 1 adds a last axis ``run.seed`` = s, s+1, ... from the scenario's
     seed. Raises ScenarioError naming the point and key of the first bad value,
     and :class:`netsim.datasets.DataNotFoundError` when a point's data is missing.
     """
-    path = Path(scenario)
-    sets = tuple(sets)
-    base = load_scenario(path, list(sets), data_dir=data_dir)
+    if isinstance(scenario, Scenario):
+        path, sets = Path(scenario.path), tuple(sets)
+        base = scenario.with_overrides(sets)
+        if data_dir is not None:
+            base = base.with_overrides([f"data.dir={toml_value(str(Path(data_dir).resolve()))}"])
+    else:
+        path = Path(scenario)
+        sets = tuple(sets)
+        base = load_scenario(path, list(sets), data_dir=data_dir)
     axes = to_axes(grid)
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:
@@ -111,14 +129,18 @@ def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), da
     tasks = []
     for point in points:
         try:
-            sc = load_scenario(path, list(sets) + point.overrides(), data_dir=data_dir)
+            sc = base.with_overrides(point.overrides())
         except ScenarioError as exc:
             where = ", ".join(point.overrides())
             raise ScenarioError(exc.key, f"{exc.message} (grid point {point.index}: {where})", exc.file) from None
         tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
     for spec in dict.fromkeys(t.scenario.data for t in tasks):
-        load_data(spec, Streams(0).rng("data"))  # raises DataNotFoundError before anything runs
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            load_data(spec, Streams(0).rng("data"))  # missing files are found before anything runs
+        except ScenarioError as exc:
+            exc.file = exc.file or str(path)
+            raise
+    sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,
                 tuple(axes), tuple(tasks), sha)
 
@@ -129,10 +151,17 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
     result = simulate(scenario)
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
         write_run(result, tmp)
-        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir())}
+        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}
 
 
 def _store(out: Path, folder: str, files: dict[str, bytes]) -> None:
+    try:
+        _place(out, folder, files)
+    except OSError as exc:
+        raise OutputError(f"{out / folder}: cannot write: {exc.strerror or exc}; finished points are kept") from None
+
+
+def _place(out: Path, folder: str, files: dict[str, bytes]) -> None:
     partial, final = out / f".{folder}.partial", out / folder
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
@@ -149,7 +178,7 @@ def finished(folder: Path) -> bool:
 
 
 def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None, scheduler=None,
-              resume: bool = False, on_done: Callable | None = None) -> SweepOutcome:
+              resume: bool = False, on_done: Callable | None = None, overwrite: bool = False) -> SweepOutcome:
     """Run every point of *plan* into *out* and write sweep.csv and sweep_summary.csv.
 
     Runs execute locally in *workers* processes (default: the usable CPUs; 1 =
@@ -158,13 +187,20 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
     must then equal the one in ``out/sweep.json``. ``on_done(done, total, folder,
     summary, error)`` is called after each run (summary None on error).
     A run that raises is reported in ``failures``; the others go on.
+    The folder is claimed first (:func:`netsim.results.runfolder.claim`): another
+    process writing there, or results there without *resume* or *overwrite*, raise
+    OutputError.
     """
-    client, own = connect(scheduler) if scheduler is not None else (None, False)
+    held = claim(out, overwrite=overwrite and not resume, reuse=resume)
     try:
-        return _run(plan, Path(out), workers, client, resume, on_done)
+        client, own = connect(scheduler) if scheduler is not None else (None, False)
+        try:
+            return _run(plan, Path(out), workers, client, resume, on_done)
+        finally:
+            if own:
+                client.close()
     finally:
-        if own:
-            client.close()
+        held.release()
 
 
 def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> SweepOutcome:
@@ -173,7 +209,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> Sweep
     if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
         raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
                          f"drop --resume to start over or choose another --out")
-    (out / "sweep.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    write_atomic(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
     if client is not None:
@@ -201,7 +237,7 @@ def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
     points = [(t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
               for t in plan.tasks if finished(out / t.folder)]
     rows = sweep_rows(points)
-    table = aggregate(rows, [k for k in plan.keys if k != SEED_KEY])
-    (out / "sweep.csv").write_text(to_csv(rows))
-    (out / "sweep_summary.csv").write_text(to_csv(table))
+    table = mean_ci(rows, [k for k in plan.keys if k != SEED_KEY])
+    write_atomic(out / "sweep.csv", to_csv(rows))
+    write_atomic(out / "sweep_summary.csv", to_csv(table))
     return rows, table
