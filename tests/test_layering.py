@@ -24,7 +24,8 @@ LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 SIMPY_HOMES = {"sim", "net"}
 RICH_HOMES = {"results/render.py", "cli.py"}
 PURE = ["net/fairshare.py", "net/routing.py", "net/topology.py", "rules/aggregation.py", "rules/blocks.py",
-        "workload/models.py", "workload/timemodels.py", "grouping/clustering.py", "grouping/advisor.py"]
+        "workload/models.py", "workload/timemodels.py", "grouping/clustering.py", "grouping/advisor.py",
+        "grouping/candidates.py"]
 
 
 def unit(path: Path) -> str:
