@@ -15,8 +15,9 @@ first (ties: lower final loss); when no finalist reaches a given target, the
 one with the lowest final loss, and the reason says so.
 
 For every candidate the report gives the predicted time to target with an
-interval: read off the pilot curve when the pilot reached the target (interval:
-where the curve crosses the target ± its own noise), otherwise extrapolated
+interval: for a finalist, when its averaged curve reaches the target (interval: the
+earliest and latest of its runs' own times); for a pilot that reached the target,
+read off its curve (interval: where it crosses the target ± its own noise); otherwise extrapolated
 from the pilot's last half with a straight line in (log t, loss) (interval:
 ± 2 standard errors of the slope); and the cost of its pilot in simulated and
 wall seconds.
@@ -277,7 +278,10 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     for p in finals:
         p.mean_ttt, p.mean_final, p.reached = mean_time_to_target(p.curves, target, H_run)
         if p.status == "ok" and p.reached:
+            each = [time_to_loss(c, target, H_run) for c in p.curves]
             p.predicted, p.how = p.mean_ttt, f"emulated, {len(p.curves)} runs"
+            p.low = min(math.inf if t is None else t for t in each)   # interval: the runs' own times
+            p.high = max(math.inf if t is None else t for t in each)
     reached = [p for p in finals if p.status == "ok" and p.reached]
     if reached:
         best = min(reached, key=lambda p: (p.mean_ttt, p.mean_final, p.label))
