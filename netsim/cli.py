@@ -1,6 +1,7 @@
 """netsim command line: run, compare, sweep, plot, report and validate scenario files."""
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .config.scenario import Scenario, load_scenario
-from .errors import ScenarioError
+from .errors import ScenarioError, one_line
 from .results.render import (
     compare_table,
     live_view,
@@ -42,7 +43,7 @@ WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline win
 
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, then exit with *code*."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -76,9 +77,9 @@ class Progress:
             if now - self.last >= 0.1:
                 self.last = now
                 self.live.update(live_view(self.snapshot(sim)), refresh=True)
-        elif sim.env.now >= self.next_mark * sim.scenario.run.until - 1e-9:
-            while self.next_mark * sim.scenario.run.until <= sim.env.now + 1e-9:
-                self.next_mark += 0.1
+        elif sim.env.now >= self.next_mark * sim.scenario.run.until * (1 - 1e-9):
+            # the next tenth strictly after now (a bounded step, whatever the horizon's scale)
+            self.next_mark = min(math.floor(sim.env.now / sim.scenario.run.until * 10 + 1e-6) + 1, 11) / 10
             out_console.print(plain_line(self.snapshot(sim)), highlight=False, soft_wrap=True, markup=False)
 
 
@@ -103,8 +104,19 @@ def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=
 def prepared_data(scenario: Scenario):
     try:
         return prepare(scenario)
+    except ScenarioError as exc:
+        fail(str(exc))
     except DataNotFoundError as exc:
         fail(f"{scenario.path}: data.dir: {exc}")
+
+
+def check_out(out: Path) -> None:
+    """Fail (exit 2) before simulating when *out* cannot hold the run's files."""
+    from .results.runfolder import FolderError, check_writable
+    try:
+        check_writable(out)
+    except FolderError as exc:
+        fail(f"--out: {exc}")
 
 
 @app.command()
@@ -115,6 +127,7 @@ def run(scenario: ScenarioArg,
     """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or Path("runs") / f"{sc.name}-{sc.run.algorithm}"
+    check_out(out)
     summary = execute(sc, sc.run.algorithm, out, live, prepared_data(sc))
     out_console.print(compare_table([summary], title=f"{sc.name} (seed {sc.run.seed})"))
     out_console.print(f"wrote {out}/summary.json, curve.csv, updates.csv", highlight=False)
@@ -144,6 +157,7 @@ def compare(scenario: ScenarioArg,
         variant = load(scenario, (set_ or []) + [f'algorithms.gsgd.grouping="{g}"'], seed, data_dir, "gsgd")
         variants.append((f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant))
     out = out or Path("runs") / f"{sc.name}-compare"
+    check_out(out)
     prepared = prepared_data(sc)
     summaries = []
     for label, folder, variant in variants:
@@ -176,6 +190,8 @@ def draw(folders: list[Path], out: Path | None, window) -> list[Path]:
         paths = plot_folders(folders, out, window)
     except FolderError as exc:
         fail(str(exc))
+    except (OSError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # a malformed folder
+        fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
     out_console.print(f"wrote {len(paths)} PNGs to {folder}: {', '.join(p.name for p in paths)}", highlight=False)
     return paths
@@ -205,6 +221,8 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
         path = write_report(folder, fmt=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
+    except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
+        fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     out_console.print(f"wrote {path} (figures in {folder / 'plots'})", highlight=False)
 
 
@@ -274,6 +292,7 @@ def sweep(scenario: ScenarioArg,
     except DataNotFoundError as exc:
         fail(f"{scenario}: data.dir: {exc}")
     out = out or Path("runs") / f"{plan.name}-sweep"
+    check_out(out)
     where = f"Dask scheduler {scheduler}" if scheduler else f"{workers or 'all'} local worker(s)"
     out_console.print(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {out} on {where}", highlight=False)
     bar = None
@@ -405,6 +424,13 @@ def topology_show(name: Annotated[str, typer.Argument(
 def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
     """Check a scenario file without running it."""
     sc = load(scenario, set_, None, None)
+    from .sim.engine import check_data
+    try:
+        check_data(sc)
+    except ScenarioError as exc:
+        fail(str(exc))
+    except DataNotFoundError as exc:
+        fail(f"{sc.path}: data.dir: {exc}")
     out_console.print(f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
                       f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
                       highlight=False)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from ..config.scenario import Scenario
+from ..config.scenario import Scenario, check_dataset
+from ..errors import ScenarioError
 from ..net.comm import make_comm
 from ..rng import Streams
 from ..workload.datasets import Dataset, shard
@@ -18,7 +19,7 @@ from .records import Recorder, Result, WorkerStats
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
+__all__ = ["Prepared", "prepare", "check_data", "load_checked", "simulate", "Simulation", "advise"]
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,33 @@ class Prepared:
     w0: np.ndarray
 
 
+def load_checked(scenario: Scenario, rng) -> Dataset:
+    """The scenario's data, checked against it (rows per worker, classes per model).
+
+    Raises DataNotFoundError when files are missing, ScenarioError (file set) for a
+    malformed file or data the scenario cannot use.
+    """
+    try:
+        dataset = load_data(scenario.data, rng)
+    except ValueError as exc:  # a malformed file, or a size the source cannot give
+        key = "data.train_file" if scenario.data.train_file else "data.dir" if scenario.data.source in (
+            "mnist", "libsvm") else "data"
+        raise ScenarioError(key, str(exc), scenario.path) from None
+    check_dataset(scenario, dataset.X_train.shape[0], dataset.n_classes)
+    return dataset
+
+
+def check_data(scenario: Scenario) -> None:
+    """What :func:`prepare` would refuse about the data, for ``validate``: loads the
+    files of sources whose size is not known from the scenario alone (mnist, libsvm)."""
+    if scenario.data.source in ("mnist", "libsvm"):
+        load_checked(scenario, Streams(scenario.run.seed).rng("data"))
+
+
 def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
     streams = Streams(scenario.run.seed)
-    dataset = load_data(scenario.data, streams.rng("data"))
+    dataset = load_checked(scenario, streams.rng("data"))
     model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
     shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
