@@ -421,9 +421,9 @@ def topology_show(name: Annotated[str, typer.Argument(
 
 
 @app.command()
-def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
-    """Check a scenario file without running it."""
-    sc = load(scenario, set_, None, None)
+def validate(scenario: ScenarioArg, set_: SetOpt = None, data_dir: DataOpt = None) -> None:
+    """Check a scenario file without running it (MNIST/LIBSVM files are read and checked too)."""
+    sc = load(scenario, set_, None, data_dir)
     from .sim.engine import check_data
     try:
         check_data(sc)

@@ -297,28 +297,37 @@ def check_dataset(scenario: "Scenario", n_train: int, n_classes: int) -> None:
 
 
 def _check_budget(run: RunSpec, workers) -> None:
-    """Refuse runs whose event count cannot finish: see MAX_GRADIENTS, MAX_EVALUATIONS."""
-    if run.eval_every and run.until / run.eval_every > MAX_EVALUATIONS:
-        raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {run.until / run.eval_every:.3g} "
+    """Refuse runs whose event count cannot finish: see MAX_GRADIENTS, MAX_EVALUATIONS.
+
+    With ``max_updates`` the run also ends after that many updates, each needing at
+    most one gradient per worker and lasting (pessimistically) 10 slowest steps.
+    """
+    steps = [wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in workers]
+    n_workers = sum(wc.count for wc in workers)
+    horizon = run.until
+    if run.max_updates:
+        horizon = min(horizon, run.max_updates * 10 * max(steps))
+    if run.eval_every and horizon / run.eval_every > MAX_EVALUATIONS:
+        raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {horizon / run.eval_every:.3g} "
                             f"evaluations over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e}; "
                             "raise eval_every or lower run.until)")
+    cap = run.max_updates * n_workers if run.max_updates else float("inf")
     total = 0.0
-    for i, wc in enumerate(workers):
-        step = wc.compute.typical() + wc.pull_latency + wc.push_latency
-        n = wc.count * run.until / step if step > 0 else float("inf")
-        total += n
-        if total > MAX_GRADIENTS:
-            raise ScenarioError(f"workers[{i}].compute", f"the run would make ~{total:.3g} gradient computations "
-                                f"(sum of count × run.until / median compute time = {run.until:g} s / "
-                                f"{step:.3g} s × {wc.count} here); at most {MAX_GRADIENTS:.0e} can finish: "
-                                "lower run.until or the worker count, or make compute times longer")
+    for i, (wc, step) in enumerate(zip(workers, steps)):
+        total += wc.count * run.until / step if step > 0 else float("inf")
+        if min(total, cap) > MAX_GRADIENTS:
+            raise ScenarioError(f"workers[{i}].compute", f"the run would make ~{min(total, cap):.3g} gradient "
+                                f"computations (sum of count × run.until / median compute time; here "
+                                f"{wc.count} × {run.until:g} s / {step:.3g} s); at most {MAX_GRADIENTS:.0e} can "
+                                "finish: lower run.until, run.max_updates or the worker count, or make compute "
+                                "times longer")
 
 
 def _run(t: Table) -> RunSpec:
     spec = RunSpec(
         seed=t.get("seed", int, 0, minimum=0),
         algorithm=t.get("algorithm", str, "gsgd"),
-        until=t.get("until", float, 100.0, minimum=MIN_UNTIL),
+        until=t.get("until", float, 100.0, positive=True, minimum=MIN_UNTIL),
         max_updates=t.get("max_updates", int, 0, minimum=0),
         eval_every=t.get("eval_every", float, 0.0, minimum=0),
         eval_every_updates=t.get("eval_every_updates", int, 0, minimum=0),
