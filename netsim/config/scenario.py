@@ -256,6 +256,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     start = sum(wc.count for wc in workers)
     ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
     rules = _rules(top.table("algorithms"), ctx)
+    _check_rule_budget(run, rules, start)
     network = None
     if top.has("network"):
         for i, wc in enumerate(workers):
@@ -326,6 +327,21 @@ def check_dataset(scenario: "Scenario", n_train: int, n_classes: int) -> None:
     except ScenarioError as exc:
         exc.file = scenario.path
         raise
+
+
+def _check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
+    """Rule timers and probes that could not finish: periodic regrouping more often
+    than MAX_EVALUATIONS times per run, probe phases beyond MAX_GRADIENTS iterations."""
+    for name, rule in rules.items():
+        spec = getattr(rule, "grouping", None)
+        every = getattr(spec, "regroup_every_s", 0.0)
+        if every and run.until / every > MAX_EVALUATIONS:
+            raise ScenarioError(f"algorithms.{name}.regroup_every_s", f"{every!r} s gives {run.until / every:.3g} "
+                                f"regroupings over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e})")
+        rounds = getattr(spec, "probe_rounds", 0)
+        if rounds * n_workers > MAX_GRADIENTS:
+            raise ScenarioError(f"algorithms.{name}.probe_rounds", f"{rounds} rounds × {n_workers} workers is more "
+                                f"than {MAX_GRADIENTS:.0e} probe iterations")
 
 
 def _check_budget(run: RunSpec, workers) -> None:

@@ -29,8 +29,39 @@ def base_scenarios() -> list[dict]:
     """The shipped scenario files as dicts, plus a small digits scenario built in code."""
     from conftest import base_raw  # tests/ is on the path of both users
     out = [tomllib.loads(p.read_text()) for p in SCENARIOS]
+    for raw in list(out):
+        if raw.get("data", {}).get("source") in ("mnist", "libsvm"):  # the same, runnable without files
+            out.append({**copy.deepcopy(raw), "data": {"source": "digits", "labels": "odd_even"}})
     out.append(base_raw())
+    out.append(kitchen_sink())
     return out
+
+
+def kitchen_sink() -> dict:
+    """A small scenario touching most keys: a network, events, every timer of GSGD, several rules."""
+    return {
+        "name": "sink", "description": "every option once",
+        "run": {"seed": 5, "algorithm": "gsgd", "until": 20.0, "eval_every": 2.0, "batch_size": 4,
+                "timeline_until": 10.0, "target_loss": 0.5, "max_updates": 500},
+        "data": {"source": "synthetic", "labels": "binary", "n_samples": 200, "n_features": 5, "n_classes": 2,
+                 "test_fraction": 0.25, "add_bias": True},
+        "model": {"name": "logistic", "l2": 0.0, "init": "normal", "init_scale": 0.1},
+        "network": {"topology": "star16", "placement": "spread", "sharing": "rtt", "message_bytes": 1e6,
+                    "header_bytes": 64, "bytes_per_value": 8},
+        "workers": [{"name": "a", "count": 3, "compute": {"dist": "shifted_exponential", "shift": 0.5, "mean": 0.2}},
+                    {"name": "b", "count": 2, "compute": {"dist": "pareto", "shape": 2.5, "scale": 0.8}},
+                    {"name": "c", "count": 2, "compute": {"dist": "replay", "times": [[1.0, 2.0], [1.5]]}}],
+        "events": [{"kind": "slowdown", "time": 3.0, "worker": "a", "factor": 3.0},
+                   {"kind": "crash", "time": 4.0, "worker": [5], "duration": 2.0},
+                   {"kind": "recover", "time": 9.0, "worker": 5},
+                   {"kind": "link", "time": 5.0, "link": ["h1", "s0"], "bandwidth": 1e8, "latency": 0.01}],
+        "algorithms": {
+            "gsgd": {"lr": 0.1, "grouping": "auto", "k_max": 3, "probe_rounds": 3, "group_timeout": 1.0,
+                     "regroup_every": 10, "regroup_every_s": 5.0, "regroup_window": 3, "jitter_feature": True},
+            "ssgd": {"lr": 0.1}, "asgd": {"lr": 0.05}, "ksync": {"lr": 0.1, "k": 3}, "kasync": {"lr": 0.1, "k": 2},
+            "ssp": {"lr": 0.05, "s": 2}, "backup": {"lr": 0.1, "backups": 2}, "lgc": {"lr": 0.1, "k": 4, "blocks": 2},
+            "abs": {"lr": 0.1, "k0": 2}, "dcasgd_a": {"lr": 0.05}},
+    }
 
 
 # ------------------------------------------------------------------ random values
