@@ -228,6 +228,19 @@ def toml_value(value) -> str:
     raise TypeError(type(value))
 
 
+def depth(value) -> int:
+    """Nesting depth of lists and tables (iterative)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(node, dict):
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, d + 1) for v in node)
+    return deepest
+
+
 def dumps(raw: dict) -> str:
     """A TOML document with one ``key = value`` line per top-level key."""
     return "".join(f"{_string(str(k))} = {toml_value(v)}\n" for k, v in raw.items())
@@ -267,6 +280,8 @@ def make_case(rnd: random.Random, bases: list[dict], folder: Path) -> tuple[Path
         for _ in range(rnd.randint(1, 4)):
             raw = mild(raw, rnd, bases)
     else:
+        raw = mutate(base, rnd)
+    while depth(raw) > 300:  # deeper than the writer's recursion; the parser's limit is tested on its own
         raw = mutate(base, rnd)
     path = folder / "mutant.toml"
     text = dumps(raw)
