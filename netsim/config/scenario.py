@@ -13,7 +13,7 @@ from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
 from ..workload.datasets import DIGITS_ROWS, train_rows
 from ..workload.timemodels import TimeModel, make_time_model
-from .events import Event, parse_events
+from .events import ClusterEvent, parse_events
 from .network_plan import NetworkPlan, parse_network
 
 __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
@@ -112,7 +112,7 @@ class Scenario:
     rules: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
     network: NetworkPlan | None = None
-    events: tuple[Event, ...] = ()
+    events: tuple[ClusterEvent, ...] = ()
 
     @property
     def n_workers(self) -> int:
