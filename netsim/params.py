@@ -90,6 +90,20 @@ def check_kind(value: Any, kind: type | tuple, key: str) -> Any:
     return value
 
 
+def check_path(value: str | None, key: str) -> str | None:
+    """*value* if the OS could take it as a path: no NUL character, no name longer than
+    255 bytes, at most 4096 bytes in all; else ScenarioError naming *key*."""
+    if value is None:
+        return None
+    if "\0" in value:
+        raise ScenarioError(key, f"{show(value)} is not a path (it holds a NUL character)")
+    encoded = value.encode("utf-8", "surrogateescape")
+    if len(encoded) > 4096 or any(len(part) > 255 for part in encoded.split(b"/")):
+        raise ScenarioError(key, f"{show(value)} is not a path (a name is longer than 255 bytes or the "
+                            "path longer than 4096)")
+    return value
+
+
 def show(value: Any, limit: int = 80) -> str:
     """``repr(value)``, cut to *limit* characters for messages."""
     return _short(repr(value), limit)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ..params import MAX_DEPTH, Table, show, apply_overrides, check_value, set_path
+from ..params import MAX_DEPTH, Table, check_path, show, apply_overrides, check_value, set_path
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
 from ..workload.datasets import DIGITS_ROWS, train_rows
@@ -390,7 +390,7 @@ def _run(t: Table) -> RunSpec:
 
 def _data(t: Table, path: Path) -> DataSpec:
     source = t.get("source", str, "digits", choices=DATA_SOURCES)
-    directory = t.get("dir", str, None)
+    directory = check_path(t.get("dir", str, None), t.key("dir"))
     if directory is not None:
         directory = str((path.parent / os.path.expanduser(directory)).resolve())
     spec = DataSpec(
@@ -398,8 +398,8 @@ def _data(t: Table, path: Path) -> DataSpec:
         labels=t.get("labels", str, "odd_even" if source in ("digits", "mnist") else "binary", choices=LABELINGS),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
-        train_file=t.get("train_file", str, None),
-        test_file=t.get("test_file", str, None),
+        train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
+        test_file=check_path(t.get("test_file", str, None), t.key("test_file")),
         n_features=t.get("n_features", int, 0 if source != "synthetic" else 20,
                          minimum=1 if source == "synthetic" else 0, maximum=MAX_FEATURES),
         n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),

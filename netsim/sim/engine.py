@@ -53,10 +53,11 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
     except ScenarioError as exc:  # missing data files: name the scenario
         exc.file = exc.file or scenario.path
         raise
-    except ValueError as exc:  # a malformed file, or a size the source cannot give
+    except (ValueError, OSError) as exc:  # a malformed or unreadable file, or a size the source cannot give
         key = "data.train_file" if scenario.data.train_file else "data.dir" if scenario.data.source in (
             "mnist", "libsvm") else "data"
-        raise ScenarioError(key, str(exc), scenario.path) from None
+        raise ScenarioError(key, str(exc) if isinstance(exc, ValueError) else f"cannot be read: {exc}",
+                            scenario.path) from None
     check_dataset(scenario, dataset.X_train.shape[0], dataset.n_classes)
     return dataset
 

@@ -250,3 +250,32 @@ def test_plot_on_a_run_folder_with_a_bad_csv_cell(tmp_path):
     assert res.exit_code == 0, res.output
     (out / "curve.csv").write_text("update,sim_time,loss,test_accuracy\n0,zero,1,1\n")
     refused(["plot", out], "curve.csv", "line 2", "sim_time", file=out)
+
+
+# ---------------------------------------------------------------- paths, sweeps, probes
+
+@pytest.mark.parametrize("data, key, fragment", [
+    ('{source="libsvm", train_file="' + "a" * 300 + '"}', "data.train_file", "longer than 255 bytes"),
+    ('{source="mnist", dir="\\u0000"}', "data.dir", "NUL character"),
+])
+def test_data_paths_the_os_cannot_take(data, key, fragment):
+    refused(["validate", QUICK, "--set", f"data={data}"], key, fragment)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--seeds", "0"], "--seeds: 0 is not allowed (1..100000)"),
+    (["--seeds", "100000000000"], "(1..100000)"),
+    (["--grid", "run.seed=" + ",".join(map(str, range(400))), "--grid", "run.until=" + ",".join(map(str, range(1, 400)))],
+     "159600 runs in the grid"),
+    (["--grid", "run.until=" + "[" * 500 + "]" * 500], "nested too deeply"),
+])
+def test_sweep_sizes(tmp_path, args, fragment):
+    res = runner.invoke(app, ["sweep", QUICK, *args, "--out", str(tmp_path / "sweep"), "--no-live"])
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], res.stderr
+
+
+def test_group_rounds_bound():
+    res = runner.invoke(app, ["group", QUICK, "--rounds", "100000000000"])
+    assert res.exit_code == 2 and "--rounds" in res.stderr and "1..12500000" in res.stderr, res.output
