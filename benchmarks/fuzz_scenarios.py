@@ -4,11 +4,11 @@ Each mutant is a shipped scenario (or the tests' base scenario) with 1-3 keys ch
 at random (values of other types, numbers at the edges, NaN/inf, empty or deeply nested
 lists and tables, removed and unknown keys, strings with newlines and unicode), a few
 damaged as raw text, some with extra ``--set`` overrides. The bar: exit status 0 or 2
-(``run`` may also exit 1 for a diverged run), no traceback, one stderr line naming the
+(``run``, with a short horizon and at most 300 updates, may also exit 1 for a diverged run), no traceback, one stderr line naming the
 file on refusal, no hang (a wall-time guard per case). Prints the outcome counts and
 each failure with the seed that reproduces it.
 
-Usage: python benchmarks/fuzz_scenarios.py [--n 5000] [--seed 0] [--run-every 10]
+Usage: python benchmarks/fuzz_scenarios.py [--n 5000] [--seed 0] [--run-every 10] [--compare-every 15]
        [--timeout 30] [--data-dir ../shared/data] [--keep fuzz-failures]
 """
 from __future__ import annotations
@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=5000, help="mutants")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--run-every", type=int, default=10, help="also `run` every k-th mutant (0: never)")
+    ap.add_argument("--compare-every", type=int, default=15, help="also `compare` every k-th mutant (0: never)")
     ap.add_argument("--timeout", type=float, default=30.0, help="wall seconds per command before it counts as a hang")
     ap.add_argument("--data-dir", default=None, help="data root for MNIST/LIBSVM scenarios")
     ap.add_argument("--memory-gb", type=float, default=3.0, help="address-space limit (a MemoryError counts)")
@@ -76,8 +77,13 @@ def main() -> None:
             commands = [("validate", ["validate", str(path), *set_args, *extra], (0, 2))]
             if args.run_every and i % args.run_every == 0:
                 until = rnd.choice(["0.5", "2", "1e-6"])
-                commands.append(("run", ["run", str(path), *set_args, "--set", f"run.until={until}", "--no-live",
+                commands.append(("run", ["run", str(path), *set_args, "--set", f"run.until={until}", "--set", "run.max_updates=300",
+                                         "--no-live",
                                          "--out", str(folder / f"out{i}"), *extra], (0, 1, 2)))
+            if args.compare_every and i % args.compare_every == 1:
+                commands.append(("compare", ["compare", str(path), *set_args, "--set", "run.until=2",
+                                             "--set", "run.max_updates=100", "--no-live",
+                                             "--out", str(folder / f"cmp{i}"), *extra], (0, 1, 2)))
             for name, command, allowed in commands:
                 try:
                     result = one(runner, command, args.timeout)

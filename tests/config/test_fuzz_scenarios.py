@@ -59,7 +59,7 @@ def test_validate_accepts_or_refuses_in_one_line(rnd, folder):
 @given(rnd=st.randoms(use_true_random=False))
 def test_short_runs_finish_or_refuse_in_one_line(rnd, folder):
     path, sets = make_case(rnd, BASES, Path(folder))
-    args = ["run", str(path), *[a for s in sets for a in ("--set", s)], "--set", "run.until=0.5", "--no-live",
+    args = ["run", str(path), *[a for s in sets for a in ("--set", s)], "--set", "run.until=0.5", "--set", "run.max_updates=300", "--no-live",
             "--out", tempfile.mkdtemp(dir=folder)]
     result = _invoke(args)
     problem = check_outcome(result, path, allowed=(0, 1, 2))
