@@ -347,8 +347,9 @@ def _check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
 def _check_budget(run: RunSpec, workers) -> None:
     """Refuse runs whose event count cannot finish: see MAX_GRADIENTS, MAX_EVALUATIONS.
 
-    With ``max_updates`` the run also ends after that many updates, each needing at
-    most one gradient per worker and lasting (pessimistically) 10 slowest steps.
+    With ``max_updates`` the run also ends after that many updates: each needs at
+    least one gradient (so the gradient count to refuse is at least ``max_updates``)
+    and lasts at most about 10 slowest steps (the evaluation count is bounded by that).
     """
     steps = [wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in workers]
     n_workers = sum(wc.count for wc in workers)
@@ -359,7 +360,7 @@ def _check_budget(run: RunSpec, workers) -> None:
         raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {horizon / run.eval_every:.3g} "
                             f"evaluations over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e}; "
                             "raise eval_every or lower run.until)")
-    cap = run.max_updates * n_workers if run.max_updates else float("inf")
+    cap = run.max_updates if run.max_updates else float("inf")  # each update takes >= 1 gradient
     total = 0.0
     for i, (wc, step) in enumerate(zip(workers, steps)):
         total += wc.count * run.until / step if step > 0 else float("inf")
