@@ -279,7 +279,7 @@ class Simulation:
         self.ps.watch = self._check_progress if lost else None
         if not lost or not self.started or self.stop.triggered:
             return
-        blocking = stalled_on(self.rule.waiting(self.ps), lost)
+        blocking = stalled_on(self.rule.waiting(self.ps), lost, len(self.states))
         if blocking is not None:
             self.ps.stalled_on = blocking
             self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
