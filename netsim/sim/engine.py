@@ -107,6 +107,7 @@ class Simulation:
         self.started = False
         self.interrupted = ""
         self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
+        self.lost: set[int] = set()  # workers down with no recovery scheduled
         for event in scenario.events:
             if event.kind == "recover":
                 self.returning.update(event.workers)
@@ -245,6 +246,11 @@ class Simulation:
                 if event.duration:
                     self.returning.update(event.workers)
                     env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+                for w in event.workers:
+                    if self.returning[w] <= 0:
+                        self.lost.add(w)
+                    else:
+                        self.lost.discard(w)
                 self._check_progress()
             elif event.kind == "recover":
                 self._recover(event.workers, False)
@@ -269,6 +275,7 @@ class Simulation:
             if st.down:
                 st.down = False
                 back.append(wid)
+            self.lost.discard(wid)
         if back and logged_elsewhere:
             self.ps.record_event("recover", workers=back)
         for wid in back:
@@ -284,10 +291,6 @@ class Simulation:
         if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)
 
-    def lost(self) -> list[int]:
-        """Workers down with no recovery scheduled."""
-        return [st.wid for st in self.states if st.down and self.returning[st.wid] <= 0]
-
     def _check_progress(self) -> None:
         """End the run as ``stalled`` when no update can ever happen again.
 
@@ -295,11 +298,11 @@ class Simulation:
         good: the rule says what its next update needs (``Rule.waiting``); when every
         alternative needs a lost worker, nothing will change until ``run.until``.
         """
-        lost = self.lost()
+        lost = self.lost
         self.ps.watch = self._check_progress if lost else None
         if not lost or not self.started or self.stop.triggered:
             return
-        blocking = stalled_on(self.rule.waiting(self.ps), set(lost))
+        blocking = stalled_on(self.rule.waiting(self.ps), lost, len(self.states))
         if blocking is not None:
             self.ps.stalled_on = blocking
             self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
