@@ -364,20 +364,30 @@ def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None) -> 
 
 
 def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int = 0, budget_s: float | None = None,
-              target: float | None = None):
+              target: float | None = None, rounds: int | None = None):
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
     Returns a :class:`netsim.sim.recommend.Recommendation` (``name``, ``groups``, ``lr``,
     ``target``, ``reason``, ``ranking()`` of every candidate with its predicted time to
     target and interval, ``as_dict()``). *lrs*: the η grid (default: 5 values ×3 apart
     around the scenario's GSGD η). *verify* > 0 runs that many top candidates in full and
-    fills ``verified`` (predicted vs emulated). Raises RecommendError on bad input.
+    fills ``verified`` (predicted vs emulated). *rounds*: probe rounds of the measurement
+    (default: GSGD's ``probe_rounds``). Raises RecommendError (ScenarioError for *rounds*).
     """
+    from .rng import Streams
+    from .sim.measurement import measure
     from .sim.recommend import recommend as race
     from .sim.recommend import verify as check
     sc = _scenario(scenario)
+    most = max(1, int(MAX_GRADIENTS // sc.n_workers))
+    if rounds is not None and not 1 <= rounds <= most:
+        raise ScenarioError("--rounds", f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
+                            "probe iterations over all workers)", sc.path)
     prepared = prepare(sc)
-    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target)
+    m = None
+    if rounds is not None:
+        m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
+    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m)
     if verify:
         check(sc, rec, prepared, verify)
     return rec

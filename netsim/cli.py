@@ -312,6 +312,7 @@ def sweep(scenario: ScenarioArg,
 
 @app.command()
 def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None,
+          rounds: Annotated[Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")] = None,
           lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated (default: 5 values ×3 apart around GSGD's η).")] = "",
           verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
           budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
@@ -327,9 +328,11 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
     if verify < 0:
         fail(f"--verify: {verify} is not allowed (>= 0)")
     try:
-        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target)
+        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds)
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
+    except ScenarioError as exc:
+        fail(str(exc))
     hosts = list(sc.network.worker_hosts) if sc.network else None
     for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
         out_console.print(renderable)
