@@ -51,6 +51,14 @@ class Recorder:
         self.staleness.extend(staleness)
         self.version.extend([version] * n)
 
+    def applied_one(self, now: float, worker: int, group: int, staleness: int, version: int) -> None:
+        """:meth:`applied` for a single gradient."""
+        self.time.append(now)
+        self.worker.append(worker)
+        self.group.append(group)
+        self.staleness.append(staleness)
+        self.version.append(version)
+
     def dropped(self, now: float, worker: int, version: int, reason: str) -> None:
         self.drop_time.append(now)
         self.drop_worker.append(worker)

@@ -12,6 +12,8 @@ from .records import Recorder
 
 __all__ = ["ParameterServer"]
 
+_sum = np.add.reduce  # ``delta.sum()`` of a 1-d array, without the method wrapper
+
 
 class ParameterServer:
     """Holds the model ``w`` (ndarray (d,)) and its integer ``version``.
@@ -67,25 +69,32 @@ class ParameterServer:
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
-        self.step(lr * mean_by_worker(pushes), pushes, group)
+        self.step(lr * (pushes[0].grad if len(pushes) == 1 else mean_by_worker(pushes)), pushes, group)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""
         if self.stop.triggered:
             return
         before = self.version
-        staleness = [before - p.version for p in pushes]
-        ids = [p.worker for p in pushes]
         self.w = self.w - delta
-        self.version = before + 1
-        self.recorder.applied(self.env.now, ids, group, staleness, self.version)
-        self.group_updates[group] += 1
-        self.group_staleness[group] += sum(staleness)
-        self.group_gradients[group] += len(pushes)
+        self.version = version = before + 1
         workers = self.workers
-        for wid in ids:
-            workers[wid].applied += 1
-        if not math.isfinite(delta.sum()):  # NaN, or entries so large that their sum overflows
+        if len(pushes) == 1:
+            p = pushes[0]
+            stale = before - p.version
+            self.recorder.applied_one(self.env.now, p.worker, group, stale, version)
+            workers[p.worker].applied += 1
+            self.group_staleness[group] += stale
+        else:
+            staleness = [before - p.version for p in pushes]
+            ids = [p.worker for p in pushes]
+            self.recorder.applied(self.env.now, ids, group, staleness, version)
+            for wid in ids:
+                workers[wid].applied += 1
+            self.group_staleness[group] += sum(staleness)
+        self.group_updates[group] += 1
+        self.group_gradients[group] += len(pushes)
+        if not math.isfinite(_sum(delta)):  # NaN, or entries so large that their sum overflows
             self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
             return
         if self.on_update is not None:
