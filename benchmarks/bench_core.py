@@ -24,8 +24,10 @@ produces the same bits) plus scheduling, so emulator / tuned is its overhead.
 Timing: the machine is shared, so emulator, old loop and tuned loop are run side by
 side in one process, interleaved, ``--reps`` times (default 5); medians and the
 min-max range of the per-repetition ratios are printed. The two evaluations the
-emulator always makes (t = 0 and the end) are timed separately and subtracted.
-Then simulated updates per wall second for 1,000 ASGD workers on digits.
+emulator always makes (t = 0 and the end) are left out (``_NoEvaluation``).
+A last line per rule times SimPy alone on the run's schedule (``event_floor``): one
+timeout per gradient, nothing else; tuned + floor is about the least a SimPy-based
+emulator can cost. Then simulated updates per wall second for 1,000 ASGD workers on digits.
 
 Usage: python benchmarks/bench_core.py [--data-dir DIR] [--reps N] [--rules ssgd,asgd,gsgd]
 (MNIST; default ../shared/data)
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -47,13 +50,13 @@ from netsim.sim.worker import BatchSampler
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def plain_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int) -> float:
-    """The previously shipped bare loop: wall seconds for *updates* updates of *group_size* gradients."""
+def plain_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int):
+    """The previously shipped bare loop: (wall s, CPU s) for *updates* updates of *group_size* gradients."""
     X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
     streams = Streams(seed)
     samplers = [BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)]
     w = prep.w0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     k = 0
     for _ in range(updates):
         grads = []
@@ -67,7 +70,7 @@ def plain_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, 
         if group_size > 1:
             g /= group_size
         w = w - lr * g
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def schedule(result) -> list[tuple[int, list[tuple[int, int]]]]:
@@ -87,7 +90,7 @@ def schedule(result) -> list[tuple[int, list[tuple[int, int]]]]:
 
 
 def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int, max_stale: int):
-    """The tuned loop: (wall seconds, final model). Same minibatches, models and order as the run."""
+    """The tuned loop: (wall s, CPU s, final model). Same minibatches, models and order as the run."""
     X, y, model = prep.dataset.X_train, prep.dataset.y_train, prep.model
     residual, l2 = model.residual, model.l2
     streams = Streams(seed)
@@ -101,7 +104,7 @@ def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int, m
     g2, acc2 = g.reshape(X.shape[1], -1), acc.reshape(X.shape[1], -1)
     n_ring = len(ring)
     version = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for count, items in sched:
         first = True
         for worker, read in items:
@@ -122,18 +125,62 @@ def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int, m
         acc *= lr
         np.subtract(ring[version % n_ring], acc, out=ring[(version + 1) % n_ring])
         version += 1
-    wall = time.perf_counter() - start
-    return wall, ring[version % n_ring].copy()
+    return time.perf_counter() - start, time.process_time() - cpu, ring[version % n_ring].copy()
 
 
-def _eval_cost(result, prep) -> float:
-    """The run still evaluates at t=0 and at the end: time those evaluations."""
-    ds, model = prep.dataset, prep.model
-    start = time.perf_counter()
-    for _ in range(len(result.curve)):
-        model.loss(prep.w0, ds.X_train, ds.y_train)
-        model.accuracy(prep.w0, ds.X_test, ds.y_test)
-    return time.perf_counter() - start
+def event_floor(result, sc) -> tuple[float, float]:
+    """(wall s, CPU s) of SimPy alone: one process per worker, one timeout per gradient of
+    the worker's class time, the run's gradient count, no numerics and no PS: the least
+    any SimPy-based emulator of this run costs on top of the arithmetic."""
+    import simpy
+    env = simpy.Environment()
+    left = [len(result.records.staleness)]
+    done = env.event()
+
+    def worker(duration):
+        while left[0] > 0:
+            yield env.timeout(duration)
+            left[0] -= 1
+        if not done.triggered:
+            done.succeed()
+
+    for wc in sc.workers:
+        for _ in range(wc.count):
+            env.process(worker(wc.compute.mean()))
+    start, cpu = time.perf_counter(), time.process_time()
+    env.run(until=done)
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+class _NoEvaluation:
+    """The scenario's model with ``loss`` and ``accuracy`` answering 0 at no cost.
+
+    A run evaluates the model at t = 0 and at the end even with ``eval_every = 0``; timing
+    the emulator on this model leaves those two full-data evaluations out exactly, while
+    ``gradient`` and ``residual`` are the model's own (the final model is unchanged)."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def loss(self, w, X, y) -> float:
+        return 0.0
+
+    def accuracy(self, w, X, y) -> float:
+        return 0.0
+
+
+def _emulate(sc, name, prep):
+    """(result, wall s, CPU s) of one emulated run, without its two evaluations."""
+    cpu = time.process_time()
+    result = simulate(sc, name, prepared=replace(prep, model=_NoEvaluation(prep.model)))
+    return result, result.wall_s, time.process_time() - cpu
+
+
+def _fmt(values) -> str:
+    return f"{statistics.median(values):.2f} [{min(values):.2f}-{max(values):.2f}]"
 
 
 def paper(data_dir: str, reps: int, rules: list[str]) -> None:
@@ -143,28 +190,32 @@ def paper(data_dir: str, reps: int, rules: list[str]) -> None:
           f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]")
     for name in rules:
         lr = sc.rule(name).lr
-        emu, old, tuned = [], [], []
+        emu, old, tuned, floor = [], [], [], []
         sched = max_stale = None
         for _ in range(reps):
-            result = simulate(sc, name, prepared=prep)
-            emu.append(result.wall_s - _eval_cost(result, prep))
+            result, wall, cpu = _emulate(sc, name, prep)
+            emu.append((wall, cpu))
             if sched is None:
                 sched = schedule(result)
                 max_stale = max(result.records.staleness)
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
             old.append(plain_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, 0.01, sc.run.seed))
-            wall, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed, max_stale)
+            wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed, max_stale)
             if not np.array_equal(w_final, result.final_w):
                 raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
-            tuned.append(wall)
-        r_old = [e / o for e, o in zip(emu, old)]
-        r_tuned = [e / t for e, t in zip(emu, tuned)]
-        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  emulator {statistics.median(emu):.3f} s  "
-              f"old bare {statistics.median(old):.3f} s  tuned {statistics.median(tuned):.3f} s  "
-              f"emulator/old {statistics.median(r_old):.2f} [{min(r_old):.2f}-{max(r_old):.2f}]  "
-              f"emulator/tuned {statistics.median(r_tuned):.2f} [{min(r_tuned):.2f}-{max(r_tuned):.2f}]  "
-              f"(goal <= 1.25; tuned final model bit-identical)", flush=True)
+            tuned.append((wall, cpu))
+            floor.append(event_floor(result, sc))
+        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical)")
+        for k, clock in enumerate(("wall", "CPU ")):
+            e, o, t = ([x[k] for x in xs] for xs in (emu, old, tuned))
+            print(f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
+                  f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
+                  f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)", flush=True)
+        f = [x[1] for x in floor]
+        t = [x[1] for x in tuned]
+        print(f"        SimPy floor (events only, CPU): {statistics.median(f):.3f} s = "
+              f"{_fmt([a / b for a, b in zip(f, t)])} of the tuned loop", flush=True)
 
 
 def scale() -> None:

@@ -16,7 +16,7 @@ from ..workload.models import Model, make_model
 from .measurement import measure
 from .records import Recorder, Result, WorkerStats
 from .server import ParameterServer
-from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
+from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
 __all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
 
@@ -104,6 +104,7 @@ class Simulation:
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
         batch = scenario.run.batch_size
+        gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
         member = 0
         for wc in scenario.workers:
             for m in range(wc.count):
@@ -112,7 +113,7 @@ class Simulation:
                 draws = wc.compute.draws(self.streams.rng("compute", wid), m)
                 sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
                 st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                        residual))
+                                                        residual, gather))
             member += wc.count
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()

@@ -69,7 +69,12 @@ class ParameterServer:
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
-        self.step(lr * (pushes[0].grad if len(pushes) == 1 else mean_by_worker(pushes)), pushes, group)
+        if len(pushes) == 1:
+            delta = lr * pushes[0].grad
+        else:
+            delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
+            delta *= lr
+        self.step(delta, pushes, group)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""

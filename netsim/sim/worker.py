@@ -8,7 +8,7 @@ from ..rules.base import Push
 from ..workload.models import CompactGradient
 from .records import PHASES
 
-__all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
+__all__ = ["WorkerState", "worker_process", "BatchSampler", "RowGather", "Job"]
 
 IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
 
@@ -173,7 +173,7 @@ class RowGather:
 
 
 def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
-                   residual=None):
+                   residual=None, gather: RowGather | None = None):
     """SimPy process of worker ``st.wid``.
 
     Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
@@ -189,11 +189,14 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     evaluated as soon as the model has arrived and the model is let go; the push carries a
     :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
     b·(1 + classes) values instead of two d-vectors while it computes.
+
+    *gather* (:class:`RowGather` of *X*) collects minibatch rows; the engine gives every
+    worker the same one, so a single scratch buffer stays in cache.
     """
     wid = st.wid
     timeout = env.timeout
     source = MinibatchSource(sampler, gradient, X, y)
-    gather = RowGather(X)
+    gather = gather or RowGather(X)
     pull, push, receive, enter, next_draw = comm.pull, comm.push, ps.receive, st.enter, draws.__next__
     while True:
         try:
