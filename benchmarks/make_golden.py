@@ -91,7 +91,7 @@ def load_case(case: dict, data_dir: Path | str = DATA_DIR):
 
 def run_rule(sc, prepared, rule: str) -> dict[str, str]:
     """Run *rule* on scenario *sc*, write its folder; return ``{file: sha256 hex}``."""
-    from netsim.results.render import write_run
+    from netsim.results.runfolder import write_run
     from netsim.sim.engine import simulate
 
     result = simulate(sc.with_algorithm(rule), rule, prepared=prepared)

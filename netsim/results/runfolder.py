@@ -1,4 +1,4 @@
-"""Reading run folders back: one run, a ``compare`` folder or a ``sweep`` folder.
+"""Run folders, written and read in one place: one run, a ``compare`` folder or a ``sweep`` folder.
 
 A run folder holds ``summary.json``, ``curve.csv``, ``updates.csv`` and maybe
 ``timeline.csv`` and ``dropped.csv`` (see README, "Output files"). Columns are
@@ -16,7 +16,7 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, summarize
 
-__all__ = ["RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
+__all__ = ["write_run", "write_compare", "summary_json", "RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
@@ -49,6 +49,47 @@ class RunData:
     values: dict = field(default_factory=dict)
 
 
+def summary_json(summary: dict) -> str:
+    """The summary as stable JSON text (same summary → same bytes)."""
+    return json.dumps(summary, indent=2, allow_nan=True) + "\n"
+
+
+def write_run(result: Result, out_dir: str | Path) -> dict:
+    """Write summary.json, curve.csv, updates.csv, and dropped.csv / timeline.csv when
+    there is something to put in them, into *out_dir*."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rec = result.records
+    with open(out / "curve.csv", "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["update", "sim_time", "loss", "test_accuracy"])
+        writer.writerows([u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve)
+    with open(out / "updates.csv", "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["version", "sim_time", "worker", "group", "staleness"])
+        writer.writerows(zip(rec.version, map(repr, rec.time), rec.worker, rec.group, rec.staleness))
+    if rec.drop_time:
+        with open(out / "dropped.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["sim_time", "worker", "version_read", "reason"])
+            writer.writerows(zip(map(repr, rec.drop_time), rec.drop_worker, rec.drop_version, rec.drop_reason))
+    if rec.spans:
+        with open(out / "timeline.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["worker", "phase", "start", "end"])
+            writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
+    summary = summarize(result)
+    (out / "summary.json").write_text(summary_json(summary))
+    return summary
+
+
+def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
+    """compare.json: the list of the compared runs' summaries, each with its
+    ``label`` and its ``folder`` (relative to *out_dir*); readers list only these."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "compare.json").write_text(json.dumps(summaries, indent=2) + "\n")
+
+
 def _columns(path: Path, names, kinds) -> dict:
     with open(path, newline="") as fh:
         rows = list(csv.reader(fh))
@@ -73,7 +114,7 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
                     "phase": np.array([index[r[1]] for r in rows], dtype=int),
                     "start": np.array([float(r[2]) for r in rows]),
                     "end": np.array([float(r[3]) for r in rows])}
-    label = label or summary["algorithm"].upper()
+    label = label or summary.get("label", summary["algorithm"])
     return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
 
 
@@ -88,24 +129,25 @@ def from_result(result: Result, path: Path | None = None) -> RunData:
     if rec.spans:
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
         timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
-    label = result.algorithm.upper()
-    return RunData(path, summarize(result), curve, updates, timeline, label, label)
+    summary = summarize(result)
+    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"])
 
 
 def short_label(values: dict) -> str:
-    """Legend text for swept values: ``GSGD, groups=[[fast],[slow]]`` (seed left out)."""
+    """Legend text for swept values: ``gsgd, groups=[[fast],[slow]]`` (seed left out)."""
     parts = []
     for key, value in values.items():
         if key == SEED_KEY:
             continue
         text = format_value(value).replace('"', "").replace(", ", ",")
-        parts.append(text.upper() if key == "run.algorithm" else f"{key.rsplit('.', 1)[-1]}={text}")
+        parts.append(text if key == "run.algorithm" else f"{key.rsplit('.', 1)[-1]}={text}")
     return ", ".join(parts)
 
 
 def find_runs(path: str | Path) -> list[RunData]:
-    """Every run under *path*: the run itself, a compare folder's rules in their
-    order, a sweep's points in grid order, or else each subfolder holding a run.
+    """Every run under *path*: the run itself, the runs a compare folder's
+    ``compare.json`` lists (in its order; other subfolders are ignored), a
+    sweep's points in grid order, or else each subfolder holding a run.
 
     Raises FolderError when *path* is missing or holds no run.
     """
@@ -116,10 +158,12 @@ def find_runs(path: str | Path) -> list[RunData]:
         return [read_run(path)]
     if (path / "sweep.json").is_file():
         return _sweep_runs(path)
-    runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
     if (path / "compare.json").is_file():
-        order = [s["algorithm"] for s in json.loads((path / "compare.json").read_text())]
-        runs.sort(key=lambda r: order.index(r.summary["algorithm"]) if r.summary["algorithm"] in order else len(order))
+        listed = json.loads((path / "compare.json").read_text())
+        runs = [read_run(path / entry["folder"]) for entry in listed
+                if (path / entry.get("folder", "") / "summary.json").is_file()]
+    else:
+        runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
     if not runs:
         raise FolderError(f"{path}: no run folders (expected summary.json, compare.json or sweep.json)")
     return runs
