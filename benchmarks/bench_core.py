@@ -1,7 +1,7 @@
 """Emulator overhead: the paper scenario vs the fastest honest bare numpy loop.
 
 For SSGD, ASGD and GSGD on the paper scenario (MNIST odd/even, 16 workers, T = 600,
-evaluation off) this prints the emulator's wall time and two references:
+evaluation off) this prints the emulator's time and two references:
 
 * **old bare loop**: the loop this script used to ship (``plain_loop``): as many model
   updates of as many gradients, each worker's minibatches in turn, a new array per
@@ -23,7 +23,11 @@ produces the same bits) plus scheduling, so emulator / tuned is its overhead.
 
 Timing: the machine is shared, so emulator, old loop and tuned loop are run side by
 side in one process, interleaved, ``--reps`` times (default 5); medians and the
-min-max range of the per-repetition ratios are printed. The two evaluations the
+min-max range of the per-repetition ratios are printed, for wall-clock time and for the
+process's CPU time (``time.process_time``), which leaves out the time spent waiting for a
+core while other programs run and so is the steadier figure on a loaded machine (memory
+bandwidth is still shared: the tuned loop's own time varies by ±30 % between runs there).
+BLAS runs with its default threads, the same for all three. The two evaluations the
 emulator always makes (t = 0 and the end) are left out (``_NoEvaluation``).
 A last line per rule times SimPy alone on the run's schedule (``event_floor``): one
 timeout per gradient, nothing else; tuned + floor is about the least a SimPy-based
