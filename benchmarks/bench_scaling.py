@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ONE_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """Points run with single-threaded BLAS: a minibatch product is far too small to gain from
 threads, and on a shared 2-core machine OpenBLAS's spinning threads slowed the 100,000-
-parameter run more than tenfold (164 s instead of about 11 s for 2,000 updates)."""
+parameter run more than tenfold (164 s for 2,000 updates; 125 s for 20,000 single-threaded)."""
 QUICK = ROOT / "scenarios" / "quickstart.toml"
 
 
