@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "sim" / "golden_hashes.json"
 DATA_DIR = ROOT.parent / "shared" / "data"
@@ -117,6 +119,23 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def float_fingerprint() -> str:
+    """sha256 of the floating-point kernels the runs lean on (BLAS products, exp/log, sums).
+
+    The hashes hold for one numpy/BLAS build on one CPU family: a different build may
+    round matrix products differently without any change in netsim. The test compares
+    runs only where this fingerprint matches the one stored with the hashes.
+    """
+    rng = np.random.default_rng(20261123)
+    h = hashlib.sha256()
+    for n, d in ((32, 785), (16, 65), (1000, 785), (8, 7850)):
+        X, w, r = rng.normal(size=(n, d)), rng.normal(size=d), rng.normal(size=n)
+        z = X @ w
+        for arr in (z, X.T @ r, np.logaddexp(0.0, z), np.exp(-np.abs(z)), X.T @ X[:, :10], np.array([z.sum(), z.mean()])):
+            h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the stored hashes, write nothing")
@@ -135,7 +154,7 @@ def main() -> int:
     if args.check:
         return 1 if bad else 0
     GOLDEN.write_text(json.dumps({"files": list(FILES), "excluded_summary_keys": list(EXCLUDED_SUMMARY_KEYS),
-                                  "cases": cases}, indent=1) + "\n")
+                                  "float_fingerprint": float_fingerprint(), "cases": cases}, indent=1) + "\n")
     print(f"wrote {GOLDEN.relative_to(ROOT)}")
     return 0
 
