@@ -93,6 +93,8 @@ def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=
             result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(None, label))
     except DataNotFoundError as exc:
         fail(f"{scenario.path}: data.dir: {exc}")
+    except ScenarioError as exc:
+        fail(str(exc))
     summary = write_run(result, out)
     if result.status != "ok":
         err_console.print(f"[bold red]{escape(algorithm)}:[/] {escape(result.message)}; files so far kept in {escape(str(out))}",
@@ -105,6 +107,8 @@ def prepared_data(scenario: Scenario):
         return prepare(scenario)
     except DataNotFoundError as exc:
         fail(f"{scenario.path}: data.dir: {exc}")
+    except ScenarioError as exc:
+        fail(str(exc))
 
 
 @app.command()

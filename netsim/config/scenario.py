@@ -11,6 +11,7 @@ from ..errors import ScenarioError
 from ..params import Table, apply_overrides
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
+from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
 from .events import Event, parse_events
 from .network_plan import NetworkPlan, parse_network
@@ -59,6 +60,17 @@ class DataSpec:
     n_features: int = 0
     n_samples: int = 2000
     n_classes: int = 2
+    partition: PartitionSpec = PartitionSpec()
+
+    def n_labels(self) -> int | None:
+        """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
+        if self.labels == "odd_even":
+            return 2
+        if self.source in ("digits", "mnist"):
+            return 10
+        if self.source == "synthetic":
+            return self.n_classes
+        return 2 if self.labels == "binary" else None
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,8 @@ class WorkerClass:
     push_latency: float = 0.0
     datacenter: int | None = None
     hosts: tuple | None = None
+    partition: PartitionSpec | None = None
+    labels: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -172,7 +186,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     run = _run(top.table("run", {}))
     data = _data(top.table("data", {}), path)
     model = _model(top.table("model", {}))
-    workers = _workers(top.get("workers", list))
+    workers = _workers(top.get("workers", list), data)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
     ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
@@ -237,6 +251,7 @@ def _data(t: Table, path: Path) -> DataSpec:
         n_samples=t.get("n_samples", int, 2000, positive=True),
         n_classes=t.get("n_classes", int, 2, minimum=2),
     )
+    spec = replace(spec, partition=_partition(t, PartitionSpec(), spec.n_labels()))
     if spec.source in ("digits", "mnist") and spec.labels == "binary":
         raise ScenarioError(t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)")
     if spec.source in ("libsvm", "synthetic") and spec.labels == "odd_even":
@@ -263,7 +278,51 @@ def _model(t: Table) -> ModelSpec:
     return spec
 
 
-def _workers(items: list) -> tuple[WorkerClass, ...]:
+def _partition(t: Table, base: PartitionSpec, n_labels: int | None) -> PartitionSpec:
+    """The partition keys of *t* (``[data]`` or a worker class's ``data``) over *base*."""
+    method = t.get("partition", str, base.method, choices=PARTITIONS)
+    alpha = t.get("alpha", float, base.alpha, positive=True)
+    k = t.get("classes_per_worker", int, base.classes_per_worker, positive=True)
+    if n_labels is not None and k > n_labels:
+        raise ScenarioError(t.key("classes_per_worker"), f"{k!r} is not allowed (the data has {n_labels} labels: "
+                            f"1..{n_labels})")
+    law = t.get("quantity", str, base.law, choices=QUANTITY_LAWS)
+    exponent = t.get("exponent", float, base.exponent, positive=True)
+    used = {"iid": (), "dirichlet": ("alpha",), "shards": ("classes_per_worker",),
+            "quantity": ("quantity", "alpha" if law == "dirichlet" else "exponent")}[method]
+    for key in ("alpha", "classes_per_worker", "quantity", "exponent"):
+        if t.has(key) and key not in used:
+            raise ScenarioError(t.key(key), f"does not apply to partition {method!r} "
+                                f"(keys it reads: {', '.join(used) or 'none'})")
+    return PartitionSpec(method=method, alpha=alpha, classes_per_worker=k, law=law, exponent=exponent)
+
+
+def _class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[int, ...] | None]:
+    """A worker class's ``data = {labels = [...], partition = ..., ...}``."""
+    if not t.has("data"):
+        t.known.append("data")
+        return None, None
+    sub = t.table("data")
+    n_labels = data.n_labels()
+    labels = sub.get("labels", list, None)
+    if labels is not None:
+        if not labels or not all(isinstance(c, int) and not isinstance(c, bool) for c in labels):
+            raise ScenarioError(sub.key("labels"), f"expected a non-empty list of integer labels, got {labels!r}")
+        bad = [c for c in labels if c < 0 or (n_labels is not None and c >= n_labels)]
+        if bad:
+            allowed = f"0..{n_labels - 1}" if n_labels is not None else "labels >= 0"
+            raise ScenarioError(sub.key("labels"), f"labels {bad} do not exist (allowed: {allowed} for "
+                                f"{data.source} with labels = {data.labels!r})")
+        if len(set(labels)) != len(labels):
+            raise ScenarioError(sub.key("labels"), f"a label is named twice in {labels!r}")
+        labels = tuple(sorted(labels))
+    own = any(sub.has(k) for k in ("partition", "alpha", "classes_per_worker", "quantity", "exponent"))
+    spec = _partition(sub, data.partition, len(labels) if labels else n_labels)
+    sub.done()
+    return (spec if own else None), labels
+
+
+def _workers(items: list, data: DataSpec = DataSpec()) -> tuple[WorkerClass, ...]:
     if not items:
         raise ScenarioError("workers", "at least one [[workers]] class is needed")
     classes, names = [], set()
@@ -279,6 +338,7 @@ def _workers(items: list) -> tuple[WorkerClass, ...]:
         if "compute" not in t.data:
             raise ScenarioError(t.key("compute"), "missing (a time in s, or a table {dist = ...})")
         compute = make_time_model(t.data["compute"], t.key("compute"), count)
+        partition, labels = _class_data(t, data)
         hosts = t.get("hosts", list, None)
         if hosts is not None and (len(hosts) != count or not all(isinstance(h, str) for h in hosts)):
             raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {hosts!r}")
@@ -286,7 +346,7 @@ def _workers(items: list) -> tuple[WorkerClass, ...]:
                                    pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
                                    push_latency=t.get("push_latency", float, latency, minimum=0.0),
                                    datacenter=t.get("datacenter", int, None, minimum=0),
-                                   hosts=tuple(hosts) if hosts else None))
+                                   hosts=tuple(hosts) if hosts else None, partition=partition, labels=labels))
         t.done()
     return tuple(classes)
 

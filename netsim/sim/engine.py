@@ -10,9 +10,11 @@ import simpy
 from ..config.scenario import Scenario
 from ..net.comm import make_comm
 from ..rng import Streams
-from ..workload.datasets import Dataset, shard
+from ..errors import ScenarioError
+from ..workload.datasets import Dataset
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
+from ..workload.partition import ClassData, PartitionError, histograms, partition
 from .measurement import measure
 from .records import Recorder, Result, WorkerStats
 from .server import ParameterServer
@@ -23,11 +25,26 @@ __all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
 
 @dataclass(frozen=True)
 class Prepared:
-    """What every algorithm of one scenario and seed shares: data, shards, initial model."""
+    """What every algorithm of one scenario and seed shares: data, shards, initial model.
+
+    ``unused_rows``: training rows in no shard (labels no worker class may hold).
+    """
     dataset: Dataset
     model: Model
     shards: tuple
     w0: np.ndarray
+    unused_rows: int = 0
+
+    def data_summary(self, spec) -> dict:
+        """The ``data`` entry of summary.json: partition, rows and label histogram per worker."""
+        ds = self.dataset
+        p = spec.partition
+        params = {"iid": {}, "dirichlet": {"alpha": p.alpha}, "shards": {"classes_per_worker": p.classes_per_worker},
+                  "quantity": {"quantity": p.law, **({"alpha": p.alpha} if p.law == "dirichlet" else {"exponent": p.exponent})}}
+        return {"partition": p.method, **params[p.method], "train_rows": int(ds.X_train.shape[0]),
+                "test_rows": int(ds.X_test.shape[0]), "n_classes": int(ds.n_classes),
+                "unused_rows": int(self.unused_rows), "rows_per_worker": [int(len(s)) for s in self.shards],
+                "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes)}
 
 
 def prepare(scenario: Scenario) -> Prepared:
@@ -35,13 +52,39 @@ def prepare(scenario: Scenario) -> Prepared:
     streams = Streams(scenario.run.seed)
     dataset = load_data(scenario.data, streams.rng("data"))
     model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
-    shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
+    shards, unused = _partition(scenario, dataset, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
     if scenario.model.init == "zeros":
         w0 = np.zeros(d)
     else:
         w0 = streams.rng("init").normal(0.0, scenario.model.init_scale, d)
-    return Prepared(dataset, model, tuple(shards), w0)
+    return Prepared(dataset, model, tuple(shards), w0, unused)
+
+
+def _partition(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tuple[list, int]:
+    """Each worker's rows (:func:`netsim.workload.partition.partition`); ScenarioError when
+    a label list or k does not fit the loaded labels, or a worker would get no rows."""
+    y = dataset.y_train
+    n_labels = dataset.n_classes
+    default = scenario.data.partition
+    for i, wc in enumerate(scenario.workers):
+        if wc.labels is not None and max(wc.labels) >= n_labels:
+            raise ScenarioError(f"workers[{i}].data.labels", f"labels {[c for c in wc.labels if c >= n_labels]} do not "
+                                f"exist (the data has labels 0..{n_labels - 1})", scenario.path)
+        spec = wc.partition or default
+        if spec.method == "shards" and spec.classes_per_worker > n_labels:
+            key = f"workers[{i}].data.classes_per_worker" if wc.partition else "data.classes_per_worker"
+            raise ScenarioError(key, f"{spec.classes_per_worker} is not allowed (the data has {n_labels} labels)",
+                                scenario.path)
+    classes = [ClassData(wc.count, wc.partition, wc.labels) for wc in scenario.workers]
+    try:
+        return partition(y, classes, default, rng)
+    except (PartitionError, ValueError) as exc:
+        j = getattr(exc, "worker_class", None)
+        key = "data.partition" if j is None or (scenario.workers[j].partition is None
+                                                and scenario.workers[j].labels is None) else f"workers[{j}].data"
+        raise ScenarioError(key, f"{exc} (every worker needs at least one row: change the partition "
+                            "parameters, the label lists or the worker counts)", scenario.path) from None
 
 
 class Simulation:
@@ -219,7 +262,7 @@ class Simulation:
                 compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
                 down_s=st.spent[DOWN]))
         status = "diverged" if self.ps.diverged else "ok"
-        extra = {}
+        extra = {"data": self.prepared.data_summary(self.scenario.data)}
         if self.scenario.run.target_loss:
             extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:
