@@ -11,6 +11,7 @@ from ..errors import ScenarioError
 from ..params import Table, apply_overrides
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
+from ..rules.schedules import read_update
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
 from .events import Event, parse_events
@@ -189,7 +190,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     workers = _workers(top.get("workers", list), data)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
-    ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
+    ctx = RuleContext(n_workers=start, classes=classes, model=model.name, until=run.until,
+                      max_updates=run.max_updates)
     rules = _rules(top.table("algorithms"), ctx)
     network = None
     if top.has("network"):
@@ -357,7 +359,10 @@ def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
         if name not in RULES:
             raise ScenarioError(t.key(name), f"unknown algorithm (allowed: {', '.join(RULES)})")
         sub = t.table(name)
-        rules[name] = RULES[name].from_table(sub, ctx)
+        rule = RULES[name].from_table(sub, ctx)
+        rule.update = read_update(sub, until=ctx.until, max_updates=ctx.max_updates,
+                                  momentum_defined=rule.momentum_defined, rule=name)
+        rules[name] = rule
         sub.done()
     if not rules:
         raise ScenarioError("algorithms", f"configure at least one algorithm (allowed: {', '.join(RULES)})")

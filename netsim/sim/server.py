@@ -48,6 +48,7 @@ class ParameterServer:
         self.max_updates = max_updates
         self.on_update = on_update
         self.diverged: str = ""
+        self.optimizer = None if rule.update.trivial else rule.update.state()
         self.reset_groups(len(rule.groups))
 
     def reset_groups(self, n_groups: int) -> None:
@@ -70,10 +71,17 @@ class ParameterServer:
         self.step(lr * mean_by_worker(pushes), pushes, group)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
-        """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""
+        """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
+
+        With a learning-rate schedule or momentum (the rule's ``update``), *delta* is
+        first scaled by the schedule and passed through the momentum recurrence
+        (:mod:`netsim.rules.schedules`).
+        """
         if self.stop.triggered:
             return
         before = self.version
+        if self.optimizer is not None:
+            delta = self.optimizer.step(delta, before + 1, self.env.now)
         staleness = [before - p.version for p in pushes]
         ids = [p.worker for p in pushes]
         self.w = self.w - delta

@@ -176,7 +176,7 @@ def test_bad_class_labels():
 
 def test_partition_leaving_a_worker_empty_is_a_scenario_error():
     raw = multiclass(partition="dirichlet", alpha=1e-3)
-    raw["workers"] = [{"name": "w", "count": 300, "compute": 1.0}]
+    raw["workers"] = [{"name": "w", "count": 40, "compute": 1.0}]
     sc = make_scenario(raw)
     with pytest.raises(ScenarioError, match="no rows") as info:
         prepare(sc)
