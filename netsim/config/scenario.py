@@ -21,9 +21,9 @@ __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_
            "parse_scenario", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
 
 DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
-MODEL_NAMES = ("logistic", "smooth_svm", "softmax")
+MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
 LABELINGS = ("odd_even", "multiclass", "binary")
-INITS = ("zeros", "normal")
+INITS = ("zeros", "normal", "he")
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,13 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """``[model]``: the model name, its L2 weight λ, and the initial model."""
+    """``[model]``: the model name, its L2 weight λ, the initial model, and the
+    MLP's hidden widths (``init = "he"``: He normal weights, zero biases; the MLP's default)."""
     name: str = "logistic"
     l2: float = 0.0
     init: str = "zeros"
     init_scale: float = 0.01
+    hidden: tuple[int, ...] = (128,)
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     if run.compact_gradients and model.l2:
         raise ScenarioError("run.compact_gradients", f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
                             "gradient is a dense vector of the model the worker read")
+    if run.compact_gradients and model.name == "mlp":
+        raise ScenarioError("run.compact_gradients", "needs a linear model (an MLP gradient has no low-rank form)")
     if run.compact_gradients and "lgc" in rules:
         raise ScenarioError("run.compact_gradients", "not available with lgc, which reads partial gradients "
                             "at the model each straggler read (remove [algorithms.lgc] or this key)")
@@ -274,8 +278,18 @@ def _model(t: Table) -> ModelSpec:
         l2 = per_model.data.get(name, 0.0)
     else:
         t.get("l2", float, 0.0, minimum=0.0)
-    spec = ModelSpec(name=name, l2=float(l2), init=t.get("init", str, "zeros", choices=INITS),
-                     init_scale=t.get("init_scale", float, 0.01, positive=True))
+    init = t.get("init", str, "he" if name == "mlp" else "zeros", choices=INITS)
+    if name == "mlp" and init == "zeros":
+        raise ScenarioError(t.key("init"), "'zeros' leaves every hidden unit of the MLP identical (allowed: he, normal)")
+    if name != "mlp" and init == "he":
+        raise ScenarioError(t.key("init"), f"'he' applies to the MLP only (allowed for {name}: zeros, normal)")
+    hidden = t.get("hidden", list, [128])
+    if name != "mlp" and t.has("hidden"):
+        raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
+    if not 1 <= len(hidden) <= 2 or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden):
+        raise ScenarioError(t.key("hidden"), f"expected 1 or 2 layer widths > 0, got {hidden!r}")
+    spec = ModelSpec(name=name, l2=float(l2), init=init, init_scale=t.get("init_scale", float, 0.01, positive=True),
+                     hidden=tuple(hidden))
     t.done()
     return spec
 

@@ -51,11 +51,14 @@ def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
     streams = Streams(scenario.run.seed)
     dataset = load_data(scenario.data, streams.rng("data"))
-    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
+    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes,
+                       hidden=scenario.model.hidden)
     shards, unused = _partition(scenario, dataset, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
     if scenario.model.init == "zeros":
         w0 = np.zeros(d)
+    elif scenario.model.init == "he":
+        w0 = model.init_weights(dataset.X_train.shape[1], streams.rng("init"))
     else:
         w0 = streams.rng("init").normal(0.0, scenario.model.init_scale, d)
     return Prepared(dataset, model, tuple(shards), w0, unused)
