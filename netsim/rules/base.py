@@ -52,6 +52,7 @@ class ServerActions(Protocol):
     version: int
     w: np.ndarray
     now: float
+    group_updates: list[int]
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None: ...
