@@ -83,7 +83,7 @@ BAD = [
     ('[algorithms.gsgd]\nlr = 0.1\ngroups = [["nosuch"]]\n', "algorithms.gsgd.groups", "unknown worker class"),
     ('[algorithms.asgd]\nlr = 0\n', "algorithms.asgd.lr", "> 0"),
     ('[algorithms.nosuch]\nlr = 0.1\n', "algorithms.nosuch", "unknown algorithm"),
-    ('[model]\nname = "mlp"\n', "model.name", "allowed: logistic, smooth_svm, softmax"),
+    ('[model]\nname = "cnn"\n', "model.name", "allowed: logistic, smooth_svm, softmax, mlp"),
     ('[run\n', "(syntax)", "not valid TOML"),
 ]
 

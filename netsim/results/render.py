@@ -10,7 +10,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from ..sim.records import PHASES, Result, summarize
+from ..sim.records import PHASES, Result, bias_rows, summarize
+from .tables import share_text, worst_class_accuracy
 
 __all__ = ["write_run", "write_compare", "summary_json", "compare_table", "live_view", "plain_line"]
 
@@ -23,8 +24,9 @@ def summary_json(summary: dict) -> str:
 
 
 def write_run(result: Result, out_dir: str | Path) -> dict:
-    """Write summary.json, curve.csv, updates.csv, and dropped.csv / timeline.csv when
-    there is something to put in them, into *out_dir*."""
+    """Write summary.json, curve.csv, updates.csv, bias.csv (per-label accuracy and
+    gradient shares per evaluation), and dropped.csv / timeline.csv when there is
+    something to put in them, into *out_dir*."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rec = result.records
@@ -46,6 +48,12 @@ def write_run(result: Result, out_dir: str | Path) -> dict:
             writer = csv.writer(fh, lineterminator="\n")
             writer.writerow(["worker", "phase", "start", "end"])
             writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
+    if rec.class_accuracy:
+        header, rows = bias_rows(result)
+        with open(out / "bias.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows([("" if v is None else repr(v) if isinstance(v, float) else v) for v in row] for row in rows)
     summary = summarize(result)
     (out / "summary.json").write_text(summary_json(summary))
     return summary
@@ -65,8 +73,8 @@ def compare_table(summaries: list[dict], title: str = "") -> Table:
     """One row per run: updates, time, loss, accuracy, staleness, idle share."""
     table = Table(title=title or None)
     target = any("time_to_target_s" in s for s in summaries)
-    cols = ["algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc",
-            "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
+    cols = ["algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc", "worst class acc",
+            "grad share % by class", "step share % by class", "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
     for col in cols:
         table.add_column(col, justify="left" if col in ("algorithm", "status") else "right")
     for s in summaries:
@@ -75,7 +83,8 @@ def compare_table(summaries: list[dict], title: str = "") -> Table:
         st = s["staleness"]
         table.add_row(Text(s.get("label", s["algorithm"])), str(len(s["groups"])), str(s["updates"]),
                       _fmt(s["sim_time"], ".6g"), _fmt(s["final_loss"], ".5f"),
-                      _fmt(s["final_test_accuracy"], ".4f"), _fmt(st["mean"], ".2f"),
+                      _fmt(s["final_test_accuracy"], ".4f"), _fmt(worst_class_accuracy(s), ".4f"),
+                      Text(share_text(s) or "-"), Text(share_text(s, "step") or "-"), _fmt(st["mean"], ".2f"),
                       _fmt(st["p95"], ".1f"), str(st["max"]), _fmt(idle, ".1f"),
                       *([_fmt(s.get("time_to_target_s"), ".5g")] if target else []), s["status"])
     return table

@@ -9,9 +9,9 @@ import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
 
-__all__ = ["summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "idle_pct", "METRICS"]
+__all__ = ["worst_class_accuracy", "share_text", "summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "idle_pct", "METRICS"]
 
-METRICS = ("final_loss", "final_test_accuracy", "updates", "staleness_mean", "idle_pct")
+METRICS = ("final_loss", "final_test_accuracy", "worst_class_accuracy", "updates", "staleness_mean", "idle_pct")
 """Summary fields averaged over seeds in the mean/CI table."""
 
 
@@ -21,6 +21,18 @@ def idle_pct(summary: dict) -> float:
     return 100.0 * sum(w["idle_s"] for w in summary["workers"]) / total if total else 0.0
 
 
+def worst_class_accuracy(summary: dict) -> float | None:
+    """The lowest per-label test accuracy at the end of the run (None in summaries without it)."""
+    return summary.get("bias", {}).get("worst_class_accuracy")
+
+
+def share_text(summary: dict, kind: str = "gradient") -> str:
+    """Shares (%) by worker class of the applied gradients (*kind* ``gradient``) or of
+    the model steps (``step``): ``fast 52 · medium 31 · slow 17``."""
+    shares = summary.get("bias", {}).get(f"{kind}_share_by_class", {})
+    return " · ".join(f"{name} {100 * x:.0f}" for name, x in shares.items())
+
+
 def summary_fields(summary: dict) -> dict:
     """The flat fields of one run's summary.json, in sweep.csv order (``wall_s`` last)."""
     st = summary["staleness"]
@@ -28,6 +40,7 @@ def summary_fields(summary: dict) -> dict:
             "sim_time": summary["sim_time"], "updates": summary["updates"],
             "gradients_applied": summary["gradients_applied"], "gradients_dropped": summary["gradients_dropped"],
             "final_loss": summary["final_loss"], "final_test_accuracy": summary["final_test_accuracy"],
+            "worst_class_accuracy": worst_class_accuracy(summary),
             "staleness_mean": st["mean"], "staleness_p50": st["p50"], "staleness_p95": st["p95"],
             "staleness_max": st["max"], "idle_pct": idle_pct(summary), "groups": len(summary["groups"]),
             "wall_s": summary["wall_s"]}
@@ -104,13 +117,14 @@ def _num(value, spec: str) -> str:
 
 def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) comparing runs: updates, loss, accuracy, staleness, idle."""
-    header = ["run", "groups", "updates", "sim time (s)", "final loss", "test acc", "staleness mean",
-              "p95", "max", "idle %", "status"]
+    header = ["run", "groups", "updates", "sim time (s)", "final loss", "test acc", "worst class acc",
+              "gradient share % by class", "step share % by class", "staleness mean", "p95", "max", "idle %", "status"]
     rows = []
     for i, s in enumerate(summaries):
         st = s["staleness"]
         rows.append([labels[i] if labels else s["algorithm"], str(len(s["groups"])), str(s["updates"]),
                      _num(s["sim_time"], ".6g"), _num(s["final_loss"], ".5f"), _num(s["final_test_accuracy"], ".4f"),
+                     _num(worst_class_accuracy(s), ".4f"), share_text(s) or "-", share_text(s, "step") or "-",
                      _num(st["mean"], ".2f"), _num(st["p95"], ".1f"), str(st["max"]), _num(idle_pct(s), ".1f"),
                      s["status"]])
     return header, rows
@@ -119,7 +133,7 @@ def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[li
 def aggregate_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) of an :func:`aggregate` table: ``mean ± ci95`` cells."""
     header = [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
-    spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
+    spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "worst_class_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
             "idle_pct": ".1f"}
     rows = []
     for row in table:

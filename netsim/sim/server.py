@@ -68,14 +68,16 @@ class ParameterServer:
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
-        self.step(lr * mean_by_worker(pushes), pushes, group)
+        self.step(lr * mean_by_worker(pushes), pushes, group, lr / self.rule.lr)
 
-    def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
+    def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
 
         With a learning-rate schedule or momentum (the rule's ``update``), *delta* is
         first scaled by the schedule and passed through the momentum recurrence
-        (:mod:`netsim.rules.schedules`).
+        (:mod:`netsim.rules.schedules`). *scale* is the step's rate relative to the
+        rule's base rate (e.g. a group weight); each gradient is recorded with weight
+        ``scale / len(pushes)`` (its share of the step, for the bias metrics).
         """
         if self.stop.triggered:
             return
@@ -86,7 +88,7 @@ class ParameterServer:
         ids = [p.worker for p in pushes]
         self.w = self.w - delta
         self.version = before + 1
-        self.recorder.applied(self.env.now, ids, group, staleness, self.version)
+        self.recorder.applied(self.env.now, ids, group, staleness, self.version, scale / max(1, len(pushes)))
         self.group_updates[group] += 1
         self.group_staleness[group] += sum(staleness)
         self.group_gradients[group] += len(pushes)
