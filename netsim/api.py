@@ -16,8 +16,15 @@ from pathlib import Path
 
 from .config.grid import toml_value
 from .config.scenario import Scenario, load_scenario
-from .results.render import write_compare, write_run
-from .results.runfolder import PHASES, RunData, find_runs, from_result, read_run
+from .results.runfolder import (
+    PHASES,
+    RunData,
+    find_runs,
+    from_result,
+    read_run,
+    write_compare,
+    write_run,
+)
 from .results.tables import summary_fields
 from .sim.engine import prepare, simulate
 from .sim.records import Result

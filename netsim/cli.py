@@ -14,13 +14,8 @@ from rich.table import Table
 
 from .config.scenario import Scenario, load_scenario
 from .errors import ScenarioError
-from .results.render import (
-    compare_table,
-    live_view,
-    plain_line,
-    write_compare,
-    write_run,
-)
+from .results.render import compare_table, live_view, plain_line
+from .results.runfolder import write_compare, write_run
 from .rules import RULES
 from .sim.engine import prepare, simulate
 from .workload.datasets import DataNotFoundError

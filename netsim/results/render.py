@@ -1,68 +1,16 @@
-"""Run folders (summary.json, curve.csv, updates.csv) and rich renderables; no printing."""
+"""Rich renderables of runs: the compare table, the live view, plain progress lines; no printing."""
 from __future__ import annotations
-
-import csv
-import json
-from pathlib import Path
 
 from rich.console import Group
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from ..sim.records import PHASES, Result, bias_rows, summarize
 from .tables import share_text, worst_class_accuracy
 
-__all__ = ["write_run", "write_compare", "summary_json", "compare_table", "live_view", "plain_line"]
+__all__ = ["compare_table", "live_view", "plain_line"]
 
 MAX_LIVE_ROWS = 24
-
-
-def summary_json(summary: dict) -> str:
-    """The summary as stable JSON text (same summary → same bytes)."""
-    return json.dumps(summary, indent=2, allow_nan=True) + "\n"
-
-
-def write_run(result: Result, out_dir: str | Path) -> dict:
-    """Write summary.json, curve.csv, updates.csv, bias.csv (per-label accuracy and
-    gradient shares per evaluation), and dropped.csv / timeline.csv when there is
-    something to put in them, into *out_dir*."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    rec = result.records
-    with open(out / "curve.csv", "w", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["update", "sim_time", "loss", "test_accuracy"])
-        writer.writerows([u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve)
-    with open(out / "updates.csv", "w", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["version", "sim_time", "worker", "group", "staleness"])
-        writer.writerows(zip(rec.version, map(repr, rec.time), rec.worker, rec.group, rec.staleness))
-    if rec.drop_time:
-        with open(out / "dropped.csv", "w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["sim_time", "worker", "version_read", "reason"])
-            writer.writerows(zip(map(repr, rec.drop_time), rec.drop_worker, rec.drop_version, rec.drop_reason))
-    if rec.spans:
-        with open(out / "timeline.csv", "w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["worker", "phase", "start", "end"])
-            writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
-    if rec.class_accuracy:
-        header, rows = bias_rows(result)
-        with open(out / "bias.csv", "w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(header)
-            writer.writerows([("" if v is None else repr(v) if isinstance(v, float) else v) for v in row] for row in rows)
-    summary = summarize(result)
-    (out / "summary.json").write_text(summary_json(summary))
-    return summary
-
-
-def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
-    """compare.json: the list of per-algorithm summaries."""
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / "compare.json").write_text(json.dumps(summaries, indent=2) + "\n")
 
 
 def _fmt(value, spec: str = ".4g") -> str:

@@ -1,4 +1,4 @@
-"""Reading run folders back: one run, a ``compare`` folder or a ``sweep`` folder.
+"""Run folders, written and read in one place: one run, a ``compare`` folder or a ``sweep`` folder.
 
 A run folder holds ``summary.json``, ``curve.csv``, ``updates.csv`` and maybe
 ``timeline.csv`` and ``dropped.csv`` (see README, "Output files"). Columns are
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
-from ..sim.records import PHASES, Result, summarize
+from ..sim.records import PHASES, Result, bias_rows, summarize
 
-__all__ = ["RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
+__all__ = ["write_run", "write_compare", "summary_json", "RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
@@ -47,6 +47,53 @@ class RunData:
     label: str = ""
     group: str = ""
     values: dict = field(default_factory=dict)
+
+
+def summary_json(summary: dict) -> str:
+    """The summary as stable JSON text (same summary → same bytes)."""
+    return json.dumps(summary, indent=2, allow_nan=True) + "\n"
+
+
+def write_run(result: Result, out_dir: str | Path) -> dict:
+    """Write summary.json, curve.csv, updates.csv, bias.csv (per-label accuracy and
+    gradient shares per evaluation), and dropped.csv / timeline.csv when there is
+    something to put in them, into *out_dir*."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rec = result.records
+    with open(out / "curve.csv", "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["update", "sim_time", "loss", "test_accuracy"])
+        writer.writerows([u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve)
+    with open(out / "updates.csv", "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["version", "sim_time", "worker", "group", "staleness"])
+        writer.writerows(zip(rec.version, map(repr, rec.time), rec.worker, rec.group, rec.staleness))
+    if rec.drop_time:
+        with open(out / "dropped.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["sim_time", "worker", "version_read", "reason"])
+            writer.writerows(zip(map(repr, rec.drop_time), rec.drop_worker, rec.drop_version, rec.drop_reason))
+    if rec.spans:
+        with open(out / "timeline.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(["worker", "phase", "start", "end"])
+            writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
+    if rec.class_accuracy:
+        header, rows = bias_rows(result)
+        with open(out / "bias.csv", "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows([("" if v is None else repr(v) if isinstance(v, float) else v) for v in row] for row in rows)
+    summary = summarize(result)
+    (out / "summary.json").write_text(summary_json(summary))
+    return summary
+
+
+def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
+    """compare.json: the list of per-algorithm summaries."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "compare.json").write_text(json.dumps(summaries, indent=2) + "\n")
 
 
 def _columns(path: Path, names, kinds) -> dict:

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..config.grid import KEY_ALIASES, SEED_KEY, Axis, expand, parse_axis, seed_axis
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
-from ..results.render import write_run
+from ..results.runfolder import write_run
 from ..results.tables import aggregate, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import simulate
