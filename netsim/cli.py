@@ -125,23 +125,29 @@ def run(scenario: ScenarioArg,
 def compare(scenario: ScenarioArg,
             algorithms: Annotated[str, typer.Option("--algorithms", help="Comma-separated rules, e.g. ssgd,asgd,gsgd.")] = "",
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
+            weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
             data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir)
     grouping_list = [g.strip() for g in groupings.split(",") if g.strip()]
-    names = [a.strip() for a in algorithms.split(",") if a.strip()] or ([] if grouping_list else list(sc.rules))
+    weighting_list = [g.strip() for g in weightings.split(",") if g.strip()]
+    names = [a.strip() for a in algorithms.split(",") if a.strip()] or (
+        [] if grouping_list or weighting_list else list(sc.rules))
     for name in names:
         if name not in sc.rules:
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
                  f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(RULES)})")
-    if grouping_list and "gsgd" not in sc.rules:
-        fail(f"{sc.path}: --groupings: needs an [algorithms.gsgd] table")
+    if (grouping_list or weighting_list) and "gsgd" not in sc.rules:
+        fail(f"{sc.path}: --{'groupings' if grouping_list else 'weightings'}: needs an [algorithms.gsgd] table")
     variants = [(name, name, sc.with_algorithm(name)) for name in names]
     for g in grouping_list:
         variant = load(scenario, (set_ or []) + [f'algorithms.gsgd.grouping="{g}"'], seed, data_dir, "gsgd")
         variants.append((f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant))
+    for g in weighting_list:
+        variant = load(scenario, (set_ or []) + [f'algorithms.gsgd.group_weighting="{g}"'], seed, data_dir, "gsgd")
+        variants.append((f"gsgd[{g}]", f"gsgd-{g}", variant))
     out = out or Path("runs") / f"{sc.name}-compare"
     prepared = prepared_data(sc)
     summaries = []

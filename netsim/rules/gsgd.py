@@ -30,6 +30,7 @@ def group_weights(updates, method: str) -> np.ndarray:
     - ``none``: all ones.
 
     Ties in the count keep group order (a stable sort), so equal counts give equal weights.
+    See ALGORITHMS.md §9.4.
     """
     c = np.asarray(updates, dtype=float) + 1.0
     if method == "none":
