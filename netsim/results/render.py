@@ -6,7 +6,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .tables import share_text, worst_class_accuracy
+from .tables import share_header, share_text, worst_class_accuracy
 
 __all__ = ["compare_table", "live_view", "plain_line"]
 
@@ -22,7 +22,7 @@ def compare_table(summaries: list[dict], title: str = "") -> Table:
     table = Table(title=title or None)
     target = any("time_to_target_s" in s for s in summaries)
     cols = ["algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc", "worst class acc",
-            "grad share % by class", "step share % by class", "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
+            share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
     for col in cols:
         table.add_column(col, justify="left" if col in ("algorithm", "status") else "right")
     for s in summaries:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
 
-__all__ = ["worst_class_accuracy", "share_text", "summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "idle_pct", "METRICS"]
+__all__ = ["worst_class_accuracy", "share_text", "share_header", "summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "idle_pct", "METRICS"]
 
 METRICS = ("final_loss", "final_test_accuracy", "worst_class_accuracy", "updates", "staleness_mean", "idle_pct")
 """Summary fields averaged over seeds in the mean/CI table."""
@@ -28,9 +28,15 @@ def worst_class_accuracy(summary: dict) -> float | None:
 
 def share_text(summary: dict, kind: str = "gradient") -> str:
     """Shares (%) by worker class of the applied gradients (*kind* ``gradient``) or of
-    the model steps (``step``): ``fast 52 · medium 31 · slow 17``."""
+    the model steps (``step``), in class order: ``52/31/17`` (see :func:`share_header`)."""
     shares = summary.get("bias", {}).get(f"{kind}_share_by_class", {})
-    return " · ".join(f"{name} {100 * x:.0f}" for name, x in shares.items())
+    return "/".join(f"{100 * x:.0f}" for x in shares.values())
+
+
+def share_header(summaries: list[dict], kind: str = "gradient") -> str:
+    """Column title for :func:`share_text`: ``grad % fast/medium/slow`` (the first run's class names)."""
+    names = next((list(s["bias"][f"{kind}_share_by_class"]) for s in summaries if "bias" in s), [])
+    return f"{'grad' if kind == 'gradient' else 'step'} % {'/'.join(names) or 'by class'}"
 
 
 def summary_fields(summary: dict) -> dict:
@@ -118,7 +124,7 @@ def _num(value, spec: str) -> str:
 def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) comparing runs: updates, loss, accuracy, staleness, idle."""
     header = ["run", "groups", "updates", "sim time (s)", "final loss", "test acc", "worst class acc",
-              "gradient share % by class", "step share % by class", "staleness mean", "p95", "max", "idle %", "status"]
+              share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max", "idle %", "status"]
     rows = []
     for i, s in enumerate(summaries):
         st = s["staleness"]
