@@ -1,5 +1,8 @@
 """Emulator overhead with the MLP: noniid_speed_skew (784-128-10 on MNIST, batch 32) vs a bare numpy loop.
 
+Run with ``OPENBLAS_NUM_THREADS=1`` on a shared machine: threaded BLAS on tiny
+(32-row) products can be many times slower than one thread when cores are busy.
+
 For each rule, the emulated run (evaluation off) against a plain loop computing
 the same number of MLP minibatch gradients and model updates with no
 simulation; prints both wall times and their ratio (target ≤ 1.25). The two
@@ -53,8 +56,8 @@ def eval_cost(n_evaluations: int, prep) -> float:
 
 
 def main(data_dir: str, until: float, repeats: int) -> None:
-    sc = load_scenario(ROOT / "scenarios" / "noniid_speed_skew.toml", ["run.eval_every=0", f"run.until={until}"],
-                       data_dir=data_dir)
+    overrides = ['model.name="mlp"', "run.eval_every=0", f"run.until={until}"]
+    sc = load_scenario(ROOT / "scenarios" / "noniid_speed_skew.toml", overrides, data_dir=data_dir)
     prep = prepare(sc)
     print(f"noniid_speed_skew: MLP {prep.w0.size:,} parameters, {sc.n_workers} workers, batch {sc.run.batch_size}, "
           f"T = {sc.run.until:g}, evaluation off")
