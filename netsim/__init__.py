@@ -1,27 +1,34 @@
-"""netsim: emulate parameter-server distributed SGD in heterogeneous clusters."""
+"""netsim: emulate parameter-server distributed SGD in heterogeneous clusters.
+
+The front door is :mod:`netsim.api` (re-exported here); see README.md for the
+layout of the subpackages.
+"""
 from __future__ import annotations
 
 from .api import (
-           Comparison,
-           Run,
-           Sweep,
-           compare,
-           load,
-           open_run,
-           open_runs,
-           plot,
-           run,
-           sweep,
-           write_report,
+    Comparison,
+    Run,
+    Sweep,
+    compare,
+    group,
+    load,
+    open_run,
+    open_runs,
+    plot,
+    run,
+    sweep,
+    topologies,
+    topology,
+    write_report,
 )
 from .config.scenario import Scenario, load_scenario
-from .errors import DivergenceError, ScenarioError
+from .errors import ScenarioError
 from .rules import RULES
 from .sim.engine import Prepared, Simulation, prepare, simulate
-from .sim.records import Result, summarize
+from .sim.records import Result, Snapshot, summarize
 
-__all__ = ["load_scenario", "Scenario", "prepare", "simulate", "Simulation", "Prepared", "Result",
-           "summarize", "RULES", "ScenarioError", "DivergenceError",
-           "load", "run", "compare", "sweep", "plot", "write_report", "open_run", "open_runs", "Run", "Comparison",
-           "Sweep"]
+__all__ = ["load_scenario", "Scenario", "prepare", "simulate", "Simulation", "Prepared", "Result", "Snapshot",
+           "summarize", "RULES", "ScenarioError",
+           "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+           "topologies", "topology", "Run", "Comparison", "Sweep"]
 __version__ = "0.1.0"

@@ -1,10 +1,13 @@
-"""The notebook API: load, override, run, compare, sweep, plot and report in a few calls.
+"""The one front door: load, run, compare, sweep, group, plot and report in a few calls.
+
+The command line is a thin layer over these functions: each ``netsim`` command
+parses its options, calls one function here and renders what it returns.
 
 >>> import netsim
 >>> sc = netsim.load("scenarios/quickstart.toml", {"run.until": 50})   # doctest: +SKIP
->>> cmp = netsim.compare(sc, ["ssgd", "asgd", "gsgd"])                   # doctest: +SKIP
->>> cmp.frame()             # one row per rule (pandas)                   # doctest: +SKIP
->>> cmp["gsgd"].curve_frame()                                             # doctest: +SKIP
+>>> cmp = netsim.compare(sc, ["ssgd", "asgd"], groupings=["auto"])      # doctest: +SKIP
+>>> cmp.frame()             # one row per run (pandas)                    # doctest: +SKIP
+>>> cmp["gsgd[auto]"].curve_frame()                                       # doctest: +SKIP
 
 Results convert to pandas DataFrames when pandas is installed
 (``pip install 'netsim[pandas]'``); everything else works without it.
@@ -12,10 +15,15 @@ Results convert to pandas DataFrames when pandas is installed
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .config.grid import toml_value
+from .config.network_plan import REPO_TOPOLOGIES, load_named_topology
 from .config.scenario import Scenario, load_scenario
+from .errors import ScenarioError
+from .net.topology_io import list_presets
+from .net.topology_stats import describe
 from .results.runfolder import (
     PHASES,
     RunData,
@@ -26,12 +34,13 @@ from .results.runfolder import (
     write_run,
 )
 from .results.tables import summary_fields
-from .sim.engine import prepare, simulate
+from .rules import RULES
+from .sim.engine import advise, prepare, simulate
 from .sim.records import Result
 from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["load", "run", "compare", "sweep", "plot", "write_report", "open_run", "open_runs",
-           "Run", "Comparison", "Sweep"]
+__all__ = ["RULES", "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+           "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
 
 
 def _frame(columns: dict):
@@ -50,10 +59,14 @@ def _overrides(overrides) -> list[str]:
     return list(overrides)
 
 
+def _scenario(scenario) -> Scenario:
+    return scenario if isinstance(scenario, Scenario) else load(scenario)
+
+
 class Run:
     """One run: ``summary`` (the summary.json dict), columns ``curve``, ``updates``
-    and ``timeline`` (dicts of ndarrays), ``path`` (its folder or None) and, for a
-    run made in this session, ``result`` (the :class:`netsim.metrics.Result`)."""
+    and ``timeline`` (dicts of ndarrays), ``label``, ``path`` (its folder or None)
+    and, for a run made in this session, ``result`` (the :class:`netsim.sim.records.Result`)."""
 
     def __init__(self, data: RunData, result: Result | None = None):
         self.data = data
@@ -65,6 +78,7 @@ class Run:
     timeline = property(lambda self: self.data.timeline)
     path = property(lambda self: self.data.path)
     label = property(lambda self: self.data.label)
+    status = property(lambda self: self.data.summary["status"])
 
     def curve_frame(self):
         """DataFrame: update, sim_time (s), loss, test_accuracy — one row per evaluation."""
@@ -75,34 +89,39 @@ class Run:
         return _frame(self.updates)
 
     def timeline_frame(self):
-        """DataFrame: worker, phase (idle|comm|compute), start, end (s); empty without a timeline."""
+        """DataFrame: worker, phase (idle|comm|compute|down), start, end (s); empty without a timeline."""
         tl = self.timeline or {"worker": [], "phase": [], "start": [], "end": []}
         return _frame({**tl, "phase": [PHASES[p] for p in tl["phase"]]})
 
     def __repr__(self) -> str:
         s = self.summary
-        return (f"<Run {s['scenario']} {s['algorithm']} seed={s['seed']}: {s['updates']} updates, "
-                f"loss {s['final_loss']:.5f}, status {s['status']}>")
+        loss = "-" if s["final_loss"] is None else f"{s['final_loss']:.5f}"
+        return (f"<Run {s['scenario']} {self.label} seed={s['seed']}: {s['updates']} updates, "
+                f"loss {loss}, status {s['status']}>")
 
 
 class Comparison(dict):
-    """Runs by algorithm name (a dict), plus ``path`` and the written ``plots``."""
+    """Runs by label (``ssgd``, ``gsgd[auto]``, ...), plus ``path`` and the written ``plots``."""
 
     def __init__(self, runs: dict[str, Run], path: Path | None = None, plots: list[Path] | None = None):
         super().__init__(runs)
         self.path = path
         self.plots = plots or []
 
+    @property
+    def summaries(self) -> list[dict]:
+        return [r.summary for r in self.values()]
+
     def frame(self):
-        """DataFrame: one row per algorithm with the summary fields (as in sweep.csv)."""
+        """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
         rows = [summary_fields(r.summary) for r in self.values()]
         return _frame({k: [row[k] for row in rows] for k in rows[0]})
 
     def curves_frame(self):
-        """DataFrame of every curve, long form, with an ``algorithm`` column."""
-        cols = {"algorithm": []}
+        """DataFrame of every curve, long form, with a ``label`` column."""
+        cols = {"label": []}
         for name, r in self.items():
-            cols["algorithm"] += [name] * len(r.curve["update"])
+            cols["label"] += [name] * len(r.curve["update"])
             for k, v in r.curve.items():
                 cols.setdefault(k, []).extend(v.tolist())
         return _frame(cols)
@@ -110,13 +129,15 @@ class Comparison(dict):
 
 class Sweep:
     """A finished (or partly finished) sweep: ``rows`` (sweep.csv), ``table``
-    (mean/CI per point), ``executed``, ``skipped``, ``failures`` and ``path``."""
+    (mean/CI per point), ``executed``, ``skipped``, ``failures``, ``keys`` and ``path``."""
 
     def __init__(self, outcome: SweepOutcome):
         self.outcome = outcome
         self.path = outcome.out
         self.rows, self.table = outcome.rows, outcome.table
         self.executed, self.skipped, self.failures = outcome.executed, outcome.skipped, outcome.failures
+        self.name = outcome.plan.name
+        self.keys = [k for k in outcome.plan.keys if k != "run.seed"]
 
     def frame(self):
         """DataFrame of sweep.csv: one row per run, swept values then summary fields."""
@@ -131,6 +152,15 @@ class Sweep:
         return [Run(d) for d in find_runs(self.path)]
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One run of a comparison: its ``label``, ``folder`` name, scenario and rule."""
+    label: str
+    folder: str
+    scenario: Scenario
+    algorithm: str
+
+
 def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, algorithm: str | None = None,
          data_dir: str | os.PathLike | None = None) -> Scenario:
     """Load and validate a scenario; *overrides* is ``{"run.until": 600}`` or
@@ -139,50 +169,132 @@ def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, al
                          data_dir=str(data_dir) if data_dir is not None else None)
 
 
-def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None) -> Run:
-    """Run one rule (default ``run.algorithm``); write its folder when *out* is given."""
-    sc = scenario if isinstance(scenario, Scenario) else load(scenario)
-    result = simulate(sc, algorithm, progress=progress)
+def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
+        label: str | None = None, prepared=None) -> Run:
+    """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
+
+    *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes.
+    A run that ends diverged keeps its status in ``Run.status``; nothing is raised.
+    """
+    sc = _scenario(scenario)
+    result = simulate(sc, algorithm, prepared=prepared if prepared is not None else prepare(sc),
+                      progress=progress, label=label)
     if out is not None:
         write_run(result, out)
     return Run(from_result(result, Path(out) if out is not None else None), result)
 
 
-def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, out=None, plots: bool = False,
-            window: tuple[float, float] | None = None) -> Comparison:
-    """Every rule in *algorithms* (default: all configured) on the same data, shards,
-    initial model and time draws. With *out*: one folder per rule and compare.json;
-    *plots* then also draws the figures into ``out/plots``."""
+def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=None) -> list[Variant]:
+    """The runs a comparison makes: every rule of *algorithms* (default: all
+    configured, unless *groupings* or *weightings* are given), then GSGD once per
+    grouping of *groupings* (``auto``, ``hand``, ``kmeans:K``, ``equal:K``), labelled
+    ``gsgd[auto]``, ..., then GSGD once per group weighting of *weightings*
+    (``none``, ``inverse_rate``, ``fedat``), labelled ``gsgd[fedat]``, ...
+
+    Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
+    """
+    groupings = list(groupings or [])
+    weightings = list(weightings or [])
+    names = list(algorithms) if algorithms else ([] if groupings or weightings else list(scenario.rules))
+    out = [Variant(name, name, scenario.with_algorithm(name), name) for name in names]
+    for option, values in (("--groupings", groupings), ("--weightings", weightings)):
+        if values and "gsgd" not in scenario.rules:
+            raise ScenarioError(option, "needs an [algorithms.gsgd] table", scenario.path)
+    for g in groupings:
+        variant = scenario.with_overrides([f"algorithms.gsgd.grouping={toml_value(g)}",
+                                           'run.algorithm="gsgd"'])
+        out.append(Variant(f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant, "gsgd"))
+    for g in weightings:
+        variant = scenario.with_overrides([f"algorithms.gsgd.group_weighting={toml_value(g)}",
+                                           'run.algorithm="gsgd"'])
+        out.append(Variant(f"gsgd[{g}]", f"gsgd-{g}", variant, "gsgd"))
+    labels = [v.label for v in out]
+    for v in out:
+        if labels.count(v.label) > 1:
+            raise ScenarioError("--algorithms", f"{v.label!r} is asked for twice", scenario.path)
+    return out
+
+
+def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, weightings=None, out=None,
+            plots: bool = False, window: tuple[float, float] | None = None, progress=None,
+            on_run=None) -> Comparison:
+    """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
+    group weighting in *weightings* (see :func:`variants`) on the same data, shards,
+    initial model and time draws.
+
+    With *out*: one folder per run and ``compare.json`` (rewritten after each run,
+    so finished runs are listed even if a later one fails); *plots* then also
+    draws the figures into ``out/plots``. *progress* gets each run's snapshots;
+    *on_run(label, run)* is called as each run finishes.
+    """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    sc = scenario if isinstance(scenario, Scenario) else load(scenario)
-    names = list(algorithms or sc.rules)
+    sc = _scenario(scenario)
+    plan = variants(sc, algorithms, groupings, weightings)
     prepared = prepare(sc)
     runs, summaries = {}, []
-    for name in names:
-        result = simulate(sc.with_algorithm(name), name, prepared=prepared)
-        folder = Path(out) / name if out is not None else None
+    for v in plan:
+        result = simulate(v.scenario, v.algorithm, prepared=prepared, progress=progress, label=v.label)
+        folder = Path(out) / v.folder if out is not None else None
         if folder is not None:
-            summaries.append(write_run(result, folder))
-        runs[name] = Run(from_result(result, folder), result)
+            summaries.append({**write_run(result, folder), "folder": v.folder})
+            write_compare(summaries, out)
+        runs[v.label] = Run(from_result(result, folder), result)
+        if on_run is not None:
+            on_run(v.label, runs[v.label])
     if out is None:
         return Comparison(runs)
-    write_compare(summaries, out)
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
 
 
-def sweep(scenario: str | os.PathLike, grid, *, out, seeds: int = 1, overrides=None, data_dir=None,
-          workers: int | None = None, scheduler=None, resume: bool = False, on_done=None) -> Sweep:
-    """Run the cartesian product of *grid* × *seeds* into *out* (see :mod:`netsim.sweeps`).
+def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int = 1, overrides=None,
+          data_dir=None, workers: int | None = None, scheduler=None, resume: bool = False, on_done=None,
+          on_plan=None) -> Sweep:
+    """Run the cartesian product of *grid* × *seeds* into *out* (default
+    ``runs/<scenario>-sweep``; see :mod:`netsim.sweeps.runner`).
 
-    *grid* is ``{"algorithms.gsgd.groups": [[["fast"], ["slow"]], [["fast", "slow"]]], "algorithm": ["ssgd", "gsgd"]}``
-    or a list of ``"KEY=V1,V2"`` strings. *scheduler*: a Dask scheduler address or
-    ``distributed.Client``; otherwise *workers* local processes. Every point is
-    validated before anything runs (ScenarioError).
+    *scenario* is a loaded Scenario or a file. *grid* is ``{"algorithm": ["ssgd",
+    "gsgd"], "run.batch_size": [8, 16]}`` or a list of ``"KEY=V1,V2"`` strings.
+    *scheduler*: a Dask scheduler address or ``distributed.Client``; otherwise
+    *workers* local processes. Every point is validated before anything runs
+    (ScenarioError); *on_plan(plan, out)* is called then.
     """
     plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
                       data_dir=str(data_dir) if data_dir is not None else None)
+    out = Path(out) if out is not None else Path("runs") / f"{plan.name}-sweep"
+    if on_plan is not None:
+        on_plan(plan, out)
     return Sweep(run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done))
+
+
+def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None) -> dict:
+    """Measure the workers, cluster them and rank candidate groupings (see
+    :func:`netsim.sim.engine.advise`); also ``classes`` and ``hosts`` per worker."""
+    sc = _scenario(scenario)
+    if rounds is not None and rounds < 1:
+        raise ScenarioError("--rounds", f"{rounds!r} is not allowed (>= 1)", sc.path)
+    info = advise(sc, rounds)
+    info["classes"] = sc.worker_class_names()
+    info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
+    return info
+
+
+def topologies(base: str | os.PathLike | None = None) -> dict[str, Path]:
+    """Topology presets by name: those in ``<base>/topologies`` (default: the
+    working directory) and those shipped with netsim."""
+    base = Path.cwd() if base is None else Path(base)
+    seen: dict[str, Path] = {}
+    for directory in (base / "topologies", REPO_TOPOLOGIES):
+        if directory.is_dir():
+            for name in list_presets(str(directory)):
+                seen.setdefault(name, directory / f"{name}.toml")
+    return dict(sorted(seen.items()))
+
+
+def topology(name: str, base: str | os.PathLike | None = None) -> dict:
+    """Figures of a topology (hosts, switches, links, diameter, bisection bandwidth),
+    named by preset, file or ``topohub:KEY``. Raises TopologyError or FileNotFoundError."""
+    return describe(load_named_topology(name, Path.cwd() if base is None else Path(base)))
 
 
 def plot(*folders, out=None, window: tuple[float, float] | None = None) -> list[Path]:
@@ -205,5 +317,5 @@ def open_run(folder: str | os.PathLike) -> Run:
 
 
 def open_runs(folder: str | os.PathLike) -> list[Run]:
-    """Read every run of a run, compare or sweep folder back."""
+    """Read every run of a run, compare or sweep folder back (a compare folder: the runs its compare.json lists)."""
     return [Run(d) for d in find_runs(folder)]

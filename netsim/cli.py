@@ -1,4 +1,8 @@
-"""netsim command line: run, compare, sweep, plot, report and validate scenario files."""
+"""netsim command line: run, compare, sweep, group, plot, report and validate scenario files.
+
+Each command parses its options, calls one function of :mod:`netsim.api` and
+renders the result with :mod:`netsim.results.render`; nothing else happens here.
+"""
 from __future__ import annotations
 
 import sys
@@ -10,15 +14,10 @@ import typer
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
-from rich.table import Table
 
-from .config.scenario import Scenario, load_scenario
+from . import api
 from .errors import ScenarioError
-from .results.render import compare_table, live_view, plain_line
-from .results.runfolder import write_compare, write_run
-from .rules import RULES
-from .sim.engine import prepare, simulate
-from .workload.datasets import DataNotFoundError
+from .results import render
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters.")
@@ -41,84 +40,69 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def load(path: Path, sets, seed, data_dir, algorithm=None) -> Scenario:
+def load(path: Path, sets, seed, data_dir, algorithm=None):
     try:
-        return load_scenario(path, sets or [], seed=seed, algorithm=algorithm,
-                             data_dir=str(data_dir) if data_dir else None)
+        return api.load(path, sets or [], seed=seed, algorithm=algorithm, data_dir=data_dir)
     except ScenarioError as exc:
         fail(str(exc))
 
 
 class Progress:
-    """Progress callback for the engine: a rich Live table (≤ 10 refreshes per
-    wall second) on a terminal, else a plain line per tenth of the horizon."""
+    """Progress callback: a rich Live table (≤ 10 refreshes per wall second) on a
+    terminal, else a plain line per tenth of the run."""
 
-    def __init__(self, live: Live | None, label: str | None = None):
+    def __init__(self, live: Live | None):
         self.live = live
-        self.label = label
         self.last = 0.0
         self.next_mark = 0.1
 
-    def snapshot(self, sim) -> dict:
-        snap = sim.snapshot()
-        if self.label:
-            snap["algorithm"] = self.label
-        return snap
-
-    def __call__(self, sim) -> None:
+    def __call__(self, snap) -> None:
         if self.live is not None:
             now = time.perf_counter()
             if now - self.last >= 0.1:
                 self.last = now
-                self.live.update(live_view(self.snapshot(sim)), refresh=True)
-        elif sim.env.now >= self.next_mark * sim.scenario.run.until - 1e-9:
-            while self.next_mark * sim.scenario.run.until <= sim.env.now + 1e-9:
-                self.next_mark += 0.1
-            out_console.print(plain_line(self.snapshot(sim)), highlight=False, soft_wrap=True, markup=False)
+                self.live.update(render.live_view(snap), refresh=True)
+        elif snap.fraction >= self.next_mark - 1e-9:
+            self.next_mark = (int(snap.fraction * 10 + 1e-9) + 1) / 10
+            out_console.print(render.plain_line(snap), highlight=False, soft_wrap=True, markup=False)
 
 
-def execute(scenario: Scenario, algorithm: str, out: Path, live: bool, prepared=None, label: str | None = None) -> dict:
-    """Run one algorithm with progress output and write its folder."""
-    interactive = live and out_console.is_terminal
-    try:
-        if interactive:
-            with Live(console=out_console, auto_refresh=False, transient=True) as display:
-                result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(display, label))
-        else:
-            result = simulate(scenario, algorithm, prepared=prepared, progress=Progress(None, label))
-    except DataNotFoundError as exc:
-        fail(f"{scenario.path}: data.dir: {exc}")
-    except ScenarioError as exc:
-        fail(str(exc))
-    summary = write_run(result, out)
-    if result.status != "ok":
-        err_console.print(f"[bold red]{escape(algorithm)}:[/] {escape(result.message)}; files so far kept in {escape(str(out))}",
+def with_progress(live: bool, call):
+    """Run ``call(progress)`` under a live display on a terminal, else with plain lines."""
+    if live and out_console.is_terminal:
+        with Live(console=out_console, auto_refresh=False, transient=True) as display:
+            return call(Progress(display))
+    return call(Progress(None))
+
+
+def report_status(summary: dict, out: Path | None) -> None:
+    if summary["status"] != "ok":
+        where = f"; files so far kept in {out}" if out is not None else ""
+        err_console.print(f"[bold red]{escape(summary['label'])}:[/] {escape(summary['message'])}{escape(where)}",
                           highlight=False)
-    return summary
-
-
-def prepared_data(scenario: Scenario):
-    try:
-        return prepare(scenario)
-    except DataNotFoundError as exc:
-        fail(f"{scenario.path}: data.dir: {exc}")
-    except ScenarioError as exc:
-        fail(str(exc))
 
 
 @app.command()
 def run(scenario: ScenarioArg,
-        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(RULES)}.")] = None,
+        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
         data_dir: DataOpt = None) -> None:
     """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or Path("runs") / f"{sc.name}-{sc.run.algorithm}"
-    summary = execute(sc, sc.run.algorithm, out, live, prepared_data(sc))
-    out_console.print(compare_table([summary], title=f"{sc.name} (seed {sc.run.seed})"))
+    try:
+        result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress))
+    except ScenarioError as exc:
+        fail(str(exc))
+    report_status(result.summary, out)
+    out_console.print(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})"))
     out_console.print(f"wrote {out}/summary.json, curve.csv, updates.csv", highlight=False)
-    if summary["status"] != "ok":
+    if result.status != "ok":
         raise typer.Exit(1)
+
+
+def split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 @app.command()
@@ -131,35 +115,25 @@ def compare(scenario: ScenarioArg,
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir)
-    grouping_list = [g.strip() for g in groupings.split(",") if g.strip()]
-    weighting_list = [g.strip() for g in weightings.split(",") if g.strip()]
-    names = [a.strip() for a in algorithms.split(",") if a.strip()] or (
-        [] if grouping_list or weighting_list else list(sc.rules))
+    names = split(algorithms)
     for name in names:
         if name not in sc.rules:
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
-                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(RULES)})")
-    if (grouping_list or weighting_list) and "gsgd" not in sc.rules:
-        fail(f"{sc.path}: --{'groupings' if grouping_list else 'weightings'}: needs an [algorithms.gsgd] table")
-    variants = [(name, name, sc.with_algorithm(name)) for name in names]
-    for g in grouping_list:
-        variant = load(scenario, (set_ or []) + [f'algorithms.gsgd.grouping="{g}"'], seed, data_dir, "gsgd")
-        variants.append((f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant))
-    for g in weighting_list:
-        variant = load(scenario, (set_ or []) + [f'algorithms.gsgd.group_weighting="{g}"'], seed, data_dir, "gsgd")
-        variants.append((f"gsgd[{g}]", f"gsgd-{g}", variant))
+                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
     out = out or Path("runs") / f"{sc.name}-compare"
-    prepared = prepared_data(sc)
-    summaries = []
-    for label, folder, variant in variants:
-        summary = execute(variant, variant.run.algorithm, out / folder, live, prepared, label)
-        summary["label"] = label
-        summaries.append(summary)
-        write_compare(summaries, out)
-    out_console.print(compare_table(summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g} s"))
-    out_console.print(f"wrote {out}/compare.json and one folder per algorithm", highlight=False)
+    try:
+        api.variants(sc, names, split(groupings), split(weightings))
+        cmp = with_progress(live, lambda progress: api.compare(
+            sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
+            on_run=lambda label, r: report_status(r.summary, r.path)))
+    except ScenarioError as exc:
+        fail(str(exc))
+    out_console.print(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}"))
+    out_console.print(f"wrote {out}/compare.json and one folder per run", highlight=False)
     if plots:
         draw([out], None, window_range)
+    if any(r.status != "ok" for r in cmp.values()):
+        raise typer.Exit(1)
 
 
 def parse_window_opt(text: str | None):
@@ -175,10 +149,9 @@ def parse_window_opt(text: str | None):
 
 def draw(folders: list[Path], out: Path | None, window) -> list[Path]:
     """Draw every figure of *folders*; print where they went."""
-    from .results.plots import plot_folders
     from .results.runfolder import FolderError
     try:
-        paths = plot_folders(folders, out, window)
+        paths = api.plot(*folders, out=out, window=window)
     except FolderError as exc:
         fail(str(exc))
     folder = paths[0].parent if paths else out
@@ -203,11 +176,10 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
            out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default: FOLDER/report.md|html).")] = None,
            window: WindowOpt = None) -> None:
     """Write a readable-on-its-own report: tables and figures of a run, compare or sweep folder."""
-    from .results.report import write_report
     from .results.runfolder import FolderError
     window_range = parse_window_opt(window)
     try:
-        path = write_report(folder, fmt=format_, out=out, window=window_range)
+        path = api.write_report(folder, fmt=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
     out_console.print(f"wrote {path} (figures in {folder / 'plots'})", highlight=False)
@@ -227,7 +199,7 @@ class SweepProgress:
         if self.first is None:
             self.first = done - 1  # runs already finished (resume): not counted in the ETA
             if self.progress is not None:
-                self.progress.reset(self.task, completed=self.first)
+                self.progress.update(self.task, completed=self.first)
         status = f"{type(error).__name__}" if error is not None else summary["status"]
         if self.progress is not None:
             self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})")
@@ -236,15 +208,6 @@ class SweepProgress:
         eta = elapsed / (done - self.first) * (total - done)
         out_console.print(f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, "
                           f"eta {eta:.0f} s", highlight=False)
-
-
-def sweep_table(header: list[str], rows: list[list[str]], title: str) -> Table:
-    table = Table(title=title)
-    for i, col in enumerate(header):
-        table.add_column(col, justify="left" if i == 0 else "right")
-    for row in rows:
-        table.add_row(*row)
-    return table
 
 
 @app.command()
@@ -260,51 +223,49 @@ def sweep(scenario: ScenarioArg,
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+    from rich.progress import Progress as Bar
 
-    from .results.tables import aggregate_rows
     from .sweeps.executors import ExecutorError
-    from .sweeps.runner import SweepError, plan_sweep, run_sweep
+    from .sweeps.runner import SweepError
     if workers is not None and workers < 1:
         fail(f"--workers: {workers!r} is not allowed (must be >= 1)")
-    try:
-        plan = plan_sweep(scenario, grid or [], seeds=seeds, sets=set_ or [],
-                          data_dir=str(data_dir) if data_dir else None)
-    except ScenarioError as exc:
-        fail(str(exc))
-    except DataNotFoundError as exc:
-        fail(f"{scenario}: data.dir: {exc}")
-    out = out or Path("runs") / f"{plan.name}-sweep"
-    where = f"Dask scheduler {scheduler}" if scheduler else f"{workers or 'all'} local worker(s)"
-    out_console.print(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {out} on {where}", highlight=False)
     bar = None
     if live and out_console.is_terminal:
-        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("eta"), TimeRemainingColumn(), console=out_console, transient=True)
+        bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("eta"), TimeRemainingColumn(), console=out_console, transient=True)
+    state = {}
+
+    def on_plan(plan, where):
+        where_text = f"Dask scheduler {scheduler}" if scheduler else f"{workers or 'all'} local worker(s)"
+        out_console.print(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}", highlight=False)
+        state["out"] = where
+        state["progress"] = SweepProgress(bar, len(plan.tasks))
+
+    def go():
+        return api.sweep(scenario, grid or [], out=out, seeds=seeds, overrides=set_ or [], data_dir=data_dir,
+                         workers=workers, scheduler=scheduler, resume=resume, on_plan=on_plan,
+                         on_done=lambda *args: state["progress"](*args))
     try:
         if bar is not None:
             with bar:
-                outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume,
-                                    on_done=SweepProgress(bar, len(plan.tasks)))
+                outcome = go()
         else:
-            outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume,
-                                on_done=SweepProgress(None, len(plan.tasks)))
-    except (SweepError, ExecutorError) as exc:
+            outcome = go()
+    except (ScenarioError, SweepError, ExecutorError) as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        err_console.print(f"interrupted: finished runs are kept in {out}; run again with --resume to finish the rest",
-                          highlight=False)
+        err_console.print(f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
+                          "to finish the rest", highlight=False)
         raise typer.Exit(130)
-    keys = [k for k in plan.keys if k != "run.seed"]
-    out_console.print(sweep_table(*aggregate_rows(outcome.table, keys), title=f"{plan.name}: mean ± 95 % CI over seeds"))
+    out_console.print(render.sweep_table(outcome.table, outcome.keys, f"{outcome.name}: mean ± 95 % CI over seeds"))
     out_console.print(f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
-                      f"wrote {out}/sweep.csv, sweep_summary.csv", highlight=False)
+                      f"wrote {outcome.path}/sweep.csv, sweep_summary.csv", highlight=False)
     if plots and outcome.rows:
-        draw([out], None, None)
+        draw([outcome.path], None, None)
     for folder, message in outcome.failures:
         err_console.print(f"[bold red]{escape(str(folder))}:[/] {escape(message)}", highlight=False, soft_wrap=True)
     if outcome.failures:
@@ -314,47 +275,20 @@ def sweep(scenario: ScenarioArg,
 @app.command()
 def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None,
           rounds: Annotated[Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")] = None,
-          ) -> None:
+          data_dir: DataOpt = None) -> None:
     """Measure the workers, cluster them, and rank candidate groupings with the advisor."""
-    from .sim.engine import advise
-    sc = load(scenario, set_, seed, None)
-    if rounds is not None and rounds < 1:
-        fail(f"--rounds: {rounds} is not allowed (>= 1)")
-    info = advise(sc, rounds)
+    sc = load(scenario, set_, seed, data_dir)
+    try:
+        info = api.group(sc, rounds)
+    except ScenarioError as exc:
+        fail(str(exc))
     m, chosen = info["measurement"], info["grouping"]
-    group_of = {w: k for k, g in enumerate(chosen.groups) for w in g}
-    classes = [wc.name for wc in sc.workers for _ in range(wc.count)]
-    hosts = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
-    table = Table(title=f"{sc.name}: measured over {m.iteration.shape[1]} probe rounds "
-                        f"({m.duration:.4g} s of simulated time)")
-    for col in ("worker", "class", "host", "iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"):
-        table.add_column(col, justify="left" if col in ("class", "host") else "right")
-    for w in range(sc.n_workers):
-        table.add_row(str(w), classes[w], str(hosts[w]), f"{m.iteration[w].mean():.4g}",
-                      f"{m.compute[w].mean():.4g}", f"{m.comm[w].mean():.4g}", f"{m.rtt[w] * 1e3:.4g}",
-                      str(group_of[w]))
-    out_console.print(table)
-    auto = info["auto"]
-    crit = Table(title="silhouette per K (auto)")
-    crit.add_column("K", justify="right")
-    crit.add_column("silhouette", justify="right")
-    for k, v in auto.criterion.items():
-        crit.add_row(str(k), f"{v:.4f}" + ("  ←" if k == auto.k else ""))
-    out_console.print(crit)
+    out_console.print(render.measurement_table(info, f"{sc.name}: measured over {m.iteration.shape[1]} probe rounds "
+                                                     f"({m.duration:.4g} s of simulated time)"))
+    out_console.print(render.silhouette_table(info["auto"]))
     out_console.print(f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
                       f"{chosen.reason}", highlight=False, soft_wrap=True)
-    ranking = Table(title="advisor ranking (predicted; best first)")
-    for col in ("grouping", "K", "updates/s", "mean staleness", "progress/s", "groups"):
-        ranking.add_column(col, justify="left" if col in ("grouping", "groups") else "right")
-    for p in info["ranking"]:
-        ranking.add_row(p.name, str(len(p.groups)), f"{p.update_rate:.4g}", f"{p.mean_staleness:.3g}",
-                        f"{p.progress:.4g}", _short_groups(p.groups))
-    out_console.print(ranking)
-
-
-def _short_groups(groups, limit: int = 60) -> str:
-    text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    out_console.print(render.ranking_table(info["ranking"]))
 
 
 topology_app = typer.Typer(no_args_is_help=True, help="Inspect network topologies.")
@@ -363,47 +297,20 @@ app.add_typer(topology_app, name="topology")
 
 @topology_app.command("list")
 def topology_list() -> None:
-    """List the topology presets (topologies/*.toml)."""
-    from .config.network_plan import REPO_TOPOLOGIES
-    from .net.topology_io import list_presets
-    seen = {}
-    for directory in (Path.cwd() / "topologies", REPO_TOPOLOGIES):
-        if directory.is_dir():
-            for name in list_presets(str(directory)):
-                seen.setdefault(name, directory / f"{name}.toml")
-    table = Table(title="topology presets")
-    table.add_column("name")
-    table.add_column("file")
-    for name, path in sorted(seen.items()):
-        table.add_row(name, str(path))
-    out_console.print(table)
+    """List the topology presets (./topologies and those shipped with netsim)."""
+    out_console.print(render.topology_list_table(api.topologies()))
 
 
 @topology_app.command("show")
 def topology_show(name: Annotated[str, typer.Argument(
         help="Preset name, .toml/.graphml file, or topohub:KEY (e.g. topohub:topozoo/Abilene, topohub:sndlib/polska).")]) -> None:
     """Hosts, switches, links, diameter (hops and latency) and bisection bandwidth."""
-    from .config.network_plan import load_named_topology
     from .net.topology import TopologyError
-    from .net.topology_stats import describe
     try:
-        graph = load_named_topology(name, Path.cwd())
+        info = api.topology(name)
     except (TopologyError, FileNotFoundError) as exc:
         fail(f"{name}: {exc}")
-    info = describe(graph)
-    table = Table(title=f"topology {name}", show_header=False)
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    lat = info["diameter_latency_s"]
-    bis = info["bisection_bandwidth_bps"]
-    rows = [("hosts", info["hosts"]), ("switches", info["switches"]), ("links", info["links"]),
-            ("node roles", ", ".join(f"{r} {n}" for r, n in info["roles"].items())),
-            ("connected", info["connected"]), ("diameter (hops)", info["diameter_hops"]),
-            ("diameter (latency)", "-" if lat is None else f"{lat * 1e3:.6g} ms"),
-            ("bisection bandwidth", "-" if bis is None else f"{bis / 1e9:.6g} Gbit/s")]
-    for key, value in rows:
-        table.add_row(key, str(value))
-    out_console.print(table)
+    out_console.print(render.topology_table(name, info))
 
 
 @app.command()

@@ -1,7 +1,7 @@
 """Exceptions that carry enough context for a one-line message."""
 from __future__ import annotations
 
-__all__ = ["ScenarioError", "DivergenceError"]
+__all__ = ["ScenarioError"]
 
 
 class ScenarioError(Exception):
@@ -26,24 +26,3 @@ class ScenarioError(Exception):
     def __str__(self) -> str:
         head = f"{self.file}: " if self.file else ""
         return f"{head}{self.key}: {self.message}"
-
-
-class DivergenceError(Exception):
-    """Training produced a non-finite model or loss.
-
-    Parameters
-    ----------
-    update : int
-        Number of model updates applied when it was seen.
-    time : float
-        Simulated time (s) when it was seen.
-    """
-
-    def __init__(self, update: int, time: float, what: str = "model"):
-        super().__init__(update, time, what)
-        self.update = update
-        self.time = time
-        self.what = what
-
-    def __str__(self) -> str:
-        return f"training diverged: non-finite {self.what} at update {self.update}, simulated time {self.time:g} s"

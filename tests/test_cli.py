@@ -22,9 +22,9 @@ def test_run_writes_contract_files(tmp_path):
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     for key in ("algorithm", "seed", "sim_time", "updates", "final_loss", "final_test_accuracy",
-                "staleness", "workers", "groups", "wall_s"):
+                "staleness_per_gradient", "staleness_per_update", "idle_pct", "label", "workers", "groups", "wall_s"):
         assert key in summary
-    assert set(summary["staleness"]) == {"mean", "p50", "p95", "max"}
+    assert set(summary["staleness_per_gradient"]) == {"mean", "p50", "p95", "max"}
     assert set(summary["workers"][0]) >= {"id", "group", "gradients_applied", "compute_s", "comm_s", "idle_s"}
     assert set(summary["groups"][0]) >= {"id", "members", "updates"}
     assert summary["sim_time"] == 30.0

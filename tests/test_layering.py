@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "netsim"
@@ -122,3 +123,16 @@ def test_tests_mirror_the_package():
     tests = Path(__file__).resolve().parent
     for sub in ("net", "workload", "grouping", "rules", "config", "sim", "results", "sweeps"):
         assert (tests / sub).is_dir(), f"tests/{sub}/ is missing"
+
+
+def test_readme_layout_lists_every_module_and_nothing_else():
+    readme = (PKG.parent / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    listed = set()
+    for line in block.splitlines():
+        names = re.split(r"\s{2,}", line.strip())[0].split() if line.startswith(" ") else []
+        listed.update(n for n in names if n.endswith(".py"))
+    present = {p.name for p in PKG.rglob("*.py") if p.name != "__init__.py"}
+    assert listed == present, (sorted(present - listed), sorted(listed - present))
+    for sub in {p.parent.name for p in PKG.rglob("*.py") if p.parent != PKG}:
+        assert f"  {sub}/" in block, sub

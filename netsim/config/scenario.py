@@ -14,7 +14,7 @@ from ..rules import RULES, Rule, RuleContext
 from ..rules.schedules import read_update
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
-from .events import Event, parse_events
+from .events import ClusterEvent, parse_events
 from .network_plan import NetworkPlan, parse_network
 
 __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
@@ -111,7 +111,7 @@ class Scenario:
     rules: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
     network: NetworkPlan | None = None
-    events: tuple[Event, ...] = ()
+    events: tuple[ClusterEvent, ...] = ()
 
     @property
     def n_workers(self) -> int:
@@ -121,13 +121,32 @@ class Scenario:
         """Worker class name → its worker ids."""
         return class_ids(self.workers)
 
+    def worker_slots(self) -> list[tuple[int, WorkerClass, int]]:
+        """``(worker id, its class, its index within the class)`` for every worker, in id order.
+
+        The one place where worker classes become worker ids (ids follow the file's class order).
+        """
+        return [(wid, wc, m) for wc, ids in zip(self.workers, class_ids(self.workers).values())
+                for m, wid in enumerate(ids)]
+
+    def worker_class_names(self) -> list[str]:
+        """Class name of each worker id."""
+        return [wc.name for _, wc, _ in self.worker_slots()]
+
     def pull_latencies(self) -> list[float]:
         """Fixed pull latency (s) of each worker id."""
-        return [wc.pull_latency for wc in self.workers for _ in range(wc.count)]
+        return [wc.pull_latency for _, wc, _ in self.worker_slots()]
 
     def push_latencies(self) -> list[float]:
         """Fixed push latency (s) of each worker id."""
-        return [wc.push_latency for wc in self.workers for _ in range(wc.count)]
+        return [wc.push_latency for _, wc, _ in self.worker_slots()]
+
+    def grouping_rule(self) -> Rule:
+        """The GSGD rule whose grouping settings apply: the scenario's ``[algorithms.gsgd]``,
+        or one with the worker classes as hand groups (η = 1) when there is none."""
+        if "gsgd" in self.rules:
+            return self.rule("gsgd")
+        return RULES["gsgd"](1.0, [list(ids) for ids in self.classes().values()])
 
     def rule(self, name: str | None = None) -> Rule:
         """A fresh copy of the rule *name* (default: ``run.algorithm``)."""
@@ -137,6 +156,19 @@ class Scenario:
                                 f"(configured: {', '.join(self.rules) or 'none'}; known rules: {', '.join(RULES)})",
                                 self.path)
         return copy.deepcopy(self.rules[name])
+
+    def with_overrides(self, overrides) -> "Scenario":
+        """This scenario with ``KEY=VALUE`` *overrides* applied (values are TOML), validated again.
+
+        Raises ScenarioError naming this scenario's file and the key.
+        """
+        raw = copy.deepcopy(self.raw)
+        try:
+            apply_overrides(raw, list(overrides))
+            return parse_scenario(raw, Path(self.path))
+        except ScenarioError as exc:
+            exc.file = self.path
+            raise
 
     def with_algorithm(self, name: str) -> "Scenario":
         self.rule(name)

@@ -1,61 +1,124 @@
-"""Rich renderables of runs: the compare table, the live view, plain progress lines; no printing."""
+"""Rich renderables of results: run and sweep tables, the live view, grouping and
+topology tables, plain progress lines. Pure functions of data; nothing is printed here."""
 from __future__ import annotations
+
+import math
 
 from rich.console import Group
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .tables import share_header, share_text, worst_class_accuracy
+from ..sim.records import Snapshot
+from .tables import mean_ci_rows, run_rows
 
-__all__ = ["compare_table", "live_view", "plain_line"]
+__all__ = ["compare_table", "sweep_table", "live_view", "plain_line", "measurement_table", "silhouette_table",
+           "ranking_table", "topology_list_table", "topology_table"]
 
 MAX_LIVE_ROWS = 24
 
 
 def _fmt(value, spec: str = ".4g") -> str:
-    return "-" if value is None else format(value, spec)
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
-def compare_table(summaries: list[dict], title: str = "") -> Table:
-    """One row per run: updates, time, loss, accuracy, staleness, idle share."""
+def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,)) -> Table:
+    """A rich Table of text *rows*; columns whose index is in *left* are left-aligned.
+    The first column (the run's label) is never wrapped or cut: narrow consoles wrap the others."""
     table = Table(title=title or None)
-    target = any("time_to_target_s" in s for s in summaries)
-    cols = ["algorithm", "groups", "updates", "sim time (s)", "final loss", "test acc", "worst class acc",
-            share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max", "idle %"] + (["time to target (s)"] if target else []) + ["status"]
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("algorithm", "status") else "right")
-    for s in summaries:
-        total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] for w in s["workers"]) or 1.0
-        idle = 100.0 * sum(w["idle_s"] for w in s["workers"]) / total
-        st = s["staleness"]
-        table.add_row(Text(s.get("label", s["algorithm"])), str(len(s["groups"])), str(s["updates"]),
-                      _fmt(s["sim_time"], ".6g"), _fmt(s["final_loss"], ".5f"),
-                      _fmt(s["final_test_accuracy"], ".4f"), _fmt(worst_class_accuracy(s), ".4f"),
-                      Text(share_text(s) or "-"), Text(share_text(s, "step") or "-"), _fmt(st["mean"], ".2f"),
-                      _fmt(st["p95"], ".1f"), str(st["max"]), _fmt(idle, ".1f"),
-                      *([_fmt(s.get("time_to_target_s"), ".5g")] if target else []), s["status"])
+    for i, col in enumerate(header):
+        width = max([len(row[0]) for row in rows] + [len(col)]) if i == 0 else None
+        table.add_column(col, justify="left" if i in left else "right", no_wrap=i == 0, min_width=width)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 
-def live_view(snap: dict, title: str = "") -> Group:
-    """Per-group table plus a progress bar in simulated time."""
-    table = Table(title=title or Text(f"{snap['algorithm']}  t = {snap['sim_time']:.6g} / {snap['until']:g} s  "
-                                      f"updates {snap['updates']}  loss {_fmt(snap['loss'], '.5f')}"))
+def compare_table(summaries: list[dict], title: str = "") -> Table:
+    """One row per run (see :func:`netsim.results.tables.run_rows`)."""
+    header, rows = run_rows(summaries)
+    return _table(header, rows, title, left=(0, len(header) - 1))
+
+
+def sweep_table(table: list[dict], keys: list[str], title: str) -> Table:
+    """Mean ± 95 % CI per grid point (see :func:`netsim.results.tables.mean_ci_rows`)."""
+    header, rows = mean_ci_rows(table, keys)
+    return _table(header, rows, title)
+
+
+def live_view(snap: Snapshot, title: str = "") -> Group:
+    """Per-group table plus a progress bar of the run's share done."""
+    table = Table(title=title or Text(f"{snap.label}  t = {snap.sim_time:.6g} / {snap.until:g}  "
+                                      f"updates {snap.updates}  {_loss_text(snap)}"))
     for col in ("group", "members", "updates", "mean staleness", "idle %"):
         table.add_column(col, justify="right")
-    groups = snap["groups"]
-    for g in groups[:MAX_LIVE_ROWS]:
-        table.add_row(str(g["id"]), str(g["members"]), str(g["updates"]),
-                      f"{g['mean_staleness']:.2f}", f"{g['idle_pct']:.1f}")
-    if len(groups) > MAX_LIVE_ROWS:
-        table.add_row(f"… {len(groups) - MAX_LIVE_ROWS} more", "", "", "", "")
-    bar = ProgressBar(total=snap["until"], completed=min(snap["sim_time"], snap["until"]))
-    return Group(table, bar)
+    for g in snap.groups[:MAX_LIVE_ROWS]:
+        table.add_row(str(g.id), str(g.members), str(g.updates), f"{g.mean_staleness:.2f}", f"{g.idle_pct:.1f}")
+    if len(snap.groups) > MAX_LIVE_ROWS:
+        table.add_row(f"… {len(snap.groups) - MAX_LIVE_ROWS} more", "", "", "", "")
+    return Group(table, ProgressBar(total=1.0, completed=snap.fraction))
 
 
-def plain_line(snap: dict) -> str:
+def _loss_text(snap: Snapshot) -> str:
+    if snap.loss is None:
+        return "loss not evaluated yet"
+    return f"loss {snap.loss:.5f} (evaluated at t = {snap.evaluated_at:.6g}, update {snap.evaluated_update})"
+
+
+def plain_line(snap: Snapshot) -> str:
     """One line of progress for non-terminal output."""
-    return (f"{snap['algorithm']}: t={snap['sim_time']:.6g}/{snap['until']:g} s "
-            f"updates={snap['updates']} loss={_fmt(snap['loss'], '.5f')} "
-            f"test_acc={_fmt(snap['test_accuracy'], '.4f')}")
+    acc = "" if snap.test_accuracy is None else f" test_acc={snap.test_accuracy:.4f}"
+    return (f"{snap.label}: {100 * snap.fraction:.0f}% t={snap.sim_time:.6g}/{snap.until:g} "
+            f"updates={snap.updates} {_loss_text(snap).replace('loss ', 'loss=', 1)}{acc}")
+
+
+def measurement_table(info: dict, title: str) -> Table:
+    """Per worker: class, host, measured iteration/compute/comm times (s), RTT (ms), chosen group."""
+    m, chosen = info["measurement"], info["grouping"]
+    group_of = {w: k for k, g in enumerate(chosen.groups) for w in g}
+    header = ["worker", "class", "host", "iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"]
+    rows = [[str(w), info["classes"][w], str(info["hosts"][w]), f"{m.iteration[w].mean():.4g}",
+             f"{m.compute[w].mean():.4g}", f"{m.comm[w].mean():.4g}", f"{m.rtt[w] * 1e3:.4g}", str(group_of[w])]
+            for w in range(len(info["classes"]))]
+    return _table(header, rows, title, left=(1, 2))
+
+
+def silhouette_table(grouping) -> Table:
+    """The automatic grouping's criterion per K, the chosen K marked."""
+    rows = [[str(k), f"{v:.4f}" + ("  ←" if k == grouping.k else "")] for k, v in grouping.criterion.items()]
+    return _table(["K", "silhouette"], rows, "silhouette per K (auto)", left=())
+
+
+def ranking_table(predictions) -> Table:
+    """Advisor predictions, best first: update rate, staleness, predicted progress."""
+    rows = [[p.name, str(len(p.groups)), f"{p.update_rate:.4g}", f"{p.mean_staleness:.3g}", f"{p.progress:.4g}",
+             short_groups(p.groups)] for p in predictions]
+    return _table(["grouping", "K", "updates/s", "mean staleness", "progress/s", "groups"], rows,
+                  "advisor ranking (predicted; best first)", left=(0, 5))
+
+
+def short_groups(groups, limit: int = 60) -> str:
+    """``[0,1] [2,3]``, cut to *limit* characters."""
+    text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def topology_list_table(presets: dict) -> Table:
+    return _table(["name", "file"], [[name, str(path)] for name, path in presets.items()], "topology presets",
+                  left=(0, 1))
+
+
+def topology_table(name: str, info: dict) -> Table:
+    """Counts, roles, diameter and bisection bandwidth of one topology."""
+    lat, bis = info["diameter_latency_s"], info["bisection_bandwidth_bps"]
+    rows = [("hosts", info["hosts"]), ("switches", info["switches"]), ("links", info["links"]),
+            ("node roles", ", ".join(f"{r} {n}" for r, n in info["roles"].items())),
+            ("connected", info["connected"]), ("diameter (hops)", info["diameter_hops"]),
+            ("diameter (latency)", "-" if lat is None else f"{lat * 1e3:.6g} ms"),
+            ("bisection bandwidth", "-" if bis is None else f"{bis / 1e9:.6g} Gbit/s")]
+    table = Table(title=f"topology {name}", show_header=False)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in rows:
+        table.add_row(key, str(value))
+    return table

@@ -91,7 +91,8 @@ def write_run(result: Result, out_dir: str | Path) -> dict:
 
 
 def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
-    """compare.json: the list of per-algorithm summaries."""
+    """compare.json: the list of the compared runs' summaries, each with its
+    ``label`` and its ``folder`` (relative to *out_dir*); readers list only these."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "compare.json").write_text(json.dumps(summaries, indent=2) + "\n")
 
@@ -120,7 +121,7 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
                     "phase": np.array([index[r[1]] for r in rows], dtype=int),
                     "start": np.array([float(r[2]) for r in rows]),
                     "end": np.array([float(r[3]) for r in rows])}
-    label = label or summary["algorithm"].upper()
+    label = label or summary.get("label", summary["algorithm"])
     return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
 
 
@@ -135,24 +136,25 @@ def from_result(result: Result, path: Path | None = None) -> RunData:
     if rec.spans:
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
         timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
-    label = result.algorithm.upper()
-    return RunData(path, summarize(result), curve, updates, timeline, label, label)
+    summary = summarize(result)
+    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"])
 
 
 def short_label(values: dict) -> str:
-    """Legend text for swept values: ``GSGD, groups=[[fast],[slow]]`` (seed left out)."""
+    """Legend text for swept values: ``gsgd, groups=[[fast],[slow]]`` (seed left out)."""
     parts = []
     for key, value in values.items():
         if key == SEED_KEY:
             continue
         text = format_value(value).replace('"', "").replace(", ", ",")
-        parts.append(text.upper() if key == "run.algorithm" else f"{key.rsplit('.', 1)[-1]}={text}")
+        parts.append(text if key == "run.algorithm" else f"{key.rsplit('.', 1)[-1]}={text}")
     return ", ".join(parts)
 
 
 def find_runs(path: str | Path) -> list[RunData]:
-    """Every run under *path*: the run itself, a compare folder's rules in their
-    order, a sweep's points in grid order, or else each subfolder holding a run.
+    """Every run under *path*: the run itself, the runs a compare folder's
+    ``compare.json`` lists (in its order; other subfolders are ignored), a
+    sweep's points in grid order, or else each subfolder holding a run.
 
     Raises FolderError when *path* is missing or holds no run.
     """
@@ -163,10 +165,12 @@ def find_runs(path: str | Path) -> list[RunData]:
         return [read_run(path)]
     if (path / "sweep.json").is_file():
         return _sweep_runs(path)
-    runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
     if (path / "compare.json").is_file():
-        order = [s["algorithm"] for s in json.loads((path / "compare.json").read_text())]
-        runs.sort(key=lambda r: order.index(r.summary["algorithm"]) if r.summary["algorithm"] in order else len(order))
+        listed = json.loads((path / "compare.json").read_text())
+        runs = [read_run(path / entry["folder"]) for entry in listed
+                if (path / entry.get("folder", "") / "summary.json").is_file()]
+    else:
+        runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
     if not runs:
         raise FolderError(f"{path}: no run folders (expected summary.json, compare.json or sweep.json)")
     return runs

@@ -9,16 +9,11 @@ import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
 
-__all__ = ["worst_class_accuracy", "share_text", "share_header", "summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "idle_pct", "METRICS"]
+__all__ = ["worst_class_accuracy", "share_text", "share_header", "summary_fields", "sweep_rows", "mean_ci",
+           "mean_ci_rows", "to_csv", "run_rows", "METRICS"]
 
 METRICS = ("final_loss", "final_test_accuracy", "worst_class_accuracy", "updates", "staleness_mean", "idle_pct")
 """Summary fields averaged over seeds in the mean/CI table."""
-
-
-def idle_pct(summary: dict) -> float:
-    """Share (%) of all workers' time spent idle."""
-    total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] + w.get("down_s", 0.0) for w in summary["workers"])
-    return 100.0 * sum(w["idle_s"] for w in summary["workers"]) / total if total else 0.0
 
 
 def worst_class_accuracy(summary: dict) -> float | None:
@@ -40,15 +35,21 @@ def share_header(summaries: list[dict], kind: str = "gradient") -> str:
 
 
 def summary_fields(summary: dict) -> dict:
-    """The flat fields of one run's summary.json, in sweep.csv order (``wall_s`` last)."""
-    st = summary["staleness"]
-    return {"algorithm": summary["algorithm"], "seed": summary["seed"], "status": summary["status"],
+    """The flat fields of one run's summary.json, in sweep.csv order (``wall_s`` last).
+
+    ``staleness_*`` are per applied gradient, ``update_staleness_*`` per update;
+    ``idle_pct`` is the summary's own figure (see :func:`netsim.sim.records.idle_pct`).
+    """
+    st, su = summary["staleness_per_gradient"], summary["staleness_per_update"]
+    return {"label": summary.get("label", summary["algorithm"]), "algorithm": summary["algorithm"],
+            "seed": summary["seed"], "status": summary["status"],
             "sim_time": summary["sim_time"], "updates": summary["updates"],
             "gradients_applied": summary["gradients_applied"], "gradients_dropped": summary["gradients_dropped"],
             "final_loss": summary["final_loss"], "final_test_accuracy": summary["final_test_accuracy"],
             "worst_class_accuracy": worst_class_accuracy(summary),
             "staleness_mean": st["mean"], "staleness_p50": st["p50"], "staleness_p95": st["p95"],
-            "staleness_max": st["max"], "idle_pct": idle_pct(summary), "groups": len(summary["groups"]),
+            "staleness_max": st["max"], "update_staleness_mean": su["mean"], "update_staleness_max": su["max"],
+            "idle_pct": summary["idle_pct"], "groups": len(summary["groups"]),
             "wall_s": summary["wall_s"]}
 
 
@@ -61,6 +62,7 @@ def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
     rows = []
     for folder, values, summary in points:
         fields = summary_fields(summary)
+        del fields["label"]
         if "run.algorithm" in values:
             del fields["algorithm"]
         if SEED_KEY in values:
@@ -69,7 +71,7 @@ def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
     return rows
 
 
-def aggregate(rows: list[dict], keys: list[str]) -> list[dict]:
+def mean_ci(rows: list[dict], keys: list[str]) -> list[dict]:
     """Mean and 95 % confidence half-width (Student t) of :data:`METRICS` over the
     runs that share the values of *keys* (seeds pooled), in first-seen order.
 
@@ -122,22 +124,28 @@ def _num(value, spec: str) -> str:
 
 
 def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
-    """(header, rows of text) comparing runs: updates, loss, accuracy, staleness, idle."""
-    header = ["run", "groups", "updates", "sim time (s)", "final loss", "test acc", "worst class acc",
-              share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max", "idle %", "status"]
+    """(header, rows of text) comparing runs, one row per run labelled by
+    *labels* (default: each summary's ``label``): updates, time, loss, accuracy, staleness per gradient (mean, p95,
+    max) and per update (mean), worst-label accuracy and the shares of gradients and
+    model steps by worker class, idle share, time to target when one is set, status."""
+    target = any("time_to_target_s" in s for s in summaries)
+    header = ["run", "groups", "updates", "sim time", "final loss", "test acc", "worst class acc",
+              share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max",
+              "per-update mean", "idle %"] + (["time to target"] if target else []) + ["status"]
     rows = []
     for i, s in enumerate(summaries):
-        st = s["staleness"]
-        rows.append([labels[i] if labels else s["algorithm"], str(len(s["groups"])), str(s["updates"]),
+        st, su = s["staleness_per_gradient"], s["staleness_per_update"]
+        rows.append([labels[i] if labels else s.get("label", s["algorithm"]), str(len(s["groups"])), str(s["updates"]),
                      _num(s["sim_time"], ".6g"), _num(s["final_loss"], ".5f"), _num(s["final_test_accuracy"], ".4f"),
                      _num(worst_class_accuracy(s), ".4f"), share_text(s) or "-", share_text(s, "step") or "-",
-                     _num(st["mean"], ".2f"), _num(st["p95"], ".1f"), str(st["max"]), _num(idle_pct(s), ".1f"),
+                     _num(st["mean"], ".2f"), _num(st["p95"], ".1f"), str(st["max"]), _num(su["mean"], ".2f"),
+                     _num(s["idle_pct"], ".1f"), *([_num(s.get("time_to_target_s"), ".5g")] if target else []),
                      s["status"]])
     return header, rows
 
 
-def aggregate_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
-    """(header, rows of text) of an :func:`aggregate` table: ``mean ± ci95`` cells."""
+def mean_ci_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows of text) of an :func:`mean_ci` table: ``mean ± ci95`` cells."""
     header = [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
     spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "worst_class_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
             "idle_pct": ".1f"}

@@ -106,6 +106,23 @@ class Rule:
                 index[wid] = k
         return index
 
+    def probe_rounds(self) -> int:
+        """Measurement rounds the rule needs before training starts (0: none).
+
+        When positive, the engine measures every worker for that many rounds and
+        hands the per-iteration times to :meth:`on_measured` before :meth:`start`.
+        """
+        return 0
+
+    def on_measured(self, iteration: np.ndarray, seed: int) -> dict:
+        """Use measured per-iteration times *iteration* (n_workers, rounds), s; return
+        what ``summary.json`` records under ``grouping``."""
+        raise NotImplementedError(f"{self.name} asks for no measurement")
+
+    def grouping_record(self) -> dict | None:
+        """What ``summary.json`` records under ``grouping`` without a measurement (None: nothing)."""
+        return None
+
     def start(self, ps: ServerActions) -> None:
         """At time 0: by default every worker gets the initial model."""
         ps.send(range(len(self.group_index())))

@@ -112,8 +112,17 @@ class GSGD(Rule):
             weighting=table.get("group_weighting", str, "none", choices=WEIGHTINGS))
         return cls(lr, groups, grouping)
 
-    def needs_measurement(self) -> bool:
-        return self.grouping.method != "hand"
+    def probe_rounds(self) -> int:
+        """Measure first unless the groups are given by hand."""
+        return 0 if self.grouping.method == "hand" else self.grouping.probe_rounds
+
+    def on_measured(self, iteration: np.ndarray, seed: int) -> dict:
+        chosen = self.choose(iteration, seed=seed)
+        self.set_groups(chosen.groups)
+        return chosen.as_dict()
+
+    def grouping_record(self) -> dict:
+        return {"method": "hand", "k": len(self.groups), "members": [list(g) for g in self.groups]}
 
     def choose(self, times: np.ndarray, seed: int, method: str | None = None) -> Grouping:
         """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""

@@ -8,15 +8,15 @@ import numpy as np
 import simpy
 
 from ..config.scenario import Scenario
+from ..errors import ScenarioError
 from ..net.comm import make_comm
 from ..rng import Streams
-from ..errors import ScenarioError
 from ..workload.datasets import Dataset
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
 from .measurement import measure
-from .records import Recorder, Result, WorkerStats, class_accuracy
+from .records import GroupSnapshot, Recorder, Result, Snapshot, WorkerStats, class_accuracy, idle_pct
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
@@ -50,7 +50,11 @@ class Prepared:
 def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
     streams = Streams(scenario.run.seed)
-    dataset = load_data(scenario.data, streams.rng("data"))
+    try:
+        dataset = load_data(scenario.data, streams.rng("data"))
+    except ScenarioError as exc:  # missing data files: name the scenario
+        exc.file = exc.file or scenario.path
+        raise
     model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes,
                        hidden=scenario.model.hidden)
     shards, unused = _partition(scenario, dataset, streams.rng("shards"))
@@ -93,16 +97,18 @@ def _partition(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -
 class Simulation:
     """One run being built and executed; ``snapshot()`` gives the live state."""
 
-    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None):
+    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None,
+                 label: str | None = None):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
+        self.label = label or self.algorithm
         self.prepared = prepared or prepare(scenario)
         self.rule = scenario.rule(self.algorithm)
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
         self.stop = self.env.event()
-        self.classes = [wc.name for wc in scenario.workers for _ in range(wc.count)]
+        self.classes = scenario.worker_class_names()
         self.states = [WorkerState(i) for i in range(scenario.n_workers)]
         run = scenario.run
         self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
@@ -139,12 +145,13 @@ class Simulation:
     def _progress(self, callback, every: float):
         while True:
             yield self.env.timeout(every)
-            callback(self)
+            callback(self.snapshot())
 
     # -- run --------------------------------------------------------------
     def run(self, progress=None, progress_every: float | None = None) -> Result:
-        """Run to ``run.until`` (s) or ``run.max_updates``; *progress(sim)* is called
-        every *progress_every* simulated seconds (default: 1/200 of the horizon)."""
+        """Run to ``run.until`` (s) or ``run.max_updates``; *progress(snapshot)* is called
+        with a :class:`Snapshot` every *progress_every* simulated seconds (default:
+        1/200 of the horizon)."""
         scenario, env = self.scenario, self.env
         wall = time.perf_counter()
         prep = self.prepared
@@ -152,16 +159,12 @@ class Simulation:
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
         batch = scenario.run.batch_size
-        member = 0
-        for wc in scenario.workers:
-            for m in range(wc.count):
-                wid = member + m
-                st = self.states[wid]
-                draws = wc.compute.draws(self.streams.rng("compute", wid), m)
-                sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
-                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                        residual))
-            member += wc.count
+        for wid, wc, m in scenario.worker_slots():
+            st = self.states[wid]
+            draws = wc.compute.draws(self.streams.rng("compute", wid), m)
+            sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
+            st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
+                                                    residual))
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
@@ -184,20 +187,16 @@ class Simulation:
         return self._result(time.perf_counter() - wall)
 
     def _form_groups(self) -> float:
-        """Measure and group when the rule asks for it; returns the measurement time (s)."""
+        """Measure and group when the rule asks for it (``rule.probe_rounds()``);
+        returns the measurement time (s)."""
         rule = self.rule
-        if not hasattr(rule, "needs_measurement"):
+        rounds = rule.probe_rounds()
+        if not rounds:
+            self.grouping = rule.grouping_record()
             return 0.0
-        if not rule.needs_measurement():
-            self.grouping = {"method": "hand", "k": len(rule.groups), "members": [list(g) for g in rule.groups]}
-            return 0.0
-        spec = rule.grouping
-        m = measure(self.scenario, self.prepared.w0.size, spec.probe_rounds, self.streams,
-                    [st.slowdown for st in self.states])
-        chosen = rule.choose(m.iteration, seed=self.scenario.run.seed)
-        rule.set_groups(chosen.groups)
-        self.grouping = {**chosen.as_dict(), "measurement": m.as_dict()}
-        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in chosen.groups])
+        m = measure(self.scenario, self.prepared.w0.size, rounds, self.streams, [st.slowdown for st in self.states])
+        self.grouping = {**rule.on_measured(m.iteration, self.scenario.run.seed), "measurement": m.as_dict()}
+        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in rule.groups])
         self.ps.reset_groups(len(rule.groups))
         return m.duration
 
@@ -276,29 +275,34 @@ class Simulation:
             plan = self.scenario.network
             extra["network"] = {
                 "topology": plan.topology, "ps_host": plan.ps_host, "worker_hosts": list(plan.worker_hosts),
-                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes + plan.header_bytes,
+                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes, "header_bytes": plan.header_bytes,
                 "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}
                                   for u, v, x in self.net.link_utilisation(now)[:10]]}
-        return Result(scenario=self.scenario.name, algorithm=self.algorithm, seed=self.scenario.run.seed,
+        return Result(scenario=self.scenario.name, algorithm=self.algorithm, label=self.label, seed=self.scenario.run.seed,
                       sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
                       workers=stats, records=self.recorder, status=status, message=self.ps.diverged,
                       wall_s=wall_s, final_w=self.ps.w, extra=extra)
 
-    def snapshot(self) -> dict:
-        """Live state for a progress display: time, updates, loss, per-group figures."""
+    def snapshot(self) -> Snapshot:
+        """The live state for a progress display (see :class:`Snapshot`)."""
         now = float(self.env.now)
         curve = self.recorder.curve
         groups = []
         for k, members in enumerate(self.rule.groups):
-            idle = sum(self.states[w].spent[IDLE] + (now - self.states[w].since if self.states[w].phase == IDLE else 0.0)
-                       for w in members)
+            idle = total = 0.0
+            for w in members:
+                st = self.states[w]
+                running = now - st.since
+                idle += st.spent[IDLE] + (running if st.phase == IDLE else 0.0)
+                total += sum(st.spent) + running
             n_grads = self.ps.group_gradients[k]
-            groups.append({"id": k, "members": len(members), "updates": self.ps.group_updates[k],
-                           "mean_staleness": self.ps.group_staleness[k] / n_grads if n_grads else 0.0,
-                           "idle_pct": 100.0 * idle / (now * len(members)) if now > 0 else 0.0})
-        return {"algorithm": self.algorithm, "sim_time": now, "until": self.scenario.run.until,
-                "updates": self.ps.version, "loss": curve[-1][2] if curve else None,
-                "test_accuracy": curve[-1][3] if curve else None, "groups": groups}
+            groups.append(GroupSnapshot(k, len(members), self.ps.group_updates[k],
+                                        self.ps.group_staleness[k] / n_grads if n_grads else 0.0, idle_pct(idle, total)))
+        last = curve[-1] if curve else None
+        run = self.scenario.run
+        return Snapshot(self.label, self.algorithm, now, run.until, self.ps.version, run.max_updates,
+                        last[2] if last else None, last[3] if last else None,
+                        last[1] if last else None, last[0] if last else None, tuple(groups))
 
 
 def advise(scenario: Scenario, rounds: int | None = None) -> dict:
@@ -310,8 +314,7 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     one group (SSGD) and singletons (ASGD).
     """
     from ..grouping.advisor import rank
-    from ..rules.gsgd import GSGD
-    rule = scenario.rules.get("gsgd") or GSGD(1.0, [list(ids) for ids in scenario.classes().values()])
+    rule = scenario.grouping_rule()
     spec = rule.grouping
     n = scenario.n_workers
     n_params = _n_params(scenario)
@@ -337,6 +340,7 @@ def _n_params(scenario: Scenario) -> int:
 
 
 def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,
-             progress=None, progress_every: float | None = None) -> Result:
-    """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result."""
-    return Simulation(scenario, algorithm, prepared).run(progress, progress_every)
+             progress=None, progress_every: float | None = None, label: str | None = None) -> Result:
+    """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result
+    (labelled *label*, default the algorithm's name)."""
+    return Simulation(scenario, algorithm, prepared, label).run(progress, progress_every)

@@ -61,13 +61,10 @@ def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Mea
     comm, net = make_comm(env, scenario.pull_latencies(), scenario.push_latencies(), scenario.network, n_params)
     n = scenario.n_workers
     out = {k: np.zeros((n, rounds)) for k in ("iteration", "compute", "comm")}
-    wid = 0
-    for wc in scenario.workers:
-        for m in range(wc.count):
-            factor = 1.0 if slowdown is None else float(slowdown[wid])
-            draws = (t * factor for t in wc.compute.draws(streams.rng("probe", wid), m))
-            env.process(_prober(env, wid, comm, draws, rounds, out))
-            wid += 1
+    for wid, wc, m in scenario.worker_slots():
+        factor = 1.0 if slowdown is None else float(slowdown[wid])
+        draws = (t * factor for t in wc.compute.draws(streams.rng("probe", wid), m))
+        env.process(_prober(env, wid, comm, draws, rounds, out))
     env.run()
     return Measurement(out["iteration"], out["compute"], out["comm"], _rtt(scenario), float(env.now))
 

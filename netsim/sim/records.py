@@ -5,8 +5,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PHASES", "Recorder", "WorkerStats", "Result", "summarize", "staleness_stats", "time_to_target",
-           "class_accuracy", "gradient_shares", "bias_summary", "bias_rows"]
+__all__ = ["PHASES", "Recorder", "WorkerStats", "Result", "Snapshot", "GroupSnapshot", "summarize", "staleness_stats",
+           "update_staleness", "idle_pct", "time_to_target", "class_accuracy", "gradient_shares", "bias_summary",
+           "bias_rows"]
 
 
 PHASES = ("idle", "comm", "compute", "down")
@@ -84,7 +85,11 @@ class WorkerStats:
 
 @dataclass
 class Result:
-    """Everything a run produced; ``summarize`` turns it into the summary dict."""
+    """Everything a run produced; ``summarize`` turns it into the summary dict.
+
+    ``label`` names the run in tables, legends and folders: the rule's name, or
+    ``gsgd[auto]`` for a rule run with a chosen grouping.
+    """
     scenario: str
     algorithm: str
     seed: int
@@ -98,10 +103,69 @@ class Result:
     wall_s: float = 0.0
     final_w: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
+    label: str = ""
 
     @property
     def curve(self):
         return self.records.curve
+
+
+@dataclass(frozen=True)
+class GroupSnapshot:
+    """One group's figures so far: ``updates``, ``mean_staleness`` (per applied
+    gradient) and ``idle_pct`` (:func:`idle_pct` of its members)."""
+    id: int
+    members: int
+    updates: int
+    mean_staleness: float
+    idle_pct: float
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The live state handed to a progress callback (immutable; no engine objects).
+
+    ``loss``/``test_accuracy`` are those of the last evaluation, made at simulated
+    time ``evaluated_at`` (s) after ``evaluated_update`` updates; None before the first.
+    """
+    label: str
+    algorithm: str
+    sim_time: float
+    until: float
+    updates: int
+    max_updates: int
+    loss: float | None
+    test_accuracy: float | None
+    evaluated_at: float | None
+    evaluated_update: int | None
+    groups: tuple[GroupSnapshot, ...]
+
+    @property
+    def fraction(self) -> float:
+        """Share of the run done, 0..1: of the horizon, or of ``max_updates`` when that is nearer."""
+        done = self.sim_time / self.until if self.until > 0 else 1.0
+        if self.max_updates:
+            done = max(done, self.updates / self.max_updates)
+        return min(1.0, done)
+
+
+def idle_pct(idle_s: float, total_s: float) -> float:
+    """Idle share (%): idle time over all time (compute + comm + idle + down), both s.
+
+    The one definition used by every table, CSV, report and live view.
+
+    >>> idle_pct(1.0, 4.0)
+    25.0
+    >>> idle_pct(0.0, 0.0)
+    0.0
+    """
+    return 100.0 * idle_s / total_s if total_s > 0 else 0.0
+
+
+def workers_idle_pct(workers) -> float:
+    """:func:`idle_pct` of summary ``workers`` dicts pooled (all phases in the denominator)."""
+    total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] + w.get("down_s", 0.0) for w in workers)
+    return idle_pct(sum(w["idle_s"] for w in workers), total)
 
 
 def time_to_target(curve, target: float) -> tuple[float | None, int | None]:
@@ -113,12 +177,30 @@ def time_to_target(curve, target: float) -> tuple[float | None, int | None]:
 
 
 def staleness_stats(staleness) -> dict:
-    """Mean, median, 95th percentile and max of applied-gradient staleness."""
+    """Mean, median, 95th percentile and max of a staleness sample (updates)."""
     if len(staleness) == 0:
         return {"mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0}
     s = np.asarray(staleness)
+    top = s.max()
     return {"mean": float(s.mean()), "p50": float(np.percentile(s, 50)),
-            "p95": float(np.percentile(s, 95)), "max": int(s.max())}
+            "p95": float(np.percentile(s, 95)), "max": int(top) if float(top).is_integer() else float(top)}
+
+
+def update_staleness(staleness, version) -> np.ndarray:
+    """Staleness per update: the mean staleness of the gradients each update applied.
+
+    *staleness* and *version* are per applied gradient (same length); the result
+    has one value per distinct version, in version order.
+
+    >>> update_staleness([0, 2, 4, 1], [1, 2, 2, 3]).tolist()
+    [0.0, 3.0, 1.0]
+    """
+    s = np.asarray(staleness, dtype=float)
+    v = np.asarray(version)
+    if s.size == 0:
+        return s
+    versions, index = np.unique(v, return_inverse=True)
+    return np.bincount(index, weights=s) / np.bincount(index)
 
 
 def class_accuracy(pred: np.ndarray, y: np.ndarray, n_classes: int) -> list[float | None]:
@@ -218,6 +300,7 @@ def summarize(result: Result) -> dict:
     return {
         "scenario": result.scenario,
         "algorithm": result.algorithm,
+        "label": result.label or result.algorithm,
         "seed": result.seed,
         "status": result.status,
         "message": result.message,
@@ -227,7 +310,9 @@ def summarize(result: Result) -> dict:
         "gradients_dropped": len(rec.drop_time),
         "final_loss": curve[-1][2] if curve else None,
         "final_test_accuracy": curve[-1][3] if curve else None,
-        "staleness": staleness_stats(rec.staleness),
+        "staleness_per_gradient": staleness_stats(rec.staleness),
+        "staleness_per_update": staleness_stats(update_staleness(rec.staleness, rec.version)),
+        "idle_pct": workers_idle_pct([vars(w) for w in result.workers]),
         "workers": [vars(w).copy() for w in result.workers],
         "groups": [{"id": k, "members": list(m), "updates": group_stale[k][0],
                     "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],

@@ -18,11 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.grid import KEY_ALIASES, SEED_KEY, Axis, expand, parse_axis, seed_axis
+from ..config.grid import (
+    KEY_ALIASES,
+    SEED_KEY,
+    Axis,
+    expand,
+    parse_axis,
+    seed_axis,
+    toml_value,
+)
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
 from ..results.runfolder import write_run
-from ..results.tables import aggregate, sweep_rows, to_csv
+from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import simulate
 from ..workload.loading import load_data
@@ -91,16 +99,22 @@ def to_axes(grid) -> list[Axis]:
     return [g if isinstance(g, Axis) else parse_axis(g) for g in grid]
 
 
-def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
+def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
     """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
 
     ``seeds`` > 1 adds a last axis ``run.seed`` = s, s+1, ... from the scenario's
     seed. Raises ScenarioError naming the point and key of the first bad value,
     and :class:`netsim.datasets.DataNotFoundError` when a point's data is missing.
     """
-    path = Path(scenario)
-    sets = tuple(sets)
-    base = load_scenario(path, list(sets), data_dir=data_dir)
+    if isinstance(scenario, Scenario):
+        path, sets = Path(scenario.path), tuple(sets)
+        base = scenario.with_overrides(sets)
+        if data_dir is not None:
+            base = base.with_overrides([f"data.dir={toml_value(str(Path(data_dir).resolve()))}"])
+    else:
+        path = Path(scenario)
+        sets = tuple(sets)
+        base = load_scenario(path, list(sets), data_dir=data_dir)
     axes = to_axes(grid)
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:
@@ -111,14 +125,18 @@ def plan_sweep(scenario: str | os.PathLike, grid, *, seeds: int = 1, sets=(), da
     tasks = []
     for point in points:
         try:
-            sc = load_scenario(path, list(sets) + point.overrides(), data_dir=data_dir)
+            sc = base.with_overrides(point.overrides())
         except ScenarioError as exc:
             where = ", ".join(point.overrides())
             raise ScenarioError(exc.key, f"{exc.message} (grid point {point.index}: {where})", exc.file) from None
         tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
     for spec in dict.fromkeys(t.scenario.data for t in tasks):
-        load_data(spec, Streams(0).rng("data"))  # raises DataNotFoundError before anything runs
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            load_data(spec, Streams(0).rng("data"))  # missing files are found before anything runs
+        except ScenarioError as exc:
+            exc.file = exc.file or str(path)
+            raise
+    sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,
                 tuple(axes), tuple(tasks), sha)
 
@@ -201,7 +219,7 @@ def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
     points = [(t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
               for t in plan.tasks if finished(out / t.folder)]
     rows = sweep_rows(points)
-    table = aggregate(rows, [k for k in plan.keys if k != SEED_KEY])
+    table = mean_ci(rows, [k for k in plan.keys if k != SEED_KEY])
     (out / "sweep.csv").write_text(to_csv(rows))
     (out / "sweep_summary.csv").write_text(to_csv(table))
     return rows, table

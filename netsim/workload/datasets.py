@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .partition import iid
+from ..errors import ScenarioError
 
 __all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "SOURCES", "MNIST_FILES"]
 
@@ -64,8 +65,14 @@ class Dataset:
         return self.X_train.shape[1]
 
 
-class DataNotFoundError(Exception):
-    """Data files are missing; the message names them, where they were looked for, and how to get them."""
+class DataNotFoundError(ScenarioError):
+    """Data files are missing; the message names them, where they were looked for, and how to get them.
+
+    A :class:`ScenarioError` of the key ``data.dir``: whoever knows the scenario file sets ``file``.
+    """
+
+    def __init__(self, message: str, file: str | None = None):
+        super().__init__("data.dir", message, file)
 
 
 # ---------------------------------------------------------------- IDX (MNIST) files

@@ -81,7 +81,7 @@ def test_report_markdown_and_html(compare_dir):
     res = runner.invoke(app, ["report", str(compare_dir)])
     assert res.exit_code == 0, res.output
     text = (compare_dir / "report.md").read_text()
-    assert "| SSGD |" in text and "| GSGD |" in text and "## Groups of GSGD" in text
+    assert "| ssgd |" in text and "| gsgd |" in text and "## Groups of gsgd" in text
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert sorted(Path(link).name for link in links) == sorted(FIGURES)
     assert all((compare_dir / link).is_file() for link in links)
