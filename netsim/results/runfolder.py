@@ -38,6 +38,9 @@ class RunData:
     timeline : dict of ndarray (n_spans,) or None: worker, phase (index into PHASES), start, end (s).
     label : str, the legend entry of this run; runs sharing *group* share a colour (seeds).
     values : dict, swept ``{key: value}`` when the run is part of a sweep.
+    bias : dict of float ndarray (n_evaluations,) or None: the ``bias.csv`` columns
+        (update, sim_time, worst_class_accuracy, accuracy_<label>, share_<class>,
+        share_group<k>, step_share_<class>; NaN where a label has no test row).
     """
     path: Path | None
     summary: dict
@@ -47,6 +50,7 @@ class RunData:
     label: str = ""
     group: str = ""
     values: dict = field(default_factory=dict)
+    bias: dict | None = None
 
 
 def summary_json(summary: dict) -> str:
@@ -121,8 +125,20 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
                     "phase": np.array([index[r[1]] for r in rows], dtype=int),
                     "start": np.array([float(r[2]) for r in rows]),
                     "end": np.array([float(r[3]) for r in rows])}
+    bias = None
+    if (path / "bias.csv").is_file():
+        with open(path / "bias.csv", newline="") as fh:
+            rows = list(csv.reader(fh))
+        bias = _bias_columns(rows[0], rows[1:])
     label = label or summary.get("label", summary["algorithm"])
-    return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
+    return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}), bias)
+
+
+def _bias_columns(header: list[str], rows: list[list]) -> dict:
+    """bias.csv rows (text or numbers; empty or None = no value) → float columns, NaN for no value."""
+    def num(v):
+        return np.nan if v is None or v == "" else float(v)
+    return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}
 
 
 def from_result(result: Result, path: Path | None = None) -> RunData:
@@ -137,7 +153,8 @@ def from_result(result: Result, path: Path | None = None) -> RunData:
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
         timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
     summary = summarize(result)
-    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"])
+    bias = _bias_columns(*bias_rows(result)) if rec.class_accuracy else None
+    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"], bias=bias)
 
 
 def short_label(values: dict) -> str:
