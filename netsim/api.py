@@ -15,6 +15,9 @@ Results convert to pandas DataFrames when pandas is installed
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,21 +29,69 @@ from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .results.runfolder import (
     PHASES,
+    OutputError,
     RunData,
+    RunWriter,
+    claim,
     find_runs,
     from_result,
     read_run,
     write_compare,
-    write_run,
 )
 from .results.tables import summary_fields
 from .rules import RULES
-from .sim.engine import advise, prepare, simulate
+from .sim.engine import RunInterrupted, Simulation, advise, prepare
 from .sim.records import Result
-from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
+from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
 __all__ = ["RULES", "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
-           "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
+           "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant",
+           "RunInterrupted", "OutputError", "SweepError", "SweepFailed", "exit_status", "claim"]
+
+EXIT_STATUS = {"ok": 0, "diverged": 1, "stalled": 1, "failed": 1, "interrupted": 130}
+"""Process exit status for a run's status (README, "Exit status"); bad input is 2."""
+
+
+def exit_status(statuses) -> int:
+    """The exit status of a command whose runs ended with *statuses*: 130 when one was
+    interrupted, else 1 when one did not end ``ok``, else 0.
+
+    >>> exit_status(["ok", "ok"]), exit_status(["ok", "diverged"]), exit_status(["stalled", "interrupted"])
+    (0, 1, 130)
+    """
+    codes = [EXIT_STATUS.get(s, 1) for s in statuses]
+    return 130 if 130 in codes else max(codes, default=0)
+
+
+@contextmanager
+def _interruptible():
+    """While a run goes, SIGTERM acts as Ctrl-C does (KeyboardInterrupt), so the run
+    ends with status ``interrupted`` and its files written (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
+def _sheltered():
+    """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _frame(columns: dict):
@@ -170,18 +221,39 @@ def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, al
 
 
 def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
-        label: str | None = None, prepared=None) -> Run:
+        label: str | None = None, prepared=None, overwrite: bool = False,
+        progress_every: float | None = None) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
 
     *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes.
-    A run that ends diverged keeps its status in ``Run.status``; nothing is raised.
+    A run that ends diverged or stalled keeps its status in ``Run.status``; nothing is raised.
+
+    With *out*, the folder is claimed first (OutputError, code 2, when another
+    process writes there, or when it holds results of another run and *overwrite*
+    is false; with *overwrite* they are removed), complete rows are written as the
+    run goes and ``summary.json`` atomically at the end (OutputError, code 1, on a
+    full or read-only disk; complete rows stay). Ctrl-C or SIGTERM end the run: its
+    files are written with status ``interrupted`` and RunInterrupted (a
+    KeyboardInterrupt with ``.result`` and ``.summary``) is raised.
     """
     sc = _scenario(scenario)
-    result = simulate(sc, algorithm, prepared=prepared if prepared is not None else prepare(sc),
-                      progress=progress, label=label)
-    if out is not None:
-        write_run(result, out)
-    return Run(from_result(result, Path(out) if out is not None else None), result)
+    sim = Simulation(sc, algorithm, prepared if prepared is not None else prepare(sc), label)
+    if out is None:
+        result = sim.run(progress, progress_every)
+        return Run(from_result(result), result)
+    writer = RunWriter(out, overwrite=overwrite)
+    try:
+        with _interruptible():
+            result = sim.run(progress, progress_every, sink=writer.flush)
+    except RunInterrupted as stop:
+        with _sheltered():
+            stop.summary = writer.finish(stop.result)
+        raise
+    except BaseException:
+        writer.close()
+        raise
+    summary = writer.finish(result)
+    return Run(from_result(result, Path(out), summary), result)
 
 
 def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=None) -> list[Variant]:
@@ -217,7 +289,7 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
 
 def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, weightings=None, out=None,
             plots: bool = False, window: tuple[float, float] | None = None, progress=None,
-            on_run=None) -> Comparison:
+            on_run=None, overwrite: bool = False) -> Comparison:
     """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
     group weighting in *weightings* (see :func:`variants`) on the same data, shards,
     initial model and time draws.
@@ -225,7 +297,8 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     With *out*: one folder per run and ``compare.json`` (rewritten after each run,
     so finished runs are listed even if a later one fails); *plots* then also
     draws the figures into ``out/plots``. *progress* gets each run's snapshots;
-    *on_run(label, run)* is called as each run finishes.
+    *on_run(label, run)* is called as each run finishes. *out* is claimed as in
+    :func:`run`; an interrupted run is listed in compare.json and RunInterrupted raised.
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
@@ -233,15 +306,26 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     plan = variants(sc, algorithms, groupings, weightings)
     prepared = prepare(sc)
     runs, summaries = {}, []
-    for v in plan:
-        result = simulate(v.scenario, v.algorithm, prepared=prepared, progress=progress, label=v.label)
-        folder = Path(out) / v.folder if out is not None else None
-        if folder is not None:
-            summaries.append({**write_run(result, folder), "folder": v.folder})
-            write_compare(summaries, out)
-        runs[v.label] = Run(from_result(result, folder), result)
-        if on_run is not None:
-            on_run(v.label, runs[v.label])
+    held = claim(out, overwrite=overwrite) if out is not None else None
+    try:
+        for v in plan:
+            folder = Path(out) / v.folder if out is not None else None
+            try:
+                done = run(v.scenario, v.algorithm, out=folder, progress=progress, label=v.label,
+                           prepared=prepared)
+            except RunInterrupted as stop:
+                if folder is not None and hasattr(stop, "summary"):
+                    write_compare(summaries + [{**stop.summary, "folder": v.folder}], out)
+                raise
+            if folder is not None:
+                summaries.append({**done.summary, "folder": v.folder})
+                write_compare(summaries, out)
+            runs[v.label] = done
+            if on_run is not None:
+                on_run(v.label, runs[v.label])
+    finally:
+        if held is not None:
+            held.release()
     if out is None:
         return Comparison(runs)
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
@@ -249,7 +333,7 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
 
 def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int = 1, overrides=None,
           data_dir=None, workers: int | None = None, scheduler=None, resume: bool = False, on_done=None,
-          on_plan=None) -> Sweep:
+          on_plan=None, overwrite: bool = False) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (default
     ``runs/<scenario>-sweep``; see :mod:`netsim.sweeps.runner`).
 
@@ -257,14 +341,21 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
     "gsgd"], "run.batch_size": [8, 16]}`` or a list of ``"KEY=V1,V2"`` strings.
     *scheduler*: a Dask scheduler address or ``distributed.Client``; otherwise
     *workers* local processes. Every point is validated before anything runs
-    (ScenarioError); *on_plan(plan, out)* is called then.
+    (ScenarioError); *on_plan(plan, out)* is called then. *out* is claimed as in
+    :func:`run` (*resume* keeps its finished runs). Raises SweepFailed (a
+    SweepError) when every run of the sweep failed (raised an error).
     """
     plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
                       data_dir=str(data_dir) if data_dir is not None else None)
     out = Path(out) if out is not None else Path("runs") / f"{plan.name}-sweep"
     if on_plan is not None:
         on_plan(plan, out)
-    return Sweep(run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done))
+    outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done,
+                        overwrite=overwrite)
+    if outcome.failures and not outcome.executed and not outcome.skipped:
+        folder, message = outcome.failures[0]
+        raise SweepFailed(f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}")
+    return Sweep(outcome)
 
 
 def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None) -> dict:

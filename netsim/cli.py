@@ -32,6 +32,7 @@ LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live table (onl
 DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
 PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures (PNG) into OUT/plots.")]
 WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated seconds.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")]
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -75,6 +76,13 @@ def with_progress(live: bool, call):
     return call(Progress(None))
 
 
+def interrupted(stop, out) -> None:
+    """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
+    err_console.print(f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
+                      f"{escape(str(out))} (status interrupted)", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
+
+
 def report_status(summary: dict, out: Path | None) -> None:
     if summary["status"] != "ok":
         where = f"; files so far kept in {out}" if out is not None else ""
@@ -86,19 +94,24 @@ def report_status(summary: dict, out: Path | None) -> None:
 def run(scenario: ScenarioArg,
         algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-        data_dir: DataOpt = None) -> None:
+        data_dir: DataOpt = None, overwrite: OverwriteOpt = False) -> None:
     """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or Path("runs") / f"{sc.name}-{sc.run.algorithm}"
     try:
-        result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress))
+        result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite))
     except ScenarioError as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except api.RunInterrupted as stop:
+        interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
     report_status(result.summary, out)
     out_console.print(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})"))
     out_console.print(f"wrote {out}/summary.json, curve.csv, updates.csv", highlight=False)
-    if result.status != "ok":
-        raise typer.Exit(1)
+    raise typer.Exit(api.exit_status([result.status]))
 
 
 def split(text: str) -> list[str]:
@@ -111,7 +124,8 @@ def compare(scenario: ScenarioArg,
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
             weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None) -> None:
+            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None,
+            overwrite: OverwriteOpt = False) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir)
@@ -125,15 +139,21 @@ def compare(scenario: ScenarioArg,
         api.variants(sc, names, split(groupings), split(weightings))
         cmp = with_progress(live, lambda progress: api.compare(
             sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
+            overwrite=overwrite,
             on_run=lambda label, r: report_status(r.summary, r.path)))
     except ScenarioError as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except api.RunInterrupted as stop:
+        interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
     out_console.print(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}"))
     out_console.print(f"wrote {out}/compare.json and one folder per run", highlight=False)
     if plots:
         draw([out], None, window_range)
-    if any(r.status != "ok" for r in cmp.values()):
-        raise typer.Exit(1)
+    raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
 
 
 def parse_window_opt(text: str | None):
@@ -218,7 +238,8 @@ def sweep(scenario: ScenarioArg,
           workers: Annotated[Optional[int], typer.Option("--workers", help="Local processes (default: CPUs; 1: this process).")] = None,
           scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
           resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
-          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False) -> None:
+          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False,
+          overwrite: OverwriteOpt = False) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from rich.progress import (
         BarColumn,
@@ -230,7 +251,7 @@ def sweep(scenario: ScenarioArg,
     from rich.progress import Progress as Bar
 
     from .sweeps.executors import ExecutorError
-    from .sweeps.runner import SweepError
+    from .sweeps.runner import SweepError, SweepFailed
     if workers is not None and workers < 1:
         fail(f"--workers: {workers!r} is not allowed (must be >= 1)")
     bar = None
@@ -248,15 +269,19 @@ def sweep(scenario: ScenarioArg,
     def go():
         return api.sweep(scenario, grid or [], out=out, seeds=seeds, overrides=set_ or [], data_dir=data_dir,
                          workers=workers, scheduler=scheduler, resume=resume, on_plan=on_plan,
-                         on_done=lambda *args: state["progress"](*args))
+                         on_done=lambda *args: state["progress"](*args), overwrite=overwrite)
     try:
         if bar is not None:
             with bar:
                 outcome = go()
         else:
             outcome = go()
+    except SweepFailed as exc:
+        fail(str(exc), 1)
     except (ScenarioError, SweepError, ExecutorError) as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
     except KeyboardInterrupt:
         err_console.print(f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
                           "to finish the rest", highlight=False)
@@ -268,8 +293,7 @@ def sweep(scenario: ScenarioArg,
         draw([outcome.path], None, None)
     for folder, message in outcome.failures:
         err_console.print(f"[bold red]{escape(str(folder))}:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    if outcome.failures:
-        raise typer.Exit(1)
+    raise typer.Exit(max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows])))
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""Learning-rate schedules and server momentum: pure math applied to every rule's step (ALGORITHMS.md §9.2, §9.3).
+"""Learning-rate schedules and server momentum: pure math applied to every rule's step (ALGORITHMS.md §10.2, §10.3).
 
 A rule computes its step ``delta`` with its base rate η0 (``w ← w − delta``). The
 server then scales it by the schedule's factor ``f(s)`` and passes it through

@@ -5,7 +5,7 @@ number of workers and a numpy Generator, and returns one sorted int64 index
 array per worker. The vocabulary follows the federated-learning literature:
 Dirichlet label skew (Hsu et al. 2019), pathological shards of k classes per
 client (McMahan et al. 2017), and quantity skew (shard sizes from a Dirichlet
-or a power law). Specified in ALGORITHMS.md §9.1.
+or a power law). Specified in ALGORITHMS.md §10.1.
 """
 from __future__ import annotations
 
