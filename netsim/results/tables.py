@@ -29,8 +29,12 @@ def share_text(summary: dict, kind: str = "gradient") -> str:
 
 
 def share_header(summaries: list[dict], kind: str = "gradient") -> str:
-    """Column title for :func:`share_text`: ``grad % fast/medium/slow`` (the first run's class names)."""
+    """Column title for :func:`share_text`: ``grad % fast/medium/slow`` (the first run's class
+    names), or their initials (``grad % f/m/s``) when the names are long and the initials differ."""
     names = next((list(s["bias"][f"{kind}_share_by_class"]) for s in summaries if "bias" in s), [])
+    initials = [n[:1] for n in names]
+    if len("/".join(names)) > 12 and len(set(initials)) == len(initials):
+        names = initials
     return f"{'grad' if kind == 'gradient' else 'step'} % {'/'.join(names) or 'by class'}"
 
 

@@ -64,3 +64,6 @@ def test_bias_files_and_table(tmp_path):
     assert float(rows[-1]["worst_class_accuracy"]) == summary["bias"]["worst_class_accuracy"]
     header, table = run_rows([summary])
     assert "worst class acc" in header and table[0][header.index("grad % fast/slow")] == "83/17"
+    from netsim.results.tables import share_header
+    three = {"bias": {"step_share_by_class": {"fast": 0.5, "medium": 0.3, "slow": 0.2}}}
+    assert share_header([three], "step") == "step % f/m/s"
