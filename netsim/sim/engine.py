@@ -18,7 +18,15 @@ from ..workload.loading import load_data
 from ..workload.models import Model, make_model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
 from .measurement import measure
-from .records import GroupSnapshot, Recorder, Result, Snapshot, WorkerStats, class_accuracy, idle_pct
+from .records import (
+    GroupSnapshot,
+    Recorder,
+    Result,
+    Snapshot,
+    WorkerStats,
+    class_accuracy,
+    idle_pct,
+)
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
@@ -54,7 +62,7 @@ class Prepared:
                   "quantity": {"quantity": p.law, **({"alpha": p.alpha} if p.law == "dirichlet" else {"exponent": p.exponent})}}
         return {"partition": p.method, **params[p.method], "train_rows": int(ds.X_train.shape[0]),
                 "test_rows": int(ds.X_test.shape[0]), "n_classes": int(ds.n_classes),
-                "unused_rows": int(self.unused_rows), "rows_per_worker": [int(len(s)) for s in self.shards],
+                "unused_rows": int(self.unused_rows), "rows_per_worker": [len(s) for s in self.shards],
                 "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes)}
 
 

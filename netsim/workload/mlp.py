@@ -7,6 +7,8 @@ registered the same way.
 """
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -47,13 +49,13 @@ class MLP(Model):
     def n_params(self, n_features: int) -> int:
         """``Σ_l (fan_in + 1)·fan_out``."""
         sizes = layer_sizes(n_features, self.hidden, self.n_classes)
-        return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+        return sum((a + 1) * b for a, b in pairwise(sizes))
 
     def layers(self, w: np.ndarray, n_features: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Views ``(W_l (fan_in, fan_out), b_l (fan_out,))`` into *w*, input layer first."""
         sizes = layer_sizes(n_features, self.hidden, self.n_classes)
         out, pos = [], 0
-        for a, b in zip(sizes[:-1], sizes[1:]):
+        for a, b in pairwise(sizes):
             W = w[pos:pos + a * b].reshape(a, b)
             pos += a * b
             out.append((W, w[pos:pos + b]))
