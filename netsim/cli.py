@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from . import api
-from .errors import ScenarioError
+from .errors import ScenarioError, one_line
 from .results import render
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -37,7 +37,7 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the res
 
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, then exit with *code*."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -76,6 +76,15 @@ def with_progress(live: bool, call):
     return call(Progress(None))
 
 
+def check_out(out: Path) -> None:
+    """Fail (exit 2) before simulating when *out* cannot hold the run's files."""
+    from .results.runfolder import FolderError, check_writable
+    try:
+        check_writable(out)
+    except FolderError as exc:
+        fail(f"--out: {exc}")
+
+
 def interrupted(stop, out) -> None:
     """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
     err_console.print(f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
@@ -98,6 +107,7 @@ def run(scenario: ScenarioArg,
     """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or Path("runs") / f"{sc.name}-{sc.run.algorithm}"
+    check_out(out)
     try:
         result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite))
     except ScenarioError as exc:
@@ -135,6 +145,7 @@ def compare(scenario: ScenarioArg,
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
                  f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
     out = out or Path("runs") / f"{sc.name}-compare"
+    check_out(out)
     try:
         api.variants(sc, names, split(groupings), split(weightings))
         cmp = with_progress(live, lambda progress: api.compare(
@@ -174,6 +185,8 @@ def draw(folders: list[Path], out: Path | None, window) -> list[Path]:
         paths = api.plot(*folders, out=out, window=window)
     except FolderError as exc:
         fail(str(exc))
+    except (OSError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # a malformed folder
+        fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
     out_console.print(f"wrote {len(paths)} PNGs to {folder}: {', '.join(p.name for p in paths)}", highlight=False)
     return paths
@@ -202,6 +215,8 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
         path = api.write_report(folder, fmt=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
+    except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
+        fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     out_console.print(f"wrote {path} (figures in {folder / 'plots'})", highlight=False)
 
 
@@ -261,6 +276,7 @@ def sweep(scenario: ScenarioArg,
     state = {}
 
     def on_plan(plan, where):
+        check_out(Path(where))
         where_text = f"Dask scheduler {scheduler}" if scheduler else f"{workers or 'all'} local worker(s)"
         out_console.print(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}", highlight=False)
         state["out"] = where
@@ -338,9 +354,14 @@ def topology_show(name: Annotated[str, typer.Argument(
 
 
 @app.command()
-def validate(scenario: ScenarioArg, set_: SetOpt = None) -> None:
-    """Check a scenario file without running it."""
-    sc = load(scenario, set_, None, None)
+def validate(scenario: ScenarioArg, set_: SetOpt = None, data_dir: DataOpt = None) -> None:
+    """Check a scenario file without running it (MNIST/LIBSVM files are read and checked too)."""
+    sc = load(scenario, set_, None, data_dir)
+    from .sim.engine import check_data
+    try:
+        check_data(sc)
+    except ScenarioError as exc:
+        fail(str(exc))
     out_console.print(f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
                       f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
                       highlight=False)
