@@ -96,10 +96,11 @@ BAD = [
 ]
 
 
-def test_partition_leaving_a_worker_empty_exits_2(tmp_path):
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_partition_leaving_a_worker_empty_exits_2(tmp_path, command):
     path = tmp_path / "bad.toml"
     path.write_text(scenario_text('[data]\nsource = "digits"\npartition = "dirichlet"\nalpha = 0.0001\n'))
-    res = invoke("run", path, "--no-live", "--out", tmp_path / "out")
+    res = invoke(command, path, *(["--no-live", "--out", tmp_path / "out"] if command == "run" else []))
     assert res.exit_code == 2, res.output
     lines = [l for l in res.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "data.partition" in lines[0] and "no rows" in lines[0], res.stderr

@@ -88,9 +88,16 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
 
 def check_data(scenario: Scenario) -> None:
     """What :func:`prepare` would refuse about the data, for ``validate``: loads the
-    files of sources whose size is not known from the scenario alone (mnist, libsvm)."""
-    if scenario.data.source in ("mnist", "libsvm"):
-        load_checked(scenario, Streams(scenario.run.seed).rng("data"))
+    files of sources whose size is not known from the scenario alone (mnist, libsvm),
+    and the data of any scenario whose partition could leave a worker without rows
+    (a non-IID partition or a worker class with its own labels or partition), and cuts it."""
+    skewed = scenario.data.partition.method != "iid" or any(
+        wc.labels is not None or wc.partition is not None for wc in scenario.workers)
+    if scenario.data.source in ("mnist", "libsvm") or skewed:
+        streams = Streams(scenario.run.seed)
+        dataset = load_checked(scenario, streams.rng("data"))
+        if skewed:
+            _partition(scenario, dataset, streams.rng("shards"))
 
 
 def prepare(scenario: Scenario) -> Prepared:
