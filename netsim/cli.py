@@ -132,6 +132,7 @@ def split(text: str) -> list[str]:
 def compare(scenario: ScenarioArg,
             algorithms: Annotated[str, typer.Option("--algorithms", help="Comma-separated rules, e.g. ssgd,asgd,gsgd.")] = "",
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
+            weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
             data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None,
             overwrite: OverwriteOpt = False) -> None:
@@ -146,9 +147,10 @@ def compare(scenario: ScenarioArg,
     out = out or Path("runs") / f"{sc.name}-compare"
     check_out(out)
     try:
-        api.variants(sc, names, split(groupings))
+        api.variants(sc, names, split(groupings), split(weightings))
         cmp = with_progress(live, lambda progress: api.compare(
-            sc, names, groupings=split(groupings), out=out, progress=progress, overwrite=overwrite,
+            sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
+            overwrite=overwrite,
             on_run=lambda label, r: report_status(r.summary, r.path)))
     except ScenarioError as exc:
         fail(str(exc))

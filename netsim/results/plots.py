@@ -16,7 +16,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from .runfolder import RunData, find_runs, relabel
 from .timeline import plot_timeline
 
-__all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "CURVE_FILES"]
+__all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "plot_bias", "CURVE_FILES"]
 
 CURVE_FILES = {("loss", "update"): "loss_vs_updates.png", ("loss", "sim_time"): "loss_vs_time.png",
                ("test_accuracy", "update"): "accuracy_vs_updates.png",
@@ -48,7 +48,8 @@ def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float
 
 def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, float] | None = None) -> list[Path]:
     """Write the four curve PNGs, ``timeline.png`` (runs with a timeline),
-    ``staleness.png`` and ``update_rate.png`` into *out_dir*; return their paths."""
+    ``staleness.png``, ``update_rate.png`` and ``bias.png`` (runs with per-label
+    accuracy) into *out_dir*; return their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = plot_curves(runs, out)
@@ -58,6 +59,8 @@ def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, flo
                                    _title_head(runs)))
     paths.append(plot_staleness(runs, out / "staleness.png"))
     paths.append(plot_update_rate(runs, out / "update_rate.png"))
+    if any(r.bias is not None for r in runs):
+        paths.append(plot_bias([r for r in runs if r.bias is not None], out / "bias.png"))
     return paths
 
 
@@ -204,5 +207,41 @@ def plot_update_rate(runs: list[RunData], path: Path) -> Path:
         ax.set_xlabel(f"group ({len(rates)})", fontsize="small")
         ax.set_ylabel("updates per simulated s", fontsize="small")
         ax.grid(True, axis="y", alpha=0.3)
+    fig.savefig(path)
+    return path
+
+
+def plot_bias(runs: list[RunData], path: Path) -> Path:
+    """Two panels against simulated time: the worst per-label test accuracy (one line per
+    run), and each worker class's cumulative share of the model steps (the run's colour,
+    one line style per worker class)."""
+    colors, dashes = _colors(runs), _dashes(runs)
+    fig = Figure(figsize=(11, 4.4), dpi=DPI, layout="constrained")
+    worst, share = fig.subplots(1, 2)
+    labelled = set()
+    classes = list(dict.fromkeys(k[len("step_share_"):] for r in runs for k in r.bias if k.startswith("step_share_")))
+    for r in runs:
+        t = r.bias["sim_time"]
+        label = None if r.group in labelled else r.group
+        labelled.add(r.group)
+        worst.plot(t, r.bias["worst_class_accuracy"], color=colors[r.group], ls=dashes[r.group], label=label, lw=1.5)
+        for j, name in enumerate(classes):
+            if f"step_share_{name}" in r.bias:
+                share.plot(t, r.bias[f"step_share_{name}"], color=colors[r.group], ls=LINESTYLES[j % len(LINESTYLES)],
+                           lw=1.3, label=f"{r.group}: {name}" if len(runs) <= 4 else None)
+    worst.set_ylabel("worst per-label test accuracy")
+    share.set_ylabel("cumulative share of model steps")
+    for ax in (worst, share):
+        ax.set_xlabel(AXIS_LABEL["sim_time"])
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.grid(True, alpha=0.3)
+    worst.legend(fontsize="small", loc="best")
+    if len(runs) <= 4:
+        share.legend(fontsize="x-small", loc="best")
+    else:
+        share.set_title("line style per worker class: " + ", ".join(
+            f"{name} {LINESTYLES[j % len(LINESTYLES)]}" for j, name in enumerate(classes)), fontsize="small")
+    fig.suptitle(f"Bias: worst-label accuracy and each worker class's share of the model steps\n{_title_head(runs)}",
+                 fontsize="medium")
     fig.savefig(path)
     return path
