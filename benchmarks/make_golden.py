@@ -73,7 +73,7 @@ CASES = [
              *(r for r in _EXTRA_RULES if not r.startswith("algorithms.lgc"))]},
     # GSGD options: measured grouping, group timeout, regrouping on a time interval
     {"id": "digits_gsgd_auto", "scenario": "quickstart.toml", "rules": ["gsgd"],
-     "set": ["run.until=80", 'algorithms.gsgd.grouping="auto"', "algorithms.gsgd.group_timeout=1.5",
+     "set": ["run.until=80", 'algorithms.gsgd.grouping="silhouette"', "algorithms.gsgd.group_timeout=1.5",
              "algorithms.gsgd.regroup_every_s=35.0"]},
     {"id": "crash_timeout_all", "scenario": "crash.toml", "rules": ["ssgd", "asgd", "gsgd", "abs", "lgc", "ssp"],
      "set": ["run.until=150", "run.eval_every=25",
