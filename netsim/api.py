@@ -14,22 +14,28 @@ Results convert to pandas DataFrames when pandas is installed
 """
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .config.grid import toml_value
-from .config.network_plan import REPO_TOPOLOGIES, load_named_topology
+from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
 from .config.scenario import Scenario, load_scenario
 from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
+from .results.provenance import differences, run_meta
 from .results.runfolder import (
     PHASES,
+    FolderError,
     RunData,
     find_runs,
     from_result,
+    latest_folder,
     read_run,
+    unique_folder,
     write_compare,
     write_run,
 )
@@ -38,7 +44,7 @@ from .sim.engine import advise, prepare, simulate
 from .sim.records import Result
 from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+__all__ = ["load", "run", "rerun", "default_out", "Rerun", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
            "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
 
 
@@ -176,11 +182,55 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     A run that ends diverged keeps its status in ``Run.status``; nothing is raised.
     """
     sc = _scenario(scenario)
-    result = simulate(sc, algorithm, prepared=prepared if prepared is not None else prepare(sc),
-                      progress=progress, label=label)
+    if algorithm is not None:
+        sc = sc.with_algorithm(algorithm)
+    started = datetime.now(timezone.utc)
+    prepared = prepared if prepared is not None else prepare(sc)
+    result = simulate(sc, None, prepared=prepared, progress=progress, label=label)
     if out is not None:
-        write_run(result, out)
+        write_run(result, out, sc, run_meta(sc, prepared.dataset.source, started, result.label))
     return Run(from_result(result, Path(out) if out is not None else None), result)
+
+
+def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
+    """The default output folder of a command: ``runs/<scenario>-<kind>`` (*kind*
+    defaults to the scenario's algorithm), numbered ``-2``, ``-3``, ... so nothing
+    is overwritten; with *resume*, the last folder of that series."""
+    base = Path("runs") / f"{scenario.name}-{kind or scenario.run.algorithm}"
+    return latest_folder(base) if resume else unique_folder(base)
+
+
+def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) -> "Rerun":
+    """Run the scenario a run folder recorded (its ``scenario.toml``, overrides applied)
+    again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered).
+
+    Returns a :class:`Rerun`: the new ``run`` and the files that ``differ`` from the
+    original (empty when reproduced byte for byte, wall times aside).
+    Raises FolderError when *folder* holds no ``scenario.toml``.
+    """
+    folder = Path(folder)
+    if not (folder / "scenario.toml").is_file() or not (folder / "summary.json").is_file():
+        raise FolderError(f"{folder}: no scenario.toml and summary.json (not a run folder written by "
+                          f"netsim >= 0.2; run it again with netsim run)")
+    summary = json.loads((folder / "summary.json").read_text())
+    sc = load(folder / "scenario.toml", data_dir=data_dir)
+    sc = replace(sc, overrides=tuple(json.loads((folder / "meta.json").read_text()).get("overrides", []))
+                 if (folder / "meta.json").is_file() else sc.overrides)
+    out = Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-rerun"))
+    new = run(sc, summary["algorithm"], out=out, progress=progress, label=summary.get("label"))
+    return Rerun(new, folder, differences(folder, out))
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A rerun: the new ``run``, the ``original`` folder and the files that ``differ`` (names)."""
+    run: "Run"
+    original: Path
+    differ: list
+
+    @property
+    def identical(self) -> bool:
+        return not self.differ
 
 
 def variants(scenario: Scenario, algorithms=None, groupings=None) -> list[Variant]:
@@ -224,10 +274,12 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     prepared = prepare(sc)
     runs, summaries = {}, []
     for v in plan:
+        started = datetime.now(timezone.utc)
         result = simulate(v.scenario, v.algorithm, prepared=prepared, progress=progress, label=v.label)
         folder = Path(out) / v.folder if out is not None else None
         if folder is not None:
-            summaries.append({**write_run(result, folder), "folder": v.folder})
+            meta = run_meta(v.scenario, prepared.dataset.source, started, v.label)
+            summaries.append({**write_run(result, folder, v.scenario, meta), "folder": v.folder})
             write_compare(summaries, out)
         runs[v.label] = Run(from_result(result, folder), result)
         if on_run is not None:
@@ -274,8 +326,8 @@ def topologies(base: str | os.PathLike | None = None) -> dict[str, Path]:
     working directory) and those shipped with netsim."""
     base = Path.cwd() if base is None else Path(base)
     seen: dict[str, Path] = {}
-    for directory in (base / "topologies", REPO_TOPOLOGIES):
-        if directory.is_dir():
+    for directory in (base / "topologies", SHIPPED_TOPOLOGIES):
+        if directory is not None and directory.is_dir():
             for name in list_presets(str(directory)):
                 seen.setdefault(name, directory / f"{name}.toml")
     return dict(sorted(seen.items()))

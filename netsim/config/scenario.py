@@ -9,14 +9,15 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..params import Table, apply_overrides
+from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
 from ..workload.timemodels import TimeModel, make_time_model
 from .events import Event, parse_events
-from .network_plan import NetworkPlan, parse_network
+from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
 
 __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
-           "parse_scenario", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
+           "parse_scenario", "resolve_scenario_path", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
 
 DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
 MODEL_NAMES = ("logistic", "smooth_svm", "softmax")
@@ -95,6 +96,8 @@ class Scenario:
     raw: dict = field(default_factory=dict)
     network: NetworkPlan | None = None
     events: tuple[Event, ...] = ()
+    overrides: tuple[str, ...] = ()
+    """The ``KEY=VALUE`` overrides applied to the file, in order (``--set``, ``--seed``, ...)."""
 
     @property
     def n_workers(self) -> int:
@@ -148,10 +151,38 @@ class Scenario:
         raw = copy.deepcopy(self.raw)
         try:
             apply_overrides(raw, list(overrides))
-            return parse_scenario(raw, Path(self.path))
+            return replace(parse_scenario(raw, Path(self.path)), overrides=self.overrides + tuple(overrides))
         except ScenarioError as exc:
             exc.file = self.path
             raise
+
+    def resolved(self) -> dict:
+        """The scenario dict with every override applied, standing on its own: ``name``
+        and ``run.algorithm`` written out, ``data.dir`` absolute (the directory read,
+        including one from ``$NETSIM_DATA_DIR``), a topology file given by a relative
+        path made absolute. Loading it again gives the same scenario."""
+        from ..workload.loading import resolve_data_dir
+        raw = copy.deepcopy(self.raw)
+        raw["name"] = self.name
+        raw.setdefault("run", {})["algorithm"] = self.run.algorithm
+        directory = resolve_data_dir(self.data)
+        if directory is not None:
+            raw.setdefault("data", {})["dir"] = str(Path(directory).resolve())
+        network = raw.get("network")
+        if isinstance(network, dict) and isinstance(network.get("topology"), str):
+            spec = network["topology"]
+            found = find_topology_file(spec, Path(self.path).resolve().parent)
+            if found is not None and found.parent != SHIPPED_TOPOLOGIES:
+                network["topology"] = str(found)
+        return raw
+
+    def to_toml(self) -> str:
+        """:meth:`resolved` as TOML text, with a header naming the source file and the overrides."""
+        from .tomlwrite import dumps
+        head = [f"Resolved scenario written by netsim from {self.path}"]
+        if self.overrides:
+            head.append("overrides applied: " + " ".join(self.overrides))
+        return dumps(self.resolved(), "\n".join(head))
 
     def with_algorithm(self, name: str) -> "Scenario":
         self.rule(name)
@@ -167,17 +198,26 @@ def class_ids(workers) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def resolve_scenario_path(path: str | os.PathLike) -> Path:
+    """A scenario file, or the preset named *path* (``gsgd_paper``: ./scenarios, then the
+    presets shipped with netsim). Raises ScenarioError listing the presets when neither exists."""
+    found = find_scenario(str(path))
+    if found is None:
+        names = ", ".join(list_scenarios()) or "none"
+        raise ScenarioError("(file)", f"no such file or scenario preset (presets: {names}; "
+                            "start a new one with: netsim init NAME)", str(path))
+    return found
+
+
 def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: int | None = None,
                   algorithm: str | None = None, data_dir: str | None = None) -> Scenario:
     """Read, override and validate a scenario file.
 
     Raises ScenarioError (with the file set) for anything not allowed.
     """
-    path = Path(path)
+    path = resolve_scenario_path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError("(file)", "no such file", str(path)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError("(syntax)", f"not valid TOML: {exc}", str(path)) from None
     extra = list(overrides)
@@ -189,7 +229,7 @@ def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: i
         raw.setdefault("data", {})["dir"] = str(Path(data_dir).resolve())
     try:
         apply_overrides(raw, extra)
-        return parse_scenario(raw, path)
+        return replace(parse_scenario(raw, path), overrides=tuple(extra))
     except ScenarioError as exc:
         exc.file = str(path)
         raise

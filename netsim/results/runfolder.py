@@ -16,7 +16,7 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, summarize
 
-__all__ = ["write_run", "write_compare", "summary_json", "RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
+__all__ = ["write_run", "unique_folder", "latest_folder", "write_compare", "summary_json", "RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
@@ -54,11 +54,16 @@ def summary_json(summary: dict) -> str:
     return json.dumps(summary, indent=2, allow_nan=True) + "\n"
 
 
-def write_run(result: Result, out_dir: str | Path) -> dict:
+def write_run(result: Result, out_dir: str | Path, scenario=None, meta: dict | None = None) -> dict:
     """Write summary.json, curve.csv, updates.csv, and dropped.csv / timeline.csv when
-    there is something to put in them, into *out_dir*."""
+    there is something to put in them, into *out_dir*; with *scenario* (the Scenario
+    that ran) also its resolved ``scenario.toml``, with *meta* ``meta.json``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if scenario is not None:
+        (out / "scenario.toml").write_text(scenario.to_toml())
+    if meta is not None:
+        (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     rec = result.records
     with open(out / "curve.csv", "w", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
@@ -81,6 +86,31 @@ def write_run(result: Result, out_dir: str | Path) -> dict:
     summary = summarize(result)
     (out / "summary.json").write_text(summary_json(summary))
     return summary
+
+
+def unique_folder(base: str | Path) -> Path:
+    """*base* when it does not exist or is empty, else the first free ``base-2``, ``base-3``, ...
+
+    The default output folder of a command, so that no result is overwritten silently.
+    """
+    base = Path(base)
+    candidate, n = base, 1
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+def latest_folder(base: str | Path) -> Path:
+    """The last existing folder of the ``base``, ``base-2``, ... series (``base`` if none exists)."""
+    base = Path(base)
+    found, n = base, 1
+    while True:
+        n += 1
+        nxt = base.with_name(f"{base.name}-{n}")
+        if not nxt.exists():
+            return found
+        found = nxt
 
 
 def write_compare(summaries: list[dict], out_dir: str | Path) -> None:

@@ -137,6 +137,8 @@ class Simulation:
             env.run(until=self.stop)
         if not self.ps.diverged:
             self.evaluate()
+        if progress is not None:  # the end state, also when max_updates stops the run between two snapshots
+            progress(self.snapshot())
         return self._result(time.perf_counter() - wall)
 
     def _form_groups(self) -> float:
