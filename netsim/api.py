@@ -25,6 +25,7 @@ from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
 from .config.scenario import Scenario, load_scenario
 from .errors import ScenarioError
 from .net.topology_io import list_presets
+from .presets import list_scenarios
 from .net.topology_stats import describe
 from .results.provenance import differences, run_meta
 from .results.runfolder import (
@@ -44,7 +45,8 @@ from .sim.engine import advise, prepare, simulate
 from .sim.records import Result
 from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["load", "run", "rerun", "default_out", "Rerun", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+__all__ = ["version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema", "scenarios",
+           "export_trace", "export_tensorboard", "figures", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
            "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
 
 
@@ -89,6 +91,12 @@ class Run:
         """DataFrame: update, sim_time (s), loss, test_accuracy — one row per evaluation."""
         return _frame(self.curve)
 
+    def to_pandas(self):
+        """DataFrame of the curve (as :meth:`curve_frame`); ``updates_frame`` and ``timeline_frame`` give the rest."""
+        return self.curve_frame()
+
+    to_frame = to_pandas
+
     def updates_frame(self):
         """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient."""
         return _frame(self.updates)
@@ -119,8 +127,9 @@ class Comparison(dict):
 
     def frame(self):
         """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
-        rows = [summary_fields(r.summary) for r in self.values()]
-        return _frame({k: [row[k] for row in rows] for k in rows[0]})
+        return _summary_frame(self.values())
+
+    to_pandas = to_frame = frame
 
     def curves_frame(self):
         """DataFrame of every curve, long form, with a ``label`` column."""
@@ -130,6 +139,21 @@ class Comparison(dict):
             for k, v in r.curve.items():
                 cols.setdefault(k, []).extend(v.tolist())
         return _frame(cols)
+
+
+def _summary_frame(runs):
+    rows = [summary_fields(r.summary) for r in runs]
+    return _frame({k: [row[k] for row in rows] for k in (rows[0] if rows else {})})
+
+
+class Runs(list):
+    """The runs read back from a folder (a list of :class:`Run`), with ``to_pandas()``."""
+
+    def to_pandas(self):
+        """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
+        return _summary_frame(self)
+
+    frame = to_frame = to_pandas
 
 
 class Sweep:
@@ -148,6 +172,8 @@ class Sweep:
         """DataFrame of sweep.csv: one row per run, swept values then summary fields."""
         return _frame({k: [row[k] for row in self.rows] for k in (self.rows[0] if self.rows else {})})
 
+    to_pandas = to_frame = frame
+
     def summary_frame(self):
         """DataFrame of sweep_summary.csv: mean and 95 % CI half-width per point."""
         return _frame({k: [row[k] for row in self.table] for k in (self.table[0] if self.table else {})})
@@ -164,6 +190,12 @@ class Variant:
     folder: str
     scenario: Scenario
     algorithm: str
+
+
+def version() -> str:
+    """The netsim version (installed metadata, else the source tree's)."""
+    from .results.provenance import netsim_version
+    return netsim_version()
 
 
 def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, algorithm: str | None = None,
@@ -290,23 +322,40 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
 
 
 def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int = 1, overrides=None,
-          data_dir=None, workers: int | None = None, scheduler=None, resume: bool = False, on_done=None,
-          on_plan=None) -> Sweep:
+          data_dir=None, jobs: int | None = None, scheduler=None, resume: bool = False, on_done=None,
+          on_plan=None, workers: int | None = None) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (default
-    ``runs/<scenario>-sweep``; see :mod:`netsim.sweeps.runner`).
+    ``runs/<scenario>-sweep``, numbered ``-2``, ... if taken; with *resume* the
+    last of them; see :mod:`netsim.sweeps.runner`).
 
     *scenario* is a loaded Scenario or a file. *grid* is ``{"algorithm": ["ssgd",
     "gsgd"], "run.batch_size": [8, 16]}`` or a list of ``"KEY=V1,V2"`` strings.
     *scheduler*: a Dask scheduler address or ``distributed.Client``; otherwise
-    *workers* local processes. Every point is validated before anything runs
-    (ScenarioError); *on_plan(plan, out)* is called then.
+    *jobs* local processes (default: the usable CPUs; 1: this process; *workers* is
+    its old name). Every point is validated before anything runs (ScenarioError);
+    *on_plan(plan, out)* is called then. Raises SweepError when every run failed.
     """
+    from .sweeps.runner import SweepFailed
+    if jobs is not None and workers is not None and jobs != workers:
+        raise ValueError("give jobs= (local processes) only; workers= is its old name")
+    jobs = jobs if jobs is not None else workers
     plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
                       data_dir=str(data_dir) if data_dir is not None else None)
-    out = Path(out) if out is not None else Path("runs") / f"{plan.name}-sweep"
+    if out is None:
+        base = Path("runs") / f"{plan.name}-sweep"
+        out = latest_folder(base) if resume else unique_folder(base)
+    out = Path(out)
     if on_plan is not None:
         on_plan(plan, out)
-    return Sweep(run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done))
+    result = Sweep(run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done))
+    if result.failures and not result.executed and not result.skipped:
+        first = result.failures[0][1]
+        hint = ""
+        if any(w in first for w in ("BrokenProcessPool", "bootstrapping", "freeze_support", "__main__")):
+            hint = (" (a script that calls netsim.sweep with local processes must guard its code with "
+                    "`if __name__ == \"__main__\":`, or pass jobs=1)")
+        raise SweepFailed(f"{out}: every run of the sweep failed ({len(result.failures)}); the first: {first}{hint}")
+    return result
 
 
 def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None) -> dict:
@@ -339,11 +388,32 @@ def topology(name: str, base: str | os.PathLike | None = None) -> dict:
     return describe(load_named_topology(name, Path.cwd() if base is None else Path(base)))
 
 
-def plot(*folders, out=None, window: tuple[float, float] | None = None) -> list[Path]:
+def plot(*folders, out=None, window: tuple[float, float] | None = None, format=("png",), dpi: int | None = None,
+         xscale: str = "log") -> list[Path]:
     """Draw every figure for run, compare or sweep *folders* into *out* (default
-    ``<folder>/plots``); return the PNG paths. Raises FolderError for a folder without runs."""
+    ``<folder>/plots``) in each of *format* (``png``, ``pdf``, ``svg``; a list or
+    ``"png,pdf"``) at *dpi* (PNG); *xscale* ``log`` or ``linear`` for the updates
+    axis; return the file paths. Raises FolderError for a folder without runs,
+    ValueError for an unknown format or scale. For Figure objects see :func:`figures`."""
     from .results.plots import plot_folders  # matplotlib is imported only when drawing
-    return plot_folders(folders, out, window)
+    formats = [f.strip() for f in format.split(",")] if isinstance(format, str) else list(format)
+    return plot_folders(folders, out, window, formats=formats, dpi=dpi, xscale=xscale)
+
+
+def figures(source, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
+    """The figures of *source* (a folder, Run, Comparison or list of runs) as
+    matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
+    ``update_rate``), to restyle or save as you like."""
+    from .results import plots
+    runs = _runs_of(source)
+    out = {name.removesuffix(".png"): plots.curve_figure(runs, y, x, xscale)
+           for (y, x), name in plots.CURVE_FILES.items()}
+    timed = [r for r in runs if r.timeline is not None]
+    if timed:
+        out["timeline"] = plots.timeline_figure(timed[:plots.MAX_TIMELINES], window)
+    out["staleness"] = plots.staleness_figure(runs)
+    out["update_rate"] = plots.update_rate_figure(runs)
+    return out
 
 
 def write_report(folder: str | os.PathLike, *, fmt: str = "md", out=None,
@@ -358,6 +428,84 @@ def open_run(folder: str | os.PathLike) -> Run:
     return Run(read_run(folder))
 
 
-def open_runs(folder: str | os.PathLike) -> list[Run]:
-    """Read every run of a run, compare or sweep folder back (a compare folder: the runs its compare.json lists)."""
-    return [Run(d) for d in find_runs(folder)]
+def open_runs(folder: str | os.PathLike) -> Runs:
+    """Read every run of a run, compare or sweep folder back (a compare folder: the runs its
+    compare.json lists), as a :class:`Runs` list (``.to_pandas()``: one row per run)."""
+    return Runs(Run(d) for d in find_runs(folder))
+
+
+def scenarios(base: str | os.PathLike | None = None) -> dict[str, Path]:
+    """Scenario presets by name: ``<base>/scenarios`` (default: the working directory), then those shipped with netsim."""
+    return list_scenarios(None if base is None else Path(base))
+
+
+def init(name: str, *, out=None, overwrite: bool = False) -> Path:
+    """Write a commented scenario to start from into *out* (default ``./NAME.toml``).
+
+    Raises FileExistsError rather than overwrite a file unless *overwrite*; ValueError
+    for a name that is not a plain word (letters, digits, ``_``, ``-``).
+    """
+    from .config.template import scenario_template
+    stem = Path(name).name.removesuffix(".toml")
+    if not stem or not all(c.isalnum() or c in "_-" for c in stem):
+        raise ValueError(f"NAME: {name!r} is not allowed (letters, digits, _ and - only)")
+    path = Path(out) if out is not None else Path(f"{stem}.toml")
+    if path.is_dir():
+        path = path / f"{stem}.toml"
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists (choose another NAME or --out, or pass --overwrite)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(scenario_template(stem, str(path)))
+    return path
+
+
+def keys():
+    """Every scenario key: a list of :class:`netsim.config.schema.KeySpec` (key, type,
+    default, allowed, unit)."""
+    from .config.schema import scenario_keys
+    return scenario_keys()
+
+
+def json_schema() -> dict:
+    """A JSON Schema of scenario files, for editors."""
+    from .config.schema import json_schema as schema
+    return schema()
+
+
+def _runs_of(source) -> list[RunData]:
+    if isinstance(source, Run):
+        return [source.data]
+    if isinstance(source, (Comparison, dict)):
+        return [r.data for r in source.values()]
+    if isinstance(source, (list, tuple)):
+        return [r.data if isinstance(r, Run) else r for r in source]
+    return find_runs(source)
+
+
+def export_trace(source, out=None) -> Path:
+    """Write the worker timelines of *source* (a run/compare/sweep folder, a Run, a
+    Comparison or a list of runs) as a Chrome/Perfetto trace JSON (see
+    :mod:`netsim.results.trace`) to *out* (default ``<folder>/trace.json``); return its path.
+    Open it at ui.perfetto.dev or chrome://tracing."""
+    from .results.trace import write_trace
+    runs = _runs_of(source)
+    if out is None:
+        if isinstance(source, (str, os.PathLike)):
+            out = Path(source) / "trace.json"
+        else:
+            raise ValueError("out: give a file for a trace of runs made in memory")
+    return write_trace(runs, out)
+
+
+def export_tensorboard(source, out=None) -> list[Path]:
+    """Write the loss and accuracy curves of *source* as TensorBoard event files into
+    *out* (default ``<folder>/tensorboard``), one subfolder per run; needs tensorboardX
+    (``pip install 'netsim[tensorboard]'``). Open with ``tensorboard --logdir OUT``."""
+    from .results.trace import write_tensorboard
+    runs = _runs_of(source)
+    if out is None:
+        if isinstance(source, (str, os.PathLike)):
+            out = Path(source) / "tensorboard"
+        else:
+            raise ValueError("out: give a folder for runs made in memory")
+    return write_tensorboard(runs, out)

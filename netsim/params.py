@@ -7,11 +7,28 @@ from typing import Any
 
 from .errors import ScenarioError
 
-__all__ = ["Table", "apply_overrides", "parse_value", "MISSING"]
+__all__ = ["Table", "apply_overrides", "parse_value", "MISSING", "recording"]
 
 MISSING = object()
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                list: "a list", dict: "a table"}
+
+
+_RECORDERS: list[list] = []
+
+
+class recording:
+    """Context manager collecting every key a :class:`Table` is asked for, as
+    ``(dotted key, kind, default, choices, positive, minimum, maximum)`` tuples
+    (how ``netsim keys`` lists the scenario keys)."""
+
+    def __enter__(self) -> list:
+        self.seen: list = []
+        _RECORDERS.append(self.seen)
+        return self.seen
+
+    def __exit__(self, *exc) -> None:
+        _RECORDERS.remove(self.seen)
 
 
 class Table:
@@ -38,6 +55,8 @@ class Table:
             positive: bool = False, minimum: float | None = None, maximum: float | None = None) -> Any:
         """The value of *name*, checked; *default* when absent (MISSING: required)."""
         self.known.append(name)
+        for seen in _RECORDERS:
+            seen.append((self.key(name), kind, default, choices, positive, minimum, maximum))
         if name not in self.data:
             if default is MISSING:
                 raise ScenarioError(self.key(name), f"missing ({_describe(kind, choices)})")

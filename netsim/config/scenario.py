@@ -33,7 +33,9 @@ class RunSpec:
     (s); negative: the whole run; 0: none. ``target_loss`` (> 0): the summary
     reports when the evaluated training loss first reached it. ``compact_gradients``:
     keep minibatch gradients as their low-rank factors (needs ``model.l2 = 0``); same
-    results, far less memory with thousands of workers.
+    results, far less memory with thousands of workers. ``time_unit``: the name of
+    one unit of simulated time in tables and figures (``"s"``, or ``"units"`` for a
+    scenario that counts abstract time units); it changes no number.
     """
     seed: int = 0
     algorithm: str = "gsgd"
@@ -45,6 +47,7 @@ class RunSpec:
     timeline_until: float = -1.0
     target_loss: float = 0.0
     compact_gradients: bool = False
+    time_unit: str = "s"
 
 
 @dataclass(frozen=True)
@@ -288,6 +291,7 @@ def _run(t: Table) -> RunSpec:
         timeline_until=t.get("timeline_until", float, -1.0),
         target_loss=t.get("target_loss", float, 0.0, minimum=0.0),
         compact_gradients=t.get("compact_gradients", bool, False),
+        time_unit=t.get("time_unit", str, "s"),
     )
     t.done()
     return spec

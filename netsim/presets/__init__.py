@@ -34,9 +34,10 @@ def preset_dir(kind: str) -> Path | None:
 
 
 def scenario_dirs(base: Path | None = None) -> list[Path]:
-    """Where a scenario name is looked up: ``<base>/scenarios`` (default: the working directory), then the shipped presets."""
+    """Where a scenario name is looked up: *base* (default: the working directory),
+    ``<base>/scenarios``, then the shipped presets."""
     base = Path.cwd() if base is None else Path(base)
-    dirs = [base / "scenarios"]
+    dirs = [base, base / "scenarios"]
     shipped = preset_dir("scenarios")
     if shipped is not None:
         dirs.append(shipped)
@@ -65,7 +66,7 @@ def find_scenario(name: str, base: Path | None = None) -> Path | None:
 def list_scenarios(base: Path | None = None) -> dict[str, Path]:
     """Scenario presets by name: ``<base>/scenarios`` first, then the shipped ones."""
     seen: dict[str, Path] = {}
-    for directory in scenario_dirs(base):
+    for directory in scenario_dirs(base)[1:]:
         if directory.is_dir():
             for f in sorted(directory.glob("*.toml")):
                 seen.setdefault(f.stem, f)

@@ -222,6 +222,8 @@ class Simulation:
                 down_s=st.spent[DOWN]))
         status = "diverged" if self.ps.diverged else "ok"
         extra = {}
+        if self.scenario.run.time_unit != "s":
+            extra["time_unit"] = self.scenario.run.time_unit
         if self.scenario.run.target_loss:
             extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:

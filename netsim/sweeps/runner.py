@@ -45,6 +45,10 @@ class SweepError(ValueError):
     """The sweep folder cannot be used as asked (e.g. resuming another grid)."""
 
 
+class SweepFailed(SweepError):
+    """Every run of a sweep failed (nothing to tabulate)."""
+
+
 @dataclass(frozen=True)
 class Task:
     """One run of the sweep: its folder name, swept values and validated scenario."""
