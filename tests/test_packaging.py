@@ -2,6 +2,7 @@
 `netsim` command working from the unpacked wheel in a directory outside the repository."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,29 +59,44 @@ def test_wheel_holds_the_presets(wheel_file):
     assert "netsim = netsim.cli:app" in zipfile.ZipFile(wheel_file).read(entry).decode()
 
 
+DRIVER = """
+import json, sys
+from typer.testing import CliRunner
+import netsim
+from netsim.cli import app
+out = {"__file__": netsim.__file__}
+for args in json.loads(sys.argv[1]):
+    res = CliRunner().invoke(app, args)
+    out[" ".join(args)] = [res.exit_code, res.stdout, res.stderr]
+print(json.dumps(out))
+"""
+
+
 def test_command_from_the_unpacked_wheel_elsewhere(wheel_file, tmp_path):
+    """One subprocess (imports are slow) runs the commands in a folder outside the repository."""
     site, work = tmp_path / "site", tmp_path / "elsewhere"
     zipfile.ZipFile(wheel_file).extractall(site)
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop("NETSIM_DATA_DIR", None)
-
-    def netsim(*args):
-        code = "import sys; from netsim.cli import app; sys.argv[0] = 'netsim'; app()"
-        return subprocess.run([sys.executable, "-c", code, *args], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=120)
-
-    where = subprocess.run([sys.executable, "-c", "import netsim; print(netsim.__file__)"], cwd=work, env=env,
-                           capture_output=True, text=True)
-    assert where.stdout.strip().startswith(str(site))
-    res = netsim("topology", "show", "geo3")
-    assert res.returncode == 0 and "bisection" in res.stdout, res.stderr
-    assert "geo3" in netsim("topology", "list").stdout
-    assert netsim("init", "mine").returncode == 0 and (work / "mine.toml").is_file()
-    assert "run.until" in netsim("keys").stdout
-    res = netsim("run", "gsgd_paper", "--no-live", "--set", "run.until=6")
-    assert res.returncode == 2 and "NETSIM_DATA_DIR" in res.stderr  # says how to get the data
-    if (SHARED_DATA / "mnist").is_dir():
-        res = netsim("run", "gsgd_paper", "--no-live", "--set", "run.until=6", "--data-dir", str(SHARED_DATA))
-        assert res.returncode == 0, res.stderr
+    mnist = (SHARED_DATA / "mnist").is_dir()
+    commands = [["topology", "show", "geo3"], ["topology", "list"], ["init", "mine"], ["keys"],
+                ["run", "gsgd_paper", "--no-live", "--set", "run.until=4"]]
+    if mnist:
+        commands.append(["run", "gsgd_paper", "--no-live", "--set", "run.until=4", "--data-dir", str(SHARED_DATA)])
+    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(commands)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    res = json.loads(done.stdout)
+    assert res.pop("__file__").startswith(str(site))  # the wheel's netsim, not the checkout's
+    code, out, err = res["topology show geo3"]
+    assert code == 0 and "bisection" in out, err
+    assert "geo3" in res["topology list"][1]
+    assert res["init mine"][0] == 0 and (work / "mine.toml").is_file()
+    assert "run.until" in res["keys"][1]
+    code, out, err = res["run gsgd_paper --no-live --set run.until=4"]
+    assert code == 2 and "NETSIM_DATA_DIR" in err  # the error says how to get the data
+    if mnist:
+        code, out, err = res[" ".join(commands[-1])]
+        assert code == 0, err
         assert (work / "runs" / "gsgd_paper-gsgd" / "scenario.toml").is_file()
