@@ -41,11 +41,12 @@ from .results.runfolder import (
     write_run,
 )
 from .results.tables import summary_fields
+from .rules import RULES
 from .sim.engine import advise, prepare, simulate
 from .sim.records import Result
 from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema", "scenarios",
+__all__ = ["RULES", "version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema", "scenarios",
            "export_trace", "export_tensorboard", "figures", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
            "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
 

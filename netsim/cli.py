@@ -19,7 +19,6 @@ from rich.markup import escape
 from . import api
 from .errors import ScenarioError
 from .results import render
-from .rules import RULES
 
 app = typer.Typer(add_completion=True, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters. "
@@ -135,7 +134,7 @@ def report_status(summary: dict, out: Path | None) -> None:
 
 @app.command()
 def run(scenario: ScenarioArg,
-        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(RULES)}.")] = None,
+        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
         data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False) -> None:
     """Run one scenario with one update rule; write summary.json, curves, scenario.toml and meta.json."""
@@ -196,7 +195,7 @@ def compare(scenario: ScenarioArg,
     for name in names:
         if name not in sc.rules:
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
-                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(RULES)})")
+                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
     out = out or api.default_out(sc, "compare")
     try:
         plan = api.variants(sc, names, split(groupings))

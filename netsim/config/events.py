@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from ..errors import ScenarioError
 from ..params import Table
 
-__all__ = ["Event", "parse_events", "KINDS"]
+__all__ = ["ClusterEvent", "parse_events", "KINDS"]
 
 KINDS = ("slowdown", "crash", "recover", "link")
 
 
 @dataclass(frozen=True)
-class Event:
+class ClusterEvent:
     """One ``[[events]]`` entry.
 
     ``slowdown``: compute times of *workers* are multiplied by *factor* from *time* (s)
@@ -58,7 +58,7 @@ def _workers(t: Table, classes: dict, n_workers: int) -> tuple:
     return tuple(sorted(set(ids)))
 
 
-def parse_events(items: list, *, until: float, classes: dict, n_workers: int, graph=None) -> tuple[Event, ...]:
+def parse_events(items: list, *, until: float, classes: dict, n_workers: int, graph=None) -> tuple[ClusterEvent, ...]:
     """Validate ``[[events]]``: kinds, times inside the run, known workers and links."""
     events = []
     for i, item in enumerate(items):
@@ -77,11 +77,11 @@ def parse_events(items: list, *, until: float, classes: dict, n_workers: int, gr
             lat = t.get("latency", float, None, minimum=0.0)
             if bw is None and lat is None:
                 raise ScenarioError(t.key("bandwidth"), "give bandwidth (bit/s) and/or latency (s)")
-            events.append(Event(time, kind, link=tuple(link), bandwidth=bw, latency=lat))
+            events.append(ClusterEvent(time, kind, link=tuple(link), bandwidth=bw, latency=lat))
         else:
             workers = _workers(t, classes, n_workers)
             factor = t.get("factor", float, 1.0, positive=True) if kind == "slowdown" else 1.0
             duration = t.get("duration", float, 0.0, minimum=0.0) if kind == "crash" else 0.0
-            events.append(Event(time, kind, workers, factor, duration))
+            events.append(ClusterEvent(time, kind, workers, factor, duration))
         t.done()
     return tuple(sorted(events, key=lambda e: e.time))

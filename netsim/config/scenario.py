@@ -13,7 +13,7 @@ from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
 from ..workload.timemodels import TimeModel, make_time_model
-from .events import Event, parse_events
+from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
 
 __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
@@ -98,7 +98,7 @@ class Scenario:
     rules: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict)
     network: NetworkPlan | None = None
-    events: tuple[Event, ...] = ()
+    events: tuple[ClusterEvent, ...] = ()
     overrides: tuple[str, ...] = ()
     """The ``KEY=VALUE`` overrides applied to the file, in order (``--set``, ``--seed``, ...)."""
 

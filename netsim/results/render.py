@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sim.records import Snapshot
-from .tables import aggregate_rows, run_rows
+from .tables import mean_ci_rows, run_rows
 
 __all__ = ["compare_table", "sweep_table", "live_view", "plain_line", "measurement_table", "silhouette_table",
            "ranking_table", "topology_list_table", "topology_table", "keys_table", "scenario_list_table"]
@@ -39,8 +39,8 @@ def compare_table(summaries: list[dict], title: str = "") -> Table:
 
 
 def sweep_table(table: list[dict], keys: list[str], title: str) -> Table:
-    """Mean ± 95 % CI per grid point (see :func:`netsim.results.tables.aggregate_rows`)."""
-    header, rows = aggregate_rows(table, keys)
+    """Mean ± 95 % CI per grid point (see :func:`netsim.results.tables.mean_ci_rows`)."""
+    header, rows = mean_ci_rows(table, keys)
     return _table(header, rows, title)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..config.grid import SEED_KEY
 from .plots import group_names, plot_runs
 from .runfolder import RunData, find_runs
-from .tables import aggregate, aggregate_rows, run_rows, sweep_rows
+from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
 
 __all__ = ["write_report", "report_blocks", "render_markdown", "render_html", "FORMATS"]
 
@@ -59,7 +59,7 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
         blocks += [("h2", "Mean and 95 % confidence interval over seeds"),
                    ("p", f"Grid: {axes_text} ({len(plan['points'])} runs planned, {len(runs)} finished). "
                          f"± is the Student-t 95 % half-width; `sweep.csv` has one row per run."),
-                   ("table", *aggregate_rows(aggregate(rows, keys), keys))]
+                   ("table", *mean_ci_rows(mean_ci(rows, keys), keys))]
     blocks += [("h2", "Runs"), ("table", *run_rows([r.summary for r in runs], [r.label for r in runs]))]
     if kind != "sweep":
         for r in runs[:MAX_GROUP_TABLES]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
 
-__all__ = ["summary_fields", "sweep_rows", "aggregate", "aggregate_rows", "to_csv", "run_rows", "METRICS"]
+__all__ = ["summary_fields", "sweep_rows", "mean_ci", "mean_ci_rows", "to_csv", "run_rows", "METRICS"]
 
 METRICS = ("final_loss", "final_test_accuracy", "updates", "staleness_mean", "idle_pct")
 """Summary fields averaged over seeds in the mean/CI table."""
@@ -51,7 +51,7 @@ def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
     return rows
 
 
-def aggregate(rows: list[dict], keys: list[str]) -> list[dict]:
+def mean_ci(rows: list[dict], keys: list[str]) -> list[dict]:
     """Mean and 95 % confidence half-width (Student t) of :data:`METRICS` over the
     runs that share the values of *keys* (seeds pooled), in first-seen order.
 
@@ -121,8 +121,8 @@ def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[li
     return header, rows
 
 
-def aggregate_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
-    """(header, rows of text) of an :func:`aggregate` table: ``mean ± ci95`` cells."""
+def mean_ci_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows of text) of an :func:`mean_ci` table: ``mean ± ci95`` cells."""
     header = [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
     spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
             "idle_pct": ".1f"}

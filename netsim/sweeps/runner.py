@@ -32,7 +32,7 @@ from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
 from ..results.provenance import run_meta
 from ..results.runfolder import write_run
-from ..results.tables import aggregate, sweep_rows, to_csv
+from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import prepare, simulate
 from ..workload.loading import load_data
@@ -227,7 +227,7 @@ def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
     points = [(t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
               for t in plan.tasks if finished(out / t.folder)]
     rows = sweep_rows(points)
-    table = aggregate(rows, [k for k in plan.keys if k != SEED_KEY])
+    table = mean_ci(rows, [k for k in plan.keys if k != SEED_KEY])
     (out / "sweep.csv").write_text(to_csv(rows))
     (out / "sweep_summary.csv").write_text(to_csv(table))
     return rows, table

@@ -5,10 +5,10 @@ import csv
 import json
 import re
 
+from conftest import ROOT
 from typer.testing import CliRunner
 
 import netsim
-from conftest import ROOT
 from netsim.cli import app
 
 QUICK = str(ROOT / "scenarios" / "quickstart.toml")
