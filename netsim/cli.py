@@ -262,7 +262,7 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
         path = api.write_report(folder, fmt=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
-    note(f"wrote {path} (figures in {path.parent / 'report-figures'})")
+    note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
 
 
 @app.command("export")

@@ -100,6 +100,9 @@ def test_report_markdown_and_html(compare_dir):
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert sorted(Path(link).name for link in links) == sorted(FIGURES)
     assert all((compare_dir / link).is_file() for link in links)
+    assert all(link.startswith("report_figures/") for link in links)  # plots/ is left alone
+    assert "## Parameters" in text and "| run.until | 30 |" in text
+    assert "| run.algorithm | ssgd \\| asgd \\| gsgd |" in text
     res = runner.invoke(app, ["report", str(compare_dir), "--format", "html"])
     assert res.exit_code == 0, res.output
     html = (compare_dir / "report.html").read_text()
