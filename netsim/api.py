@@ -67,8 +67,15 @@ def _overrides(overrides) -> list[str]:
     return list(overrides)
 
 
-def _scenario(scenario) -> Scenario:
-    return scenario if isinstance(scenario, Scenario) else load(scenario)
+def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) -> Scenario:
+    """A loaded Scenario (a file or preset name is loaded) with the CLI's options applied:
+    *overrides* (``--set``), *seed* (``--seed``), *data_dir* (``--data-dir``)."""
+    if not isinstance(scenario, Scenario):
+        return load(scenario, overrides, seed=seed, data_dir=data_dir)
+    extra = _overrides(overrides) + ([f"run.seed={seed}"] if seed is not None else [])
+    if data_dir is not None:
+        extra.append(f"data.dir={toml_value(str(Path(data_dir).resolve()))}")
+    return scenario.with_overrides(extra) if extra else scenario
 
 
 class Run:
@@ -208,13 +215,16 @@ def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, al
 
 
 def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
-        label: str | None = None, prepared=None) -> Run:
+        label: str | None = None, prepared=None, overrides=None, seed: int | None = None, data_dir=None) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
+
+    *scenario* is a loaded Scenario, a file or a preset name; *overrides*, *seed*
+    and *data_dir* are the CLI's ``--set``, ``--seed`` and ``--data-dir``.
 
     *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes.
     A run that ends diverged keeps its status in ``Run.status``; nothing is raised.
     """
-    sc = _scenario(scenario)
+    sc = _scenario(scenario, overrides, seed, data_dir)
     if algorithm is not None:
         sc = sc.with_algorithm(algorithm)
     started = datetime.now(timezone.utc)
@@ -291,7 +301,7 @@ def variants(scenario: Scenario, algorithms=None, groupings=None) -> list[Varian
 
 def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, out=None,
             plots: bool = False, window: tuple[float, float] | None = None, progress=None,
-            on_run=None) -> Comparison:
+            on_run=None, overrides=None, seed: int | None = None, data_dir=None) -> Comparison:
     """Every rule in *algorithms* and GSGD with every grouping in *groupings* (see
     :func:`variants`) on the same data, shards, initial model and time draws.
 
@@ -302,7 +312,7 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    sc = _scenario(scenario)
+    sc = _scenario(scenario, overrides, seed, data_dir)
     plan = variants(sc, algorithms, groupings)
     prepared = prepare(sc)
     runs, summaries = {}, []
@@ -359,10 +369,11 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
     return result
 
 
-def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None) -> dict:
+def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, overrides=None,
+          seed: int | None = None, data_dir=None) -> dict:
     """Measure the workers, cluster them and rank candidate groupings (see
     :func:`netsim.sim.engine.advise`); also ``classes`` and ``hosts`` per worker."""
-    sc = _scenario(scenario)
+    sc = _scenario(scenario, overrides, seed, data_dir)
     if rounds is not None and rounds < 1:
         raise ScenarioError("--rounds", f"{rounds!r} is not allowed (>= 1)", sc.path)
     info = advise(sc, rounds)

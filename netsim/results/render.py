@@ -76,8 +76,7 @@ def _loss_text(snap: Snapshot) -> str:
     if snap.loss is None:
         return "loss not evaluated yet"
     if snap.evaluated_update == 0 and snap.updates > 0:
-        return (f"loss not evaluated since the start (initial {snap.loss:.5f}; "
-                f"run.eval_every / eval_every_updates set the cadence)")
+        return f"loss not evaluated since t = 0 (initial {snap.loss:.5f}; see run.eval_every)"
     return f"loss {snap.loss:.5f} (evaluated at t = {snap.evaluated_at:.6g}, update {snap.evaluated_update})"
 
 
@@ -86,7 +85,12 @@ def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> 
     acc = "" if snap.test_accuracy is None or snap.evaluated_update == 0 else f" test_acc={snap.test_accuracy:.4f}"
     return (f"{position + ' ' if position else ''}{snap.label}: {100 * snap.fraction:.0f}% "
             f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "
-            f"{_loss_text(snap).replace('loss ', 'loss=', 1)}{acc}{_eta_text(eta)}")
+            f"{_plain_loss(snap)}{acc}{_eta_text(eta)}")
+
+
+def _plain_loss(snap: Snapshot) -> str:
+    text = _loss_text(snap)
+    return "loss=- (" + text[5:] + ")" if text.startswith("loss not") else text.replace("loss ", "loss=", 1)
 
 
 def keys_table(specs) -> Table:
