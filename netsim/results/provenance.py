@@ -21,12 +21,11 @@ WALL_KEYS = ("wall_s",)
 
 
 def netsim_version() -> str:
-    """The installed netsim version, or the source tree's ``__version__``."""
+    """The installed netsim version (package metadata), or ``unknown`` in an uninstalled checkout."""
     try:
         return metadata.version("netsim")
     except metadata.PackageNotFoundError:
-        from .. import __version__
-        return __version__
+        return "unknown (not installed)"
 
 
 def _version(name: str) -> str | None:
