@@ -428,11 +428,14 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
     return out
 
 
-def write_report(folder: str | os.PathLike, *, fmt: str = "md", out=None,
-                 window: tuple[float, float] | None = None) -> Path:
-    """Write ``folder/report.md`` (or ``.html``, self-contained) with tables and figures."""
+def write_report(folder: str | os.PathLike, *, format: str | None = None, out=None,
+                 window: tuple[float, float] | None = None, fmt: str | None = None) -> Path:
+    """Write ``folder/report.md`` (*format* ``md``) or a self-contained ``report.html``
+    (``html``) with parameters, tables and figures; *fmt* is the old name of *format*."""
     from .results.report import write_report as write
-    return write(folder, fmt=fmt, out=out, window=window)
+    if format is not None and fmt is not None and format != fmt:
+        raise ValueError("give format= only; fmt= is its old name")
+    return write(folder, fmt=format or fmt or "md", out=out, window=window)
 
 
 def open_run(folder: str | os.PathLike) -> Run:

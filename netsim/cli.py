@@ -259,7 +259,7 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
     from .results.runfolder import FolderError
     window_range = parse_window_opt(window)
     try:
-        path = api.write_report(folder, fmt=format_, out=out, window=window_range)
+        path = api.write_report(folder, format=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
@@ -288,27 +288,30 @@ def export(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
 
 
 class SweepProgress:
-    """``on_done`` callback of a sweep: a rich progress bar (runs done / total, ETA)
-    on stderr when it is a terminal, else one plain stderr line per finished run."""
+    """``on_done`` callback of a sweep: a rich progress bar (runs done / total, elapsed,
+    ETA) on stderr when it is a terminal, else one plain stderr line per finished run.
+
+    The clock starts when the plan is made and is never reset; the ETA counts only
+    the runs executed now (not those skipped by ``--resume``).
+    """
 
     def __init__(self, progress, total: int):
         self.progress = progress
-        self.task = None
         self.total = total
         self.start = time.perf_counter()
         self.first = None
+        self.task = progress.add_task("sweep", total=total, eta="-") if progress is not None else None
 
     def __call__(self, done: int, total: int, folder: str, summary, error) -> None:
         if self.first is None:
             self.first = done - 1  # runs already finished (resume): not counted in the ETA
-            if self.progress is not None:  # the task starts with the skipped runs done; its clock never resets
-                self.task = self.progress.add_task("sweep", total=total, completed=self.first)
         status = f"{type(error).__name__}" if error is not None else summary["status"]
-        if self.progress is not None:
-            self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})")
-            return
         elapsed = time.perf_counter() - self.start
         eta = elapsed / (done - self.first) * (total - done)
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})",
+                                 eta=f"{eta:.0f} s")
+            return
         note(f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, eta {eta:.0f} s")
 
 
@@ -328,7 +331,6 @@ def sweep(scenario: ScenarioArg,
         MofNCompleteColumn,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
     from rich.progress import Progress as Bar
 
@@ -340,7 +342,7 @@ def sweep(scenario: ScenarioArg,
     bar = None
     if live and err_console.is_terminal:
         bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("eta"), TimeRemainingColumn(), console=err_console, transient=True)
+                  TextColumn("eta {task.fields[eta]}"), console=err_console, transient=True)
     state = {}
 
     def on_plan(plan, where):

@@ -89,8 +89,9 @@ def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> 
 
 
 def _plain_loss(snap: Snapshot) -> str:
-    text = _loss_text(snap)
-    return "loss=- (" + text[5:] + ")" if text.startswith("loss not") else text.replace("loss ", "loss=", 1)
+    if snap.loss is not None and snap.evaluated_update == 0 and snap.updates > 0:
+        return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f}; see run.eval_every)"
+    return _loss_text(snap).replace("loss ", "loss=", 1)
 
 
 def keys_table(specs) -> Table:
