@@ -253,8 +253,8 @@ def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) 
     """
     folder = Path(folder)
     if not (folder / "scenario.toml").is_file() or not (folder / "summary.json").is_file():
-        raise FolderError(f"{folder}: no scenario.toml and summary.json (not a run folder written by "
-                          f"netsim >= 0.2; run it again with netsim run)")
+        raise FolderError(f"{folder}: no scenario.toml and summary.json (not a run folder, or one written "
+                          f"before run folders recorded their scenario; run it again with netsim run)")
     summary = json.loads((folder / "summary.json").read_text())
     sc = load(folder / "scenario.toml", data_dir=data_dir)
     sc = replace(sc, overrides=tuple(json.loads((folder / "meta.json").read_text()).get("overrides", []))
