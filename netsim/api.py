@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,30 +28,78 @@ from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
 from .config.scenario import Scenario, load_scenario
 from .errors import ScenarioError
 from .net.topology_io import list_presets
-from .presets import list_scenarios
 from .net.topology_stats import describe
+from .presets import list_scenarios
 from .results.provenance import differences, run_meta
 from .results.runfolder import (
     PHASES,
     FolderError,
+    OutputError,
     RunData,
+    RunWriter,
+    claim,
     find_runs,
     from_result,
     latest_folder,
     read_run,
     unique_folder,
     write_compare,
-    write_run,
 )
 from .results.tables import summary_fields
 from .rules import RULES
-from .sim.engine import advise, prepare, simulate
+from .sim.engine import RunInterrupted, Simulation, advise, prepare
 from .sim.records import Result
-from .sweeps.runner import SweepOutcome, plan_sweep, run_sweep
+from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["RULES", "version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema", "scenarios",
-           "export_trace", "export_tensorboard", "figures", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
-           "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant"]
+__all__ = ["RULES", "version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema",
+           "scenarios", "export_trace", "export_tensorboard", "figures", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
+           "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant",
+           "RunInterrupted", "OutputError", "SweepError", "SweepFailed", "exit_status", "claim"]
+
+EXIT_STATUS = {"ok": 0, "diverged": 1, "stalled": 1, "failed": 1, "interrupted": 130}
+"""Process exit status for a run's status (README, "Exit status"); bad input is 2."""
+
+
+def exit_status(statuses) -> int:
+    """The exit status of a command whose runs ended with *statuses*: 130 when one was
+    interrupted, else 1 when one did not end ``ok``, else 0.
+
+    >>> exit_status(["ok", "ok"]), exit_status(["ok", "diverged"]), exit_status(["stalled", "interrupted"])
+    (0, 1, 130)
+    """
+    codes = [EXIT_STATUS.get(s, 1) for s in statuses]
+    return 130 if 130 in codes else max(codes, default=0)
+
+
+@contextmanager
+def _interruptible():
+    """While a run goes, SIGTERM acts as Ctrl-C does (KeyboardInterrupt), so the run
+    ends with status ``interrupted`` and its files written (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
+def _sheltered():
+    """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def _frame(columns: dict):
@@ -76,6 +127,7 @@ def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) 
     if data_dir is not None:
         extra.append(f"data.dir={toml_value(str(Path(data_dir).resolve()))}")
     return scenario.with_overrides(extra) if extra else scenario
+
 
 
 class Run:
@@ -215,24 +267,48 @@ def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, al
 
 
 def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
-        label: str | None = None, prepared=None, overrides=None, seed: int | None = None, data_dir=None) -> Run:
+        label: str | None = None, prepared=None, overwrite: bool = False,
+        progress_every: float | None = None, overrides=None, seed: int | None = None, data_dir=None) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
 
     *scenario* is a loaded Scenario, a file or a preset name; *overrides*, *seed*
-    and *data_dir* are the CLI's ``--set``, ``--seed`` and ``--data-dir``.
+    and *data_dir* are the CLI's ``--set``, ``--seed`` and ``--data-dir``. The folder
+    also gets the resolved ``scenario.toml`` and ``meta.json`` (see :func:`rerun`).
 
     *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes.
-    A run that ends diverged keeps its status in ``Run.status``; nothing is raised.
+    A run that ends diverged or stalled keeps its status in ``Run.status``; nothing is raised.
+
+    With *out*, the folder is claimed first (OutputError, code 2, when another
+    process writes there, or when it holds results of another run and *overwrite*
+    is false; with *overwrite* they are removed), complete rows are written as the
+    run goes and ``summary.json`` atomically at the end (OutputError, code 1, on a
+    full or read-only disk; complete rows stay). Ctrl-C or SIGTERM end the run: its
+    files are written with status ``interrupted`` and RunInterrupted (a
+    KeyboardInterrupt with ``.result`` and ``.summary``) is raised.
     """
     sc = _scenario(scenario, overrides, seed, data_dir)
     if algorithm is not None:
         sc = sc.with_algorithm(algorithm)
     started = datetime.now(timezone.utc)
     prepared = prepared if prepared is not None else prepare(sc)
-    result = simulate(sc, None, prepared=prepared, progress=progress, label=label)
-    if out is not None:
-        write_run(result, out, sc, run_meta(sc, prepared.dataset.source, started, result.label))
-    return Run(from_result(result, Path(out) if out is not None else None), result)
+    sim = Simulation(sc, None, prepared, label)
+    if out is None:
+        result = sim.run(progress, progress_every)
+        return Run(from_result(result), result)
+    meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
+    writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
+    try:
+        with _interruptible():
+            result = sim.run(progress, progress_every, sink=writer.flush)
+    except RunInterrupted as stop:
+        with _sheltered():
+            stop.summary = writer.finish(stop.result)
+        raise
+    except BaseException:
+        writer.close()
+        raise
+    summary = writer.finish(result)
+    return Run(from_result(result, Path(out), summary), result)
 
 
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
@@ -301,14 +377,16 @@ def variants(scenario: Scenario, algorithms=None, groupings=None) -> list[Varian
 
 def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, out=None,
             plots: bool = False, window: tuple[float, float] | None = None, progress=None,
-            on_run=None, overrides=None, seed: int | None = None, data_dir=None) -> Comparison:
+            on_run=None, overwrite: bool = False, overrides=None, seed: int | None = None,
+            data_dir=None) -> Comparison:
     """Every rule in *algorithms* and GSGD with every grouping in *groupings* (see
     :func:`variants`) on the same data, shards, initial model and time draws.
 
     With *out*: one folder per run and ``compare.json`` (rewritten after each run,
     so finished runs are listed even if a later one fails); *plots* then also
     draws the figures into ``out/plots``. *progress* gets each run's snapshots;
-    *on_run(label, run)* is called as each run finishes.
+    *on_run(label, run)* is called as each run finishes. *out* is claimed as in
+    :func:`run`; an interrupted run is listed in compare.json and RunInterrupted raised.
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
@@ -316,17 +394,26 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     plan = variants(sc, algorithms, groupings)
     prepared = prepare(sc)
     runs, summaries = {}, []
-    for v in plan:
-        started = datetime.now(timezone.utc)
-        result = simulate(v.scenario, v.algorithm, prepared=prepared, progress=progress, label=v.label)
-        folder = Path(out) / v.folder if out is not None else None
-        if folder is not None:
-            meta = run_meta(v.scenario, prepared.dataset.source, started, v.label)
-            summaries.append({**write_run(result, folder, v.scenario, meta), "folder": v.folder})
-            write_compare(summaries, out)
-        runs[v.label] = Run(from_result(result, folder), result)
-        if on_run is not None:
-            on_run(v.label, runs[v.label])
+    held = claim(out, overwrite=overwrite) if out is not None else None
+    try:
+        for v in plan:
+            folder = Path(out) / v.folder if out is not None else None
+            try:
+                done = run(v.scenario, v.algorithm, out=folder, progress=progress, label=v.label,
+                           prepared=prepared)
+            except RunInterrupted as stop:
+                if folder is not None and hasattr(stop, "summary"):
+                    write_compare(summaries + [{**stop.summary, "folder": v.folder}], out)
+                raise
+            if folder is not None:
+                summaries.append({**done.summary, "folder": v.folder})
+                write_compare(summaries, out)
+            runs[v.label] = done
+            if on_run is not None:
+                on_run(v.label, runs[v.label])
+    finally:
+        if held is not None:
+            held.release()
     if out is None:
         return Comparison(runs)
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
@@ -334,19 +421,20 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
 
 def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int = 1, overrides=None,
           data_dir=None, jobs: int | None = None, scheduler=None, resume: bool = False, on_done=None,
-          on_plan=None, workers: int | None = None) -> Sweep:
+          on_plan=None, overwrite: bool = False, workers: int | None = None) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (default
     ``runs/<scenario>-sweep``, numbered ``-2``, ... if taken; with *resume* the
     last of them; see :mod:`netsim.sweeps.runner`).
 
-    *scenario* is a loaded Scenario or a file. *grid* is ``{"algorithm": ["ssgd",
-    "gsgd"], "run.batch_size": [8, 16]}`` or a list of ``"KEY=V1,V2"`` strings.
-    *scheduler*: a Dask scheduler address or ``distributed.Client``; otherwise
-    *jobs* local processes (default: the usable CPUs; 1: this process; *workers* is
-    its old name). Every point is validated before anything runs (ScenarioError);
-    *on_plan(plan, out)* is called then. Raises SweepError when every run failed.
+    *scenario* is a loaded Scenario, a file or a preset name. *grid* is
+    ``{"algorithm": ["ssgd", "gsgd"], "run.batch_size": [8, 16]}`` or a list of
+    ``"KEY=V1,V2"`` strings. *scheduler*: a Dask scheduler address or
+    ``distributed.Client``; otherwise *jobs* local processes (default: the usable
+    CPUs; 1: this process; *workers* is its old name). Every point is validated
+    before anything runs (ScenarioError); *on_plan(plan, out)* is called then. *out*
+    is claimed as in :func:`run` (*resume* keeps its finished runs). Raises
+    SweepFailed (a SweepError) when every run of the sweep failed (raised an error).
     """
-    from .sweeps.runner import SweepFailed
     if jobs is not None and workers is not None and jobs != workers:
         raise ValueError("give jobs= (local processes) only; workers= is its old name")
     jobs = jobs if jobs is not None else workers
@@ -358,15 +446,16 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
     out = Path(out)
     if on_plan is not None:
         on_plan(plan, out)
-    result = Sweep(run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done))
-    if result.failures and not result.executed and not result.skipped:
-        first = result.failures[0][1]
+    outcome = run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done,
+                        overwrite=overwrite)
+    if outcome.failures and not outcome.executed and not outcome.skipped:
+        folder, message = outcome.failures[0]
         hint = ""
-        if any(w in first for w in ("BrokenProcessPool", "bootstrapping", "freeze_support", "__main__")):
+        if any(w in message for w in ("BrokenProcessPool", "bootstrapping", "freeze_support", "__main__")):
             hint = (" (a script that calls netsim.sweep with local processes must guard its code with "
                     "`if __name__ == \"__main__\":`, or pass jobs=1)")
-        raise SweepFailed(f"{out}: every run of the sweep failed ({len(result.failures)}); the first: {first}{hint}")
-    return result
+        raise SweepFailed(f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}{hint}")
+    return Sweep(outcome)
 
 
 def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, overrides=None,

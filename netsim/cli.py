@@ -35,6 +35,7 @@ LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live display on
 DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
 PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.")]
 WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")]
 FigFormatOpt = Annotated[str, typer.Option("--format", "-f", help="Figure formats, comma-separated: png, pdf, svg.")]
 DpiOpt = Annotated[Optional[int], typer.Option("--dpi", help="Resolution of PNG figures, dots per inch (default 150).")]
@@ -125,6 +126,13 @@ def with_progress(live: bool, call, total: int = 1):
     return call(Progress(None, total))
 
 
+def interrupted(stop, out) -> None:
+    """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
+    err_console.print(f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
+                      f"{escape(str(out))} (status interrupted)", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
+
+
 def report_status(summary: dict, out: Path | None) -> None:
     if summary["status"] != "ok":
         where = f"; files so far kept in {out}" if out is not None else ""
@@ -136,15 +144,22 @@ def report_status(summary: dict, out: Path | None) -> None:
 def run(scenario: ScenarioArg,
         algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-        data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False) -> None:
+        data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
+        overwrite: OverwriteOpt = False) -> None:
     """Run one scenario with one update rule; write summary.json, curves, scenario.toml and meta.json."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or api.default_out(sc)
     try:
-        result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress))
+        result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite))
     except ScenarioError as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except api.RunInterrupted as stop:
+        interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
     report_status(result.summary, out)
     if json_:
         emit_json({**result.summary, "folder": str(out)})
@@ -153,8 +168,7 @@ def run(scenario: ScenarioArg,
     note(f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})")
     if plots:
         draw([out], None, window_range)
-    if result.status != "ok":
-        raise typer.Exit(1)
+    raise typer.Exit(api.exit_status([result.status]))
 
 
 @app.command()
@@ -187,7 +201,8 @@ def compare(scenario: ScenarioArg,
             algorithms: Annotated[str, typer.Option("--algorithms", "-a", help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).")] = "",
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False) -> None:
+            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
+            overwrite: OverwriteOpt = False) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir)
@@ -200,10 +215,16 @@ def compare(scenario: ScenarioArg,
     try:
         plan = api.variants(sc, names, split(groupings))
         cmp = with_progress(live, lambda progress: api.compare(
-            sc, names, groupings=split(groupings), out=out, progress=progress,
+            sc, names, groupings=split(groupings), out=out, progress=progress, overwrite=overwrite,
             on_run=lambda label, r: report_status(r.summary, r.path)), total=len(plan))
     except ScenarioError as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except api.RunInterrupted as stop:
+        interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
     if json_:
         emit_json({"folder": str(out), "runs": cmp.summaries})
     else:
@@ -211,8 +232,7 @@ def compare(scenario: ScenarioArg,
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
-    if any(r.status != "ok" for r in cmp.values()):
-        raise typer.Exit(1)
+    raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
 
 
 def parse_window_opt(text: str | None):
@@ -324,7 +344,8 @@ def sweep(scenario: ScenarioArg,
           workers_old: Annotated[Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")] = None,
           scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
           resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
-          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False, json_: JsonOpt = False) -> None:
+          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False, json_: JsonOpt = False,
+          overwrite: OverwriteOpt = False) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from rich.progress import (
         BarColumn,
@@ -356,7 +377,7 @@ def sweep(scenario: ScenarioArg,
     def go():
         return api.sweep(scenario, grid or [], out=out, seeds=seeds, overrides=sets, data_dir=data_dir,
                          jobs=jobs, scheduler=scheduler, resume=resume, on_plan=on_plan,
-                         on_done=lambda *args: state["progress"](*args))
+                         on_done=lambda *args: state["progress"](*args), overwrite=overwrite)
     try:
         if bar is not None:
             with bar:
@@ -367,6 +388,8 @@ def sweep(scenario: ScenarioArg,
         fail(str(exc), 1)
     except (ScenarioError, SweepError, ExecutorError) as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
     except KeyboardInterrupt:
         note(f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
              "to finish the rest")
@@ -382,8 +405,7 @@ def sweep(scenario: ScenarioArg,
         draw([outcome.path], None, None)
     for folder, message in outcome.failures:
         err_console.print(f"[bold red]{escape(str(folder))}:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    if outcome.failures:
-        raise typer.Exit(1)
+    raise typer.Exit(max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows])))
 
 
 @app.command()

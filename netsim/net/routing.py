@@ -5,17 +5,27 @@ the remaining equal-cost paths are all kept and one is chosen per flow by a
 stable hash of the flow's key (ECMP). Latency sums equal within a relative
 ``1e-9`` count as equal.
 
+The general algorithm builds one shortest-path DAG per root node (Dijkstra on
+(latency, hops)), which encodes every equal-cost path to that root, and walks
+it. A graph that is exactly :func:`~netsim.topology.fat_tree` with one latency
+on every link takes a fast path between hosts that returns the same paths
+arithmetically (see :func:`_fat_tree_layout`).
+
 All functions are pure. Work is memoised in an optional ``cache`` dict owned
-by the caller (e.g. one per :class:`~netsim.network.FlowNetwork`); it holds one
-shortest-path DAG per root node, which encodes every equal-cost path to that
-root, and per (src, dst) pair the sub-DAG with path counts. A cache must not be
-reused after the graph changes. Results never depend on what is cached.
+by the caller (e.g. one per :class:`~netsim.network.FlowNetwork`); it holds the
+fat-tree layout (or ``None``), plain-tuple adjacency, the natural node order,
+how often each node was an endpoint, one DAG per root node and, per (src, dst)
+pair routed on the inverted DAG of its source, that sub-DAG with path counts.
+A cache must not be reused after the graph changes. Results never depend on
+what is cached.
 """
 from __future__ import annotations
 
 import hashlib
 import heapq
 import itertools
+import math
+from typing import NamedTuple
 
 from .topology import TopologyError, natural_key
 
@@ -40,6 +50,16 @@ def _rank(G, cache):
     return rank
 
 
+def _adjacency(G, cache):
+    """``{u: ((v, edge attributes), ...)}`` in *G*'s neighbour order; plain tuples, read fast."""
+    if cache is not None and "adj" in cache:
+        return cache["adj"]
+    adj = {u: tuple(nbrs.items()) for u, nbrs in G.adjacency()}
+    if cache is not None:
+        cache["adj"] = adj
+    return adj
+
+
 def _dag(G, root, cache):
     """Shortest-path DAG rooted at *root* (Dijkstra on (latency, hops)).
 
@@ -55,13 +75,14 @@ def _dag(G, root, cache):
     order, done = [], set()
     tie = itertools.count()
     heap = [(0.0, 0, next(tie), root)]
+    adj = _adjacency(G, cache)
     while heap:
         lat, hops, _, u = heapq.heappop(heap)
         if u in done or (lat, hops) != dist[u]:
             continue                         # stale heap entry
         done.add(u)
         order.append(u)
-        for v, data in G.adj[u].items():
+        for v, data in adj[u]:
             cand = (lat + data["latency"], hops + 1)
             old = dist.get(v)
             if old is not None:
@@ -86,13 +107,30 @@ def _dag(G, root, cache):
     return next_hops, count
 
 
+def _root(src, dst, cache):
+    """The endpoint whose DAG serves the pair: *dst* if its DAG is cached, else *src*
+    if its DAG is, else the one that was an endpoint more often (*dst* on ties).
+
+    So one-to-all (a PS sending to every worker) builds one DAG, as all-to-one does.
+    """
+    if cache is None:
+        return dst
+    uses = cache.setdefault("uses", {})
+    for node in (src, dst):
+        uses[node] = uses.get(node, 0) + 1
+    if ("dag", dst) in cache:
+        return dst
+    if ("dag", src) in cache:
+        return src
+    return dst if uses[dst] >= uses[src] else src
+
+
 def _pair(G, src, dst, cache):
     """``(next_hops, count)`` restricted to what a walk from *src* to *dst* needs.
 
-    Uses the DAG rooted at *dst*, unless only the one rooted at *src* is
-    cached: then the sub-DAG of shortest src->dst paths is inverted and
-    counted for this pair (and memoised). Both give the same paths, in the
-    same order.
+    Uses the DAG rooted at the endpoint chosen by :func:`_root`. For *src*, the
+    sub-DAG of shortest src->dst paths is inverted and counted for this pair
+    (and memoised). Both give the same paths, in the same order.
     """
     for node in (src, dst):
         if node not in G:
@@ -100,7 +138,7 @@ def _pair(G, src, dst, cache):
     key = ("pair", src, dst)
     if cache is not None and key in cache:
         return cache[key]
-    if cache is None or ("dag", dst) in cache or ("dag", src) not in cache:
+    if _root(src, dst, cache) == dst:
         next_hops, count = _dag(G, dst, cache)
         if src not in count:
             raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
@@ -134,10 +172,115 @@ def _pair(G, src, dst, cache):
     return succ, count
 
 
+class _FatTree(NamedTuple):
+    """Where things are in ``fat_tree(k)``; every tuple in natural node order."""
+    half: int        # k / 2
+    edge: dict       # host -> its edge switch
+    pod: dict        # edge switch -> pod id
+    aggs: dict       # pod id -> its agg switches
+    cores: dict      # agg switch -> the cores it links to
+    down: dict       # (core, pod id) -> the agg of that pod linked to the core
+
+
+def _fat_tree_arity(n_nodes):
+    """The k with ``k**3/4 + 5*k**2/4 == n_nodes`` (the node count of ``fat_tree(k)``), or None."""
+    k = 2
+    while k ** 3 // 4 + 5 * k * k // 4 < n_nodes:
+        k += 2
+    return k if k ** 3 // 4 + 5 * k * k // 4 == n_nodes else None
+
+
+def _fat_tree_plan(k):
+    """``(layout, links)`` of ``fat_tree(k)`` from its naming scheme; links as (u, v).
+
+    Counting up ``i`` in ``p{p}-agg{i}`` and ``c`` in ``core{c}`` is natural order.
+    """
+    half, links = k // 2, []
+    ft = _FatTree(half, {}, {}, {}, {}, {})
+    for p in range(k):
+        ft.aggs[p] = tuple(f"p{p}-agg{i}" for i in range(half))
+        for i, agg in enumerate(ft.aggs[p]):
+            edge = f"p{p}-edge{i}"
+            ft.cores[agg] = tuple(f"core{c}" for c in range(i * half, (i + 1) * half))
+            ft.down.update({(core, p): agg for core in ft.cores[agg]})
+            ft.pod[edge] = p
+            links += [(agg, core) for core in ft.cores[agg]] + [(edge, a) for a in ft.aggs[p]]
+            for j in range(half):
+                host = f"h{(p * half + i) * half + j}"
+                ft.edge[host] = edge
+                links.append((host, edge))
+    return ft, links
+
+
+def _fat_tree_layout(G):
+    """The layout of *G* if it is exactly ``fat_tree(k)`` with one latency, else None.
+
+    *G* qualifies when it has the nodes and links (by name) of
+    :func:`~netsim.topology.fat_tree` and no other, and every link has the same
+    latency ``L`` (s), an int or float with ``0 <= L`` and ``8 * L`` finite. Then
+    every path of ``n`` hops sums to the same latency, which never decreases
+    with ``n``, so the equal-cost paths of the general algorithm are the
+    fewest-hop paths: between hosts under one edge switch, the 2-hop one; within
+    a pod, one per agg switch; across pods, one per (agg, core) pair, ordered by
+    agg then core.
+    """
+    if G.is_directed() or G.is_multigraph():
+        return None
+    k = _fat_tree_arity(G.number_of_nodes())
+    if k is None or G.number_of_edges() != 3 * k ** 3 // 4:
+        return None
+    ft, links = _fat_tree_plan(k)
+    adj = dict(G.adjacency())
+    try:
+        latencies = [adj[u][v].get("latency") for u, v in links]
+    except KeyError:                         # a link of fat_tree(k) is missing
+        return None
+    # as many links, all expected: same links, hence same nodes (none is isolated)
+    if len(set(latencies)) != 1 or not set(map(type, latencies)) <= {int, float}:
+        return None
+    return ft if 0 <= latencies[0] and math.isfinite(8 * latencies[0]) else None
+
+
+def _fat_tree(G, cache):
+    """:func:`_fat_tree_layout` of *G*, memoised in *cache*."""
+    if cache is not None and "fat_tree" in cache:
+        return cache["fat_tree"]
+    ft = _fat_tree_layout(G)
+    if cache is not None:
+        cache["fat_tree"] = ft
+    return ft
+
+
+def _fat_tree_count(ft, es, ed):
+    """Number of equal-cost paths between hosts under edge switches *es* and *ed*."""
+    if es == ed:
+        return 1
+    return ft.half if ft.pod[es] == ft.pod[ed] else ft.half * ft.half
+
+
+def _fat_tree_route(ft, src, dst, flow_key):
+    """:func:`route` between distinct hosts of a fat-tree with layout *ft*."""
+    es, ed = ft.edge[src], ft.edge[dst]
+    if es == ed:
+        return [(src, es), (es, dst)]
+    index = flow_hash(flow_key) % _fat_tree_count(ft, es, ed)
+    ps, pd = ft.pod[es], ft.pod[ed]
+    if ps == pd:
+        agg = ft.aggs[ps][index]
+        return [(src, es), (es, agg), (agg, ed), (ed, dst)]
+    agg = ft.aggs[ps][index // ft.half]
+    core = ft.cores[agg][index % ft.half]
+    agg2 = ft.down[core, pd]
+    return [(src, es), (es, agg), (agg, core), (core, agg2), (agg2, ed), (ed, dst)]
+
+
 def path_count(G, src, dst, *, cache=None):
     """Number of equal-cost shortest paths from *src* to *dst* (1 if equal)."""
     if src == dst:
         return 1
+    ft = _fat_tree(G, cache)
+    if ft is not None and src in ft.edge and dst in ft.edge:
+        return _fat_tree_count(ft, ft.edge[src], ft.edge[dst])
     return _pair(G, src, dst, cache)[1][src]
 
 
@@ -170,8 +313,12 @@ def route(G, src, dst, *, flow_key=None, cache=None):
         if src not in G:
             raise TopologyError(f"node {src!r}", "not in graph")
         return []
+    key = (src, dst) if flow_key is None else flow_key
+    ft = _fat_tree(G, cache)
+    if ft is not None and src in ft.edge and dst in ft.edge:
+        return _fat_tree_route(ft, src, dst, key)
     next_hops, count = _pair(G, src, dst, cache)
-    index = flow_hash((src, dst) if flow_key is None else flow_key) % count[src]
+    index = flow_hash(key) % count[src]
     path, u = [], src
     while u != dst:
         for v in next_hops[u]:
@@ -187,8 +334,9 @@ def route(G, src, dst, *, flow_key=None, cache=None):
 def equal_cost_paths(G, src, dst, *, cache=None):
     """Every equal-cost path from *src* to *dst*, as lists of directed links.
 
-    In the order used by :func:`route`. The number of paths can grow
-    exponentially on meshes; use :func:`path_count` to check first.
+    In the order used by :func:`route` (always by the general algorithm). The
+    number of paths can grow exponentially on meshes; use :func:`path_count`
+    to check first.
     """
     if src == dst:
         return [[]]

@@ -3,11 +3,28 @@
 A run folder holds ``summary.json``, ``curve.csv``, ``updates.csv`` and maybe
 ``timeline.csv`` and ``dropped.csv`` (see README, "Output files"). Columns are
 returned as numpy arrays keyed by their CSV header names.
+
+Writing is safe against interruptions: :class:`RunWriter` claims the folder (a lock
+file, and a refusal when it holds results of another run unless told to
+overwrite them), streams complete CSV rows while the run goes, and writes
+``summary.json`` last, atomically (a temporary file renamed over it). A folder
+whose process was killed holds complete rows and no summary; a CSV's unfinished
+last line is ignored on reading. All JSON is strict: NaN and infinities become
+``null``.
 """
 from __future__ import annotations
 
 import csv
+import errno
+import io
 import json
+import math
+import os
+import shutil
+import signal
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -16,14 +33,369 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, summarize
 
-__all__ = ["write_run", "unique_folder", "latest_folder", "write_compare", "summary_json", "RunData", "FolderError", "read_run", "find_runs", "from_result", "short_label", "relabel", "PHASES"]
+__all__ = ["RunData", "FolderError", "OutputError", "read_run", "find_runs", "from_result", "short_label",
+           "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json", "strict_json",
+           "write_atomic", "RESULT_FILES", "unique_folder", "latest_folder"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
+DROPPED = ("sim_time", "worker", "version_read", "reason")
+TIMELINE = ("worker", "phase", "start", "end")
+RUN_FILES = ("summary.json", "curve.csv", "updates.csv", "dropped.csv", "timeline.csv", "scenario.toml", "meta.json")
+RESULT_FILES = RUN_FILES + ("compare.json", "sweep.json", "sweep.csv", "sweep_summary.csv", "report.md", "report.html",
+                            "trace.json")
+"""Files netsim writes; a folder holding one of them (or a subfolder holding a run) holds results."""
+LOCK = ".netsim.lock"
+FLUSH_ROWS = 4096
+FLUSH_SECONDS = 0.5
+"""Rows are written out once FLUSH_ROWS applied gradients wait, or FLUSH_SECONDS (wall) after the last write."""
 
 
 class FolderError(ValueError):
     """A folder is missing or holds no run; the message names it."""
+
+
+class OutputError(RuntimeError):
+    """An output folder cannot be used (``code`` 2: taken by another run or holding
+    its results) or written (``code`` 1: disk full, read-only); one-line message."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+# -- strict JSON ----------------------------------------------------------------------------
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, np.generic):
+        return _finite(value.item())
+    return value
+
+
+def strict_json(value, **kwargs) -> str:
+    """JSON text with NaN and ±inf as ``null`` (``allow_nan=False``: never invalid JSON).
+
+    >>> strict_json({"loss": float("nan"), "x": [1.0, float("inf")]})
+    '{"loss": null, "x": [1.0, null]}'
+    """
+    return json.dumps(_finite(value), allow_nan=False, **kwargs)
+
+
+def summary_json(summary: dict) -> str:
+    """The summary as stable, strict JSON text (same summary → same bytes)."""
+    return strict_json(summary, indent=2) + "\n"
+
+
+def _disk_error(path: Path, exc: OSError) -> OutputError:
+    why = exc.strerror or str(exc)
+    return OutputError(f"{path}: cannot write: {why}; the complete rows written so far are kept")
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Replace *path* by *text* atomically: a temporary file beside it, then renamed over it
+    (a process killed meanwhile leaves the old file or the new one, never half of one).
+
+    Raises OutputError when the disk is full or read-only (the old file, if any, stays)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise _disk_error(path, exc) from None
+
+
+# -- claiming a folder ----------------------------------------------------------------------
+def holds_results(path: Path) -> bool:
+    """Whether *path* holds files of a netsim run, compare or sweep."""
+    if not path.is_dir():
+        return False
+    for entry in path.iterdir():
+        if entry.name in RESULT_FILES:
+            return True
+        if entry.is_dir() and (entry / "summary.json").is_file():
+            return True
+    return False
+
+
+def clear_results(path: Path) -> None:
+    """Remove what netsim wrote in *path* (result files, run subfolders, plots); keep the rest."""
+    for entry in path.iterdir():
+        if entry.name == LOCK:
+            continue
+        if entry.is_dir():
+            if entry.name in ("plots", "report_figures", "tensorboard") or holds_results(entry) or entry.name.endswith(".partial"):
+                shutil.rmtree(entry)
+        elif entry.name in RESULT_FILES or (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+            entry.unlink()
+
+
+class Claim:
+    """An output folder held by this process (an exclusive lock on ``.netsim.lock``).
+
+    The lock goes with the process, however it ends; :meth:`release` frees it earlier.
+    """
+
+    def __init__(self, path: Path, fd: int):
+        self.path = path
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> Claim:
+    """Take *out* for writing: create it, lock it, and refuse it when it holds results
+    of another run, unless *overwrite* (then they are removed first) or *reuse*
+    (the caller keeps them, e.g. a resumed sweep).
+
+    Raises OutputError (code 2) when another process writes there or when the folder
+    holds results; code 1 when it cannot be created.
+    """
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot create the output folder: {exc.strerror or exc}") from None
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no locking
+        fcntl = None
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise OutputError(f"{path}: another netsim process is writing there; wait for it or choose another --out",
+                              code=2) from None
+    held = Claim(path, fd)
+    if holds_results(path) and not reuse:
+        if not overwrite:
+            held.release()
+            raise OutputError(f"{path}: holds the results of another run; pass --overwrite to replace them "
+                              f"or choose another --out", code=2)
+        try:
+            clear_results(path)
+        except OSError as exc:
+            held.release()
+            raise OutputError(f"{path}: cannot remove the earlier results: {exc.strerror or exc}") from None
+    return held
+
+
+# -- writing one run ------------------------------------------------------------------------
+@contextmanager
+def _unbroken():
+    """Hold SIGINT and SIGTERM back (they are delivered after the block) while rows are
+    written, so a chunk and the count of rows written never disagree."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class _Table:
+    """One CSV file written row by row, opened on the first row (or at once when *eager*)."""
+
+    def __init__(self, path: Path, header, eager: bool):
+        self.path = path
+        self.header = header
+        self.fh = None
+        self.done = 0
+        if eager:
+            self._open()
+
+    def _open(self) -> None:
+        self.fh = open(self.path, "w", newline="")
+        self.fh.write(",".join(self.header) + "\n")
+
+    def write(self, rows) -> None:
+        """Append *rows* (lists of values already formatted) in one write, then flush."""
+        if not rows:
+            return
+        if self.fh is None:
+            self._open()
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows(rows)
+        self.fh.write(text.getvalue())
+        self.fh.flush()
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+class RunWriter:
+    """Write one run into the folder *out* while it goes.
+
+    ``flush(recorder)`` appends the rows recorded since the last call (complete rows
+    only) to ``curve.csv``, ``updates.csv`` and, once there is something to put in
+    them, ``dropped.csv`` and ``timeline.csv``; ``finish(result)`` appends the
+    rest, rewrites the timeline sorted by worker and start, writes ``summary.json``
+    atomically, releases the folder and returns the summary. The files of a finished
+    run are the same bytes as if written at the end.
+
+    Raises OutputError (see :func:`claim`; on a full or read-only disk, code 1).
+    """
+
+    def __init__(self, out: str | Path, *, overwrite: bool = False, lock: bool = True, scenario=None,
+                 meta: dict | None = None):
+        self.path = Path(out)
+        self.claim = claim(self.path, overwrite=overwrite) if lock else None
+        if not lock:
+            self.path.mkdir(parents=True, exist_ok=True)
+        self.last = time.monotonic()
+        try:
+            if scenario is not None:  # first, so that even an interrupted run's folder describes itself
+                write_atomic(self.path / "scenario.toml", scenario.to_toml())
+            if meta is not None:
+                write_atomic(self.path / "meta.json", strict_json(meta, indent=2) + "\n")
+            self.curve = _Table(self.path / "curve.csv", CURVE, True)
+            self.updates = _Table(self.path / "updates.csv", UPDATES, True)
+            self.dropped = _Table(self.path / "dropped.csv", DROPPED, False)
+            self.timeline = _Table(self.path / "timeline.csv", TIMELINE, False)
+        except OSError as exc:
+            self._abandon()
+            raise _disk_error(self.path, exc) from None
+        except OutputError:
+            self._abandon()
+            raise
+
+    def flush(self, rec, force: bool = False) -> None:
+        """Write the rows of *rec* (a :class:`~netsim.sim.records.Recorder`) not written yet,
+        in chunks: unless *force*, only once :data:`FLUSH_ROWS` wait or
+        :data:`FLUSH_SECONDS` have passed since the last write."""
+        now = time.monotonic()
+        if not force and len(rec.version) - self.updates.done < FLUSH_ROWS and now - self.last < FLUSH_SECONDS:
+            return
+        self.last = now
+        try:
+            with _unbroken():
+                self._write(rec)
+        except OSError as exc:
+            self._abandon()
+            raise _disk_error(self.path, exc) from None
+
+    def _write(self, rec) -> None:
+        n = len(rec.curve)
+        self.curve.write([[u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve[self.curve.done:n]])
+        self.curve.done = n
+        n = min(len(rec.version), len(rec.time), len(rec.worker), len(rec.group), len(rec.staleness))
+        i = self.updates.done
+        self.updates.write([list(r) for r in zip(rec.version[i:n], map(repr, rec.time[i:n]), rec.worker[i:n],
+                                                  rec.group[i:n], rec.staleness[i:n])])
+        self.updates.done = n
+        n = min(len(rec.drop_time), len(rec.drop_worker), len(rec.drop_version), len(rec.drop_reason))
+        i = self.dropped.done
+        self.dropped.write([list(r) for r in zip(map(repr, rec.drop_time[i:n]), rec.drop_worker[i:n],
+                                                  rec.drop_version[i:n], rec.drop_reason[i:n])])
+        self.dropped.done = n
+        n = len(rec.spans)
+        self.timeline.write([(w, PHASES[p], repr(a), repr(b)) for w, p, a, b in rec.spans[self.timeline.done:n]])
+        self.timeline.done = n
+
+    def finish(self, result: Result) -> dict:
+        """Write everything left and the summary; return the summary dict."""
+        rec = result.records
+        try:
+            with _unbroken():
+                self._write(rec)
+            for table in (self.curve, self.updates, self.dropped, self.timeline):
+                table.close()
+            if rec.spans:
+                ordered = sorted(rec.spans, key=lambda s: (s[0], s[2]))
+                text = io.StringIO()
+                writer = csv.writer(text, lineterminator="\n")
+                writer.writerow(TIMELINE)
+                writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in ordered)
+                write_atomic(self.path / "timeline.csv", text.getvalue())
+        except OSError as exc:
+            self._abandon()
+            raise _disk_error(self.path, exc) from None
+        except OutputError:
+            self._abandon()
+            raise
+        summary = summarize(result)
+        try:
+            write_atomic(self.path / "summary.json", summary_json(summary))
+        finally:
+            self._abandon()
+        return summary
+
+    def close(self) -> None:
+        """Stop writing (the run failed): what was written stays, no summary."""
+        self._abandon()
+
+    def _abandon(self) -> None:
+        """Close the files and free the folder (what was written stays)."""
+        for name in ("curve", "updates", "dropped", "timeline"):
+            table = getattr(self, name, None)
+            if table is not None:
+                try:
+                    table.close()
+                except OSError:
+                    pass
+        if self.claim is not None:
+            self.claim.release()
+
+
+def write_run(result: Result, out_dir: str | Path, *, overwrite: bool = True, lock: bool = True, scenario=None,
+              meta: dict | None = None) -> dict:
+    """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, and
+    dropped.csv / timeline.csv when there is something to put in them; with *scenario*
+    (the Scenario that ran) its resolved ``scenario.toml``, with *meta* ``meta.json``);
+    return the summary."""
+    return RunWriter(out_dir, overwrite=overwrite, lock=lock, scenario=scenario, meta=meta).finish(result)
+
+
+def unique_folder(base: str | Path) -> Path:
+    """*base* when it does not exist or is empty, else the first free ``base-2``, ``base-3``, ...
+
+    The default output folder of a command, so that no result is overwritten silently.
+    """
+    base = Path(base)
+    candidate, n = base, 1
+    while candidate.exists() and (not candidate.is_dir() or any(e.name != LOCK for e in candidate.iterdir())):
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+def latest_folder(base: str | Path) -> Path:
+    """The last existing folder of the ``base``, ``base-2``, ... series (``base`` if none exists)."""
+    base = Path(base)
+    found, n = base, 1
+    while True:
+        n += 1
+        nxt = base.with_name(f"{base.name}-{n}")
+        if not nxt.exists():
+            return found
+        found = nxt
+
+
+def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
+    """compare.json: the list of the compared runs' summaries, each with its
+    ``label`` and its ``folder`` (relative to *out_dir*); readers list only these.
+    Written atomically, strict JSON."""
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    write_atomic(Path(out_dir) / "compare.json", strict_json(summaries, indent=2) + "\n")
 
 
 @dataclass(frozen=True)
@@ -49,81 +421,16 @@ class RunData:
     values: dict = field(default_factory=dict)
 
 
-def summary_json(summary: dict) -> str:
-    """The summary as stable JSON text (same summary → same bytes)."""
-    return json.dumps(summary, indent=2, allow_nan=True) + "\n"
-
-
-def write_run(result: Result, out_dir: str | Path, scenario=None, meta: dict | None = None) -> dict:
-    """Write summary.json, curve.csv, updates.csv, and dropped.csv / timeline.csv when
-    there is something to put in them, into *out_dir*; with *scenario* (the Scenario
-    that ran) also its resolved ``scenario.toml``, with *meta* ``meta.json``."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if scenario is not None:
-        (out / "scenario.toml").write_text(scenario.to_toml())
-    if meta is not None:
-        (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    rec = result.records
-    with open(out / "curve.csv", "w", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["update", "sim_time", "loss", "test_accuracy"])
-        writer.writerows([u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve)
-    with open(out / "updates.csv", "w", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["version", "sim_time", "worker", "group", "staleness"])
-        writer.writerows(zip(rec.version, map(repr, rec.time), rec.worker, rec.group, rec.staleness))
-    if rec.drop_time:
-        with open(out / "dropped.csv", "w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["sim_time", "worker", "version_read", "reason"])
-            writer.writerows(zip(map(repr, rec.drop_time), rec.drop_worker, rec.drop_version, rec.drop_reason))
-    if rec.spans:
-        with open(out / "timeline.csv", "w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["worker", "phase", "start", "end"])
-            writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in sorted(rec.spans, key=lambda s: (s[0], s[2])))
-    summary = summarize(result)
-    (out / "summary.json").write_text(summary_json(summary))
-    return summary
-
-
-def unique_folder(base: str | Path) -> Path:
-    """*base* when it does not exist or is empty, else the first free ``base-2``, ``base-3``, ...
-
-    The default output folder of a command, so that no result is overwritten silently.
-    """
-    base = Path(base)
-    candidate, n = base, 1
-    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
-        n += 1
-        candidate = base.with_name(f"{base.name}-{n}")
-    return candidate
-
-
-def latest_folder(base: str | Path) -> Path:
-    """The last existing folder of the ``base``, ``base-2``, ... series (``base`` if none exists)."""
-    base = Path(base)
-    found, n = base, 1
-    while True:
-        n += 1
-        nxt = base.with_name(f"{base.name}-{n}")
-        if not nxt.exists():
-            return found
-        found = nxt
-
-
-def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
-    """compare.json: the list of the compared runs' summaries, each with its
-    ``label`` and its ``folder`` (relative to *out_dir*); readers list only these."""
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / "compare.json").write_text(json.dumps(summaries, indent=2) + "\n")
+def _rows(path: Path) -> list[list[str]]:
+    """The data rows of a CSV file; an unfinished last line (a killed writer) is left out."""
+    text = path.read_text()
+    if text and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+    return list(csv.reader(io.StringIO(text, newline="")))[1:]
 
 
 def _columns(path: Path, names, kinds) -> dict:
-    with open(path, newline="") as fh:
-        rows = list(csv.reader(fh))
-    body = rows[1:]
+    body = _rows(path)
     return {name: np.array([kind(r[i]) for r in body], dtype=kind) for i, (name, kind) in enumerate(zip(names, kinds))}
 
 
@@ -137,8 +444,7 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
     updates = _columns(path / "updates.csv", UPDATES, (int, float, int, int, int))
     timeline = None
     if (path / "timeline.csv").is_file():
-        with open(path / "timeline.csv", newline="") as fh:
-            rows = list(csv.reader(fh))[1:]
+        rows = _rows(path / "timeline.csv")
         index = {name: i for i, name in enumerate(PHASES)}
         timeline = {"worker": np.array([int(r[0]) for r in rows], dtype=int),
                     "phase": np.array([index[r[1]] for r in rows], dtype=int),
@@ -148,7 +454,7 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
     return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
 
 
-def from_result(result: Result, path: Path | None = None) -> RunData:
+def from_result(result: Result, path: Path | None = None, summary: dict | None = None) -> RunData:
     """The same columns straight from an in-memory Result (no files)."""
     rec = result.records
     curve = {name: np.array([row[i] for row in rec.curve]) for i, name in enumerate(CURVE)}
@@ -159,7 +465,7 @@ def from_result(result: Result, path: Path | None = None) -> RunData:
     if rec.spans:
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
         timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
-    summary = summarize(result)
+    summary = summary if summary is not None else summarize(result)
     return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"])
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Push, Rule, RuleContext, read_count, read_lr
+from .base import Need, Push, RoundTimer, Rule, RuleContext, read_count, read_lr, read_round_timeout
 
 __all__ = ["ABS", "next_k", "tau_max"]
 
@@ -65,14 +65,17 @@ class ABS(Rule):
     p : float >= 0, exponent of the schedule (0 keeps K = K0; the spec suggests 0.5 or 1).
     c : float >= 1, scale of the staleness threshold.
     smoothing : float in [0, 1), the moving-average factor of F̂.
+    round_timeout : float, s (0: none). A round that started at t closes at t + T
+        with the arrivals it has (or with the first one when it has none).
     """
     name = "abs"
     description = "ABS-style adaptive bounded staleness: wait for K (non-decreasing) arrivals, pre-empt too-stale workers"
     source = "after Tan, Zhu, Zhang, arXiv 2301.08895 (reconstruction); ALGORITHMS.md §3"
 
     def __init__(self, lr: float, groups: list[list[int]], *, k0: int = 1, p: float = 0.5, c: float = 1.0,
-                 smoothing: float = 0.9):
+                 smoothing: float = 0.9, round_timeout: float = 0.0):
         super().__init__(lr, groups)
+        self.round_timeout = round_timeout
         self.k0 = k0
         self.p = p
         self.c = c
@@ -91,7 +94,8 @@ class ABS(Rule):
         smoothing = table.get("smoothing", float, 0.9, minimum=0.0)
         if smoothing >= 1.0:
             raise ScenarioError(table.key("smoothing"), f"{smoothing!r} is not allowed (allowed: 0 <= smoothing < 1)")
-        return cls(lr, cls.default_groups(ctx), k0=k0, p=p, c=c, smoothing=smoothing)
+        return cls(lr, cls.default_groups(ctx), k0=k0, p=p, c=c, smoothing=smoothing,
+                   round_timeout=read_round_timeout(table))
 
     def start(self, ps) -> None:
         self.n_workers_ = len(self.group_index())
@@ -101,14 +105,38 @@ class ABS(Rule):
         self.reference_: float | None = None
         self.k_history_: list[int] = [self.k_]
         self.buffer_: list[Push] = []
+        self.timer_ = RoundTimer(self.round_timeout)
+        self.timer_.open(ps, lambda: self._expire(ps))
         ps.send(range(self.n_workers_))
 
     def on_push(self, ps, push: Push) -> None:
         self.buffer_.append(push)
-        if len(self.buffer_) < self.k_:
+        if len(self.buffer_) < self.k_ and not self.timer_.expired:
             return
+        self._close(ps)
+
+    def _expire(self, ps) -> None:
+        if not self.buffer_:
+            self.timer_.expired = True
+            return
+        present = sorted(p.worker for p in self.buffer_)
+        ps.record_event("round_timeout", present=present, k=self.k_)
+        self._close(ps)
+
+    def holds(self, worker: int) -> bool:
+        return any(p.worker == worker for p in self.buffer_)
+
+    def waiting(self, ps) -> list[Need]:
+        pushed = {p.worker for p in self.buffer_}
+        others = tuple(w for w in range(self.n_workers_) if w not in pushed)
+        if self.round_timeout:
+            return [Need(0, ())] if self.buffer_ else [Need(1, others)]
+        return [Need(self.k_ - len(self.buffer_), others)]
+
+    def _close(self, ps) -> None:
         pushes, self.buffer_ = self.buffer_, []
         ps.apply(pushes, self.lr, 0)
+        self.timer_.open(ps, lambda: self._expire(ps))
         self._adapt(float(np.mean([np.linalg.norm(p.grad) for p in pushes])))
         took = sorted(p.worker for p in pushes)
         chosen = set(took)

@@ -9,7 +9,8 @@ import numpy as np
 from ..errors import ScenarioError
 from ..params import Table
 
-__all__ = ["Rule", "KRule", "RuleContext", "Push", "ServerActions", "read_lr", "read_count"]
+__all__ = ["Rule", "KRule", "RuleContext", "Push", "ServerActions", "Need", "RoundTimer", "stalled_on",
+           "read_lr", "read_count", "read_round_timeout"]
 
 
 class Push:
@@ -120,8 +121,82 @@ class Rule:
         raise NotImplementedError
 
     def on_rejoin(self, ps: ServerActions, worker: int) -> None:
-        """A crashed worker is back: by default it gets the current model."""
-        ps.send((worker,))
+        """A crashed worker is back (called only after ``start``): it gets the current
+        model, unless the rule holds a gradient it pushed in the round still open
+        (:meth:`holds`); then it waits for the round's end like the others."""
+        if not self.holds(worker):
+            ps.send((worker,))
+
+    def holds(self, worker: int) -> bool:
+        """Whether *worker* pushed in the open round and waits for its end (default: never)."""
+        return False
+
+    def waiting(self, ps: ServerActions) -> list["Need"]:
+        """What the next update needs, as alternatives (any one suffices).
+
+        The engine uses it to tell a stalled run (no update can ever happen again)
+        from a slow one: the run is stalled when, for every alternative, fewer than
+        ``count`` of its ``workers`` can still push (the others are down for good).
+        Default: any push of any worker leads to an update (ASGD-like rules).
+        """
+        return [Need(1, tuple(range(len(self.group_index()))))]
+
+
+@dataclass(frozen=True)
+class Need:
+    """The next update happens once *count* more distinct workers among *workers* push.
+
+    ``Need(0, ())``: it happens without any push (a round timer is running).
+    """
+    count: int
+    workers: tuple
+
+
+def stalled_on(needs: list[Need], lost) -> list[int] | None:
+    """The lost workers that block every alternative of *needs*, or None when an
+    update can still happen.
+
+    *lost*: set of worker ids down with no recovery scheduled.
+
+    >>> stalled_on([Need(2, (1, 2))], {2}), stalled_on([Need(1, (1, 2))], {2})
+    ([2], None)
+    >>> stalled_on([Need(1, (0,)), Need(1, (3, 4))], {0, 3, 4}), stalled_on([Need(0, ())], {1})
+    ([0, 3, 4], None)
+    """
+    blocking: set[int] = set()
+    for need in needs:
+        gone = [w for w in need.workers if w in lost]
+        if len(need.workers) - len(gone) >= need.count:
+            return None
+        blocking.update(gone)
+    return sorted(blocking)
+
+
+class RoundTimer:
+    """The optional deadline of each round of a synchronous rule (``round_timeout``, s).
+
+    :meth:`open` starts a round; *seconds* later ``expire()`` is called unless another
+    round was opened meanwhile. A rule's ``expire`` closes the round with the
+    gradients it has or, when it has none, sets ``expired`` so the next arrival closes
+    it at once. With ``seconds == 0`` nothing is ever scheduled.
+    """
+
+    def __init__(self, seconds: float = 0.0):
+        self.seconds = seconds
+        self.round = 0
+        self.expired = False
+
+    def open(self, ps: ServerActions, expire) -> None:
+        self.round += 1
+        self.expired = False
+        if self.seconds:
+            r = self.round
+            ps.call_later(self.seconds, lambda: self.round == r and expire())
+
+
+def read_round_timeout(table: Table) -> float:
+    """The optional ``round_timeout`` key (s, >= 0; 0 means wait for ever)."""
+    return table.get("round_timeout", float, 0.0, minimum=0.0)
 
 
 def read_lr(table: Table, ctx: RuleContext) -> float:

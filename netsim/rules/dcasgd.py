@@ -81,6 +81,10 @@ class DCASGDConstant(Rule):
             self.backup_[m] = (ps.version, ps.w)
         ps.send(workers)
 
+    def on_rejoin(self, ps, worker: int) -> None:
+        """A worker back from a crash gets the current model and a fresh backup of it."""
+        self._send(ps, (worker,))
+
     def compensation(self, g: np.ndarray):
         """λ for this gradient (a scalar here)."""
         return self.lambda0

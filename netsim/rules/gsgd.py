@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..grouping.clustering import Grouping, choose_grouping, parse_method
 from ..params import Table
-from .base import Push, Rule, RuleContext, read_lr
+from .base import Need, Push, Rule, RuleContext, read_lr
 
 __all__ = ["GSGD", "GroupingSpec", "parse_groups"]
 
@@ -20,9 +20,9 @@ class GroupingSpec:
     ``method``: ``hand`` (the ``groups`` key), ``auto``, ``kmeans:K`` or ``equal:K``
     (formed from a measurement phase of ``probe_rounds`` iterations per worker);
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
-    :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): once a group's first
-    gradient of a round has arrived, the group waits at most this long for the others,
-    then updates with the gradients it has. ``regroup_every`` (updates, 0: never) or
+    :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): a group's round that
+    started (its members were sent the model) at t closes at t + timeout with the
+    gradients it has; when it has none, the first gradient to arrive closes it. ``regroup_every`` (updates, 0: never) or
     ``regroup_every_s`` (simulated s, 0: never): re-cluster from the last
     ``regroup_window`` iteration times observed at the PS.
     """
@@ -99,8 +99,11 @@ class GSGD(Rule):
         n = len(self.group_index())
         self._regroup_to(self.groups)
         self.buffers_: list[dict] = [{} for _ in self.groups]
-        self.next_round_ = len(self.groups)
-        self.rounds_ = list(range(len(self.groups)))  # a fresh id per group round, for timers
+        self.next_round_ = 0
+        self.rounds_ = [0] * len(self.groups)  # a fresh id per group round, for timers
+        self.expired_ = [False] * len(self.groups)
+        for k in range(len(self.groups)):
+            self._open_round(ps, k)
         self.sent_at_ = [0.0] * n
         self.observed_: list[list[float]] = [[] for _ in range(n)]
         ps.send(range(n))
@@ -121,23 +124,41 @@ class GSGD(Rule):
         k = self.group_of_[wid]
         buffer = self.buffers_[k]
         buffer[wid] = push
-        if len(buffer) == 1 and self.grouping.timeout:
-            ps.call_later(self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r))
-        if len(buffer) == len(self.groups[k]):
+        if len(buffer) == len(self.groups[k]) or self.expired_[k]:
             self._update(ps, k)
 
+    def _open_round(self, ps, k: int) -> None:
+        """Group *k* starts a round: a fresh round id and, with a timeout, its timer."""
+        self.rounds_[k] = self.next_round_
+        self.next_round_ += 1
+        self.expired_[k] = False
+        if self.grouping.timeout:
+            ps.call_later(self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r))
+
     def on_rejoin(self, ps, worker: int) -> None:
-        if not hasattr(self, "sent_at_"):  # back before training started: start() sends to everyone
+        if self.holds(worker):  # pushed in its group's open round: waits for its end
             return
         self.sent_at_[worker] = ps.now
         ps.send((worker,))
+
+    def holds(self, worker: int) -> bool:
+        return worker in self.buffers_[self.group_of_[worker]]
+
+    def waiting(self, ps) -> list[Need]:
+        needs = []
+        for k, members in enumerate(self.groups):
+            missing = tuple(w for w in members if w not in self.buffers_[k])
+            if self.grouping.timeout:
+                needs.append(Need(0, ()) if self.buffers_[k] else Need(1, missing))
+            else:
+                needs.append(Need(len(missing), missing))
+        return needs
 
     def _update(self, ps, k: int) -> None:
         pushes = list(self.buffers_[k].values())
         ps.apply(pushes, self.lr, k)
         self.buffers_[k] = {}
-        self.rounds_[k] = self.next_round_
-        self.next_round_ += 1
+        self._open_round(ps, k)
         recipients = sorted(p.worker for p in pushes)
         for wid in recipients:
             self.sent_at_[wid] = ps.now
@@ -147,7 +168,10 @@ class GSGD(Rule):
             self._regroup(ps)
 
     def _timeout(self, ps, k: int, round_id: int) -> None:
-        if k >= len(self.groups) or self.rounds_[k] != round_id or not self.buffers_[k]:
+        if k >= len(self.groups) or self.rounds_[k] != round_id:
+            return
+        if not self.buffers_[k]:
+            self.expired_[k] = True
             return
         present = sorted(self.buffers_[k])
         missing = [w for w in self.groups[k] if w not in self.buffers_[k]]
@@ -168,8 +192,10 @@ class GSGD(Rule):
         self._regroup_to(new)
         ps.reset_groups(len(new))
         self.buffers_ = [{w: pending[w] for w in g if w in pending} for g in new]
-        self.rounds_ = list(range(self.next_round_, self.next_round_ + len(new)))
-        self.next_round_ += len(new)
+        self.rounds_ = [0] * len(new)
+        self.expired_ = [False] * len(new)
+        for k in range(len(new)):
+            self._open_round(ps, k)
         for k, g in enumerate(new):
             if len(self.buffers_[k]) == len(g):
                 self._update(ps, k)

@@ -1,7 +1,7 @@
 """K-async SGD (Dutta et al. 2018): average any K gradients, reply to those K workers."""
 from __future__ import annotations
 
-from .base import KRule, Push
+from .base import KRule, Need, Push
 
 __all__ = ["KAsync"]
 
@@ -33,3 +33,11 @@ class KAsync(KRule):
             took = sorted(p.worker for p in self.buffer_)
             self.buffer_ = []
             ps.send(took)
+
+    def holds(self, worker: int) -> bool:
+        return any(p.worker == worker for p in self.buffer_)
+
+    def waiting(self, ps) -> list[Need]:
+        pushed = {p.worker for p in self.buffer_}
+        others = tuple(w for w in range(len(self.group_index())) if w not in pushed)
+        return [Need(self.k - len(self.buffer_), others)]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..params import Table
 from .backup import Backup
-from .base import RuleContext, read_count, read_lr
+from .base import RuleContext, read_count, read_lr, read_round_timeout
 
 __all__ = ["KSync"]
 
@@ -19,19 +19,20 @@ class KSync(Backup):
     lr : float, η.
     groups : reporting partition (one group of all workers).
     k : int, K in ``1 .. P``.
+    round_timeout : float, s (see :class:`Backup`).
     """
     name = "ksync"
     description = "K-sync SGD: average the first K gradients of each step, cancel the other P − K workers"
     source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
-        super().__init__(lr, groups, late_policy="cancel")
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1, round_timeout: float = 0.0):
+        super().__init__(lr, groups, late_policy="cancel", round_timeout=round_timeout)
         self.k = k
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "KSync":
         lr = read_lr(table, ctx)
-        return cls(lr, cls.default_groups(ctx), k=read_count(table, "k", ctx))
+        return cls(lr, cls.default_groups(ctx), k=read_count(table, "k", ctx), round_timeout=read_round_timeout(table))
 
     def aggregate_count(self, n_workers: int) -> int:
         return self.k

@@ -6,7 +6,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..params import Table
 from .aggregation import weighted_mean_by_worker
-from .base import Push, Rule, RuleContext, read_count, read_lr
+from .base import Need, Push, Rule, RuleContext, read_count, read_lr
 
 __all__ = ["LGC"]
 
@@ -92,6 +92,19 @@ class LGC(Rule):
             else:
                 ps.drop(late, f"lgc: remainder {tau} updates old (> 1)")
         ps.send((j,))
+
+    def holds(self, worker: int) -> bool:
+        return any(p.worker == worker for p in self.fresh_)
+
+    def on_rejoin(self, ps, worker: int) -> None:
+        """Back from a crash: the blocks taken from the lost iteration no longer refer to a push to come."""
+        self.taken_.pop(worker, None)
+        super().on_rejoin(ps, worker)
+
+    def waiting(self, ps) -> list[Need]:
+        pushed = {p.worker for p in self.fresh_}
+        others = tuple(w for w in range(self.n_workers_) if w not in pushed)
+        return [Need(self.k - len(self.fresh_), others)]
 
     def _close(self, ps) -> None:
         """End of round: fresh + partial + delayed, one sample-weighted update."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..params import Table
-from .base import Push, Rule, RuleContext, read_lr
+from .base import Need, Push, Rule, RuleContext, read_lr, read_round_timeout
 
 __all__ = ["SSP"]
 
@@ -24,24 +24,30 @@ class SSP(Rule):
     lr : float, η.
     groups : reporting partition (every worker alone, as ASGD).
     s : int, the staleness bound (clock drift), >= 0.
+    round_timeout : float, s (0: none). A worker blocked for this long is released
+        anyway (event ``round_timeout``), so a crashed slowest worker slows the
+        others down instead of stopping them.
     """
     name = "ssp"
     description = "stale synchronous parallel: apply each gradient on arrival, block workers more than s clocks ahead of the slowest"
     source = "Ho et al., NeurIPS 2013; ALGORITHMS.md §6.1"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, s: int = 3):
+    def __init__(self, lr: float, groups: list[list[int]], *, s: int = 3, round_timeout: float = 0.0):
         super().__init__(lr, groups)
         self.s = s
+        self.round_timeout = round_timeout
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "SSP":
         lr = read_lr(table, ctx)
-        return cls(lr, cls.default_groups(ctx), s=table.get("s", int, minimum=0))
+        return cls(lr, cls.default_groups(ctx), s=table.get("s", int, minimum=0),
+                   round_timeout=read_round_timeout(table))
 
     def start(self, ps) -> None:
         self.group_of_ = self.group_index()
         self.clock_ = [0] * len(self.group_of_)
         self.blocked_: set[int] = set()
+        self.blocks_ = [0] * len(self.group_of_)  # how many times each worker was blocked (timer ids)
         ps.send(range(len(self.group_of_)))
 
     def on_push(self, ps, push: Push) -> None:
@@ -54,7 +60,26 @@ class SSP(Rule):
             ps.send((i,))
         else:
             self.blocked_.add(i)
+            if self.round_timeout:
+                self.blocks_[i] += 1
+                ps.call_later(self.round_timeout, lambda n=self.blocks_[i]: self._expire(ps, i, n))
         if low > slowest and self.blocked_:
             ready = sorted(j for j in self.blocked_ if self.clock_[j] - low <= self.s)
             self.blocked_.difference_update(ready)
             ps.send(ready)
+
+    def _expire(self, ps, i: int, n: int) -> None:
+        if i not in self.blocked_ or self.blocks_[i] != n:
+            return
+        low = min(self.clock_)
+        ps.record_event("round_timeout", worker=i, waiting_for=[j for j, c in enumerate(self.clock_) if c == low])
+        self.blocked_.discard(i)
+        ps.send((i,))
+
+    def holds(self, worker: int) -> bool:
+        return worker in self.blocked_
+
+    def waiting(self, ps) -> list[Need]:
+        if self.round_timeout:  # blocked workers are released in time
+            return [Need(1, tuple(range(len(self.clock_))))]
+        return [Need(1, tuple(j for j in range(len(self.clock_)) if j not in self.blocked_))]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +12,7 @@ from ..config.scenario import Scenario
 from ..errors import ScenarioError
 from ..net.comm import make_comm
 from ..rng import Streams
+from ..rules.base import stalled_on
 from ..workload.datasets import Dataset, shard
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
@@ -19,7 +21,16 @@ from .records import GroupSnapshot, Recorder, Result, Snapshot, WorkerStats, idl
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise"]
+__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise", "RunInterrupted"]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM turned into it) during a run; ``result`` holds everything
+    recorded until then, with status ``interrupted``."""
+
+    def __init__(self, result):
+        super().__init__(result.message)
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,12 @@ class Simulation:
                                   self.stop, run.max_updates,
                                   self._on_update if run.eval_every_updates else None)
         self.grouping: dict | None = None
+        self.started = False
+        self.interrupted = ""
+        self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
+        for event in scenario.events:
+            if event.kind == "recover":
+                self.returning.update(event.workers)
         self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
                                         scenario.network, self.prepared.w0.size)
 
@@ -100,11 +117,20 @@ class Simulation:
             yield self.env.timeout(every)
             callback(self.snapshot())
 
+    def _flusher(self, sink, every: float):
+        while True:
+            yield self.env.timeout(every)
+            sink(self.recorder)
+
     # -- run --------------------------------------------------------------
-    def run(self, progress=None, progress_every: float | None = None) -> Result:
+    def run(self, progress=None, progress_every: float | None = None, sink=None) -> Result:
         """Run to ``run.until`` (s) or ``run.max_updates``; *progress(snapshot)* is called
         with a :class:`Snapshot` every *progress_every* simulated seconds (default:
-        1/200 of the horizon)."""
+        1/200 of the horizon), and *sink(recorder)* (e.g. a RunWriter's ``flush``)
+        every 1/1000 of the horizon.
+
+        Raises RunInterrupted (a KeyboardInterrupt) carrying the partial Result when
+        interrupted (Ctrl-C)."""
         scenario, env = self.scenario, self.env
         wall = time.perf_counter()
         prep = self.prepared
@@ -122,24 +148,51 @@ class Simulation:
         self.evaluate()
         delay = self._form_groups()
         if delay > 0:
-            env.timeout(delay).callbacks.append(lambda _e: self.rule.start(self.ps))
+            env.timeout(delay).callbacks.append(lambda _e: self._start())
         else:
-            self.rule.start(self.ps)
+            self._start()
         if scenario.run.eval_every:
             env.process(self._evaluator(scenario.run.eval_every))
         if progress is not None:
             env.process(self._progress(progress, progress_every or scenario.run.until / 200))
+        if sink is not None:
+            env.process(self._flusher(sink, scenario.run.until / 1000))
         if scenario.events:
             env.process(self._dynamics(scenario.events))
         deadline = env.timeout(scenario.run.until)
         deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
-        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
-            env.run(until=self.stop)
-        if not self.ps.diverged:
-            self.evaluate()
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
+                env.run(until=self.stop)
+        except KeyboardInterrupt:
+            self.recorder.trim()
+            self.interrupted = f"interrupted at simulated time {env.now:g} s"
+            raise RunInterrupted(self._result(time.perf_counter() - wall)) from None
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not self.ps.diverged:
+                self.evaluate()
+            else:
+                self._evaluate_last_finite()
         if progress is not None:  # the end state, also when max_updates stops the run between two snapshots
             progress(self.snapshot())
         return self._result(time.perf_counter() - wall)
+
+    def _start(self) -> None:
+        self.started = True
+        self.rule.start(self.ps)
+        self._check_progress()
+
+    def _evaluate_last_finite(self) -> None:
+        """After divergence: the loss of the last finite model, at the time of divergence."""
+        if self.ps.last_finite is None:
+            return
+        version, w = self.ps.last_finite
+        ds, model = self.prepared.dataset, self.prepared.model
+        loss = float(model.loss(w, ds.X_train, ds.y_train))
+        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        curve = self.recorder.curve
+        if np.isfinite(loss) and not (curve and curve[-1][0] == version):
+            curve.append((version, float(self.env.now), loss, acc))
 
     def _form_groups(self) -> float:
         """Measure and group when the rule asks for it (``rule.probe_rounds()``);
@@ -169,7 +222,9 @@ class Simulation:
                 for wid in event.workers:
                     self._crash(wid)
                 if event.duration:
+                    self.returning.update(event.workers)
                     env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+                self._check_progress()
             elif event.kind == "recover":
                 self._recover(event.workers, False)
             else:
@@ -179,23 +234,55 @@ class Simulation:
         st = self.states[wid]
         if not st.down:
             st.down = True
+            st.crashes += 1
+            st.interruptible = False  # no pre-emption on top of the crash
+            st.job = None
             st.process.interrupt("crash")
 
     def _recover(self, ids, logged_elsewhere: bool) -> None:
+        """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``)."""
         back = []
         for wid in ids:
+            self.returning[wid] -= 1
             st = self.states[wid]
             if st.down:
                 st.down = False
                 back.append(wid)
-                if st.revive is not None:
-                    st.revive.succeed()
-                else:  # crashed and recovered at the same instant: the interrupt is still due
-                    st.released = True
         if back and logged_elsewhere:
             self.ps.record_event("recover", workers=back)
         for wid in back:
+            st = self.states[wid]
+            if st.revive is not None and not st.revive.triggered:
+                st.revive.succeed()
+            # the rule sends a model once the worker waits for one (after its revive, or after the
+            # interrupt of a crash at this very instant), so it reads the model current then
+            self.env.timeout(0).callbacks.append(lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n))
+
+    def _rejoin(self, wid: int, crashes: int) -> None:
+        st = self.states[wid]
+        if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)
+
+    def lost(self) -> list[int]:
+        """Workers down with no recovery scheduled."""
+        return [st.wid for st in self.states if st.down and self.returning[st.wid] <= 0]
+
+    def _check_progress(self) -> None:
+        """End the run as ``stalled`` when no update can ever happen again.
+
+        Checked after crashes, pushes and rule timers while some worker is down for
+        good: the rule says what its next update needs (``Rule.waiting``); when every
+        alternative needs a lost worker, nothing will change until ``run.until``.
+        """
+        lost = self.lost()
+        self.ps.watch = self._check_progress if lost else None
+        if not lost or not self.started or self.stop.triggered:
+            return
+        blocking = stalled_on(self.rule.waiting(self.ps), set(lost))
+        if blocking is not None:
+            self.ps.stalled_on = blocking
+            self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
+                          f"{self.algorithm} waits for workers {blocking}, down with no recovery scheduled")
 
     def _record_spans(self, until: float) -> None:
         if until == 0:
@@ -220,10 +307,16 @@ class Simulation:
                 gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
                 compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
                 down_s=st.spent[DOWN]))
-        status = "diverged" if self.ps.diverged else "ok"
+        ps = self.ps
+        status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
+                  else "stalled" if ps.stalled else "ok")
         extra = {}
         if self.scenario.run.time_unit != "s":
             extra["time_unit"] = self.scenario.run.time_unit
+        if ps.diverged:
+            extra["diverged_at"] = {"update": ps.version, "sim_time": now}
+        if ps.stalled:
+            extra["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
         if self.scenario.run.target_loss:
             extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:
@@ -237,7 +330,7 @@ class Simulation:
                                   for u, v, x in self.net.link_utilisation(now)[:10]]}
         return Result(scenario=self.scenario.name, algorithm=self.algorithm, label=self.label, seed=self.scenario.run.seed,
                       sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
-                      workers=stats, records=self.recorder, status=status, message=self.ps.diverged,
+                      workers=stats, records=self.recorder, status=status, message=self.interrupted or ps.diverged or ps.stalled,
                       wall_s=wall_s, final_w=self.ps.w, extra=extra)
 
     def snapshot(self) -> Snapshot:

@@ -52,6 +52,14 @@ class Recorder:
         self.staleness.extend(staleness)
         self.version.extend([version] * n)
 
+    def trim(self) -> None:
+        """Cut the columns to their common length (after a run was interrupted mid-append)."""
+        for names in (("time", "worker", "group", "staleness", "version"),
+                      ("drop_time", "drop_worker", "drop_version", "drop_reason")):
+            n = min(len(getattr(self, name)) for name in names)
+            for name in names:
+                del getattr(self, name)[n:]
+
     def dropped(self, now: float, worker: int, version: int, reason: str) -> None:
         self.drop_time.append(now)
         self.drop_worker.append(worker)
@@ -197,8 +205,9 @@ def update_staleness(staleness, version) -> np.ndarray:
 def summarize(result: Result) -> dict:
     """The summary.json contract (a dict of plain JSON values)."""
     rec = result.records
-    curve = rec.curve
-    regroups = [e["time"] for e in rec.events if e["kind"] == "regroup"]
+    last = _last_finite(rec.curve)
+    final = None if result.status == "diverged" else last  # a diverged model has no loss to report
+    regroups = [e["update"] for e in rec.events if e["kind"] == "regroup"]
     group_stale = _per_group(rec, len(result.groups), regroups[-1] if regroups else None)
     return {
         "scenario": result.scenario,
@@ -211,8 +220,8 @@ def summarize(result: Result) -> dict:
         "updates": result.updates,
         "gradients_applied": len(rec.staleness),
         "gradients_dropped": len(rec.drop_time),
-        "final_loss": curve[-1][2] if curve else None,
-        "final_test_accuracy": curve[-1][3] if curve else None,
+        "final_loss": final[2] if final else None,
+        "final_test_accuracy": final[3] if final else None,
         "staleness_per_gradient": staleness_stats(rec.staleness),
         "staleness_per_update": staleness_stats(update_staleness(rec.staleness, rec.version)),
         "idle_pct": workers_idle_pct([vars(w) for w in result.workers]),
@@ -221,22 +230,43 @@ def summarize(result: Result) -> dict:
                     "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],
         "events": list(rec.events),
         **_target(result),
+        **({"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
+           if result.status == "diverged" and last else {}),
         **result.extra,
         "wall_s": result.wall_s,
     }
 
 
-def _per_group(rec: Recorder, n_groups: int, since: float | None) -> list[tuple[int, float]]:
+def _last_finite(curve):
+    """The last evaluation with a finite loss, or None (a diverged run reports it as
+    ``last_finite`` and no final loss).
+
+    >>> _last_finite([(0, 0.0, 0.7, 0.5), (5, 1.0, 0.4, 0.8), (6, 1.2, float("nan"), 0.1)])
+    (5, 1.0, 0.4, 0.8)
+    """
+    for row in reversed(curve):
+        if np.isfinite(row[2]):
+            return row
+    return None
+
+
+def _per_group(rec: Recorder, n_groups: int, after: int | None) -> list[tuple[int, float]]:
     """(updates, mean staleness) per group; an update is counted once per version.
 
-    With online regrouping, only updates at or after the last regroup (time
-    *since*, s) count, so the figures belong to the final groups.
+    With online regrouping, only updates after the last regroup (which happened
+    when the model had version *after*) count, so the figures belong to the final
+    groups; group ids outside the final groups are never counted.
+
+    >>> rec = Recorder()
+    >>> rec.applied(1.0, [0, 1], 0, [0, 0], 1); rec.applied(2.0, [2], 2, [1], 2); rec.applied(3.0, [2], 1, [3], 3)
+    >>> _per_group(rec, 2, None), _per_group(rec, 2, 2)
+    ([(1, 0.0), (1, 3.0)], [(0, 0.0), (1, 3.0)])
     """
     versions = [set() for _ in range(n_groups)]
     sums = [0] * n_groups
     counts = [0] * n_groups
-    for t, g, s, v in zip(rec.time, rec.group, rec.staleness, rec.version):
-        if since is not None and t < since:
+    for g, s, v in zip(rec.group, rec.staleness, rec.version):
+        if (after is not None and v <= after) or g >= n_groups:
             continue
         versions[g].add(v)
         sums[g] += s

@@ -48,6 +48,12 @@ class ParameterServer:
         self.max_updates = max_updates
         self.on_update = on_update
         self.diverged: str = ""
+        self.stalled: str = ""
+        self.stalled_on: list[int] = []
+        self.watch = None
+        """Called after every push and timer while a worker is down for good (stall detection)."""
+        self.last_finite: tuple[int, np.ndarray] | None = None
+        """(version, model) before the update that made the model non-finite."""
         self.reset_groups(len(rule.groups))
 
     def reset_groups(self, n_groups: int) -> None:
@@ -64,6 +70,8 @@ class ParameterServer:
         """A push arrived: the worker's gradient is handed to the rule."""
         self.workers[push.worker].pushed += 1
         self.rule.on_push(self, push)
+        if self.watch is not None:
+            self.watch()
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
@@ -76,7 +84,8 @@ class ParameterServer:
         before = self.version
         staleness = [before - p.version for p in pushes]
         ids = [p.worker for p in pushes]
-        self.w = self.w - delta
+        previous = self.w
+        self.w = previous - delta
         self.version = before + 1
         self.recorder.applied(self.env.now, ids, group, staleness, self.version)
         self.group_updates[group] += 1
@@ -86,6 +95,7 @@ class ParameterServer:
         for wid in ids:
             workers[wid].applied += 1
         if not math.isfinite(delta.sum()):  # NaN, or entries so large that their sum overflows
+            self.last_finite = (before, previous)
             self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
             return
         if self.on_update is not None:
@@ -97,10 +107,13 @@ class ParameterServer:
         """Let each worker start its next iteration on the current model.
 
         A waiting worker receives ``(w, version)`` now; a busy one takes the model
-        current when it becomes free.
+        current when it becomes free; a crashed one gets nothing (the rule's
+        ``on_rejoin`` sends it a model when it is back).
         """
         for wid in workers:
             st = self.workers[wid]
+            if st.down:
+                continue
             wake = st.wake
             if wake is not None and not wake.triggered:
                 wake.succeed((self.w, self.version))
@@ -163,7 +176,11 @@ class ParameterServer:
 
     def call_later(self, delay: float, callback) -> None:
         """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
-        self.env.timeout(delay).callbacks.append(lambda _event: callback())
+        def fire(_event):
+            callback()
+            if self.watch is not None:
+                self.watch()
+        self.env.timeout(delay).callbacks.append(fire)
 
     def record_event(self, kind: str, **fields) -> None:
         """Add ``{"time": now, "kind": kind, **fields}`` to the run's event log."""
@@ -178,3 +195,9 @@ class ParameterServer:
         self.diverged = message
         if not self.stop.triggered:
             self.stop.succeed("diverged")
+
+    def stall(self, message: str) -> None:
+        """Stop the run because no update can ever happen again."""
+        self.stalled = message
+        if not self.stop.triggered:
+            self.stop.succeed("stalled")

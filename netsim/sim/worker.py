@@ -21,7 +21,8 @@ class WorkerState:
     is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
     __slots__ = ("wid", "wake", "released", "process", "interruptible", "phase", "since",
-                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down")
+                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down",
+                 "crashes")
 
     def __init__(self, wid: int):
         self.wid = wid
@@ -40,6 +41,8 @@ class WorkerState:
         self.revive = None
         """Event a crashed worker waits on; the engine triggers it when the worker returns."""
         self.down = False
+        self.crashes = 0
+        """Crashes so far (tells a recovery that a later crash overtook it)."""
         self.job: Job | None = None
         """The iteration in progress (pull or computation), None otherwise; see :class:`Job`."""
 
@@ -150,8 +153,9 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     drawn time (scaled by ``st.slowdown``), evaluates ``gradient(w, X_b, y_b)``,
     pushes it (``comm.push``) and hands it to ``ps.receive``. A preemption during
     the pull or the computation discards the work and restarts on the current model.
-    A crash (an interrupt with cause ``"crash"``, at any point) loses the iteration in
-    progress; the worker is down until ``st.revive`` fires, then waits for a model.
+    A crash (an interrupt with cause ``"crash"``, at any point, also while down) loses the
+    iteration in progress and any model sent to it; the worker is down while ``st.down``
+    (until ``st.revive`` fires), then waits for a model (the rule's ``on_rejoin`` sends one).
     ``st.job`` describes the iteration from taking the model to the end of the
     computation (read-only for the PS; it does not change what the worker does).
 
@@ -165,6 +169,13 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     source = MinibatchSource(sampler, gradient, X, y)
     while True:
         try:
+            if st.down:  # crashed: wait, inside the try, so a crash at the instant of return is handled too
+                st.enter(DOWN, env.now)
+                st.revive = env.event()
+                yield st.revive
+                st.revive = None
+                st.enter(IDLE, env.now)
+                continue
             if st.released:
                 st.released = False
                 w, version = ps.w, ps.version
@@ -199,11 +210,10 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             st.interruptible = False
             st.job = None
             st.wake = None
-            if interrupt.cause == "crash" and st.down:
-                st.enter(DOWN, env.now)
-                st.revive = env.event()
-                yield st.revive
-                st.revive = None
-            st.enter(IDLE, env.now)
-            if interrupt.cause != "crash":
+            st.revive = None
+            if interrupt.cause == "crash":
+                st.released = False  # a model sent before the crash is lost; the rule sends one on return
+            else:
                 st.released = True
+            if not st.down:
+                st.enter(IDLE, env.now)

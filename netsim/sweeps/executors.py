@@ -7,8 +7,13 @@ module-level function and the items picklable.
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -31,11 +36,32 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def _die_with_parent(parent: int) -> None:
+    """Pool-process initializer: end this process as soon as *parent* is gone (even
+    killed with SIGKILL, when nothing can clean up). On Linux the kernel sends SIGKILL
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread also polls the parent id."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch():
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(1)
+    threading.Thread(target=watch, name="netsim-parent-watch", daemon=True).start()
+
+
 def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
     """Run in this process (*workers* = 1) or in *workers* fresh ``spawn`` processes.
 
     At most *workers* runs are in flight; when the consumer stops early (an
-    interrupt), runs not started yet are cancelled.
+    interrupt), runs not started yet are cancelled. Worker processes end with this
+    process, however it ends (see :func:`_die_with_parent`).
     """
     if workers <= 1 or len(items) <= 1:
         for i, item in enumerate(items):
@@ -45,7 +71,8 @@ def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
                 yield i, None, exc
         return
     pool = ProcessPoolExecutor(max_workers=min(workers, len(items)),
-                               mp_context=multiprocessing.get_context("spawn"))
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
         while pending:

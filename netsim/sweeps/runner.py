@@ -31,14 +31,14 @@ from ..config.grid import (
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
 from ..results.provenance import run_meta
-from ..results.runfolder import write_run
+from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..rng import Streams
 from ..sim.engine import prepare, simulate
 from ..workload.loading import load_data
 from .executors import connect, dask_results, default_workers, local_results
 
-__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "plan_sweep", "run_sweep", "run_task", "to_axes"]
+__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "SweepFailed", "plan_sweep", "run_sweep", "run_task", "to_axes"]
 
 
 class SweepError(ValueError):
@@ -46,7 +46,7 @@ class SweepError(ValueError):
 
 
 class SweepFailed(SweepError):
-    """Every run of a sweep failed (nothing to tabulate)."""
+    """Every run of a sweep failed (raised an error)."""
 
 
 @dataclass(frozen=True)
@@ -154,11 +154,18 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
     prepared = prepare(scenario)
     result = simulate(scenario, prepared=prepared)
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
-        write_run(result, tmp, scenario, run_meta(scenario, prepared.dataset.source, started, result.label))
-        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir())}
+        write_run(result, tmp, scenario=scenario, meta=run_meta(scenario, prepared.dataset.source, started, result.label))
+        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}
 
 
 def _store(out: Path, folder: str, files: dict[str, bytes]) -> None:
+    try:
+        _place(out, folder, files)
+    except OSError as exc:
+        raise OutputError(f"{out / folder}: cannot write: {exc.strerror or exc}; finished points are kept") from None
+
+
+def _place(out: Path, folder: str, files: dict[str, bytes]) -> None:
     partial, final = out / f".{folder}.partial", out / folder
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir()
@@ -175,7 +182,7 @@ def finished(folder: Path) -> bool:
 
 
 def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None, scheduler=None,
-              resume: bool = False, on_done: Callable | None = None) -> SweepOutcome:
+              resume: bool = False, on_done: Callable | None = None, overwrite: bool = False) -> SweepOutcome:
     """Run every point of *plan* into *out* and write sweep.csv and sweep_summary.csv.
 
     Runs execute locally in *workers* processes (default: the usable CPUs; 1 =
@@ -184,13 +191,20 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
     must then equal the one in ``out/sweep.json``. ``on_done(done, total, folder,
     summary, error)`` is called after each run (summary None on error).
     A run that raises is reported in ``failures``; the others go on.
+    The folder is claimed first (:func:`netsim.results.runfolder.claim`): another
+    process writing there, or results there without *resume* or *overwrite*, raise
+    OutputError.
     """
-    client, own = connect(scheduler) if scheduler is not None else (None, False)
+    held = claim(out, overwrite=overwrite and not resume, reuse=resume)
     try:
-        return _run(plan, Path(out), workers, client, resume, on_done)
+        client, own = connect(scheduler) if scheduler is not None else (None, False)
+        try:
+            return _run(plan, Path(out), workers, client, resume, on_done)
+        finally:
+            if own:
+                client.close()
     finally:
-        if own:
-            client.close()
+        held.release()
 
 
 def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> SweepOutcome:
@@ -199,7 +213,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> Sweep
     if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
         raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
                          f"drop --resume to start over or choose another --out")
-    (out / "sweep.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    write_atomic(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
     if client is not None:
@@ -228,6 +242,6 @@ def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
               for t in plan.tasks if finished(out / t.folder)]
     rows = sweep_rows(points)
     table = mean_ci(rows, [k for k in plan.keys if k != SEED_KEY])
-    (out / "sweep.csv").write_text(to_csv(rows))
-    (out / "sweep_summary.csv").write_text(to_csv(table))
+    write_atomic(out / "sweep.csv", to_csv(rows))
+    write_atomic(out / "sweep_summary.csv", to_csv(table))
     return rows, table

@@ -21,10 +21,11 @@ def invoke(*args):
 
 
 def test_groupings_compare_labels_lines_rows_and_ignores_older_runs(tmp_path):
-    # an earlier compare into the same folder leaves a folder that compare.json no longer lists
+    # an earlier compare into the same folder: refused, then replaced with --overwrite
     assert invoke("compare", QUICK, "--algorithms", "asgd", "--no-live", *SHORT, "--out", tmp_path).exit_code == 0
-    res = invoke("compare", QUICK, "--groupings", "auto,hand,equal:4", "--plots", "--no-live", *SHORT,
-                 "--out", tmp_path)
+    again = ["compare", QUICK, "--groupings", "auto,hand,equal:4", "--plots", "--no-live", *SHORT, "--out", tmp_path]
+    assert invoke(*again).exit_code == 2
+    res = invoke(*again, "--overwrite")
     assert res.exit_code == 0, res.output
     labels = ["gsgd[auto]", "gsgd[hand]", "gsgd[equal:4]"]
     listed = json.loads((tmp_path / "compare.json").read_text())
@@ -33,7 +34,7 @@ def test_groupings_compare_labels_lines_rows_and_ignores_older_runs(tmp_path):
     runs = netsim.open_runs(tmp_path)
     assert [r.label for r in runs] == labels                      # three runs, three legend entries
     assert len({r.data.group for r in runs}) == 3                 # three colours, not "one line per seed"
-    assert (tmp_path / "asgd").is_dir()                           # still there, but not read
+    assert not (tmp_path / "asgd").exists()                       # no stale run left behind
     report = netsim.write_report(tmp_path).read_text()
     rows = [line for line in report.splitlines() if line.startswith("| gsgd[")]
     assert [line.split("|")[1].strip() for line in rows[:3]] == labels

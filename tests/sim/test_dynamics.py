@@ -43,11 +43,12 @@ def test_crash_loses_work_and_recovery_rejoins():
 
 def test_group_timeout_proceeds_without_the_crashed_member():
     # GSGD, group 0 = workers 0, 1 (1 s), group 1 = worker 2 (2.4 s); worker 1 crashes at 0.5
-    # for good. Group 0's rounds: worker 0 pushes at 1, times out at 1 + 0.5 = 1.5 → update;
-    # next push 2.5, timeout 3.0; 4.0 → 4.5.
+    # for good. The timer starts with the round: round 1 starts at 0, worker 0 pushes at 1,
+    # the round times out at 0 + 1.5 → update; round 2 starts at 1.5, push 2.5, timeout 3.0;
+    # round 3: 3.0 → push 4.0 → timeout 4.5.
     raw = base_raw()
     raw["run"]["until"] = 5.0
-    raw["algorithms"]["gsgd"]["group_timeout"] = 0.5
+    raw["algorithms"]["gsgd"]["group_timeout"] = 1.5
     raw["events"] = [{"time": 0.5, "kind": "crash", "worker": 1}]
     result = simulate(make_scenario(raw), "gsgd")
     g0 = sorted({round(t, 9) for t, g in zip(result.records.time, result.records.group) if g == 0})
