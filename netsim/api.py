@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .config.grid import toml_value
 from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
-from .config.scenario import Scenario, load_scenario
+from .config.scenario import MAX_GRADIENTS, Scenario, load_scenario
 from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
@@ -463,8 +463,10 @@ def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, 
     """Measure the workers, cluster them and rank candidate groupings (see
     :func:`netsim.sim.engine.advise`); also ``classes`` and ``hosts`` per worker."""
     sc = _scenario(scenario, overrides, seed, data_dir)
-    if rounds is not None and rounds < 1:
-        raise ScenarioError("--rounds", f"{rounds!r} is not allowed (>= 1)", sc.path)
+    most = max(1, int(MAX_GRADIENTS // sc.n_workers))
+    if rounds is not None and not 1 <= rounds <= most:
+        raise ScenarioError("--rounds", f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
+                            "probe iterations over all workers)", sc.path)
     info = advise(sc, rounds)
     info["classes"] = sc.worker_class_names()
     info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers

@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from . import api
-from .errors import ScenarioError
+from .errors import ScenarioError, one_line
 from .results import render
 
 app = typer.Typer(add_completion=True, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
@@ -66,7 +66,7 @@ def note(text: str) -> None:
 
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, then exit with *code*."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -126,6 +126,15 @@ def with_progress(live: bool, call, total: int = 1):
     return call(Progress(None, total))
 
 
+def check_out(out: Path) -> None:
+    """Fail (exit 2) before simulating when *out* cannot hold the run's files."""
+    from .results.runfolder import FolderError, check_writable
+    try:
+        check_writable(out)
+    except FolderError as exc:
+        fail(f"--out: {exc}")
+
+
 def interrupted(stop, out) -> None:
     """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
     err_console.print(f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
@@ -150,6 +159,7 @@ def run(scenario: ScenarioArg,
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or api.default_out(sc)
+    check_out(out)
     try:
         result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite))
     except ScenarioError as exc:
@@ -212,6 +222,7 @@ def compare(scenario: ScenarioArg,
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
                  f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
     out = out or api.default_out(sc, "compare")
+    check_out(out)
     try:
         plan = api.variants(sc, names, split(groupings))
         cmp = with_progress(live, lambda progress: api.compare(
@@ -254,6 +265,8 @@ def draw(folders: list[Path], out: Path | None, window, formats: str = "png", dp
         paths = api.plot(*folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
+    except (OSError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # a malformed folder
+        fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
     note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
     return paths
@@ -282,6 +295,8 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
         path = api.write_report(folder, format=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
+    except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
+        fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
 
 
@@ -367,6 +382,7 @@ def sweep(scenario: ScenarioArg,
     state = {}
 
     def on_plan(plan, where):
+        check_out(Path(where))
         where_text = f"Dask scheduler {scheduler}" if scheduler else f"{jobs or 'all'} local process(es)"
         note(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}")
         state["out"] = where
@@ -451,8 +467,13 @@ def topology_show(name: Annotated[str, typer.Argument(
 
 @app.command()
 def validate(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None) -> None:
-    """Check a scenario file without running it."""
+    """Check a scenario file without running it (MNIST/LIBSVM files are read and checked too)."""
     sc = load(scenario, set_, seed, data_dir)
+    from .sim.engine import check_data
+    try:
+        check_data(sc)
+    except ScenarioError as exc:
+        fail(str(exc))
     out_console.print(f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
                       f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
                       highlight=False)

@@ -1,7 +1,19 @@
 """Exceptions that carry enough context for a one-line message."""
 from __future__ import annotations
 
-__all__ = ["ScenarioError"]
+__all__ = ["ScenarioError", "one_line"]
+
+
+def one_line(text: str) -> str:
+    """*text* with every non-printable character (newline, tab, other control and
+    separator characters) written as its Python escape, so it prints as one line.
+
+    >>> one_line("a\\nb\\tc é")
+    'a\\\\nb\\\\tc é'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 class ScenarioError(Exception):
@@ -25,4 +37,4 @@ class ScenarioError(Exception):
 
     def __str__(self) -> str:
         head = f"{self.file}: " if self.file else ""
-        return f"{head}{self.key}: {self.message}"
+        return one_line(f"{head}{self.key}: {self.message}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ScenarioError
-from ..params import Table
+from ..params import Table, show
 
 __all__ = ["ClusterEvent", "parse_events", "KINDS"]
 
@@ -53,8 +53,8 @@ def _workers(t: Table, classes: dict, n_workers: int) -> tuple:
         elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < n_workers:
             ids.append(item)
         else:
-            raise ScenarioError(t.key("worker"), f"{item!r} is neither a worker id in 0..{n_workers - 1} "
-                                f"nor a worker class ({', '.join(classes)})")
+            raise ScenarioError(t.key("worker"), f"{show(item)} is neither a worker id in 0..{n_workers - 1} "
+                                f"nor a worker class ({', '.join(map(show, classes))})")
     return tuple(sorted(set(ids)))
 
 
@@ -70,9 +70,9 @@ def parse_events(items: list, *, until: float, classes: dict, n_workers: int, gr
         if kind == "link":
             if graph is None:
                 raise ScenarioError(t.key("kind"), "a link event needs a [network] table")
-            link = t.get("link", list)
+            link = t.get("link", list, item=(str, int))
             if len(link) != 2 or not graph.has_edge(*link):
-                raise ScenarioError(t.key("link"), f"{link!r} is not a link of the topology (give [u, v] node names)")
+                raise ScenarioError(t.key("link"), f"{show(link)} is not a link of the topology (give [u, v] node names)")
             bw = t.get("bandwidth", float, None, positive=True)
             lat = t.get("latency", float, None, minimum=0.0)
             if bw is None and lat is None:

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ScenarioError
-from ..params import parse_value
+from ..params import check_value, parse_value
 
 __all__ = ["Axis", "Point", "parse_axis", "seed_axis", "expand", "toml_value", "format_value",
            "KEY_ALIASES", "SEED_KEY"]
 
+MAX_RUNS = 100_000
+"""Most runs (grid points × seeds) one sweep may plan."""
 KEY_ALIASES = {"algorithm": "run.algorithm", "seed": "run.seed"}
 """Short grid keys and the scenario keys they stand for."""
 SEED_KEY = "run.seed"
@@ -61,18 +63,23 @@ def parse_axis(text: str) -> Axis:
     ScenarioError
         Naming the ``--grid`` text when KEY or VALUES is missing or empty.
     """
+    label = f"--grid {text if len(text) <= 60 else text[:60] + '...'}"
     if "=" not in text:
-        raise ScenarioError(f"--grid {text}", "expected KEY=V1,V2,... (e.g. run.seed=1,2,3)")
+        raise ScenarioError(label, "expected KEY=V1,V2,... (e.g. run.seed=1,2,3)")
     key, body = (part.strip() for part in text.split("=", 1))
     parts = key.split(".")
     if not key or not all(p.strip() for p in parts):
-        raise ScenarioError(f"--grid {text}", f"{key!r} is not a dotted scenario key")
-    values = _parse_values(body)
+        raise ScenarioError(label, f"{key!r} is not a dotted scenario key")
+    try:
+        values = _parse_values(body)
+    except (RecursionError, ValueError) as exc:
+        raise ScenarioError(label, f"cannot read the values ({'nested too deeply' if isinstance(exc, RecursionError) else exc})") from None
+    check_value(values, f"--grid {key}")
     if not values:
-        raise ScenarioError(f"--grid {text}", "no values given")
+        raise ScenarioError(label, "no values given")
     key = KEY_ALIASES.get(key, key)
     if len(set(map(toml_value, values))) != len(values):
-        raise ScenarioError(f"--grid {text}", "a value is repeated")
+        raise ScenarioError(label, "a value is repeated")
     return Axis(key, tuple(values))
 
 
@@ -87,8 +94,8 @@ def _parse_values(body: str) -> list:
 
 def seed_axis(first: int, n: int) -> Axis:
     """``run.seed`` = *first*, *first* + 1, ..., *first* + *n* - 1 (``--seeds N``)."""
-    if n < 1:
-        raise ScenarioError("--seeds", f"{n!r} is not allowed (must be >= 1)")
+    if not 1 <= n <= MAX_RUNS:
+        raise ScenarioError("--seeds", f"{n!r} is not allowed (1..{MAX_RUNS})")
     return Axis(SEED_KEY, tuple(range(first, first + n)))
 
 
@@ -101,6 +108,9 @@ def expand(axes: list[Axis]) -> list[Point]:
     for key in keys:
         if keys.count(key) > 1:
             raise ScenarioError(f"--grid {key}", "swept twice (merge the values into one --grid)")
+    total = math.prod(len(a.values) for a in axes)
+    if total > MAX_RUNS:
+        raise ScenarioError("--grid", f"{total} runs in the grid (with --seeds); at most {MAX_RUNS} are allowed")
     combos = itertools.product(*(a.values for a in axes))
     return [Point(i, tuple(zip(keys, combo))) for i, combo in enumerate(combos)]
 
@@ -110,7 +120,7 @@ def toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML forbids a raw DEL
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):

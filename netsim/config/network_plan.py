@@ -8,7 +8,7 @@ from ..errors import ScenarioError
 from ..net.placement import place
 from ..net.topology import TopologyError
 from ..net.topology import hosts as list_hosts
-from ..net.topology_io import load_topology
+from ..net.topology_io import is_file, load_topology
 from ..params import Table
 from ..presets import preset_dir
 
@@ -58,7 +58,7 @@ def find_topology_file(spec: str, base: Path) -> Path | None:
         return None
     for directory in topology_dirs(base):
         for candidate in (directory / spec, directory / f"{spec}.toml"):
-            if candidate.is_file():
+            if is_file(candidate):
                 return candidate.resolve()
     return None
 
@@ -95,7 +95,10 @@ def parse_network(t: Table, scenario_path: Path, classes: list[dict], seed_rng) 
     sharing = t.get("sharing", str, "maxmin", choices=SHARING)
     policy = t.get("placement", str, "packed", choices=PLACEMENTS)
     ps_host = t.get("ps_host", str, None)
-    counts = t.get("counts", list, None)
+    counts = t.get("counts", list, None, item=int)
+    for i, n in enumerate(counts or ()):
+        if n < 0:
+            raise ScenarioError(f"{t.key('counts')}[{i}]", f"{n!r} is not allowed (a worker count >= 0)")
     bytes_per_value = t.get("bytes_per_value", int, 4, choices=(4, 8))
     header = t.get("header_bytes", int, 64, minimum=0)
     message = t.get("message_bytes", float, 0.0, minimum=0.0)

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ..params import Table, apply_overrides
+from ..params import MAX_DEPTH, Table, check_path, show, apply_overrides, check_value, set_path
 from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
+from ..workload.datasets import DIGITS_ROWS, train_rows
 from ..workload.timemodels import TimeModel, make_time_model
 from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
@@ -23,6 +24,23 @@ DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
 MODEL_NAMES = ("logistic", "smooth_svm", "softmax")
 LABELINGS = ("odd_even", "multiclass", "binary")
 INITS = ("zeros", "normal")
+BINARY_MODELS = ("logistic", "smooth_svm")
+
+MAX_WORKERS = 1_000_000
+"""Most workers a scenario may have, over all classes."""
+MAX_GRADIENTS = 1e8
+"""Most gradient computations a run may be expected to make: the sum over classes of
+count × run.until / (median compute time + fixed latencies). Beyond this a run cannot
+finish in reasonable wall time (the emulator makes ~1e5 per wall second at best)."""
+MAX_EVALUATIONS = 1e7
+"""Most periodic events of one kind a run may schedule (run.until / eval_every, ...)."""
+MIN_UNTIL = 1e-9
+"""Shortest horizon (s): shorter ones are below the resolution of the event times."""
+MAX_SAMPLES = 10_000_000
+MAX_FEATURES = 1_000_000
+MAX_VALUES = 50_000_000
+"""Synthetic data: most rows, most features, and most rows × features (400 MB of float64)."""
+MAX_CLASSES = 1000
 
 
 @dataclass(frozen=True)
@@ -204,6 +222,8 @@ def class_ids(workers) -> dict[str, tuple[int, ...]]:
 def resolve_scenario_path(path: str | os.PathLike) -> Path:
     """A scenario file, or the preset named *path* (``gsgd_paper``: ./scenarios, then the
     presets shipped with netsim). Raises ScenarioError listing the presets when neither exists."""
+    if Path(path).exists():
+        return Path(path)  # a file, or a folder refused with its own message when read
     found = find_scenario(str(path))
     if found is None:
         names = ", ".join(list_scenarios()) or "none"
@@ -219,27 +239,57 @@ def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: i
     Raises ScenarioError (with the file set) for anything not allowed.
     """
     path = resolve_scenario_path(path)
+    raw = read_toml(path)
+    record = list(overrides)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ScenarioError("(syntax)", f"not valid TOML: {exc}", str(path)) from None
-    extra = list(overrides)
-    if seed is not None:
-        extra.append(f"run.seed={seed}")
-    if algorithm is not None:
-        extra.append(f'run.algorithm="{algorithm}"')
-    if data_dir is not None:
-        raw.setdefault("data", {})["dir"] = str(Path(data_dir).resolve())
-    try:
-        apply_overrides(raw, extra)
-        return replace(parse_scenario(raw, path), overrides=tuple(extra))
+        apply_overrides(raw, list(overrides))
+        if seed is not None:
+            set_path(raw, "run.seed", seed, "--seed")
+            record.append(f"run.seed={seed}")
+        if algorithm is not None:
+            set_path(raw, "run.algorithm", algorithm, "--algorithm")
+            record.append(f'run.algorithm="{algorithm}"')
+        if data_dir is not None:
+            set_path(raw, "data.dir", str(Path(data_dir).resolve()), "--data-dir")
+        return replace(parse_scenario(raw, path), overrides=tuple(record))
     except ScenarioError as exc:
         exc.file = str(path)
         raise
 
 
+def read_toml(path: Path) -> dict:
+    """The table of the TOML file *path*; ScenarioError (key ``(file)`` or ``(syntax)``)
+    for a file that is missing, a directory, unreadable, not UTF-8 or not valid TOML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError("(file)", "no such file", str(path)) from None
+    except IsADirectoryError:
+        raise ScenarioError("(file)", "is a directory, not a scenario file (give a .toml file)", str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError("(file)", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
+                            str(path)) from None
+    except OSError as exc:
+        raise ScenarioError("(file)", f"cannot be read: {exc.strerror or exc}", str(path)) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError("(syntax)", f"not valid TOML: {exc}", str(path)) from None
+    except RecursionError:
+        raise ScenarioError("(syntax)", f"nested too deeply to read (at most {MAX_DEPTH} levels)", str(path)) from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python converts
+        raise ScenarioError("(syntax)", f"not readable: {exc}", str(path)) from None
+    try:
+        check_value(raw, "")
+    except ScenarioError as exc:
+        exc.file = str(path)
+        raise
+    return raw
+
+
 def parse_scenario(raw: dict, path: Path) -> Scenario:
     """Validate the dict of a scenario file located at *path*."""
+    check_value(raw, "")
     raw = copy.deepcopy(raw)
     top = Table(raw, "")
     name = top.get("name", str, path.stem)
@@ -247,11 +297,16 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     run = _run(top.table("run", {}))
     data = _data(top.table("data", {}), path)
     model = _model(top.table("model", {}))
+    if model.name in BINARY_MODELS and _n_classes(data) not in (None, 2):
+        raise ScenarioError("data.labels", f"{data.labels!r} gives {_n_classes(data)} classes, but model "
+                            f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')")
     workers = _workers(top.get("workers", list))
+    _check_budget(run, workers)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
     ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
     rules = _rules(top.table("algorithms"), ctx)
+    _check_rule_budget(run, rules, start)
     network = None
     if top.has("network"):
         for i, wc in enumerate(workers):
@@ -275,15 +330,103 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
                           graph=network.graph if network else None)
     top.done()
     if run.algorithm not in rules:
-        raise ScenarioError("run.algorithm", f"{run.algorithm!r} is not configured (configured: {', '.join(rules)})")
+        raise ScenarioError("run.algorithm", f"{show(run.algorithm)} is not configured (configured: {', '.join(rules)})")
+    rows = _train_rows(data)
+    if rows is not None:
+        check_rows(rows, start, data)
     return Scenario(str(path), name, run, data, model, workers, rules, raw, network, events)
+
+
+def _n_classes(data: DataSpec) -> int | None:
+    """Classes the labels will have, when known without reading files."""
+    if data.labels in ("odd_even", "binary"):
+        return 2
+    if data.source in ("digits", "mnist"):
+        return 10
+    if data.source == "synthetic":
+        return data.n_classes
+    return None
+
+
+def _train_rows(data: DataSpec) -> int | None:
+    """Training rows, when known without reading files (digits, synthetic)."""
+    if data.source == "digits":
+        return train_rows(DIGITS_ROWS, data.test_fraction)
+    if data.source == "synthetic":
+        return train_rows(data.n_samples, data.test_fraction)
+    return None
+
+
+def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
+    """Every worker needs at least one training row of its own."""
+    if n_workers > rows:
+        hint = "raise data.n_samples" if data.source == "synthetic" else "use a larger data set"
+        raise ScenarioError("workers", f"{n_workers} workers but only {rows} training rows in data "
+                            f"{data.source!r} (each worker needs a shard of >= 1 row): use fewer workers or {hint}")
+
+
+def check_dataset(scenario: "Scenario", n_train: int, n_classes: int) -> None:
+    """Refuse what the loaded data cannot support (ScenarioError with the file set):
+    fewer training rows than workers, more than 2 classes for a binary model."""
+    try:
+        check_rows(n_train, scenario.n_workers, scenario.data)
+        if scenario.model.name in BINARY_MODELS and n_classes != 2:
+            raise ScenarioError("data.labels", f"{scenario.data.labels!r} gives {n_classes} classes in the data, "
+                                f"but model {scenario.model.name!r} needs 2 (use labels = 'binary' with 2-class "
+                                "data, or model.name = 'softmax')")
+    except ScenarioError as exc:
+        exc.file = scenario.path
+        raise
+
+
+def _check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
+    """Rule timers and probes that could not finish: periodic regrouping more often
+    than MAX_EVALUATIONS times per run, probe phases beyond MAX_GRADIENTS iterations."""
+    for name, rule in rules.items():
+        spec = getattr(rule, "grouping", None)
+        every = getattr(spec, "regroup_every_s", 0.0)
+        if every and run.until / every > MAX_EVALUATIONS:
+            raise ScenarioError(f"algorithms.{name}.regroup_every_s", f"{every!r} s gives {run.until / every:.3g} "
+                                f"regroupings over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e})")
+        rounds = getattr(spec, "probe_rounds", 0)
+        if rounds * n_workers > MAX_GRADIENTS:
+            raise ScenarioError(f"algorithms.{name}.probe_rounds", f"{rounds} rounds × {n_workers} workers is more "
+                                f"than {MAX_GRADIENTS:.0e} probe iterations")
+
+
+def _check_budget(run: RunSpec, workers) -> None:
+    """Refuse runs whose event count cannot finish: see MAX_GRADIENTS, MAX_EVALUATIONS.
+
+    With ``max_updates`` the run also ends after that many updates: each needs at
+    least one gradient (so the gradient count to refuse is at least ``max_updates``)
+    and lasts at most about 10 slowest steps (the evaluation count is bounded by that).
+    """
+    steps = [wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in workers]
+    n_workers = sum(wc.count for wc in workers)
+    horizon = run.until
+    if run.max_updates:
+        horizon = min(horizon, run.max_updates * 10 * max(steps))
+    if run.eval_every and horizon / run.eval_every > MAX_EVALUATIONS:
+        raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {horizon / run.eval_every:.3g} "
+                            f"evaluations over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e}; "
+                            "raise eval_every or lower run.until)")
+    cap = run.max_updates if run.max_updates else float("inf")  # each update takes >= 1 gradient
+    total = 0.0
+    for i, (wc, step) in enumerate(zip(workers, steps)):
+        total += wc.count * run.until / step if step > 0 else float("inf")
+        if min(total, cap) > MAX_GRADIENTS:
+            raise ScenarioError(f"workers[{i}].compute", f"the run would make ~{min(total, cap):.3g} gradient "
+                                f"computations (sum of count × run.until / median compute time; here "
+                                f"{wc.count} × {run.until:g} s / {step:.3g} s); at most {MAX_GRADIENTS:.0e} can "
+                                "finish: lower run.until, run.max_updates or the worker count, or make compute "
+                                "times longer")
 
 
 def _run(t: Table) -> RunSpec:
     spec = RunSpec(
         seed=t.get("seed", int, 0, minimum=0),
         algorithm=t.get("algorithm", str, "gsgd"),
-        until=t.get("until", float, 100.0, positive=True),
+        until=t.get("until", float, 100.0, positive=True, minimum=MIN_UNTIL),
         max_updates=t.get("max_updates", int, 0, minimum=0),
         eval_every=t.get("eval_every", float, 0.0, minimum=0),
         eval_every_updates=t.get("eval_every_updates", int, 0, minimum=0),
@@ -299,7 +442,7 @@ def _run(t: Table) -> RunSpec:
 
 def _data(t: Table, path: Path) -> DataSpec:
     source = t.get("source", str, "digits", choices=DATA_SOURCES)
-    directory = t.get("dir", str, None)
+    directory = check_path(t.get("dir", str, None), t.key("dir"))
     if directory is not None:
         directory = str((path.parent / os.path.expanduser(directory)).resolve())
     spec = DataSpec(
@@ -307,12 +450,16 @@ def _data(t: Table, path: Path) -> DataSpec:
         labels=t.get("labels", str, "odd_even" if source in ("digits", "mnist") else "binary", choices=LABELINGS),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
-        train_file=t.get("train_file", str, None),
-        test_file=t.get("test_file", str, None),
-        n_features=t.get("n_features", int, 0 if source != "synthetic" else 20, minimum=0),
-        n_samples=t.get("n_samples", int, 2000, positive=True),
-        n_classes=t.get("n_classes", int, 2, minimum=2),
+        train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
+        test_file=check_path(t.get("test_file", str, None), t.key("test_file")),
+        n_features=t.get("n_features", int, 0 if source != "synthetic" else 20,
+                         minimum=1 if source == "synthetic" else 0, maximum=MAX_FEATURES),
+        n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),
+        n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
     )
+    if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
+        raise ScenarioError(t.key("n_samples"), f"{spec.n_samples} rows × {spec.n_features} features is more than "
+                            f"{MAX_VALUES:.0e} values (400 MB); lower n_samples or n_features")
     if spec.source in ("digits", "mnist") and spec.labels == "binary":
         raise ScenarioError(t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)")
     if spec.source in ("libsvm", "synthetic") and spec.labels == "odd_even":
@@ -342,14 +489,18 @@ def _model(t: Table) -> ModelSpec:
 def _workers(items: list) -> tuple[WorkerClass, ...]:
     if not items:
         raise ScenarioError("workers", "at least one [[workers]] class is needed")
-    classes, names = [], set()
+    classes, names, total = [], set(), 0
     for i, item in enumerate(items):
         t = Table(item, f"workers[{i}]")
         name = t.get("name", str, f"class{i}")
         if name in names:
-            raise ScenarioError(t.key("name"), f"duplicate worker class name {name!r}")
+            raise ScenarioError(t.key("name"), f"duplicate worker class name {show(name)}")
         names.add(name)
-        count = t.get("count", int, 1, positive=True)
+        count = t.get("count", int, 1, positive=True, maximum=MAX_WORKERS)
+        total += count
+        if total > MAX_WORKERS:
+            raise ScenarioError(t.key("count"), f"{total} workers in the first {i + 1} classes; at most "
+                                f"{MAX_WORKERS} are allowed in all")
         latency = t.get("latency", float, 0.0, minimum=0.0)
         t.known.append("compute")
         if "compute" not in t.data:
@@ -357,7 +508,7 @@ def _workers(items: list) -> tuple[WorkerClass, ...]:
         compute = make_time_model(t.data["compute"], t.key("compute"), count)
         hosts = t.get("hosts", list, None)
         if hosts is not None and (len(hosts) != count or not all(isinstance(h, str) for h in hosts)):
-            raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {hosts!r}")
+            raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {show(hosts)}")
         classes.append(WorkerClass(name, count, compute,
                                    pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
                                    push_latency=t.get("push_latency", float, latency, minimum=0.0),

@@ -123,6 +123,9 @@ def _per_datacenter(G, free, n_workers, counts):
         raise TopologyError("counts", "policy 'per_datacenter' needs counts per datacenter, got None")
     if not isinstance(counts, dict):
         counts = dict(enumerate(counts))
+    for dc, n in counts.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TopologyError(f"counts[{dc!r}]", f"must be an integer >= 0, got {n!r}")
     if sum(counts.values()) != n_workers:
         raise TopologyError("counts", f"must sum to n_workers={n_workers}, got {counts!r}")
     workers = []

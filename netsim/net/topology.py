@@ -56,6 +56,16 @@ def hosts(G):
     return sorted((n for n, r in G.nodes(data="role") if r == "host"), key=natural_key)
 
 
+MAX_LINKS = 200_000
+"""Most links a built topology may have (a bigger graph does not fit the flow model's memory)."""
+
+
+def _size(name, links):
+    """Refuse a builder call that would make more than MAX_LINKS links."""
+    if links > MAX_LINKS:
+        raise TopologyError(name, f"would build {links:.3g} links; at most {MAX_LINKS} are allowed")
+
+
 def _count(name, value, minimum=1):
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise TopologyError(name, f"must be an integer >= {minimum}, got {value!r}")
@@ -89,6 +99,7 @@ def star(n_hosts, *, bandwidth=10e9, latency=5e-6):
         ``n_hosts + 1`` nodes and ``n_hosts`` edges.
     """
     _count("n_hosts", n_hosts)
+    _size("n_hosts", n_hosts)
     attrs = _link("bandwidth", bandwidth, "latency", latency)
     G = nx.Graph(name=f"star({n_hosts})")
     G.add_node("s0", role="switch")
@@ -133,6 +144,7 @@ def leaf_spine(racks, hosts_per_rack, spines, *, host_bandwidth=10e9, fabric_ban
     """
     for name, value in (("racks", racks), ("hosts_per_rack", hosts_per_rack), ("spines", spines)):
         _count(name, value)
+    _size("racks", racks * (hosts_per_rack + spines))
     host_link = _link("host_bandwidth", host_bandwidth, "host_latency", host_latency)
     fabric_link = _link("fabric_bandwidth", fabric_bandwidth, "fabric_latency", fabric_latency)
     G = nx.Graph(name=f"leaf_spine({racks}, {hosts_per_rack}, {spines})")
@@ -167,6 +179,7 @@ def fat_tree(k, *, bandwidth=10e9, latency=1e-6):
     _count("k", k, 2)
     if k % 2:
         raise TopologyError("k", f"must be even, got {k!r}")
+    _size("k", 3 * k ** 3 // 4)
     attrs = _link("bandwidth", bandwidth, "latency", latency)
     half = k // 2
     G = nx.Graph(name=f"fat_tree({k})")
@@ -203,6 +216,7 @@ def _add_datacenter(G, i, spec):
         raise TopologyError(f"{where}.{unknown[0]}", f"unknown key (allowed: {sorted(_DC_KEYS)})")
     for key in ("racks", "hosts_per_rack", "spines"):
         _count(f"{where}.{key}", spec.get(key))
+    _size(f"{where}.racks", spec["racks"] * (spec["hosts_per_rack"] + spec["spines"]))
     opts = {"host_bandwidth": 10e9, "host_latency": 1e-6, "fabric_bandwidth": 40e9,
            "fabric_latency": 1e-6} | spec
     opts.setdefault("gateway_bandwidth", opts["fabric_bandwidth"])
@@ -240,6 +254,9 @@ def multi_datacenter(dcs, wan):
     """
     if not isinstance(dcs, (list, tuple)) or not dcs:
         raise TopologyError("dcs", f"must be a non-empty list of dicts, got {dcs!r}")
+    if not isinstance(wan, (list, tuple)):
+        raise TopologyError("wan", f"must be a list of (dc_a, dc_b, latency_s, bandwidth_bps), got {wan!r}")
+    _size("dcs", len(dcs) + len(wan))
     G = nx.Graph(name=f"multi_datacenter({len(dcs)})")
     for i, spec in enumerate(dcs):
         _add_datacenter(G, i, spec)

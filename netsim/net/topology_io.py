@@ -81,29 +81,57 @@ def load_topology(spec_or_path, *, base_dir=None):
         return _from_spec(spec_or_path, "<inline spec>", base)
     if isinstance(spec_or_path, str) and spec_or_path.startswith("topohub:"):
         return _from_spec({"topohub": spec_or_path[len("topohub:"):]}, spec_or_path, base)
-    path = Path(spec_or_path)
-    if not path.is_absolute():
-        path = base / path
-    if not path.is_file() and not path.suffix:
-        path = path.with_suffix(".toml")
-    if not path.is_file():
+    try:
+        path = Path(spec_or_path)
+        if not path.is_absolute():
+            path = base / path
+        if not is_file(path) and not path.suffix:
+            path = path.with_suffix(".toml")
+    except (TypeError, ValueError) as err:  # not a path at all
+        raise TopologyError(repr(spec_or_path), f"not a topology name or path: {err}") from None
+    if not is_file(path):
         raise TopologyError(str(path), f"no such topology file or preset {str(spec_or_path)!r}")
     if path.suffix.lower() == ".graphml":
         return _from_spec({"graphml": str(path)}, str(path), base)
     try:
-        spec = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise TopologyError(str(path), f"unparsable TOML: {err}") from err
+        spec = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError, ValueError) as err:
+        raise TopologyError(str(path), f"unparsable TOML: {type(err).__name__}: {err}") from None
+    except OSError as err:
+        raise TopologyError(str(path), f"cannot be read: {err.strerror or err}") from None
     return _from_spec(spec, str(path), path.parent)
 
 
+def is_file(path) -> bool:
+    """``Path(path).is_file()``, False for names the OS refuses (too long, NUL bytes, ...)."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+_KINDS = {"builder": (str, "a string"), "args": (dict, "a table"), "graphml": (str, "a string"),
+          "topohub": (str, "a string"), "description": (str, "a string")}
+
+
 def _from_spec(spec, where, base):
+    if not isinstance(spec, dict):
+        raise TopologyError(where, f"must be a table, got {spec!r}")
     unknown = sorted(set(spec) - _KEYS)
     if unknown:
-        raise TopologyError(f"{where} [{unknown[0]}]", f"unknown key (allowed: {sorted(_KEYS)})")
+        raise TopologyError(f"{where} [{unknown[0]!r}]", f"unknown key (allowed: {sorted(_KEYS)})")
     sources = [key for key in _SOURCES if key in spec]
     if len(sources) != 1:
         raise TopologyError(where, f"needs exactly one of {list(_SOURCES)}, got {sources}")
+    for key, (kind, name) in _KINDS.items():
+        if key in spec and not isinstance(spec[key], kind):
+            raise TopologyError(f"{where} [{key}]", f"must be {name}, got {spec[key]!r}")
+    for key, low in (("bandwidth", 0.0), ("latency", 0.0)):
+        value = spec.get(key, 1.0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value < math.inf \
+                or (key == "bandwidth" and value == 0):
+            need = "> 0 bit/s" if key == "bandwidth" else ">= 0 s"
+            raise TopologyError(f"{where} [{key}]", f"must be a finite number {need}, got {value!r}")
     try:
         if "builder" in spec:
             G = _build(spec, where)
@@ -136,7 +164,7 @@ def _build(spec, where):
 
 
 def _read_graphml(path, where):
-    if not path.is_file():
+    if not is_file(path):
         raise TopologyError(f"{where} [graphml]", f"no such file {str(path)!r}")
     try:
         return nx.read_graphml(path)

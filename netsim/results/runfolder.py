@@ -33,9 +33,9 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, summarize
 
-__all__ = ["RunData", "FolderError", "OutputError", "read_run", "find_runs", "from_result", "short_label",
-           "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json", "strict_json",
-           "write_atomic", "RESULT_FILES", "unique_folder", "latest_folder"]
+__all__ = ["RunData", "FolderError", "OutputError", "check_writable", "read_run", "find_runs", "from_result",
+           "short_label", "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json",
+           "strict_json", "write_atomic", "RESULT_FILES", "unique_folder", "latest_folder"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
@@ -52,7 +52,51 @@ FLUSH_SECONDS = 0.5
 
 
 class FolderError(ValueError):
-    """A folder is missing or holds no run; the message names it."""
+    """A folder is missing, holds no run, or holds a malformed file; the message names it."""
+
+
+_NUMBER = (int, float)
+_SUMMARY = {"algorithm": str, "seed": int, "status": str, "sim_time": _NUMBER, "updates": int,
+            "gradients_applied": int, "gradients_dropped": int, "final_loss": _NUMBER + (type(None),),
+            "final_test_accuracy": _NUMBER + (type(None),), "workers": list, "groups": list, "wall_s": _NUMBER}
+_WORKER = {"id": int, "worker_class": str, "compute_s": _NUMBER, "comm_s": _NUMBER, "idle_s": _NUMBER}
+_GROUP = {"id": int, "members": list, "updates": int}
+_STALENESS = {"mean": _NUMBER, "p50": _NUMBER, "p95": _NUMBER, "max": _NUMBER}
+_OPTIONAL = {"label": str, "scenario": str, "message": str, "idle_pct": _NUMBER, "events": list,
+             "staleness_per_gradient": dict, "staleness_per_update": dict}
+
+
+def _read_json(path: Path):
+    """The JSON value in *path*; FolderError naming the file when it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+        raise FolderError(f"{path}: not readable JSON ({type(exc).__name__}: {exc})") from None
+
+
+def _require(value, fields: dict, where: str) -> None:
+    if not isinstance(value, dict):
+        raise FolderError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    for key, kind in fields.items():
+        if key not in value:
+            raise FolderError(f"{where}: missing {key!r}")
+        item = value[key]
+        if not isinstance(item, kind) or (isinstance(item, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))):
+            raise FolderError(f"{where}: {key!r} has the wrong type ({type(item).__name__})")
+
+
+def _check_summary(summary, path: Path) -> dict:
+    """FolderError naming *path* unless *summary* has the fields readers use."""
+    _require(summary, _SUMMARY, str(path))
+    _require(summary, {k: v for k, v in _OPTIONAL.items() if k in summary}, str(path))
+    for key in ("staleness_per_gradient", "staleness_per_update"):
+        if key in summary:
+            _require(summary[key], _STALENESS, f"{path}: {key}")
+    for i, w in enumerate(summary["workers"]):
+        _require(w, _WORKER, f"{path}: workers[{i}]")
+    for i, g in enumerate(summary["groups"]):
+        _require(g, _GROUP, f"{path}: groups[{i}]")
+    return summary
 
 
 class OutputError(RuntimeError):
@@ -422,16 +466,40 @@ class RunData:
 
 
 def _rows(path: Path) -> list[list[str]]:
-    """The data rows of a CSV file; an unfinished last line (a killed writer) is left out."""
-    text = path.read_text()
+    """The data rows of a CSV file; an unfinished last line (a killed writer) is left out.
+    FolderError naming the file when it is missing or unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FolderError(f"{path}: not readable ({type(exc).__name__}: {exc})") from None
     if text and not text.endswith("\n"):
         text = text[:text.rfind("\n") + 1]
-    return list(csv.reader(io.StringIO(text, newline="")))[1:]
+    try:
+        return list(csv.reader(io.StringIO(text, newline="")))[1:]
+    except csv.Error as exc:
+        raise FolderError(f"{path}: not readable CSV ({exc})") from None
 
 
 def _columns(path: Path, names, kinds) -> dict:
+    """Columns of a CSV file with a header row; FolderError naming the file and line
+    when it is unreadable or a cell is not of its column's type."""
     body = _rows(path)
-    return {name: np.array([kind(r[i]) for r in body], dtype=kind) for i, (name, kind) in enumerate(zip(names, kinds))}
+    out = {}
+    for i, (name, kind) in enumerate(zip(names, kinds)):
+        try:
+            out[name] = np.array([kind(r[i]) for r in body], dtype=kind if kind in (int, float) else object)
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError):
+            bad = next(n for n, r in enumerate(body, 2) if not _cell_ok(r, i, kind))
+            raise FolderError(f"{path}: line {bad}: column {name!r} missing or not {getattr(kind, '__name__', 'valid')}") from None
+    return out
+
+
+def _cell_ok(row, i, kind) -> bool:
+    try:
+        kind(row[i])
+        return True
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError):
+        return False
 
 
 def read_run(path: str | Path, label: str = "", group: str = "", values: dict | None = None) -> RunData:
@@ -439,17 +507,14 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
     path = Path(path)
     if not (path / "summary.json").is_file():
         raise FolderError(f"{path}: no summary.json (not a run folder)")
-    summary = json.loads((path / "summary.json").read_text())
+    summary = _check_summary(_read_json(path / "summary.json"), path / "summary.json")
     curve = _columns(path / "curve.csv", CURVE, (int, float, float, float))
     updates = _columns(path / "updates.csv", UPDATES, (int, float, int, int, int))
     timeline = None
     if (path / "timeline.csv").is_file():
-        rows = _rows(path / "timeline.csv")
         index = {name: i for i, name in enumerate(PHASES)}
-        timeline = {"worker": np.array([int(r[0]) for r in rows], dtype=int),
-                    "phase": np.array([index[r[1]] for r in rows], dtype=int),
-                    "start": np.array([float(r[2]) for r in rows]),
-                    "end": np.array([float(r[3]) for r in rows])}
+        cols = _columns(path / "timeline.csv", ("worker", "phase", "start", "end"), (int, index.__getitem__, float, float))
+        timeline = {**cols, "phase": cols["phase"].astype(int)}
     label = label or summary.get("label", summary["algorithm"])
     return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
 
@@ -495,9 +560,12 @@ def find_runs(path: str | Path) -> list[RunData]:
     if (path / "sweep.json").is_file():
         return _sweep_runs(path)
     if (path / "compare.json").is_file():
-        listed = json.loads((path / "compare.json").read_text())
+        listed = _read_json(path / "compare.json")
+        if not isinstance(listed, list) or not all(isinstance(e, dict) and isinstance(e.get("folder", ""), str)
+                                                   for e in listed):
+            raise FolderError(f"{path / 'compare.json'}: expected a list of run summaries with their 'folder'")
         runs = [read_run(path / entry["folder"]) for entry in listed
-                if (path / entry.get("folder", "") / "summary.json").is_file()]
+                if entry.get("folder") and (path / entry["folder"] / "summary.json").is_file()]
     else:
         runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
     if not runs:
@@ -506,20 +574,54 @@ def find_runs(path: str | Path) -> list[RunData]:
 
 
 def _sweep_runs(path: Path) -> list[RunData]:
-    plan = json.loads((path / "sweep.json").read_text())
+    where = path / "sweep.json"
+    plan = _read_json(where)
+    if not isinstance(plan, dict) or not isinstance(plan.get("points"), list):
+        raise FolderError(f"{where}: missing 'points' (a list of {{folder, values}})")
     runs = []
-    for point in plan["points"]:
+    for i, point in enumerate(plan["points"]):
+        if not (isinstance(point, dict) and isinstance(point.get("folder"), str) and point["folder"]
+                and isinstance(point.get("values"), dict)):
+            raise FolderError(f"{where}: points[{i}] must be an object with 'folder' (a name) and 'values' (an object)")
         folder = path / point["folder"]
         if not (folder / "summary.json").is_file():
             continue  # not run yet (interrupted sweep)
         values = point["values"]
-        group = short_label(values) or plan.get("name", "run")
+        group = short_label(values) or str(plan.get("name", "run"))
         seed = values.get(SEED_KEY)
         label = group if seed is None else f"{group} (seed {seed})"
         runs.append(read_run(folder, label=label, group=group, values=values))
     if not runs:
         raise FolderError(f"{path}: the sweep has no finished run yet")
     return runs
+
+
+def check_writable(out: str | Path) -> None:
+    """Raise FolderError unless a run folder can be written at *out*: the path and
+    its nearest existing ancestor must be folders, and that ancestor writable.
+    Called before simulating, so a bad --out fails at once, not after the run."""
+    out = Path(out)
+    try:
+        _check_writable(out)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, FolderError):
+            raise
+        raise FolderError(f"{out}: not a usable folder path ({exc})") from None
+
+
+def _check_writable(out: Path) -> None:
+    probe = out
+    while True:
+        if probe.exists():
+            if not probe.is_dir():
+                what = "is a file, not a folder" if probe == out else f"cannot hold a folder: {probe} is a file"
+                raise FolderError(f"{out}: {what} (give --out a folder path)")
+            if not os.access(probe, os.W_OK | os.X_OK):
+                raise FolderError(f"{out}: cannot write into {probe} (permission denied)")
+            return
+        if probe.parent == probe:
+            raise FolderError(f"{out}: no existing parent folder")
+        probe = probe.parent
 
 
 def relabel(runs: list[RunData], prefix_of) -> list[RunData]:

@@ -139,34 +139,44 @@ class Rule:
         ``count`` of its ``workers`` can still push (the others are down for good).
         Default: any push of any worker leads to an update (ASGD-like rules).
         """
-        return [Need(1, tuple(range(len(self.group_index()))))]
+        return [Need(1, None)]
 
 
 @dataclass(frozen=True)
 class Need:
     """The next update happens once *count* more distinct workers among *workers* push.
 
-    ``Need(0, ())``: it happens without any push (a round timer is running).
+    ``workers`` None: any worker. ``Need(0, ())``: it happens without any push (a round
+    timer is running).
     """
     count: int
-    workers: tuple
+    workers: tuple | None
 
 
-def stalled_on(needs: list[Need], lost) -> list[int] | None:
+def stalled_on(needs: list[Need], lost: set, n_workers: int) -> list[int] | None:
     """The lost workers that block every alternative of *needs*, or None when an
     update can still happen.
 
-    *lost*: set of worker ids down with no recovery scheduled.
+    *lost*: set of worker ids down with no recovery scheduled (of *n_workers*).
 
-    >>> stalled_on([Need(2, (1, 2))], {2}), stalled_on([Need(1, (1, 2))], {2})
+    >>> stalled_on([Need(2, (1, 2))], {2}, 3), stalled_on([Need(1, (1, 2))], {2}, 3)
     ([2], None)
-    >>> stalled_on([Need(1, (0,)), Need(1, (3, 4))], {0, 3, 4}), stalled_on([Need(0, ())], {1})
+    >>> stalled_on([Need(1, (0,)), Need(1, (3, 4))], {0, 3, 4}, 5), stalled_on([Need(0, ())], {1}, 2)
     ([0, 3, 4], None)
+    >>> stalled_on([Need(1, None)], {0, 1}, 3), stalled_on([Need(1, None)], {0, 1, 2}, 3)
+    (None, [0, 1, 2])
     """
     blocking: set[int] = set()
     for need in needs:
-        gone = [w for w in need.workers if w in lost]
-        if len(need.workers) - len(gone) >= need.count:
+        size = n_workers if need.workers is None else len(need.workers)
+        if need.count <= size - len(lost):  # met even if every lost worker is among them
+            return None
+        if need.workers is None:
+            gone = lost
+        else:
+            members = set(need.workers)
+            gone = {w for w in lost if w in members}
+        if size - len(gone) >= need.count:
             return None
         blocking.update(gone)
     return sorted(blocking)

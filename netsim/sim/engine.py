@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from ..config.scenario import Scenario
+from ..config.scenario import Scenario, check_dataset
 from ..errors import ScenarioError
 from ..net.comm import make_comm
 from ..rng import Streams
@@ -21,7 +21,7 @@ from .records import GroupSnapshot, Recorder, Result, Snapshot, WorkerStats, idl
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "simulate", "Simulation", "advise", "RunInterrupted"]
+__all__ = ["Prepared", "prepare", "check_data", "load_checked", "simulate", "Simulation", "advise", "RunInterrupted"]
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -42,14 +42,37 @@ class Prepared:
     w0: np.ndarray
 
 
-def prepare(scenario: Scenario) -> Prepared:
-    """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
-    streams = Streams(scenario.run.seed)
+def load_checked(scenario: Scenario, rng) -> Dataset:
+    """The scenario's data, checked against it (rows per worker, classes per model).
+
+    Raises ScenarioError (file set): DataNotFoundError when files are missing, else for
+    a malformed file or data the scenario cannot use.
+    """
     try:
-        dataset = load_data(scenario.data, streams.rng("data"))
+        dataset = load_data(scenario.data, rng)
     except ScenarioError as exc:  # missing data files: name the scenario
         exc.file = exc.file or scenario.path
         raise
+    except (ValueError, OSError) as exc:  # a malformed or unreadable file, or a size the source cannot give
+        key = "data.train_file" if scenario.data.train_file else "data.dir" if scenario.data.source in (
+            "mnist", "libsvm") else "data"
+        raise ScenarioError(key, str(exc) if isinstance(exc, ValueError) else f"cannot be read: {exc}",
+                            scenario.path) from None
+    check_dataset(scenario, dataset.X_train.shape[0], dataset.n_classes)
+    return dataset
+
+
+def check_data(scenario: Scenario) -> None:
+    """What :func:`prepare` would refuse about the data, for ``validate``: loads the
+    files of sources whose size is not known from the scenario alone (mnist, libsvm)."""
+    if scenario.data.source in ("mnist", "libsvm"):
+        load_checked(scenario, Streams(scenario.run.seed).rng("data"))
+
+
+def prepare(scenario: Scenario) -> Prepared:
+    """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
+    streams = Streams(scenario.run.seed)
+    dataset = load_checked(scenario, streams.rng("data"))
     model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
     shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
@@ -84,6 +107,7 @@ class Simulation:
         self.started = False
         self.interrupted = ""
         self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
+        self.lost: set[int] = set()  # workers down with no recovery scheduled
         for event in scenario.events:
             if event.kind == "recover":
                 self.returning.update(event.workers)
@@ -224,6 +248,11 @@ class Simulation:
                 if event.duration:
                     self.returning.update(event.workers)
                     env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+                for w in event.workers:
+                    if self.returning[w] <= 0:
+                        self.lost.add(w)
+                    else:
+                        self.lost.discard(w)
                 self._check_progress()
             elif event.kind == "recover":
                 self._recover(event.workers, False)
@@ -248,6 +277,7 @@ class Simulation:
             if st.down:
                 st.down = False
                 back.append(wid)
+            self.lost.discard(wid)
         if back and logged_elsewhere:
             self.ps.record_event("recover", workers=back)
         for wid in back:
@@ -263,10 +293,6 @@ class Simulation:
         if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)
 
-    def lost(self) -> list[int]:
-        """Workers down with no recovery scheduled."""
-        return [st.wid for st in self.states if st.down and self.returning[st.wid] <= 0]
-
     def _check_progress(self) -> None:
         """End the run as ``stalled`` when no update can ever happen again.
 
@@ -274,11 +300,11 @@ class Simulation:
         good: the rule says what its next update needs (``Rule.waiting``); when every
         alternative needs a lost worker, nothing will change until ``run.until``.
         """
-        lost = self.lost()
+        lost = self.lost
         self.ps.watch = self._check_progress if lost else None
         if not lost or not self.started or self.stop.triggered:
             return
-        blocking = stalled_on(self.rule.waiting(self.ps), set(lost))
+        blocking = stalled_on(self.rule.waiting(self.ps), lost, len(self.states))
         if blocking is not None:
             self.ps.stalled_on = blocking
             self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "

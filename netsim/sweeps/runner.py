@@ -25,6 +25,7 @@ from ..config.grid import (
     Axis,
     expand,
     parse_axis,
+    MAX_RUNS,
     seed_axis,
     toml_value,
 )
@@ -121,6 +122,8 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
         path = Path(scenario)
         sets = tuple(sets)
         base = load_scenario(path, list(sets), data_dir=data_dir)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_RUNS:
+        raise ScenarioError("--seeds", f"{seeds!r} is not allowed (1..{MAX_RUNS})", str(path))
     axes = to_axes(grid)
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:

@@ -11,7 +11,8 @@ import scipy.sparse as sp
 
 from ..errors import ScenarioError
 
-__all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "SOURCES", "MNIST_FILES"]
+__all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "train_rows", "SOURCES",
+           "MNIST_FILES", "DIGITS_ROWS"]
 
 SOURCES = ("digits", "mnist", "libsvm", "synthetic")
 """Names accepted by :func:`load_dataset`."""
@@ -22,6 +23,9 @@ MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
 
 LIBSVM_DEFAULT_FILES = ("a9a", "a9a.t")
 """Train and test file names looked for when only a data directory is given."""
+
+DIGITS_ROWS = 1797
+"""Rows of scikit-learn's bundled digits data set."""
 
 SYNTHETIC_NOISE = 0.1
 """Std of the Gaussian noise added to the unit-variance teacher scores."""
@@ -188,11 +192,23 @@ def _synthetic(rng, n_samples, n_features, n_classes):
     return X, np.argmax(scores, axis=1).astype(np.int64)
 
 
+def train_rows(n: int, test_fraction: float) -> int:
+    """Rows left for training when *test_fraction* of *n* >= 2 rows is held out:
+    the test share is rounded half-to-even and kept in 1 .. n - 1.
+
+    >>> train_rows(1797, 0.2), train_rows(2, 0.9)
+    (1438, 1)
+    """
+    return n - min(max(int(round(test_fraction * n)), 1), n - 1)
+
+
 def _split(X, y, test_fraction, rng):
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     n = X.shape[0]
-    n_test = min(max(int(round(test_fraction * n)), 1), n - 1)
+    if n < 2:
+        raise ValueError(f"cannot split {n} row(s) into a training and a test set (need >= 2)")
+    n_test = n - train_rows(n, test_fraction)
     perm = rng.permutation(n)
     test, train = np.sort(perm[:n_test]), np.sort(perm[n_test:])
     return X[train], y[train], X[test], y[test]

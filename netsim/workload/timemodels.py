@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 from typing import Iterator
 
 import numpy as np
 
 from ..errors import ScenarioError
+from ..params import quote_key, show
 
 __all__ = ["TimeModel", "Constant", "Exponential", "ShiftedExponential", "LogNormal",
            "Uniform", "Pareto", "Replay", "TIME_MODELS", "make_time_model"]
@@ -23,6 +25,10 @@ class TimeModel:
 
     def mean(self) -> float:
         """Expected time (s); ``inf`` when it does not exist."""
+        raise NotImplementedError
+
+    def typical(self) -> float:
+        """Median time (s): the typical step, finite even for heavy tails."""
         raise NotImplementedError
 
     def draws(self, rng: np.random.Generator, member: int = 0) -> Iterator[float]:
@@ -43,6 +49,9 @@ class Constant(TimeModel):
         while True:
             yield self.value
 
+    def typical(self):
+        return self.value
+
     def mean(self):
         return self.value
 
@@ -54,6 +63,9 @@ class Exponential(TimeModel):
 
     def sample(self, rng, n):
         return rng.exponential(self.mean_s, n)
+
+    def typical(self):
+        return self.mean_s * math.log(2)
 
     def mean(self):
         return self.mean_s
@@ -68,6 +80,9 @@ class ShiftedExponential(TimeModel):
     def sample(self, rng, n):
         return self.shift + rng.exponential(self.mean_s, n)
 
+    def typical(self):
+        return self.shift + self.mean_s * math.log(2)
+
     def mean(self):
         return self.shift + self.mean_s
 
@@ -80,6 +95,9 @@ class LogNormal(TimeModel):
 
     def sample(self, rng, n):
         return rng.lognormal(np.log(self.median), self.sigma, n)
+
+    def typical(self):
+        return self.median
 
     def mean(self):
         return self.median * float(np.exp(self.sigma ** 2 / 2))
@@ -94,6 +112,9 @@ class Uniform(TimeModel):
     def sample(self, rng, n):
         return rng.uniform(self.low, self.high, n)
 
+    def typical(self):
+        return (self.low + self.high) / 2
+
     def mean(self):
         return (self.low + self.high) / 2
 
@@ -106,6 +127,9 @@ class Pareto(TimeModel):
 
     def sample(self, rng, n):
         return self.scale * (1.0 + rng.pareto(self.shape, n))
+
+    def typical(self):
+        return self.scale * math.exp(min(math.log(2) / self.shape, 700.0))
 
     def mean(self):
         return self.shape * self.scale / (self.shape - 1) if self.shape > 1 else float("inf")
@@ -129,8 +153,15 @@ class Replay(TimeModel):
         while True:
             yield from seq
 
+    def typical(self):
+        return float(np.median(np.concatenate([np.asarray(t, float) for t in self.times])))
+
     def mean(self):
         return float(np.mean(np.concatenate([np.asarray(t, float) for t in self.times])))
+
+
+_MAXIMUM = {"sigma": 10.0}
+"""Upper bounds of shape parameters (lognormal sigma > 10 puts e^100 between draws)."""
 
 
 def _num(spec: dict, key: str, where: str, *, positive: bool = True) -> float:
@@ -138,11 +169,13 @@ def _num(spec: dict, key: str, where: str, *, positive: bool = True) -> float:
         raise ScenarioError(f"{where}.{key}", "missing (a number of seconds)")
     value = spec[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ScenarioError(f"{where}.{key}", f"expected a number, got {value!r}")
+        raise ScenarioError(f"{where}.{key}", f"expected a number, got {show(value)}")
     value = float(value)
     if not np.isfinite(value) or value < 0 or (positive and value == 0):
         need = "a finite number > 0" if positive else "a finite number >= 0"
         raise ScenarioError(f"{where}.{key}", f"{value!r} is not allowed ({need})")
+    if key in _MAXIMUM and value > _MAXIMUM[key]:
+        raise ScenarioError(f"{where}.{key}", f"{value!r} is not allowed (must be <= {_MAXIMUM[key]:g})")
     return value
 
 
@@ -158,7 +191,7 @@ def _replay(spec: dict, where: str, count: int) -> Replay:
             raise ScenarioError(f"{where}.times[{i}]", "empty list")
         for j, t in enumerate(seq):
             if not isinstance(t, (int, float)) or isinstance(t, bool):
-                raise ScenarioError(f"{where}.times[{i}][{j}]", f"expected a time in s, got {t!r}")
+                raise ScenarioError(f"{where}.times[{i}][{j}]", f"expected a time in s, got {show(t)}")
             make_time_model(t, f"{where}.times[{i}][{j}]")
     return Replay(tuple(tuple(float(t) for t in seq) for seq in lists))
 
@@ -187,17 +220,17 @@ def make_time_model(spec, where: str, count: int = 1) -> TimeModel:
             raise ScenarioError(where, f"{spec!r} is not allowed (a time in s, finite and > 0)")
         return Constant(value)
     if not isinstance(spec, dict):
-        raise ScenarioError(where, f"expected a number or a table with 'dist', got {spec!r}")
+        raise ScenarioError(where, f"expected a number or a table with 'dist', got {show(spec)}")
     dist = spec.get("dist")
     if dist not in TIME_MODELS:
-        raise ScenarioError(f"{where}.dist", f"{dist!r} is not allowed (allowed: {', '.join(TIME_MODELS)})")
+        raise ScenarioError(f"{where}.dist", f"{show(dist)} is not allowed (allowed: {', '.join(TIME_MODELS)})")
     if dist == "replay":
         allowed = ("dist", "times")
     else:
         allowed = ("dist",) + _PARAMS[dist][0]
     for key in spec:
         if key not in allowed:
-            raise ScenarioError(f"{where}.{key}", f"unknown key for dist {dist!r} (allowed: {', '.join(allowed)})")
+            raise ScenarioError(f"{where}.{quote_key(key)}", f"unknown key for dist {dist!r} (allowed: {', '.join(allowed)})")
     if dist == "replay":
         return _replay(spec, where, count)
     names, build = _PARAMS[dist]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import base_raw, make_scenario
+from conftest import base_raw, make_scenario, needs_mnist
 from typer.testing import CliRunner
 
 from netsim.cli import app
@@ -78,9 +78,10 @@ def test_cli_validate_one_line_exit_2(tmp_path):
     assert "Traceback" not in res.output
 
 
+@needs_mnist
 def test_cli_validate_ok_for_paper_scenario():
-    from conftest import ROOT
-    res = CliRunner().invoke(app, ["validate", str(ROOT / "scenarios" / "gsgd_paper.toml")])
+    from conftest import ROOT, mnist_dir
+    res = CliRunner().invoke(app, ["validate", str(ROOT / "scenarios" / "gsgd_paper.toml"), "--data-dir", mnist_dir()])
     assert res.exit_code == 0, res.output
     for name in ("backup", "abs", "lgc", "dcasgd_a", "ssp", "kasync"):
         assert name in res.output

@@ -1,0 +1,117 @@
+"""Fuzz the scenario input: thousands of mutants through ``netsim validate`` (and some through ``run``).
+
+Each mutant is a shipped scenario (or the tests' base scenario) with 1-3 keys changed
+at random (values of other types, numbers at the edges, NaN/inf, empty or deeply nested
+lists and tables, removed and unknown keys, strings with newlines and unicode), a few
+damaged as raw text, some with extra ``--set`` overrides. The bar: exit status 0 or 2
+(``run``, with a short horizon and at most 300 updates, may also exit 1 for a diverged run), no traceback, one stderr line naming the
+file on refusal, no hang (a wall-time guard per case). Prints the outcome counts and
+each failure with the seed that reproduces it.
+
+Usage: python benchmarks/fuzz_scenarios.py [--n 5000] [--seed 0] [--run-every 10] [--compare-every 15]
+       [--timeout 30] [--data-dir ../shared/data] [--keep fuzz-failures]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import resource
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / "config"),
+                str(Path(__file__).resolve().parents[1] / "tests")]
+
+from mutants import base_scenarios, check_outcome, make_case  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from netsim.cli import app  # noqa: E402
+
+
+class Hang(Exception):
+    """The wall-time guard fired."""
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def one(runner, command: list[str], timeout: float):
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return runner.invoke(app, command, catch_exceptions=True)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=5000, help="mutants")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--run-every", type=int, default=10, help="also `run` every k-th mutant (0: never)")
+    ap.add_argument("--compare-every", type=int, default=15, help="also `compare` every k-th mutant (0: never)")
+    ap.add_argument("--timeout", type=float, default=30.0, help="wall seconds per command before it counts as a hang")
+    ap.add_argument("--data-dir", default=None, help="data root for MNIST/LIBSVM scenarios")
+    ap.add_argument("--memory-gb", type=float, default=3.0, help="address-space limit (a MemoryError counts)")
+    ap.add_argument("--keep", default=None, help="folder to copy failing mutants into")
+    args = ap.parse_args()
+    limit = int(args.memory_gb * 2 ** 30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    runner = CliRunner()
+    bases = base_scenarios()
+    counts: collections.Counter = collections.Counter()
+    failures = []
+    extra = ["--data-dir", args.data_dir] if args.data_dir else []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for i in range(args.n):
+            rnd = random.Random(f"{args.seed}-{i}")
+            path, sets = make_case(rnd, bases, folder)
+            set_args = [a for s in sets for a in ("--set", s)]
+            commands = [("validate", ["validate", str(path), *set_args, *extra], (0, 2))]
+            if args.run_every and i % args.run_every == 0:
+                until = rnd.choice(["0.5", "2", "1e-6"])
+                commands.append(("run", ["run", str(path), *set_args, "--set", f"run.until={until}", "--set", "run.max_updates=300",
+                                         "--no-live",
+                                         "--out", str(folder / f"out{i}"), *extra], (0, 1, 2)))
+            if args.compare_every and i % args.compare_every == 1:
+                commands.append(("compare", ["compare", str(path), *set_args, "--set", "run.until=2",
+                                             "--set", "run.max_updates=100", "--no-live",
+                                             "--out", str(folder / f"cmp{i}"), *extra], (0, 1, 2)))
+            for name, command, allowed in commands:
+                try:
+                    result = one(runner, command, args.timeout)
+                except Hang:
+                    problem = f"hang (> {args.timeout:g} s)"
+                    result = None
+                else:
+                    problem = check_outcome(result, path, allowed)
+                if problem is None:
+                    counts[f"{name} exit {result.exit_code}"] += 1
+                    continue
+                counts[f"{name} FAILED"] += 1
+                failures.append((i, name, problem, sets))
+                print(f"mutant {i} (seed '{args.seed}-{i}') {name}: {problem[:400]}", flush=True)
+                if args.keep:
+                    keep = Path(args.keep)
+                    keep.mkdir(parents=True, exist_ok=True)
+                    (keep / f"mutant{i}.toml").write_bytes(path.read_bytes())
+                    (keep / f"mutant{i}.args").write_text(" ".join(command) + "\n")
+            if (i + 1) % 500 == 0:
+                print(f"... {i + 1} mutants, {time.perf_counter() - start:.0f} s", flush=True)
+    print(f"{args.n} mutants in {time.perf_counter() - start:.0f} s:")
+    for key in sorted(counts):
+        print(f"  {key:20s} {counts[key]}")
+    kinds = collections.Counter(p.split(":")[0] for _, _, p, _ in failures)
+    print(f"failures: {len(failures)} {dict(kinds)}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
