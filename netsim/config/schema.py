@@ -70,7 +70,7 @@ def _allowed(choices, positive, minimum, maximum) -> str:
     if choices is not None:
         return ", ".join(map(str, choices))
     parts = []
-    if positive:
+    if positive and not (minimum is not None and minimum > 0):
         parts.append("> 0")
     if minimum is not None:
         parts.append(f">= {minimum:g}")
