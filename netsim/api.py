@@ -352,22 +352,30 @@ class Rerun:
         return not self.differ
 
 
-def variants(scenario: Scenario, algorithms=None, groupings=None) -> list[Variant]:
+def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=None) -> list[Variant]:
     """The runs a comparison makes: every rule of *algorithms* (default: all
-    configured, unless *groupings* are given), then GSGD once per grouping of
-    *groupings* (``auto``, ``hand``, ``kmeans:K``, ``equal:K``), labelled ``gsgd[auto]``, ...
+    configured, unless *groupings* or *weightings* are given), then GSGD once per
+    grouping of *groupings* (``auto``, ``hand``, ``kmeans:K``, ``equal:K``), labelled
+    ``gsgd[auto]``, ..., then GSGD once per group weighting of *weightings*
+    (``none``, ``inverse_rate``, ``fedat``), labelled ``gsgd[fedat]``, ...
 
     Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
     """
     groupings = list(groupings or [])
-    names = list(algorithms) if algorithms else ([] if groupings else list(scenario.rules))
+    weightings = list(weightings or [])
+    names = list(algorithms) if algorithms else ([] if groupings or weightings else list(scenario.rules))
     out = [Variant(name, name, scenario.with_algorithm(name), name) for name in names]
-    if groupings and "gsgd" not in scenario.rules:
-        raise ScenarioError("--groupings", "needs an [algorithms.gsgd] table", scenario.path)
+    for option, values in (("--groupings", groupings), ("--weightings", weightings)):
+        if values and "gsgd" not in scenario.rules:
+            raise ScenarioError(option, "needs an [algorithms.gsgd] table", scenario.path)
     for g in groupings:
         variant = scenario.with_overrides([f"algorithms.gsgd.grouping={toml_value(g)}",
                                            'run.algorithm="gsgd"'])
         out.append(Variant(f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant, "gsgd"))
+    for g in weightings:
+        variant = scenario.with_overrides([f"algorithms.gsgd.group_weighting={toml_value(g)}",
+                                           'run.algorithm="gsgd"'])
+        out.append(Variant(f"gsgd[{g}]", f"gsgd-{g}", variant, "gsgd"))
     labels = [v.label for v in out]
     for v in out:
         if labels.count(v.label) > 1:
@@ -375,12 +383,13 @@ def variants(scenario: Scenario, algorithms=None, groupings=None) -> list[Varian
     return out
 
 
-def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, out=None,
+def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, weightings=None, out=None,
             plots: bool = False, window: tuple[float, float] | None = None, progress=None,
             on_run=None, overwrite: bool = False, overrides=None, seed: int | None = None,
             data_dir=None) -> Comparison:
-    """Every rule in *algorithms* and GSGD with every grouping in *groupings* (see
-    :func:`variants`) on the same data, shards, initial model and time draws.
+    """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
+    group weighting in *weightings* (see :func:`variants`) on the same data, shards,
+    initial model and time draws.
 
     With *out*: one folder per run and ``compare.json`` (rewritten after each run,
     so finished runs are listed even if a later one fails); *plots* then also
@@ -391,7 +400,7 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
     sc = _scenario(scenario, overrides, seed, data_dir)
-    plan = variants(sc, algorithms, groupings)
+    plan = variants(sc, algorithms, groupings, weightings)
     prepared = prepare(sc)
     runs, summaries = {}, []
     held = claim(out, overwrite=overwrite) if out is not None else None

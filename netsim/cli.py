@@ -210,6 +210,7 @@ def split(text: str) -> list[str]:
 def compare(scenario: ScenarioArg,
             algorithms: Annotated[str, typer.Option("--algorithms", "-a", help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).")] = "",
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
+            weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
             data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
             overwrite: OverwriteOpt = False) -> None:
@@ -224,9 +225,10 @@ def compare(scenario: ScenarioArg,
     out = out or api.default_out(sc, "compare")
     check_out(out)
     try:
-        plan = api.variants(sc, names, split(groupings))
+        plan = api.variants(sc, names, split(groupings), split(weightings))
         cmp = with_progress(live, lambda progress: api.compare(
-            sc, names, groupings=split(groupings), out=out, progress=progress, overwrite=overwrite,
+            sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
+            overwrite=overwrite,
             on_run=lambda label, r: report_status(r.summary, r.path)), total=len(plan))
     except ScenarioError as exc:
         fail(str(exc))

@@ -83,9 +83,27 @@ BAD = [
     ('[algorithms.gsgd]\nlr = 0.1\ngroups = [["nosuch"]]\n', "algorithms.gsgd.groups", "unknown worker class"),
     ('[algorithms.asgd]\nlr = 0\n', "algorithms.asgd.lr", "> 0"),
     ('[algorithms.nosuch]\nlr = 0.1\n', "algorithms.nosuch", "unknown algorithm"),
-    ('[model]\nname = "mlp"\n', "model.name", "allowed: logistic, smooth_svm, softmax"),
+    ('[model]\nname = "cnn"\n', "model.name", "allowed: logistic, smooth_svm, softmax, mlp"),
     ('[run\n', "(syntax)", "not valid TOML"),
+    ('[data]\nsource = "digits"\nlabels = "multiclass"\npartition = "dirichlet"\nalpha = 0\n', "data.alpha", "> 0"),
+    ('[data]\nsource = "digits"\nlabels = "multiclass"\npartition = "shards"\nclasses_per_worker = 11\n',
+     "data.classes_per_worker", "10 labels"),
+    ('[[workers]]\nname = "w"\ncount = 3\ncompute = 1.0\ndata = { labels = [0, 12] }\n', "workers[0].data.labels",
+     "allowed: 0..1"),
+    ('[algorithms.asgd]\nlr = 0.1\nmomentum = 1.0\n', "algorithms.asgd.momentum", "0 <= momentum < 1"),
+    ('[algorithms.asgd]\nlr = 0.1\nlr_schedule = "step"\nlr_decay = 0.5\nlr_step = -2\n', "algorithms.asgd.lr_step",
+     "> 0"),
 ]
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_partition_leaving_a_worker_empty_exits_2(tmp_path, command):
+    path = tmp_path / "bad.toml"
+    path.write_text(scenario_text('[data]\nsource = "digits"\npartition = "dirichlet"\nalpha = 0.0001\n'))
+    res = invoke(command, path, *(["--no-live", "--out", tmp_path / "out"] if command == "run" else []))
+    assert res.exit_code == 2, res.output
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and "data.partition" in lines[0] and "no rows" in lines[0], res.stderr
 
 
 def scenario_text(extra: str) -> str:

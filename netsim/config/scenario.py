@@ -12,7 +12,9 @@ from ..params import MAX_DEPTH, Table, check_path, show, apply_overrides, check_
 from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
+from ..rules.schedules import read_update
 from ..workload.datasets import DIGITS_ROWS, train_rows
+from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
 from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
@@ -21,9 +23,9 @@ __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_
            "parse_scenario", "resolve_scenario_path", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
 
 DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
-MODEL_NAMES = ("logistic", "smooth_svm", "softmax")
+MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
 LABELINGS = ("odd_even", "multiclass", "binary")
-INITS = ("zeros", "normal")
+INITS = ("zeros", "normal", "he")
 BINARY_MODELS = ("logistic", "smooth_svm")
 
 MAX_WORKERS = 1_000_000
@@ -81,15 +83,28 @@ class DataSpec:
     n_features: int = 0
     n_samples: int = 2000
     n_classes: int = 2
+    partition: PartitionSpec = PartitionSpec()
+
+    def n_labels(self) -> int | None:
+        """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
+        if self.labels == "odd_even":
+            return 2
+        if self.source in ("digits", "mnist"):
+            return 10
+        if self.source == "synthetic":
+            return self.n_classes
+        return 2 if self.labels == "binary" else None
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """``[model]``: the model name, its L2 weight λ, and the initial model."""
+    """``[model]``: the model name, its L2 weight λ, the initial model, and the
+    MLP's hidden widths (``init = "he"``: He normal weights, zero biases; the MLP's default)."""
     name: str = "logistic"
     l2: float = 0.0
     init: str = "zeros"
     init_scale: float = 0.01
+    hidden: tuple[int, ...] = (128,)
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,8 @@ class WorkerClass:
     push_latency: float = 0.0
     datacenter: int | None = None
     hosts: tuple | None = None
+    partition: PartitionSpec | None = None
+    labels: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -300,11 +317,12 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     if model.name in BINARY_MODELS and _n_classes(data) not in (None, 2):
         raise ScenarioError("data.labels", f"{data.labels!r} gives {_n_classes(data)} classes, but model "
                             f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')")
-    workers = _workers(top.get("workers", list))
+    workers = _workers(top.get("workers", list), data)
     _check_budget(run, workers)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
-    ctx = RuleContext(n_workers=start, classes=classes, model=model.name)
+    ctx = RuleContext(n_workers=start, classes=classes, model=model.name, until=run.until,
+                      max_updates=run.max_updates)
     rules = _rules(top.table("algorithms"), ctx)
     _check_rule_budget(run, rules, start)
     network = None
@@ -323,6 +341,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     if run.compact_gradients and model.l2:
         raise ScenarioError("run.compact_gradients", f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
                             "gradient is a dense vector of the model the worker read")
+    if run.compact_gradients and model.name == "mlp":
+        raise ScenarioError("run.compact_gradients", "needs a linear model (an MLP gradient has no low-rank form)")
     if run.compact_gradients and "lgc" in rules:
         raise ScenarioError("run.compact_gradients", "not available with lgc, which reads partial gradients "
                             "at the model each straggler read (remove [algorithms.lgc] or this key)")
@@ -460,6 +480,7 @@ def _data(t: Table, path: Path) -> DataSpec:
     if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
         raise ScenarioError(t.key("n_samples"), f"{spec.n_samples} rows × {spec.n_features} features is more than "
                             f"{MAX_VALUES:.0e} values (400 MB); lower n_samples or n_features")
+    spec = replace(spec, partition=_partition(t, PartitionSpec(), spec.n_labels()))
     if spec.source in ("digits", "mnist") and spec.labels == "binary":
         raise ScenarioError(t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)")
     if spec.source in ("libsvm", "synthetic") and spec.labels == "odd_even":
@@ -480,13 +501,67 @@ def _model(t: Table) -> ModelSpec:
         l2 = per_model.data.get(name, 0.0)
     else:
         t.get("l2", float, 0.0, minimum=0.0)
-    spec = ModelSpec(name=name, l2=float(l2), init=t.get("init", str, "zeros", choices=INITS),
-                     init_scale=t.get("init_scale", float, 0.01, positive=True))
+    init = t.get("init", str, "he" if name == "mlp" else "zeros", choices=INITS)
+    if name == "mlp" and init == "zeros":
+        raise ScenarioError(t.key("init"), "'zeros' leaves every hidden unit of the MLP identical (allowed: he, normal)")
+    if name != "mlp" and init == "he":
+        raise ScenarioError(t.key("init"), f"'he' applies to the MLP only (allowed for {name}: zeros, normal)")
+    hidden = t.get("hidden", list, [128])
+    if name != "mlp" and t.has("hidden"):
+        raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
+    if not 1 <= len(hidden) <= 2 or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden):
+        raise ScenarioError(t.key("hidden"), f"expected 1 or 2 layer widths > 0, got {hidden!r}")
+    spec = ModelSpec(name=name, l2=float(l2), init=init, init_scale=t.get("init_scale", float, 0.01, positive=True),
+                     hidden=tuple(hidden))
     t.done()
     return spec
 
 
-def _workers(items: list) -> tuple[WorkerClass, ...]:
+def _partition(t: Table, base: PartitionSpec, n_labels: int | None) -> PartitionSpec:
+    """The partition keys of *t* (``[data]`` or a worker class's ``data``) over *base*."""
+    method = t.get("partition", str, base.method, choices=PARTITIONS)
+    alpha = t.get("alpha", float, base.alpha, positive=True)
+    k = t.get("classes_per_worker", int, base.classes_per_worker, positive=True)
+    if n_labels is not None and k > n_labels:
+        raise ScenarioError(t.key("classes_per_worker"), f"{k!r} is not allowed (the data has {n_labels} labels: "
+                            f"1..{n_labels})")
+    law = t.get("quantity", str, base.law, choices=QUANTITY_LAWS)
+    exponent = t.get("exponent", float, base.exponent, positive=True)
+    used = {"iid": (), "dirichlet": ("alpha",), "shards": ("classes_per_worker",),
+            "quantity": ("quantity", "alpha" if law == "dirichlet" else "exponent")}[method]
+    for key in ("alpha", "classes_per_worker", "quantity", "exponent"):
+        if t.has(key) and key not in used:
+            raise ScenarioError(t.key(key), f"does not apply to partition {method!r} "
+                                f"(keys it reads: {', '.join(used) or 'none'})")
+    return PartitionSpec(method=method, alpha=alpha, classes_per_worker=k, law=law, exponent=exponent)
+
+
+def _class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[int, ...] | None]:
+    """A worker class's ``data = {labels = [...], partition = ..., ...}``."""
+    if not t.has("data"):
+        t.known.append("data")
+        return None, None
+    sub = t.table("data")
+    n_labels = data.n_labels()
+    labels = sub.get("labels", list, None)
+    if labels is not None:
+        if not labels or not all(isinstance(c, int) and not isinstance(c, bool) for c in labels):
+            raise ScenarioError(sub.key("labels"), f"expected a non-empty list of integer labels, got {labels!r}")
+        bad = [c for c in labels if c < 0 or (n_labels is not None and c >= n_labels)]
+        if bad:
+            allowed = f"0..{n_labels - 1}" if n_labels is not None else "labels >= 0"
+            raise ScenarioError(sub.key("labels"), f"labels {bad} do not exist (allowed: {allowed} for "
+                                f"{data.source} with labels = {data.labels!r})")
+        if len(set(labels)) != len(labels):
+            raise ScenarioError(sub.key("labels"), f"a label is named twice in {labels!r}")
+        labels = tuple(sorted(labels))
+    own = any(sub.has(k) for k in ("partition", "alpha", "classes_per_worker", "quantity", "exponent"))
+    spec = _partition(sub, data.partition, len(labels) if labels else n_labels)
+    sub.done()
+    return (spec if own else None), labels
+
+
+def _workers(items: list, data: DataSpec = DataSpec()) -> tuple[WorkerClass, ...]:
     if not items:
         raise ScenarioError("workers", "at least one [[workers]] class is needed")
     classes, names, total = [], set(), 0
@@ -506,6 +581,7 @@ def _workers(items: list) -> tuple[WorkerClass, ...]:
         if "compute" not in t.data:
             raise ScenarioError(t.key("compute"), "missing (a time in s, or a table {dist = ...})")
         compute = make_time_model(t.data["compute"], t.key("compute"), count)
+        partition, labels = _class_data(t, data)
         hosts = t.get("hosts", list, None)
         if hosts is not None and (len(hosts) != count or not all(isinstance(h, str) for h in hosts)):
             raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {show(hosts)}")
@@ -513,7 +589,7 @@ def _workers(items: list) -> tuple[WorkerClass, ...]:
                                    pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
                                    push_latency=t.get("push_latency", float, latency, minimum=0.0),
                                    datacenter=t.get("datacenter", int, None, minimum=0),
-                                   hosts=tuple(hosts) if hosts else None))
+                                   hosts=tuple(hosts) if hosts else None, partition=partition, labels=labels))
         t.done()
     return tuple(classes)
 
@@ -524,7 +600,10 @@ def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
         if name not in RULES:
             raise ScenarioError(t.key(name), f"unknown algorithm (allowed: {', '.join(RULES)})")
         sub = t.table(name)
-        rules[name] = RULES[name].from_table(sub, ctx)
+        rule = RULES[name].from_table(sub, ctx)
+        rule.update = read_update(sub, until=ctx.until, max_updates=ctx.max_updates,
+                                  momentum_defined=rule.momentum_defined, rule=name)
+        rules[name] = rule
         sub.done()
     if not rules:
         raise ScenarioError("algorithms", f"configure at least one algorithm (allowed: {', '.join(RULES)})")

@@ -18,7 +18,7 @@ from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
 __all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "CURVE_FILES",
-           "curve_figure", "staleness_figure", "update_rate_figure", "save", "FIG_FORMATS", "XSCALES", "mean_band"]
+           "curve_figure", "staleness_figure", "update_rate_figure", "save", "FIG_FORMATS", "XSCALES", "mean_band", "plot_bias", "bias_figure"]
 
 CURVE_FILES = {("loss", "update"): "loss_vs_updates.png", ("loss", "sim_time"): "loss_vs_time.png",
                ("test_accuracy", "update"): "accuracy_vs_updates.png",
@@ -80,8 +80,9 @@ def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float
 
 def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, float] | None = None,
               formats=("png",), dpi: int | None = None, xscale: str = "log") -> list[Path]:
-    """Write the four curve figures, the timeline (runs with a timeline),
-    ``staleness`` and ``update_rate`` into *out_dir* in each of *formats*; return their paths."""
+    """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
+    ``update_rate`` and ``bias`` (runs with per-label accuracy) into *out_dir* in each of
+    *formats*; return their paths."""
     formats = _check_formats(formats)
     if xscale not in XSCALES:
         raise ValueError(f"--xscale: {xscale!r} is not allowed (allowed: {', '.join(XSCALES)})")
@@ -97,6 +98,8 @@ def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, flo
         paths += save(fig, out / name, formats, dpi)
     paths += save(staleness_figure(runs), out / "staleness.png", formats, dpi)
     paths += save(update_rate_figure(runs), out / "update_rate.png", formats, dpi)
+    if any(r.bias is not None for r in runs):
+        paths += save(bias_figure([r for r in runs if r.bias is not None]), out / "bias.png", formats, dpi)
     return paths
 
 
@@ -303,4 +306,44 @@ def update_rate_figure(runs: list[RunData]) -> Figure:
         ax.set_xlabel(f"group ({len(rates)})", fontsize="small")
         ax.set_ylabel(f"updates per simulated {unit}", fontsize="small")
         ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def plot_bias(runs: list[RunData], path: Path) -> Path:
+    """Save :func:`bias_figure` as *path*."""
+    return save(bias_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
+
+
+def bias_figure(runs: list[RunData]) -> Figure:
+    """Two panels against simulated time: the worst per-label test accuracy (one line per
+    run), and each worker class's cumulative share of the model steps (the run's colour,
+    one line style per worker class)."""
+    colors, dashes = _colors(runs), _dashes(runs)
+    fig = Figure(figsize=(11, 4.4), dpi=DPI, layout="constrained")
+    worst, share = fig.subplots(1, 2)
+    labelled = set()
+    classes = list(dict.fromkeys(k[len("step_share_"):] for r in runs for k in r.bias if k.startswith("step_share_")))
+    for r in runs:
+        t = r.bias["sim_time"]
+        label = None if r.group in labelled else r.group
+        labelled.add(r.group)
+        worst.plot(t, r.bias["worst_class_accuracy"], color=colors[r.group], ls=dashes[r.group], label=label, lw=1.5)
+        for j, name in enumerate(classes):
+            if f"step_share_{name}" in r.bias:
+                share.plot(t, r.bias[f"step_share_{name}"], color=colors[r.group], ls=LINESTYLES[j % len(LINESTYLES)],
+                           lw=1.3, label=f"{r.group}: {name}" if len(runs) <= 4 else None)
+    worst.set_ylabel("worst per-label test accuracy")
+    share.set_ylabel("cumulative share of model steps")
+    for ax in (worst, share):
+        ax.set_xlabel(AXIS_LABEL["sim_time"].format(unit=time_unit(runs)))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.grid(True, alpha=0.3)
+    worst.legend(fontsize="small", loc="best")
+    if len(runs) <= 4:
+        share.legend(fontsize="x-small", loc="best")
+    else:
+        share.set_title("line style per worker class: " + ", ".join(
+            f"{name} {LINESTYLES[j % len(LINESTYLES)]}" for j, name in enumerate(classes)), fontsize="small")
+    fig.suptitle(f"Bias: worst-label accuracy and each worker class's share of the model steps\n{_title_head(runs)}",
+                 fontsize="medium")
     return fig

@@ -23,10 +23,12 @@ def _fmt(value, spec: str = ".4g") -> str:
 
 
 def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,)) -> Table:
-    """A rich Table of text *rows*; columns whose index is in *left* are left-aligned."""
+    """A rich Table of text *rows*; columns whose index is in *left* are left-aligned.
+    The first column (the run's label) is never wrapped or cut: narrow consoles wrap the others."""
     table = Table(title=title or None)
     for i, col in enumerate(header):
-        table.add_column(col, justify="left" if i in left else "right")
+        width = max([len(row[0]) for row in rows] + [len(col)]) if i == 0 else None
+        table.add_column(col, justify="left" if i in left else "right", no_wrap=i == 0, min_width=width)
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     return table

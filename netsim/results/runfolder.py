@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
-from ..sim.records import PHASES, Result, summarize
+from ..sim.records import PHASES, Result, bias_rows, summarize
 
 __all__ = ["RunData", "FolderError", "OutputError", "check_writable", "read_run", "find_runs", "from_result",
            "short_label", "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json",
@@ -41,7 +41,8 @@ CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
 DROPPED = ("sim_time", "worker", "version_read", "reason")
 TIMELINE = ("worker", "phase", "start", "end")
-RUN_FILES = ("summary.json", "curve.csv", "updates.csv", "dropped.csv", "timeline.csv", "scenario.toml", "meta.json")
+RUN_FILES = ("summary.json", "curve.csv", "updates.csv", "dropped.csv", "timeline.csv", "bias.csv", "scenario.toml",
+             "meta.json")
 RESULT_FILES = RUN_FILES + ("compare.json", "sweep.json", "sweep.csv", "sweep_summary.csv", "report.md", "report.html",
                             "trace.json")
 """Files netsim writes; a folder holding one of them (or a subfolder holding a run) holds results."""
@@ -292,7 +293,8 @@ class RunWriter:
     ``flush(recorder)`` appends the rows recorded since the last call (complete rows
     only) to ``curve.csv``, ``updates.csv`` and, once there is something to put in
     them, ``dropped.csv`` and ``timeline.csv``; ``finish(result)`` appends the
-    rest, rewrites the timeline sorted by worker and start, writes ``summary.json``
+    rest, rewrites the timeline sorted by worker and start, writes ``bias.csv`` (per-label
+    accuracy and gradient shares per evaluation) and ``summary.json``
     atomically, releases the folder and returns the summary. The files of a finished
     run are the same bytes as if written at the end.
 
@@ -370,6 +372,14 @@ class RunWriter:
                 writer.writerow(TIMELINE)
                 writer.writerows((w, PHASES[p], repr(a), repr(b)) for w, p, a, b in ordered)
                 write_atomic(self.path / "timeline.csv", text.getvalue())
+            if rec.class_accuracy:
+                header, rows = bias_rows(result)
+                text = io.StringIO()
+                writer = csv.writer(text, lineterminator="\n")
+                writer.writerow(header)
+                writer.writerows([("" if v is None else repr(v) if isinstance(v, float) else v) for v in row]
+                                 for row in rows)
+                write_atomic(self.path / "bias.csv", text.getvalue())
         except OSError as exc:
             self._abandon()
             raise _disk_error(self.path, exc) from None
@@ -402,7 +412,7 @@ class RunWriter:
 
 def write_run(result: Result, out_dir: str | Path, *, overwrite: bool = True, lock: bool = True, scenario=None,
               meta: dict | None = None) -> dict:
-    """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, and
+    """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, bias.csv, and
     dropped.csv / timeline.csv when there is something to put in them; with *scenario*
     (the Scenario that ran) its resolved ``scenario.toml``, with *meta* ``meta.json``);
     return the summary."""
@@ -454,6 +464,9 @@ class RunData:
     timeline : dict of ndarray (n_spans,) or None: worker, phase (index into PHASES), start, end (s).
     label : str, the legend entry of this run; runs sharing *group* share a colour (seeds).
     values : dict, swept ``{key: value}`` when the run is part of a sweep.
+    bias : dict of float ndarray (n_evaluations,) or None: the ``bias.csv`` columns
+        (update, sim_time, worst_class_accuracy, accuracy_<label>, share_<class>,
+        share_group<k>, step_share_<class>; NaN where a label has no test row).
     """
     path: Path | None
     summary: dict
@@ -463,6 +476,7 @@ class RunData:
     label: str = ""
     group: str = ""
     values: dict = field(default_factory=dict)
+    bias: dict | None = None
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -515,8 +529,23 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
         index = {name: i for i, name in enumerate(PHASES)}
         cols = _columns(path / "timeline.csv", ("worker", "phase", "start", "end"), (int, index.__getitem__, float, float))
         timeline = {**cols, "phase": cols["phase"].astype(int)}
+    bias = None
+    if (path / "bias.csv").is_file():
+        try:  # optional: a damaged bias.csv leaves the run readable without it
+            with open(path / "bias.csv", newline="") as fh:
+                rows = list(csv.reader(fh))
+            bias = _bias_columns(rows[0], rows[1:])
+        except (OSError, ValueError, IndexError):
+            bias = None
     label = label or summary.get("label", summary["algorithm"])
-    return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}))
+    return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}), bias)
+
+
+def _bias_columns(header: list[str], rows: list[list]) -> dict:
+    """bias.csv rows (text or numbers; empty or None = no value) → float columns, NaN for no value."""
+    def num(v):
+        return np.nan if v is None or v == "" else float(v)
+    return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}
 
 
 def from_result(result: Result, path: Path | None = None, summary: dict | None = None) -> RunData:
@@ -531,7 +560,8 @@ def from_result(result: Result, path: Path | None = None, summary: dict | None =
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
         timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
     summary = summary if summary is not None else summarize(result)
-    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"])
+    bias = _bias_columns(*bias_rows(result)) if rec.class_accuracy else None
+    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"], bias=bias)
 
 
 def short_label(values: dict) -> str:

@@ -9,10 +9,33 @@ import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
 
-__all__ = ["summary_fields", "sweep_rows", "mean_ci", "mean_ci_rows", "to_csv", "run_rows", "METRICS"]
+__all__ = ["worst_class_accuracy", "share_text", "share_header", "summary_fields", "sweep_rows", "mean_ci",
+           "mean_ci_rows", "to_csv", "run_rows", "METRICS"]
 
-METRICS = ("final_loss", "final_test_accuracy", "updates", "staleness_mean", "idle_pct")
+METRICS = ("final_loss", "final_test_accuracy", "worst_class_accuracy", "updates", "staleness_mean", "idle_pct")
 """Summary fields averaged over seeds in the mean/CI table."""
+
+
+def worst_class_accuracy(summary: dict) -> float | None:
+    """The lowest per-label test accuracy at the end of the run (None in summaries without it)."""
+    return summary.get("bias", {}).get("worst_class_accuracy")
+
+
+def share_text(summary: dict, kind: str = "gradient") -> str:
+    """Shares (%) by worker class of the applied gradients (*kind* ``gradient``) or of
+    the model steps (``step``), in class order: ``52/31/17`` (see :func:`share_header`)."""
+    shares = summary.get("bias", {}).get(f"{kind}_share_by_class", {})
+    return "/".join(f"{100 * x:.0f}" for x in shares.values())
+
+
+def share_header(summaries: list[dict], kind: str = "gradient") -> str:
+    """Column title for :func:`share_text`: ``grad % fast/medium/slow`` (the first run's class
+    names), or their initials (``grad % f/m/s``) when the names are long and the initials differ."""
+    names = next((list(s["bias"][f"{kind}_share_by_class"]) for s in summaries if "bias" in s), [])
+    initials = [n[:1] for n in names]
+    if len("/".join(names)) > 12 and len(set(initials)) == len(initials):
+        names = initials
+    return f"{'grad' if kind == 'gradient' else 'step'} % {'/'.join(names) or 'by class'}"
 
 
 def summary_fields(summary: dict) -> dict:
@@ -27,6 +50,7 @@ def summary_fields(summary: dict) -> dict:
             "sim_time": summary["sim_time"], "updates": summary["updates"],
             "gradients_applied": summary["gradients_applied"], "gradients_dropped": summary["gradients_dropped"],
             "final_loss": summary["final_loss"], "final_test_accuracy": summary["final_test_accuracy"],
+            "worst_class_accuracy": worst_class_accuracy(summary),
             "staleness_mean": st["mean"], "staleness_p50": st["p50"], "staleness_p95": st["p95"],
             "staleness_max": st["max"], "update_staleness_mean": su["mean"], "update_staleness_max": su["max"],
             "idle_pct": summary["idle_pct"], "groups": len(summary["groups"]),
@@ -106,15 +130,18 @@ def _num(value, spec: str) -> str:
 def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) comparing runs, one row per run labelled by
     *labels* (default: each summary's ``label``): updates, time, loss, accuracy, staleness per gradient (mean, p95,
-    max) and per update (mean), idle share, time to target when one is set, status."""
+    max) and per update (mean), worst-label accuracy and the shares of gradients and
+    model steps by worker class, idle share, time to target when one is set, status."""
     target = any("time_to_target_s" in s for s in summaries)
-    header = ["run", "groups", "updates", "sim time", "final loss", "test acc", "staleness mean", "p95", "max",
+    header = ["run", "groups", "updates", "sim time", "final loss", "test acc", "worst class acc",
+              share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max",
               "per-update mean", "idle %"] + (["time to target"] if target else []) + ["status"]
     rows = []
     for i, s in enumerate(summaries):
         st, su = s["staleness_per_gradient"], s["staleness_per_update"]
         rows.append([labels[i] if labels else s.get("label", s["algorithm"]), str(len(s["groups"])), str(s["updates"]),
                      _num(s["sim_time"], ".6g"), _num(s["final_loss"], ".5f"), _num(s["final_test_accuracy"], ".4f"),
+                     _num(worst_class_accuracy(s), ".4f"), share_text(s) or "-", share_text(s, "step") or "-",
                      _num(st["mean"], ".2f"), _num(st["p95"], ".1f"), str(st["max"]), _num(su["mean"], ".2f"),
                      _num(s["idle_pct"], ".1f"), *([_num(s.get("time_to_target_s"), ".5g")] if target else []),
                      s["status"]])
@@ -124,7 +151,7 @@ def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[li
 def mean_ci_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) of an :func:`mean_ci` table: ``mean ± ci95`` cells."""
     header = [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
-    spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
+    spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "worst_class_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
             "idle_pct": ".1f"}
     rows = []
     for row in table:

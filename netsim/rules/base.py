@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
+from .schedules import ServerUpdate
 
 __all__ = ["Rule", "KRule", "RuleContext", "Push", "ServerActions", "Need", "RoundTimer", "stalled_on",
            "read_lr", "read_count", "read_round_timeout"]
@@ -37,11 +38,14 @@ class RuleContext:
     """What a rule may know of the scenario when it is built.
 
     ``classes`` maps worker class name → tuple of worker ids; ``model`` is the
-    model name (for per-model learning rates); ``n_workers`` the worker count.
+    model name (for per-model learning rates); ``n_workers`` the worker count;
+    ``until`` (s) and ``max_updates`` the run's horizon (default schedule horizons).
     """
     n_workers: int
     classes: dict
     model: str
+    until: float = 0.0
+    max_updates: int = 0
 
 
 class ServerActions(Protocol):
@@ -49,6 +53,7 @@ class ServerActions(Protocol):
     version: int
     w: np.ndarray
     now: float
+    group_updates: list[int]
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
     def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None: ...
@@ -68,11 +73,17 @@ class Rule:
 
     Subclasses set ``name`` and ``description``, read their hyper-parameters in
     ``from_table`` (validation lives there, never in ``__init__``), and implement
-    ``on_push``. ``groups`` is the partition used for reporting.
+    ``on_push``. ``groups`` is the partition used for reporting. ``update``
+    (a :class:`netsim.rules.schedules.ServerUpdate`, set by the scenario from the
+    ``lr_*`` and ``momentum`` keys) is how the server schedules and accelerates
+    every step the rule makes; rules whose step is not a plain gradient step set
+    ``momentum_defined = False``.
     """
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     source: ClassVar[str] = ""
+    momentum_defined: ClassVar[bool] = True
+    update: ServerUpdate = ServerUpdate()
 
     def __init__(self, lr: float, groups: list[list[int]]):
         self.lr = lr

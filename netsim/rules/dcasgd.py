@@ -61,6 +61,7 @@ class DCASGDConstant(Rule):
     description = "delay-compensated ASGD, constant λ: w ← w − η(g + λ g⊙g⊙(w − w_bak)) with a per-worker backup"
     source = "Zheng et al., ICML 2017 (arXiv 1609.08326), DC-ASGD-c; ALGORITHMS.md §5"
     default_lambda0 = 0.04
+    momentum_defined = False
 
     def __init__(self, lr: float, groups: list[list[int]], *, lambda0: float = 0.04):
         super().__init__(lr, groups)

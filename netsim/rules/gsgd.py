@@ -10,7 +10,38 @@ from ..grouping.clustering import Grouping, choose_grouping, parse_method
 from ..params import Table
 from .base import Need, Push, Rule, RuleContext, read_lr
 
-__all__ = ["GSGD", "GroupingSpec", "parse_groups"]
+__all__ = ["GSGD", "GroupingSpec", "parse_groups", "group_weights", "WEIGHTINGS"]
+
+WEIGHTINGS = ("none", "inverse_rate", "fedat")
+"""Bias-aware group weightings of GSGD (see :func:`group_weights`)."""
+
+
+def group_weights(updates, method: str) -> np.ndarray:
+    """Per-group step weights (K,), mean 1, countering how often each group updates.
+
+    *updates* (K,) are the groups' update counts so far; with ``c = updates + 1``
+    (so that no count is zero):
+
+    - ``inverse_rate``: ``w_k ∝ 1/c_k`` (all groups have run for the same time, so
+      this is ∝ 1 / observed update rate), normalised to mean 1.
+    - ``fedat``: FedAT's cross-tier rule (Chai et al., SC 2021): with groups ranked by
+      update count, most first, the group of rank r gets the count of the group of
+      rank K−1−r, normalised to mean 1 (FedAT weights tier i by T_(M+1−i)/T).
+    - ``none``: all ones.
+
+    Ties in the count keep group order (a stable sort), so equal counts give equal weights.
+    See ALGORITHMS.md §10.4.
+    """
+    c = np.asarray(updates, dtype=float) + 1.0
+    if method == "none":
+        return np.ones_like(c)
+    if method == "inverse_rate":
+        w = 1.0 / c
+    else:
+        order = np.argsort(-c, kind="stable")
+        w = np.empty_like(c)
+        w[order] = c[order[::-1]]
+    return w / w.mean()
 
 
 @dataclass(frozen=True)
@@ -24,7 +55,9 @@ class GroupingSpec:
     started (its members were sent the model) at t closes at t + timeout with the
     gradients it has; when it has none, the first gradient to arrive closes it. ``regroup_every`` (updates, 0: never) or
     ``regroup_every_s`` (simulated s, 0: never): re-cluster from the last
-    ``regroup_window`` iteration times observed at the PS.
+    ``regroup_window`` iteration times observed at the PS. ``weighting`` (one of
+    :data:`WEIGHTINGS`): scale each group's step by :func:`group_weights` of the
+    groups' update counts since the last (re)grouping.
     """
     method: str = "hand"
     k_max: int = 8
@@ -36,6 +69,7 @@ class GroupingSpec:
     regroup_every: int = 0
     regroup_every_s: float = 0.0
     regroup_window: int = 5
+    weighting: str = "none"
 
 
 class GSGD(Rule):
@@ -74,7 +108,8 @@ class GSGD(Rule):
             timeout=table.get("group_timeout", float, 0.0, minimum=0.0),
             regroup_every=table.get("regroup_every", int, 0, minimum=0),
             regroup_every_s=table.get("regroup_every_s", float, 0.0, minimum=0.0),
-            regroup_window=table.get("regroup_window", int, 5, minimum=1))
+            regroup_window=table.get("regroup_window", int, 5, minimum=1),
+            weighting=table.get("group_weighting", str, "none", choices=WEIGHTINGS))
         return cls(lr, groups, grouping)
 
     def probe_rounds(self) -> int:
@@ -156,7 +191,11 @@ class GSGD(Rule):
 
     def _update(self, ps, k: int) -> None:
         pushes = list(self.buffers_[k].values())
-        ps.apply(pushes, self.lr, k)
+        if self.grouping.weighting == "none":
+            ps.apply(pushes, self.lr, k)
+        else:
+            self.weights_ = group_weights(ps.group_updates, self.grouping.weighting)
+            ps.apply(pushes, self.lr * float(self.weights_[k]), k)
         self.buffers_[k] = {}
         self._open_round(ps, k)
         recipients = sorted(p.worker for p in pushes)

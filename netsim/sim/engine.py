@@ -13,13 +13,22 @@ from ..errors import ScenarioError
 from ..net.comm import make_comm
 from ..rng import Streams
 from ..rules.base import stalled_on
-from ..workload.datasets import Dataset, shard
+from ..workload.datasets import Dataset
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
+from ..workload.partition import ClassData, PartitionError, histograms, partition
 from .measurement import measure
-from .records import GroupSnapshot, Recorder, Result, Snapshot, WorkerStats, idle_pct
+from .records import (
+    GroupSnapshot,
+    Recorder,
+    Result,
+    Snapshot,
+    WorkerStats,
+    class_accuracy,
+    idle_pct,
+)
 from .server import ParameterServer
-from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, WorkerState, worker_process
+from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
 __all__ = ["Prepared", "prepare", "check_data", "load_checked", "simulate", "Simulation", "advise", "RunInterrupted"]
 
@@ -35,11 +44,26 @@ class RunInterrupted(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class Prepared:
-    """What every algorithm of one scenario and seed shares: data, shards, initial model."""
+    """What every algorithm of one scenario and seed shares: data, shards, initial model.
+
+    ``unused_rows``: training rows in no shard (labels no worker class may hold).
+    """
     dataset: Dataset
     model: Model
     shards: tuple
     w0: np.ndarray
+    unused_rows: int = 0
+
+    def data_summary(self, spec) -> dict:
+        """The ``data`` entry of summary.json: partition, rows and label histogram per worker."""
+        ds = self.dataset
+        p = spec.partition
+        params = {"iid": {}, "dirichlet": {"alpha": p.alpha}, "shards": {"classes_per_worker": p.classes_per_worker},
+                  "quantity": {"quantity": p.law, **({"alpha": p.alpha} if p.law == "dirichlet" else {"exponent": p.exponent})}}
+        return {"partition": p.method, **params[p.method], "train_rows": int(ds.X_train.shape[0]),
+                "test_rows": int(ds.X_test.shape[0]), "n_classes": int(ds.n_classes),
+                "unused_rows": int(self.unused_rows), "rows_per_worker": [len(s) for s in self.shards],
+                "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes)}
 
 
 def load_checked(scenario: Scenario, rng) -> Dataset:
@@ -64,23 +88,59 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
 
 def check_data(scenario: Scenario) -> None:
     """What :func:`prepare` would refuse about the data, for ``validate``: loads the
-    files of sources whose size is not known from the scenario alone (mnist, libsvm)."""
-    if scenario.data.source in ("mnist", "libsvm"):
-        load_checked(scenario, Streams(scenario.run.seed).rng("data"))
+    files of sources whose size is not known from the scenario alone (mnist, libsvm),
+    and the data of any scenario whose partition could leave a worker without rows
+    (a non-IID partition or a worker class with its own labels or partition), and cuts it."""
+    skewed = scenario.data.partition.method != "iid" or any(
+        wc.labels is not None or wc.partition is not None for wc in scenario.workers)
+    if scenario.data.source in ("mnist", "libsvm") or skewed:
+        streams = Streams(scenario.run.seed)
+        dataset = load_checked(scenario, streams.rng("data"))
+        if skewed:
+            _partition(scenario, dataset, streams.rng("shards"))
 
 
 def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
     streams = Streams(scenario.run.seed)
     dataset = load_checked(scenario, streams.rng("data"))
-    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes)
-    shards = shard(dataset.X_train.shape[0], scenario.n_workers, streams.rng("shards"))
+    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes,
+                       hidden=scenario.model.hidden)
+    shards, unused = _partition(scenario, dataset, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
     if scenario.model.init == "zeros":
         w0 = np.zeros(d)
+    elif scenario.model.init == "he":
+        w0 = model.init_weights(dataset.X_train.shape[1], streams.rng("init"))
     else:
         w0 = streams.rng("init").normal(0.0, scenario.model.init_scale, d)
-    return Prepared(dataset, model, tuple(shards), w0)
+    return Prepared(dataset, model, tuple(shards), w0, unused)
+
+
+def _partition(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tuple[list, int]:
+    """Each worker's rows (:func:`netsim.workload.partition.partition`); ScenarioError when
+    a label list or k does not fit the loaded labels, or a worker would get no rows."""
+    y = dataset.y_train
+    n_labels = dataset.n_classes
+    default = scenario.data.partition
+    for i, wc in enumerate(scenario.workers):
+        if wc.labels is not None and max(wc.labels) >= n_labels:
+            raise ScenarioError(f"workers[{i}].data.labels", f"labels {[c for c in wc.labels if c >= n_labels]} do not "
+                                f"exist (the data has labels 0..{n_labels - 1})", scenario.path)
+        spec = wc.partition or default
+        if spec.method == "shards" and spec.classes_per_worker > n_labels:
+            key = f"workers[{i}].data.classes_per_worker" if wc.partition else "data.classes_per_worker"
+            raise ScenarioError(key, f"{spec.classes_per_worker} is not allowed (the data has {n_labels} labels)",
+                                scenario.path)
+    classes = [ClassData(wc.count, wc.partition, wc.labels) for wc in scenario.workers]
+    try:
+        return partition(y, classes, default, rng)
+    except (PartitionError, ValueError) as exc:
+        j = getattr(exc, "worker_class", None)
+        key = "data.partition" if j is None or (scenario.workers[j].partition is None
+                                                and scenario.workers[j].labels is None) else f"workers[{j}].data"
+        raise ScenarioError(key, f"{exc} (every worker needs at least one row: change the partition "
+                            "parameters, the label lists or the worker counts)", scenario.path) from None
 
 
 class Simulation:
@@ -122,8 +182,10 @@ class Simulation:
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
         loss = float(model.loss(w, ds.X_train, ds.y_train))
-        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        pred = model.predict(w, ds.X_test)
+        acc = float(np.mean(pred == ds.y_test))  # = model.accuracy, with the predictions kept
         curve.append((self.ps.version, float(self.env.now), loss, acc))
+        self.recorder.class_accuracy.append(class_accuracy(pred, ds.y_test, ds.n_classes))
         if not np.isfinite(loss):
             self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
 
@@ -162,12 +224,13 @@ class Simulation:
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
         batch = scenario.run.batch_size
+        gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
         for wid, wc, m in scenario.worker_slots():
             st = self.states[wid]
             draws = wc.compute.draws(self.streams.rng("compute", wid), m)
             sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
             st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                    residual))
+                                                    residual, gather))
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
@@ -336,7 +399,7 @@ class Simulation:
         ps = self.ps
         status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
                   else "stalled" if ps.stalled else "ok")
-        extra = {}
+        extra = {"data": self.prepared.data_summary(self.scenario.data)}
         if self.scenario.run.time_unit != "s":
             extra["time_unit"] = self.scenario.run.time_unit
         if ps.diverged:

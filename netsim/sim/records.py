@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["PHASES", "Recorder", "WorkerStats", "Result", "Snapshot", "GroupSnapshot", "summarize", "staleness_stats",
-           "update_staleness", "idle_pct", "time_to_target"]
+           "update_staleness", "idle_pct", "time_to_target", "class_accuracy", "gradient_shares", "bias_summary",
+           "bias_rows"]
 
 
 PHASES = ("idle", "comm", "compute", "down")
@@ -17,9 +18,12 @@ class Recorder:
     """Column lists, appended to by the PS; no statistics are computed here.
 
     Applied gradients: ``time`` (s), ``worker``, ``group``, ``staleness``,
-    ``version`` (the update that applied it, 1-based). Dropped gradients:
+    ``version`` (the update that applied it, 1-based), ``weight`` (its share of the
+    step: the step's rate relative to the rule's base rate over the gradients in it). Dropped gradients:
     ``drop_time``, ``drop_worker``, ``drop_version``, ``drop_reason``.
-    Curve rows: (update, sim_time, loss, test_accuracy). Events: dicts.
+    Curve rows: (update, sim_time, loss, test_accuracy); ``class_accuracy`` holds,
+    for each curve row, the test accuracy of every label (None for a label absent
+    from the test set). Events: dicts.
     Timeline ``spans``: (worker, phase, start, end) with phase 0 idle, 1 comm, 2 compute.
     """
 
@@ -29,15 +33,18 @@ class Recorder:
         self.group: list[int] = []
         self.staleness: list[int] = []
         self.version: list[int] = []
+        self.weight: list[float] = []
         self.drop_time: list[float] = []
         self.drop_worker: list[int] = []
         self.drop_version: list[int] = []
         self.drop_reason: list[str] = []
         self.curve: list[tuple[int, float, float, float]] = []
+        self.class_accuracy: list[list[float | None]] = []
         self.events: list[dict] = []
         self.spans: list[tuple[int, int, float, float]] = []
 
-    def applied(self, now: float, workers, group: int, staleness: list[int], version: int) -> None:
+    def applied(self, now: float, workers, group: int, staleness: list[int], version: int,
+                weight: float = 1.0) -> None:
         n = len(staleness)
         if n == 1:
             self.time.append(now)
@@ -45,16 +52,28 @@ class Recorder:
             self.group.append(group)
             self.staleness.append(staleness[0])
             self.version.append(version)
+            self.weight.append(weight)
             return
         self.time.extend([now] * n)
         self.worker.extend(workers)
         self.group.extend([group] * n)
         self.staleness.extend(staleness)
         self.version.extend([version] * n)
+        self.weight.extend([weight] * n)
+
+    def applied_one(self, now: float, worker: int, group: int, staleness: int, version: int,
+                    weight: float = 1.0) -> None:
+        """:meth:`applied` for a single gradient."""
+        self.time.append(now)
+        self.worker.append(worker)
+        self.group.append(group)
+        self.staleness.append(staleness)
+        self.version.append(version)
+        self.weight.append(weight)
 
     def trim(self) -> None:
         """Cut the columns to their common length (after a run was interrupted mid-append)."""
-        for names in (("time", "worker", "group", "staleness", "version"),
+        for names in (("time", "worker", "group", "staleness", "version", "weight"),
                       ("drop_time", "drop_worker", "drop_version", "drop_reason")):
             n = min(len(getattr(self, name)) for name in names)
             for name in names:
@@ -202,6 +221,94 @@ def update_staleness(staleness, version) -> np.ndarray:
     return np.bincount(index, weights=s) / np.bincount(index)
 
 
+def class_accuracy(pred: np.ndarray, y: np.ndarray, n_classes: int) -> list[float | None]:
+    """Accuracy on the rows of each label c: ``mean(pred[y == c] == c)``; None where no row has label c."""
+    total = np.bincount(y, minlength=n_classes)
+    right = np.bincount(y[pred == y], minlength=n_classes)
+    return [float(r / t) if t else None for r, t in zip(right, total)]
+
+
+def gradient_shares(codes, n_keys: int, version, upto=None, weights=None) -> np.ndarray:
+    """Cumulative share of applied gradients by key.
+
+    Parameters
+    ----------
+    codes : int array (n_applied,), the key (0 .. n_keys-1) of each applied gradient
+        (e.g. its worker's class index, or the group that applied it).
+    n_keys : int
+    version : int array (n_applied,), non-decreasing, the update that applied each gradient.
+    upto : list of int, optional; default: one row over all gradients.
+    weights : float array (n_applied,), optional: share each gradient's weight instead of counting it.
+
+    Returns
+    -------
+    ndarray (len(upto), n_keys): row j holds the shares among the gradients applied by
+    update ``upto[j]``; zeros while none was.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    ends = [len(codes)] if upto is None else np.searchsorted(np.asarray(version, dtype=np.int64), upto, side="right")
+    out = np.zeros((len(ends), n_keys))
+    wts = None if weights is None else np.asarray(weights, dtype=float)
+    for j, end in enumerate(ends):
+        if end:
+            counts = np.bincount(codes[:end], minlength=n_keys, weights=None if wts is None else wts[:end])[:n_keys]
+            total = counts.sum()
+            out[j] = counts / total if total > 0 else 0.0
+    return out
+
+
+def _share_codes(result: Result) -> tuple[list[str], np.ndarray, int, np.ndarray]:
+    """Worker class names, class index per applied gradient, number of groups, group per applied gradient."""
+    rec = result.records
+    names = list(dict.fromkeys(w.worker_class for w in result.workers))
+    of_worker = np.array([names.index(w.worker_class) for w in result.workers], dtype=np.int64)
+    by_class = of_worker[np.asarray(rec.worker, dtype=np.int64)] if rec.worker else np.zeros(0, np.int64)
+    groups = np.asarray(rec.group, dtype=np.int64)
+    n_groups = max(len(result.groups), int(groups.max()) + 1 if len(groups) else 0)
+    return names, by_class, n_groups, groups
+
+
+def bias_summary(result: Result) -> dict:
+    """Per-label test accuracy at the end, the worst label, and the shares of applied
+    gradients by worker class and by the group that applied them: ``gradient_share_*``
+    counts gradients; ``step_share_*`` weighs each by its share of the model step
+    (Recorder ``weight``), i.e. how much of the model's movement came from each."""
+    rec = result.records
+    final = rec.class_accuracy[-1]
+    known = [(a, c) for c, a in enumerate(final) if a is not None]
+    worst = min(known) if known else (None, None)
+    names, by_class, n_groups, groups = _share_codes(result)
+    step = gradient_shares(by_class, len(names), rec.version, weights=rec.weight)[0]
+    return {"class_accuracy": final, "worst_class_accuracy": worst[0], "worst_class": worst[1],
+            "gradient_share_by_class": dict(zip(names, gradient_shares(by_class, len(names), rec.version)[0].tolist())),
+            "gradient_share_by_group": gradient_shares(groups, n_groups, rec.version)[0].tolist(),
+            "step_share_by_class": dict(zip(names, step.tolist())),
+            "step_share_by_group": gradient_shares(groups, n_groups, rec.version, weights=rec.weight)[0].tolist()}
+
+
+def bias_rows(result: Result) -> tuple[list[str], list[list]]:
+    """(header, rows) of bias.csv: per evaluation, update, sim_time, worst-label accuracy,
+    each label's accuracy, the cumulative shares of applied gradients of each worker
+    class and each group, and each class's cumulative share of the model steps."""
+    rec = result.records
+    n = len(rec.class_accuracy)
+    curve = rec.curve[:n]
+    upto = [row[0] for row in curve]
+    names, by_class, n_groups, groups = _share_codes(result)
+    cls = gradient_shares(by_class, len(names), rec.version, upto)
+    grp = gradient_shares(groups, n_groups, rec.version, upto)
+    stp = gradient_shares(by_class, len(names), rec.version, upto, weights=rec.weight)
+    n_labels = len(rec.class_accuracy[0]) if n else 0
+    header = (["update", "sim_time", "worst_class_accuracy"] + [f"accuracy_{c}" for c in range(n_labels)]
+              + [f"share_{name}" for name in names] + [f"share_group{g}" for g in range(n_groups)]
+              + [f"step_share_{name}" for name in names])
+    rows = []
+    for j, (row, accs) in enumerate(zip(curve, rec.class_accuracy)):
+        known = [a for a in accs if a is not None]
+        rows.append([row[0], row[1], min(known) if known else None, *accs, *cls[j].tolist(), *grp[j].tolist(), *stp[j].tolist()])
+    return header, rows
+
+
 def summarize(result: Result) -> dict:
     """The summary.json contract (a dict of plain JSON values)."""
     rec = result.records
@@ -230,6 +337,7 @@ def summarize(result: Result) -> dict:
                     "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],
         "events": list(rec.events),
         **_target(result),
+        **({"bias": bias_summary(result)} if result.records.class_accuracy else {}),
         **({"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
            if result.status == "diverged" and last else {}),
         **result.extra,

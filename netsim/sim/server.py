@@ -12,6 +12,8 @@ from .records import Recorder
 
 __all__ = ["ParameterServer"]
 
+_sum = np.add.reduce  # ``delta.sum()`` of a 1-d array, without the method wrapper
+
 
 class ParameterServer:
     """Holds the model ``w`` (ndarray (d,)) and its integer ``version``.
@@ -48,6 +50,7 @@ class ParameterServer:
         self.max_updates = max_updates
         self.on_update = on_update
         self.diverged: str = ""
+        self.optimizer = None if rule.update.trivial else rule.update.state()
         self.stalled: str = ""
         self.stalled_on: list[int] = []
         self.watch = None
@@ -75,26 +78,48 @@ class ParameterServer:
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
-        self.step(lr * mean_by_worker(pushes), pushes, group)
+        if len(pushes) == 1:
+            delta = lr * pushes[0].grad
+        else:
+            delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
+            delta *= lr
+        self.step(delta, pushes, group, lr / self.rule.lr)
 
-    def step(self, delta: np.ndarray, pushes: list[Push], group: int) -> None:
-        """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step)."""
+    def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
+        """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
+
+        With a learning-rate schedule or momentum (the rule's ``update``), *delta* is
+        first scaled by the schedule and passed through the momentum recurrence
+        (:mod:`netsim.rules.schedules`). *scale* is the step's rate relative to the
+        rule's base rate (e.g. a group weight); each gradient is recorded with weight
+        ``scale / len(pushes)`` (its share of the step, for the bias metrics).
+        """
         if self.stop.triggered:
             return
         before = self.version
-        staleness = [before - p.version for p in pushes]
-        ids = [p.worker for p in pushes]
+        if self.optimizer is not None:
+            delta = self.optimizer.step(delta, before + 1, self.env.now)
         previous = self.w
         self.w = previous - delta
-        self.version = before + 1
-        self.recorder.applied(self.env.now, ids, group, staleness, self.version)
-        self.group_updates[group] += 1
-        self.group_staleness[group] += sum(staleness)
-        self.group_gradients[group] += len(pushes)
+        self.version = version = before + 1
+        weight = scale / max(1, len(pushes))
         workers = self.workers
-        for wid in ids:
-            workers[wid].applied += 1
-        if not math.isfinite(delta.sum()):  # NaN, or entries so large that their sum overflows
+        if len(pushes) == 1:
+            p = pushes[0]
+            stale = before - p.version
+            self.recorder.applied_one(self.env.now, p.worker, group, stale, version, weight)
+            workers[p.worker].applied += 1
+            self.group_staleness[group] += stale
+        else:
+            staleness = [before - p.version for p in pushes]
+            ids = [p.worker for p in pushes]
+            self.recorder.applied(self.env.now, ids, group, staleness, version, weight)
+            for wid in ids:
+                workers[wid].applied += 1
+            self.group_staleness[group] += sum(staleness)
+        self.group_updates[group] += 1
+        self.group_gradients[group] += len(pushes)
+        if not math.isfinite(_sum(delta)):  # NaN, or entries so large that their sum overflows
             self.last_finite = (before, previous)
             self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
             return

@@ -8,7 +8,7 @@ from ..rules.base import Push
 from ..workload.models import CompactGradient
 from .records import PHASES
 
-__all__ = ["WorkerState", "worker_process", "BatchSampler", "Job"]
+__all__ = ["WorkerState", "worker_process", "BatchSampler", "RowGather", "Job"]
 
 IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
 
@@ -139,14 +139,44 @@ class BatchSampler:
 
     def next(self) -> np.ndarray:
         """Row indices of the next minibatch, ndarray (batch_size,)."""
-        self._refill()
         start = self.pos
-        self.pos = start + self.size
-        return self.order[start:self.pos]
+        end = start + self.size
+        if end > len(self.order):
+            self._refill()
+            start, end = 0, self.size
+        self.pos = end
+        return self.order[start:end]
+
+
+class RowGather:
+    """``X[rows]`` written into a reused scratch buffer (one per minibatch size).
+
+    Gathering a minibatch (b, d) into the same preallocated array every time avoids a
+    new allocation per gradient and keeps the destination in cache; the values are
+    those of ``X[rows]``. The buffer is overwritten by the next call, so the caller
+    must be done with it before (gradients and residuals are new arrays, so a worker
+    is done with it when its gradient is computed; SimPy runs one worker at a time).
+    Sparse *X* falls back to ``X[rows]``.
+    """
+    __slots__ = ("X", "buffers")
+
+    def __init__(self, X):
+        self.X = X
+        self.buffers: dict[int, np.ndarray] | None = {} if isinstance(X, np.ndarray) and X.ndim == 2 else None
+
+    def __call__(self, rows: np.ndarray):
+        buffers = self.buffers
+        if buffers is None:
+            return self.X[rows]
+        n = len(rows)
+        buf = buffers.get(n)
+        if buf is None:
+            buf = buffers[n] = np.empty((n, self.X.shape[1]), dtype=self.X.dtype)
+        return self.X.take(rows, axis=0, out=buf, mode="clip")
 
 
 def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
-                   residual=None):
+                   residual=None, gather: RowGather | None = None):
     """SimPy process of worker ``st.wid``.
 
     Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
@@ -163,10 +193,15 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     evaluated as soon as the model has arrived and the model is let go; the push carries a
     :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
     b·(1 + classes) values instead of two d-vectors while it computes.
+
+    *gather* (:class:`RowGather` of *X*) collects minibatch rows; the engine gives every
+    worker the same one, so a single scratch buffer stays in cache.
     """
     wid = st.wid
     timeout = env.timeout
     source = MinibatchSource(sampler, gradient, X, y)
+    gather = gather or RowGather(X)
+    pull, push, receive, enter, next_draw = comm.pull, comm.push, ps.receive, st.enter, draws.__next__
     while True:
         try:
             if st.down:  # crashed: wait, inside the try, so a crash at the instant of return is handled too
@@ -185,27 +220,30 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.wake = None
             st.job = job = Job(w, version, source)
             st.interruptible = True
-            event = comm.pull(wid)
+            event = pull(wid)
             if event is not None:
-                st.enter(COMM, env.now)
+                enter(COMM, env.now)
                 yield event
-            st.enter(COMPUTE, env.now)
-            job.start, job.duration = env.now, next(draws) * st.slowdown
+            now = env.now
+            enter(COMPUTE, now)
+            job.start = now
+            job.duration = duration = next_draw() * st.slowdown
             if residual is not None:
                 rows = sampler.peek()
-                factor = residual(w, X[rows], y[rows])
+                factor = residual(w, gather(rows), y[rows])
                 w = job.w = None
-            yield timeout(job.duration)
+            yield timeout(duration)
             st.interruptible = False
             st.job = None
             rows = sampler.next()
-            grad = gradient(w, X[rows], y[rows]) if residual is None else CompactGradient(X, rows, factor)
-            event = comm.push(wid)
+            grad = gradient(w, gather(rows), y[rows]) if residual is None else CompactGradient(X, rows, factor)
+            event = push(wid)
             if event is not None:
-                st.enter(COMM, env.now)
+                enter(COMM, env.now)
                 yield event
-            st.enter(IDLE, env.now)
-            ps.receive(Push(wid, grad, version, env.now, len(rows)))
+            now = env.now
+            enter(IDLE, now)
+            receive(Push(wid, grad, version, now, len(rows)))
         except simpy.Interrupt as interrupt:
             st.interruptible = False
             st.job = None

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .partition import iid
 from ..errors import ScenarioError
 
 __all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "train_rows", "SOURCES",
@@ -305,7 +306,12 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
 # ---------------------------------------------------------------- sharding
 
 def shard(n_rows: int, n_workers: int, rng: np.random.Generator | int) -> list[np.ndarray]:
-    """Split row indices ``0 .. n_rows-1`` into *n_workers* equal, disjoint, random shards.
+    """Split row indices ``0 .. n_rows-1`` into *n_workers* disjoint random IID shards.
+
+    Every row belongs to a shard: shards have ``n_rows // n_workers`` rows, and the
+    ``n_rows % n_workers`` left-over rows go one each to workers 0, 1, ...
+    (see :func:`netsim.workload.partition.iid`). Where nothing is left over the
+    shards are the same as before left-over rows were distributed.
 
     Parameters
     ----------
@@ -317,8 +323,7 @@ def shard(n_rows: int, n_workers: int, rng: np.random.Generator | int) -> list[n
 
     Returns
     -------
-    list of *n_workers* sorted int64 ndarrays of shape (n_rows // n_workers,);
-    the ``n_rows % n_workers`` left-over rows belong to no shard.
+    list of *n_workers* sorted int64 ndarrays.
 
     Raises
     ------
@@ -326,7 +331,5 @@ def shard(n_rows: int, n_workers: int, rng: np.random.Generator | int) -> list[n
         If *n_workers* < 1 or *n_rows* < *n_workers*.
     """
     if n_workers < 1 or n_rows < n_workers:
-        raise ValueError(f"cannot cut {n_rows!r} rows into {n_workers!r} non-empty equal shards")
-    size = n_rows // n_workers
-    perm = np.random.default_rng(rng).permutation(n_rows)[: size * n_workers]
-    return [np.sort(part).astype(np.int64) for part in perm.reshape(n_workers, size)]
+        raise ValueError(f"cannot cut {n_rows!r} rows into {n_workers!r} non-empty shards")
+    return iid(np.arange(n_rows, dtype=np.int64), n_workers, np.random.default_rng(rng))

@@ -1,10 +1,15 @@
-"""Differentiable linear models: loss, gradient and prediction on a flat weight vector."""
+"""Differentiable models: loss, gradient and prediction on a flat weight vector.
+
+The linear models live here; the MLP in :mod:`netsim.workload.mlp`. A new backend
+registers a :class:`Model` subclass in :data:`MODELS`: the engine only calls
+``n_params``, ``loss``, ``gradient``, ``predict`` (and ``init_weights`` for ``init = "he"``).
+"""
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["Model", "SmoothSVM", "Logistic", "Softmax", "MODELS", "make_model"]
+__all__ = ["Model", "SmoothSVM", "Logistic", "Softmax", "MLP", "MODELS", "make_model"]
 
 
 class Model:
@@ -229,21 +234,28 @@ class CompactGradient:
         return Model.expand(self.X[self.rows], self.r)
 
 
-MODELS: dict[str, type[Model]] = {cls.name: cls for cls in (SmoothSVM, Logistic, Softmax)}
+from .mlp import MLP  # noqa: E402  (mlp.py subclasses Model, defined above)
+
+MODELS: dict[str, type[Model]] = {cls.name: cls for cls in (SmoothSVM, Logistic, Softmax, MLP)}
 """Model classes by registry name."""
 
+MULTICLASS = ("softmax", "mlp")
+"""Models that take any number of classes."""
 
-def make_model(name: str, *, l2: float = 0.0, n_classes: int = 2) -> Model:
+
+def make_model(name: str, *, l2: float = 0.0, n_classes: int = 2, hidden: tuple[int, ...] = (128,)) -> Model:
     """Build the model registered as *name*, after checking its settings.
 
     Parameters
     ----------
     name : str
-        A key of :data:`MODELS`: ``"smooth_svm"``, ``"logistic"`` or ``"softmax"``.
+        A key of :data:`MODELS`: ``"smooth_svm"``, ``"logistic"``, ``"softmax"`` or ``"mlp"``.
     l2 : float, default 0.0
         L2 regularisation strength, finite and >= 0.
     n_classes : int, default 2
-        Number of classes: 2 for the binary models, >= 2 for ``"softmax"``.
+        Number of classes: 2 for the binary models, >= 2 for ``"softmax"`` and ``"mlp"``.
+    hidden : tuple of 1 or 2 ints > 0, default (128,)
+        Hidden-layer widths of ``"mlp"`` (ignored by the linear models).
 
     Returns
     -------
@@ -260,6 +272,10 @@ def make_model(name: str, *, l2: float = 0.0, n_classes: int = 2) -> Model:
         raise ValueError(f"l2 must be finite and >= 0, got {l2!r}")
     if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
         raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
-    if name != "softmax" and n_classes != 2:
+    if name not in MULTICLASS and n_classes != 2:
         raise ValueError(f"model {name!r} is binary and needs n_classes=2, got {n_classes!r}; use 'softmax'")
+    if name == "mlp":
+        if not 1 <= len(hidden) <= 2 or not all(isinstance(h, (int, np.integer)) and h > 0 for h in hidden):
+            raise ValueError(f"hidden must be 1 or 2 layer widths > 0, got {hidden!r}")
+        return MLP(l2=float(l2), n_classes=int(n_classes), hidden=tuple(int(h) for h in hidden))
     return MODELS[name](l2=float(l2), n_classes=int(n_classes))

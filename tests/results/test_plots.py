@@ -14,7 +14,7 @@ from netsim.results.timeline import parse_window
 
 QUICK = str(ROOT / "scenarios" / "quickstart.toml")
 runner = CliRunner()
-FIGURES = list(CURVE_FILES.values()) + ["timeline.png", "staleness.png", "update_rate.png"]
+FIGURES = list(CURVE_FILES.values()) + ["timeline.png", "staleness.png", "update_rate.png", "bias.png"]
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -282,9 +282,9 @@ def test_load_dataset_rejects(name, kwargs, match):
 
 def test_shard_example():
     parts = shard(10, 3, np.random.default_rng(0))
-    assert len(parts) == 3 and all(p.shape == (3,) and p.dtype == np.int64 for p in parts)
+    assert [p.shape for p in parts] == [(4,), (3,), (3,)] and all(p.dtype == np.int64 for p in parts)
     union = np.concatenate(parts)
-    assert len(set(union.tolist())) == 9 and set(union.tolist()) <= set(range(10))
+    assert sorted(union.tolist()) == list(range(10))  # the left-over row goes to worker 0
     again = shard(10, 3, np.random.default_rng(0))
     assert all(np.array_equal(p, q) for p, q in zip(parts, again))
 
@@ -297,9 +297,10 @@ def test_shard_properties(n_rows, n_workers, seed):
         return
     parts = shard(n_rows, n_workers, np.random.default_rng(seed))
     assert len(parts) == n_workers
-    assert {len(p) for p in parts} == {n_rows // n_workers}
+    q, r = divmod(n_rows, n_workers)
+    assert [len(p) for p in parts] == [q + 1] * r + [q] * (n_workers - r)
     union = np.concatenate(parts)
-    assert len(np.unique(union)) == len(union) == n_workers * (n_rows // n_workers)
+    assert len(np.unique(union)) == len(union) == n_rows
     assert union.min() >= 0 and union.max() < n_rows
 
 

@@ -191,7 +191,8 @@ def test_sparse_matches_dense(name, n_classes):
 
 
 def test_registry_and_n_params():
-    assert MODELS == {"smooth_svm": SmoothSVM, "logistic": Logistic, "softmax": Softmax}
+    from netsim.workload.mlp import MLP
+    assert MODELS == {"smooth_svm": SmoothSVM, "logistic": Logistic, "softmax": Softmax, "mlp": MLP}
     for name, cls in MODELS.items():
         assert cls.name == name and issubclass(cls, Model)
     assert make_model("logistic", l2=0.5).n_params(123) == 123
