@@ -525,6 +525,8 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
         out["timeline"] = plots.timeline_figure(timed[:plots.MAX_TIMELINES], window)
     out["staleness"] = plots.staleness_figure(runs)
     out["update_rate"] = plots.update_rate_figure(runs)
+    if any(r.bias is not None for r in runs):
+        out["bias"] = plots.bias_figure([r for r in runs if r.bias is not None])
     return out
 
 
