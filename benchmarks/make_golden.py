@@ -61,6 +61,8 @@ CASES = [
     {"id": "fat_tree_ps", "scenario": "fat_tree_ps.toml", "rules": ["ssgd", "asgd", "gsgd"],
      "set": ["run.until=8"]},
     {"id": "geo_gsgd", "scenario": "geo_gsgd.toml", "rules": ["ssgd", "asgd", "gsgd"], "set": ["run.until=8"]},
+    {"id": "noniid", "scenario": "noniid_speed_skew.toml", "rules": ["ssgd", "asgd", "gsgd"], "mnist": True,
+     "set": ["run.until=12", "run.eval_every=4"]},
     {"id": "paper", "scenario": "gsgd_paper.toml", "rules": list(ALL_RULES), "mnist": True,
      "set": ["run.until=24", "run.eval_every=8"]},
     # every rule on digits with random (exponential) compute times and a latency

@@ -8,14 +8,21 @@ from __future__ import annotations
 from .api import (
     Comparison,
     Run,
+    Runs,
     Sweep,
     compare,
+    export_trace,
+    figures,
     group,
+    init,
+    keys,
     load,
     open_run,
     open_runs,
     plot,
+    rerun,
     run,
+    scenarios,
     sweep,
     topologies,
     topology,
@@ -30,5 +37,6 @@ from .sim.records import Result, Snapshot, summarize
 __all__ = ["load_scenario", "Scenario", "prepare", "simulate", "Simulation", "Prepared", "Result", "Snapshot",
            "summarize", "RULES", "ScenarioError",
            "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
-           "topologies", "topology", "Run", "Comparison", "Sweep"]
+           "topologies", "topology", "Run", "Comparison", "Sweep", "Runs", "rerun", "init", "keys", "scenarios",
+           "export_trace", "figures"]
 __version__ = "0.1.0"

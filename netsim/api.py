@@ -14,28 +14,35 @@ Results convert to pandas DataFrames when pandas is installed
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .config.grid import toml_value
-from .config.network_plan import REPO_TOPOLOGIES, load_named_topology
+from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
 from .config.scenario import MAX_GRADIENTS, Scenario, load_scenario
 from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
+from .presets import list_scenarios
+from .results.provenance import differences, run_meta
 from .results.runfolder import (
     PHASES,
+    FolderError,
     OutputError,
     RunData,
     RunWriter,
     claim,
     find_runs,
     from_result,
+    latest_folder,
     read_run,
+    unique_folder,
     write_compare,
 )
 from .results.tables import summary_fields
@@ -44,7 +51,9 @@ from .sim.engine import RunInterrupted, Simulation, advise, prepare
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
-__all__ = ["RULES", "load", "run", "compare", "sweep", "group", "recommend", "plot", "write_report", "open_run", "open_runs",
+__all__ = ["RULES", "version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema",
+           "scenarios", "export_trace", "export_tensorboard", "figures", "compare", "sweep", "group", "recommend", "plot",
+           "write_report", "open_run", "open_runs",
            "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant",
            "RunInterrupted", "OutputError", "SweepError", "SweepFailed", "exit_status", "claim"]
 
@@ -110,8 +119,16 @@ def _overrides(overrides) -> list[str]:
     return list(overrides)
 
 
-def _scenario(scenario) -> Scenario:
-    return scenario if isinstance(scenario, Scenario) else load(scenario)
+def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) -> Scenario:
+    """A loaded Scenario (a file or preset name is loaded) with the CLI's options applied:
+    *overrides* (``--set``), *seed* (``--seed``), *data_dir* (``--data-dir``)."""
+    if not isinstance(scenario, Scenario):
+        return load(scenario, overrides, seed=seed, data_dir=data_dir)
+    extra = _overrides(overrides) + ([f"run.seed={seed}"] if seed is not None else [])
+    if data_dir is not None:
+        extra.append(f"data.dir={toml_value(str(Path(data_dir).resolve()))}")
+    return scenario.with_overrides(extra) if extra else scenario
+
 
 
 class Run:
@@ -134,6 +151,12 @@ class Run:
     def curve_frame(self):
         """DataFrame: update, sim_time (s), loss, test_accuracy — one row per evaluation."""
         return _frame(self.curve)
+
+    def to_pandas(self):
+        """DataFrame of the curve (as :meth:`curve_frame`); ``updates_frame`` and ``timeline_frame`` give the rest."""
+        return self.curve_frame()
+
+    to_frame = to_pandas
 
     def updates_frame(self):
         """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient."""
@@ -165,8 +188,9 @@ class Comparison(dict):
 
     def frame(self):
         """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
-        rows = [summary_fields(r.summary) for r in self.values()]
-        return _frame({k: [row[k] for row in rows] for k in rows[0]})
+        return _summary_frame(self.values())
+
+    to_pandas = to_frame = frame
 
     def curves_frame(self):
         """DataFrame of every curve, long form, with a ``label`` column."""
@@ -176,6 +200,21 @@ class Comparison(dict):
             for k, v in r.curve.items():
                 cols.setdefault(k, []).extend(v.tolist())
         return _frame(cols)
+
+
+def _summary_frame(runs):
+    rows = [summary_fields(r.summary) for r in runs]
+    return _frame({k: [row[k] for row in rows] for k in (rows[0] if rows else {})})
+
+
+class Runs(list):
+    """The runs read back from a folder (a list of :class:`Run`), with ``to_pandas()``."""
+
+    def to_pandas(self):
+        """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
+        return _summary_frame(self)
+
+    frame = to_frame = to_pandas
 
 
 class Sweep:
@@ -193,6 +232,8 @@ class Sweep:
     def frame(self):
         """DataFrame of sweep.csv: one row per run, swept values then summary fields."""
         return _frame({k: [row[k] for row in self.rows] for k in (self.rows[0] if self.rows else {})})
+
+    to_pandas = to_frame = frame
 
     def summary_frame(self):
         """DataFrame of sweep_summary.csv: mean and 95 % CI half-width per point."""
@@ -212,6 +253,12 @@ class Variant:
     algorithm: str
 
 
+def version() -> str:
+    """The netsim version (installed metadata, else the source tree's)."""
+    from .results.provenance import netsim_version
+    return netsim_version()
+
+
 def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, algorithm: str | None = None,
          data_dir: str | os.PathLike | None = None) -> Scenario:
     """Load and validate a scenario; *overrides* is ``{"run.until": 600}`` or
@@ -222,8 +269,12 @@ def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, al
 
 def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
         label: str | None = None, prepared=None, overwrite: bool = False,
-        progress_every: float | None = None) -> Run:
+        progress_every: float | None = None, overrides=None, seed: int | None = None, data_dir=None) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
+
+    *scenario* is a loaded Scenario, a file or a preset name; *overrides*, *seed*
+    and *data_dir* are the CLI's ``--set``, ``--seed`` and ``--data-dir``. The folder
+    also gets the resolved ``scenario.toml`` and ``meta.json`` (see :func:`rerun`).
 
     *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes.
     A run that ends diverged or stalled keeps its status in ``Run.status``; nothing is raised.
@@ -236,12 +287,17 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     files are written with status ``interrupted`` and RunInterrupted (a
     KeyboardInterrupt with ``.result`` and ``.summary``) is raised.
     """
-    sc = _scenario(scenario)
-    sim = Simulation(sc, algorithm, prepared if prepared is not None else prepare(sc), label)
+    sc = _scenario(scenario, overrides, seed, data_dir)
+    if algorithm is not None:
+        sc = sc.with_algorithm(algorithm)
+    started = datetime.now(timezone.utc)
+    prepared = prepared if prepared is not None else prepare(sc)
+    sim = Simulation(sc, None, prepared, label)
     if out is None:
         result = sim.run(progress, progress_every)
         return Run(from_result(result), result)
-    writer = RunWriter(out, overwrite=overwrite)
+    meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
+    writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
     try:
         with _interruptible():
             result = sim.run(progress, progress_every, sink=writer.flush)
@@ -254,6 +310,47 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
         raise
     summary = writer.finish(result)
     return Run(from_result(result, Path(out), summary), result)
+
+
+def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
+    """The default output folder of a command: ``runs/<scenario>-<kind>`` (*kind*
+    defaults to the scenario's algorithm), numbered ``-2``, ``-3``, ... so nothing
+    is overwritten; with *resume*, the last folder of that series."""
+    base = Path("runs") / f"{scenario.name}-{kind or scenario.run.algorithm}"
+    return latest_folder(base) if resume else unique_folder(base)
+
+
+def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) -> "Rerun":
+    """Run the scenario a run folder recorded (its ``scenario.toml``, overrides applied)
+    again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered).
+
+    Returns a :class:`Rerun`: the new ``run`` and the files that ``differ`` from the
+    original (empty when reproduced byte for byte, wall times aside).
+    Raises FolderError when *folder* holds no ``scenario.toml``.
+    """
+    folder = Path(folder)
+    if not (folder / "scenario.toml").is_file() or not (folder / "summary.json").is_file():
+        raise FolderError(f"{folder}: no scenario.toml and summary.json (not a run folder, or one written "
+                          f"before run folders recorded their scenario; run it again with netsim run)")
+    summary = json.loads((folder / "summary.json").read_text())
+    sc = load(folder / "scenario.toml", data_dir=data_dir)
+    sc = replace(sc, overrides=tuple(json.loads((folder / "meta.json").read_text()).get("overrides", []))
+                 if (folder / "meta.json").is_file() else sc.overrides)
+    out = Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-rerun"))
+    new = run(sc, summary["algorithm"], out=out, progress=progress, label=summary.get("label"))
+    return Rerun(new, folder, differences(folder, out))
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A rerun: the new ``run``, the ``original`` folder and the files that ``differ`` (names)."""
+    run: "Run"
+    original: Path
+    differ: list
+
+    @property
+    def identical(self) -> bool:
+        return not self.differ
 
 
 def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=None) -> list[Variant]:
@@ -289,7 +386,8 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
 
 def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, weightings=None, out=None,
             plots: bool = False, window: tuple[float, float] | None = None, progress=None,
-            on_run=None, overwrite: bool = False) -> Comparison:
+            on_run=None, overwrite: bool = False, overrides=None, seed: int | None = None,
+            data_dir=None) -> Comparison:
     """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
     group weighting in *weightings* (see :func:`variants`) on the same data, shards,
     initial model and time draws.
@@ -302,7 +400,7 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    sc = _scenario(scenario)
+    sc = _scenario(scenario, overrides, seed, data_dir)
     plan = variants(sc, algorithms, groupings, weightings)
     prepared = prepare(sc)
     runs, summaries = {}, []
@@ -332,36 +430,49 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
 
 
 def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int = 1, overrides=None,
-          data_dir=None, workers: int | None = None, scheduler=None, resume: bool = False, on_done=None,
-          on_plan=None, overwrite: bool = False) -> Sweep:
+          data_dir=None, jobs: int | None = None, scheduler=None, resume: bool = False, on_done=None,
+          on_plan=None, overwrite: bool = False, workers: int | None = None) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (default
-    ``runs/<scenario>-sweep``; see :mod:`netsim.sweeps.runner`).
+    ``runs/<scenario>-sweep``, numbered ``-2``, ... if taken; with *resume* the
+    last of them; see :mod:`netsim.sweeps.runner`).
 
-    *scenario* is a loaded Scenario or a file. *grid* is ``{"algorithm": ["ssgd",
-    "gsgd"], "run.batch_size": [8, 16]}`` or a list of ``"KEY=V1,V2"`` strings.
-    *scheduler*: a Dask scheduler address or ``distributed.Client``; otherwise
-    *workers* local processes. Every point is validated before anything runs
-    (ScenarioError); *on_plan(plan, out)* is called then. *out* is claimed as in
-    :func:`run` (*resume* keeps its finished runs). Raises SweepFailed (a
-    SweepError) when every run of the sweep failed (raised an error).
+    *scenario* is a loaded Scenario, a file or a preset name. *grid* is
+    ``{"algorithm": ["ssgd", "gsgd"], "run.batch_size": [8, 16]}`` or a list of
+    ``"KEY=V1,V2"`` strings. *scheduler*: a Dask scheduler address or
+    ``distributed.Client``; otherwise *jobs* local processes (default: the usable
+    CPUs; 1: this process; *workers* is its old name). Every point is validated
+    before anything runs (ScenarioError); *on_plan(plan, out)* is called then. *out*
+    is claimed as in :func:`run` (*resume* keeps its finished runs). Raises
+    SweepFailed (a SweepError) when every run of the sweep failed (raised an error).
     """
+    if jobs is not None and workers is not None and jobs != workers:
+        raise ValueError("give jobs= (local processes) only; workers= is its old name")
+    jobs = jobs if jobs is not None else workers
     plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
                       data_dir=str(data_dir) if data_dir is not None else None)
-    out = Path(out) if out is not None else Path("runs") / f"{plan.name}-sweep"
+    if out is None:
+        base = Path("runs") / f"{plan.name}-sweep"
+        out = latest_folder(base) if resume else unique_folder(base)
+    out = Path(out)
     if on_plan is not None:
         on_plan(plan, out)
-    outcome = run_sweep(plan, out, workers=workers, scheduler=scheduler, resume=resume, on_done=on_done,
+    outcome = run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done,
                         overwrite=overwrite)
     if outcome.failures and not outcome.executed and not outcome.skipped:
         folder, message = outcome.failures[0]
-        raise SweepFailed(f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}")
+        hint = ""
+        if any(w in message for w in ("BrokenProcessPool", "bootstrapping", "freeze_support", "__main__")):
+            hint = (" (a script that calls netsim.sweep with local processes must guard its code with "
+                    "`if __name__ == \"__main__\":`, or pass jobs=1)")
+        raise SweepFailed(f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}{hint}")
     return Sweep(outcome)
 
 
-def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None) -> dict:
+def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, overrides=None,
+          seed: int | None = None, data_dir=None) -> dict:
     """Measure the workers, cluster them and rank candidate groupings (see
     :func:`netsim.sim.engine.advise`); also ``classes`` and ``hosts`` per worker."""
-    sc = _scenario(scenario)
+    sc = _scenario(scenario, overrides, seed, data_dir)
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:
         raise ScenarioError("--rounds", f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
@@ -407,8 +518,8 @@ def topologies(base: str | os.PathLike | None = None) -> dict[str, Path]:
     working directory) and those shipped with netsim."""
     base = Path.cwd() if base is None else Path(base)
     seen: dict[str, Path] = {}
-    for directory in (base / "topologies", REPO_TOPOLOGIES):
-        if directory.is_dir():
+    for directory in (base / "topologies", SHIPPED_TOPOLOGIES):
+        if directory is not None and directory.is_dir():
             for name in list_presets(str(directory)):
                 seen.setdefault(name, directory / f"{name}.toml")
     return dict(sorted(seen.items()))
@@ -420,18 +531,44 @@ def topology(name: str, base: str | os.PathLike | None = None) -> dict:
     return describe(load_named_topology(name, Path.cwd() if base is None else Path(base)))
 
 
-def plot(*folders, out=None, window: tuple[float, float] | None = None) -> list[Path]:
+def plot(*folders, out=None, window: tuple[float, float] | None = None, format=("png",), dpi: int | None = None,
+         xscale: str = "log") -> list[Path]:
     """Draw every figure for run, compare or sweep *folders* into *out* (default
-    ``<folder>/plots``); return the PNG paths. Raises FolderError for a folder without runs."""
+    ``<folder>/plots``) in each of *format* (``png``, ``pdf``, ``svg``; a list or
+    ``"png,pdf"``) at *dpi* (PNG); *xscale* ``log`` or ``linear`` for the updates
+    axis; return the file paths. Raises FolderError for a folder without runs,
+    ValueError for an unknown format or scale. For Figure objects see :func:`figures`."""
     from .results.plots import plot_folders  # matplotlib is imported only when drawing
-    return plot_folders(folders, out, window)
+    formats = [f.strip() for f in format.split(",")] if isinstance(format, str) else list(format)
+    return plot_folders(folders, out, window, formats=formats, dpi=dpi, xscale=xscale)
 
 
-def write_report(folder: str | os.PathLike, *, fmt: str = "md", out=None,
-                 window: tuple[float, float] | None = None) -> Path:
-    """Write ``folder/report.md`` (or ``.html``, self-contained) with tables and figures."""
+def figures(source, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
+    """The figures of *source* (a folder, Run, Comparison or list of runs) as
+    matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
+    ``update_rate``), to restyle or save as you like."""
+    from .results import plots
+    runs = _runs_of(source)
+    out = {name.removesuffix(".png"): plots.curve_figure(runs, y, x, xscale)
+           for (y, x), name in plots.CURVE_FILES.items()}
+    timed = [r for r in runs if r.timeline is not None]
+    if timed:
+        out["timeline"] = plots.timeline_figure(timed[:plots.MAX_TIMELINES], window)
+    out["staleness"] = plots.staleness_figure(runs)
+    out["update_rate"] = plots.update_rate_figure(runs)
+    if any(r.bias is not None for r in runs):
+        out["bias"] = plots.bias_figure([r for r in runs if r.bias is not None])
+    return out
+
+
+def write_report(folder: str | os.PathLike, *, format: str | None = None, out=None,
+                 window: tuple[float, float] | None = None, fmt: str | None = None) -> Path:
+    """Write ``folder/report.md`` (*format* ``md``) or a self-contained ``report.html``
+    (``html``) with parameters, tables and figures; *fmt* is the old name of *format*."""
     from .results.report import write_report as write
-    return write(folder, fmt=fmt, out=out, window=window)
+    if format is not None and fmt is not None and format != fmt:
+        raise ValueError("give format= only; fmt= is its old name")
+    return write(folder, fmt=format or fmt or "md", out=out, window=window)
 
 
 def open_run(folder: str | os.PathLike) -> Run:
@@ -439,6 +576,84 @@ def open_run(folder: str | os.PathLike) -> Run:
     return Run(read_run(folder))
 
 
-def open_runs(folder: str | os.PathLike) -> list[Run]:
-    """Read every run of a run, compare or sweep folder back (a compare folder: the runs its compare.json lists)."""
-    return [Run(d) for d in find_runs(folder)]
+def open_runs(folder: str | os.PathLike) -> Runs:
+    """Read every run of a run, compare or sweep folder back (a compare folder: the runs its
+    compare.json lists), as a :class:`Runs` list (``.to_pandas()``: one row per run)."""
+    return Runs(Run(d) for d in find_runs(folder))
+
+
+def scenarios(base: str | os.PathLike | None = None) -> dict[str, Path]:
+    """Scenario presets by name: ``<base>/scenarios`` (default: the working directory), then those shipped with netsim."""
+    return list_scenarios(None if base is None else Path(base))
+
+
+def init(name: str, *, out=None, overwrite: bool = False) -> Path:
+    """Write a commented scenario to start from into *out* (default ``./NAME.toml``).
+
+    Raises FileExistsError rather than overwrite a file unless *overwrite*; ValueError
+    for a name that is not a plain word (letters, digits, ``_``, ``-``).
+    """
+    from .config.template import scenario_template
+    stem = Path(name).name.removesuffix(".toml")
+    if not stem or not all(c.isalnum() or c in "_-" for c in stem):
+        raise ValueError(f"NAME: {name!r} is not allowed (letters, digits, _ and - only)")
+    path = Path(out) if out is not None else Path(f"{stem}.toml")
+    if path.is_dir():
+        path = path / f"{stem}.toml"
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists (choose another NAME or --out, or pass --overwrite)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(scenario_template(stem, str(path)))
+    return path
+
+
+def keys():
+    """Every scenario key: a list of :class:`netsim.config.schema.KeySpec` (key, type,
+    default, allowed, unit)."""
+    from .config.schema import scenario_keys
+    return scenario_keys()
+
+
+def json_schema() -> dict:
+    """A JSON Schema of scenario files, for editors."""
+    from .config.schema import json_schema as schema
+    return schema()
+
+
+def _runs_of(source) -> list[RunData]:
+    if isinstance(source, Run):
+        return [source.data]
+    if isinstance(source, (Comparison, dict)):
+        return [r.data for r in source.values()]
+    if isinstance(source, (list, tuple)):
+        return [r.data if isinstance(r, Run) else r for r in source]
+    return find_runs(source)
+
+
+def export_trace(source, out=None) -> Path:
+    """Write the worker timelines of *source* (a run/compare/sweep folder, a Run, a
+    Comparison or a list of runs) as a Chrome/Perfetto trace JSON (see
+    :mod:`netsim.results.trace`) to *out* (default ``<folder>/trace.json``); return its path.
+    Open it at ui.perfetto.dev or chrome://tracing."""
+    from .results.trace import write_trace
+    runs = _runs_of(source)
+    if out is None:
+        if isinstance(source, (str, os.PathLike)):
+            out = Path(source) / "trace.json"
+        else:
+            raise ValueError("out: give a file for a trace of runs made in memory")
+    return write_trace(runs, out)
+
+
+def export_tensorboard(source, out=None) -> list[Path]:
+    """Write the loss and accuracy curves of *source* as TensorBoard event files into
+    *out* (default ``<folder>/tensorboard``), one subfolder per run; needs tensorboardX
+    (``pip install 'netsim[tensorboard]'``). Open with ``tensorboard --logdir OUT``."""
+    from .results.trace import write_tensorboard
+    runs = _runs_of(source)
+    if out is None:
+        if isinstance(source, (str, os.PathLike)):
+            out = Path(source) / "tensorboard"
+        else:
+            raise ValueError("out: give a folder for runs made in memory")
+    return write_tensorboard(runs, out)

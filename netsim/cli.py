@@ -5,6 +5,7 @@ renders the result with :mod:`netsim.results.render`; nothing else happens here.
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -19,20 +20,48 @@ from . import api
 from .errors import ScenarioError, one_line
 from .results import render
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters.")
+app = typer.Typer(add_completion=True, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters. "
+                       "Results go to stdout, progress and messages to stderr.")
 out_console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True)
 
-ScenarioArg = Annotated[Path, typer.Argument(help="Scenario TOML file.")]
-SetOpt = Annotated[Optional[list[str]], typer.Option("--set", help="Override a scenario key: KEY=VALUE (dotted path).")]
+ScenarioArg = Annotated[str, typer.Argument(help="Scenario file, or a preset name (netsim scenarios).",
+                                            show_default=False)]
+SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Override a scenario key: KEY=VALUE (dotted path; netsim keys lists them).")]
 SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Override run.seed.")]
-OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: runs/<scenario>-<algorithm>).")]
-LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live table (only on a terminal).")]
+OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken).")]
+LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).")]
 DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
-PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures (PNG) into OUT/plots.")]
-WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated seconds.")]
+PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.")]
+WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")]
+FigFormatOpt = Annotated[str, typer.Option("--format", "-f", help="Figure formats, comma-separated: png, pdf, svg.")]
+DpiOpt = Annotated[Optional[int], typer.Option("--dpi", help="Resolution of PNG figures, dots per inch (default 150).")]
+XScaleOpt = Annotated[str, typer.Option("--xscale", help="Axis of the loss/accuracy-vs-updates figures: linear or log.")]
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out_console.print(f"netsim {api.version()}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[Optional[bool], typer.Option("--version", "-V", callback=version_callback,
+                                                         is_eager=True, help="Print the version and exit.")] = None) -> None:
+    """Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters."""
+
+
+def emit_json(data) -> None:
+    """Machine-readable results on stdout (no rich formatting)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def note(text: str) -> None:
+    """A message for the user (stderr), kept apart from the results on stdout."""
+    err_console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -41,7 +70,7 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def load(path: Path, sets, seed, data_dir, algorithm=None):
+def load(path, sets, seed, data_dir, algorithm=None):
     try:
         return api.load(path, sets or [], seed=seed, algorithm=algorithm, data_dir=data_dir)
     except ScenarioError as exc:
@@ -49,31 +78,52 @@ def load(path: Path, sets, seed, data_dir, algorithm=None):
 
 
 class Progress:
-    """Progress callback: a rich Live table (≤ 10 refreshes per wall second) on a
-    terminal, else a plain line per tenth of the run."""
+    """Progress callback: a rich Live display on stderr (≤ 10 refreshes per wall
+    second) when stderr is a terminal, else a plain stderr line per tenth of each run.
 
-    def __init__(self, live: Live | None):
+    Rules already finished stay in the live display; each line says which rule of
+    how many (*total*) runs, its share done and a wall-clock ETA.
+    """
+
+    def __init__(self, live: Live | None, total: int = 1):
         self.live = live
+        self.total = total
         self.last = 0.0
         self.next_mark = 0.1
+        self.done: list = []
+        self.current = None
+        self.started = time.perf_counter()
+
+    def position(self) -> str:
+        return f"[{len(self.done) + 1}/{self.total}]" if self.total > 1 else ""
+
+    def eta(self, snap) -> float | None:
+        elapsed = time.perf_counter() - self.started
+        return elapsed * (1 - snap.fraction) / snap.fraction if snap.fraction > 0.02 else None
 
     def __call__(self, snap) -> None:
+        if self.current is not None and snap.label != self.current.label:
+            self.done.append(self.current)
+            self.next_mark = 0.1
+            self.started = time.perf_counter()
+        self.current = snap
         if self.live is not None:
             now = time.perf_counter()
-            if now - self.last >= 0.1:
+            if now - self.last >= 0.1 or snap.fraction >= 1.0:
                 self.last = now
-                self.live.update(render.live_view(snap), refresh=True)
+                self.live.update(render.live_view(snap, done=self.done, position=self.position(),
+                                                  eta=self.eta(snap)), refresh=True)
         elif snap.fraction >= self.next_mark - 1e-9:
             self.next_mark = (int(snap.fraction * 10 + 1e-9) + 1) / 10
-            out_console.print(render.plain_line(snap), highlight=False, soft_wrap=True, markup=False)
+            note(render.plain_line(snap, self.position(), self.eta(snap)))
 
 
-def with_progress(live: bool, call):
-    """Run ``call(progress)`` under a live display on a terminal, else with plain lines."""
-    if live and out_console.is_terminal:
-        with Live(console=out_console, auto_refresh=False, transient=True) as display:
-            return call(Progress(display))
-    return call(Progress(None))
+def with_progress(live: bool, call, total: int = 1):
+    """Run ``call(progress)`` under a live display on a terminal (stderr), else with plain lines on stderr."""
+    if live and err_console.is_terminal:
+        with Live(console=err_console, auto_refresh=False, transient=True) as display:
+            return call(Progress(display, total))
+    return call(Progress(None, total))
 
 
 def check_out(out: Path) -> None:
@@ -103,10 +153,12 @@ def report_status(summary: dict, out: Path | None) -> None:
 def run(scenario: ScenarioArg,
         algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-        data_dir: DataOpt = None, overwrite: OverwriteOpt = False) -> None:
-    """Run one scenario with one update rule; write summary.json, curve.csv, updates.csv."""
+        data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
+        overwrite: OverwriteOpt = False) -> None:
+    """Run one scenario with one update rule; write summary.json, curves, scenario.toml and meta.json."""
+    window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir, algorithm)
-    out = out or Path("runs") / f"{sc.name}-{sc.run.algorithm}"
+    out = out or api.default_out(sc)
     check_out(out)
     try:
         result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite))
@@ -119,9 +171,35 @@ def run(scenario: ScenarioArg,
     except KeyboardInterrupt:
         fail("interrupted before the run started", 130)
     report_status(result.summary, out)
-    out_console.print(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})"))
-    out_console.print(f"wrote {out}/summary.json, curve.csv, updates.csv", highlight=False)
+    if json_:
+        emit_json({**result.summary, "folder": str(out)})
+    else:
+        out_console.print(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})"))
+    note(f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})")
+    if plots:
+        draw([out], None, window_range)
     raise typer.Exit(api.exit_status([result.status]))
+
+
+@app.command()
+def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml and summary.json).")],
+          out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
+          live: LiveOpt = True, data_dir: DataOpt = None, json_: JsonOpt = False) -> None:
+    """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
+    from .results.runfolder import FolderError
+    try:
+        again = with_progress(live, lambda progress: api.rerun(folder, out=out, progress=progress, data_dir=data_dir))
+    except (FolderError, ScenarioError) as exc:
+        fail(str(exc))
+    if json_:
+        emit_json({"original": str(folder), "rerun": str(again.run.path), "identical": again.identical,
+                   "differ": again.differ})
+    elif again.identical:
+        out_console.print(f"{again.run.path}: identical to {folder} (wall times aside)", highlight=False)
+    else:
+        out_console.print(f"{again.run.path}: differs from {folder} in {', '.join(again.differ)}", highlight=False)
+    if not again.identical:
+        raise typer.Exit(1)
 
 
 def split(text: str) -> list[str]:
@@ -130,11 +208,11 @@ def split(text: str) -> list[str]:
 
 @app.command()
 def compare(scenario: ScenarioArg,
-            algorithms: Annotated[str, typer.Option("--algorithms", help="Comma-separated rules, e.g. ssgd,asgd,gsgd.")] = "",
+            algorithms: Annotated[str, typer.Option("--algorithms", "-a", help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).")] = "",
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
             weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None,
+            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
             overwrite: OverwriteOpt = False) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
@@ -144,14 +222,14 @@ def compare(scenario: ScenarioArg,
         if name not in sc.rules:
             fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
                  f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
-    out = out or Path("runs") / f"{sc.name}-compare"
+    out = out or api.default_out(sc, "compare")
     check_out(out)
     try:
-        api.variants(sc, names, split(groupings), split(weightings))
+        plan = api.variants(sc, names, split(groupings), split(weightings))
         cmp = with_progress(live, lambda progress: api.compare(
             sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
             overwrite=overwrite,
-            on_run=lambda label, r: report_status(r.summary, r.path)))
+            on_run=lambda label, r: report_status(r.summary, r.path)), total=len(plan))
     except ScenarioError as exc:
         fail(str(exc))
     except api.OutputError as exc:
@@ -160,8 +238,11 @@ def compare(scenario: ScenarioArg,
         interrupted(stop, out)
     except KeyboardInterrupt:
         fail("interrupted before the run started", 130)
-    out_console.print(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}"))
-    out_console.print(f"wrote {out}/compare.json and one folder per run", highlight=False)
+    if json_:
+        emit_json({"folder": str(out), "runs": cmp.summaries})
+    else:
+        out_console.print(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}"))
+    note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
     raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
@@ -178,17 +259,18 @@ def parse_window_opt(text: str | None):
         fail(str(exc))
 
 
-def draw(folders: list[Path], out: Path | None, window) -> list[Path]:
-    """Draw every figure of *folders*; print where they went."""
+def draw(folders: list[Path], out: Path | None, window, formats: str = "png", dpi: int | None = None,
+         xscale: str = "log") -> list[Path]:
+    """Draw every figure of *folders*; say where they went (stderr)."""
     from .results.runfolder import FolderError
     try:
-        paths = api.plot(*folders, out=out, window=window)
-    except FolderError as exc:
+        paths = api.plot(*folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale)
+    except (FolderError, ValueError) as exc:
         fail(str(exc))
     except (OSError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # a malformed folder
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
-    out_console.print(f"wrote {len(paths)} PNGs to {folder}: {', '.join(p.name for p in paths)}", highlight=False)
+    note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
     return paths
 
 
@@ -197,63 +279,89 @@ FoldersArg = Annotated[list[Path], typer.Argument(help="Run, compare or sweep fo
 
 @app.command()
 def plot(folders: FoldersArg,
-         out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the PNGs (default: FOLDER/plots).")] = None,
-         window: WindowOpt = None) -> None:
-    """Draw loss/accuracy curves, worker timeline, staleness histogram and update rates as PNGs."""
-    draw(folders, out, parse_window_opt(window))
+         out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the figures (default: FOLDER/plots).")] = None,
+         window: WindowOpt = None, format_: FigFormatOpt = "png", dpi: DpiOpt = None, xscale: XScaleOpt = "log") -> None:
+    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
+    draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
 
 
 @app.command()
 def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
-           format_: Annotated[str, typer.Option("--format", help="md (PNG files beside it) or html (one self-contained file).")] = "md",
-           out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default: FOLDER/report.md|html).")] = None,
+           format_: Annotated[str, typer.Option("--format", "-f", help="md (PNG files beside it) or html (one self-contained file).")] = "md",
+           out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Report file (default: FOLDER/report.md|html).")] = None,
            window: WindowOpt = None) -> None:
-    """Write a readable-on-its-own report: tables and figures of a run, compare or sweep folder."""
+    """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
     window_range = parse_window_opt(window)
     try:
-        path = api.write_report(folder, fmt=format_, out=out, window=window_range)
+        path = api.write_report(folder, format=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
     except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
         fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
-    out_console.print(f"wrote {path} (figures in {folder / 'plots'})", highlight=False)
+    note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
+
+
+@app.command("export")
+def export(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
+           what: Annotated[str, typer.Option("--to", "-t", help="trace (Chrome/Perfetto JSON of the worker timelines) "
+                                                                "or tensorboard (event files of the curves; needs tensorboardX).")] = "trace",
+           out: Annotated[Optional[Path], typer.Option("--out", "-o", help="File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).")] = None) -> None:
+    """Export timelines as a trace for ui.perfetto.dev / chrome://tracing, or curves for TensorBoard."""
+    from .results.runfolder import FolderError
+    if what not in ("trace", "tensorboard"):
+        fail(f"--to: {what!r} is not allowed (allowed: trace, tensorboard)")
+    try:
+        if what == "trace":
+            path = api.export_trace(folder, out)
+            note(f"wrote {path} (open it at https://ui.perfetto.dev or chrome://tracing)")
+        else:
+            paths = api.export_tensorboard(folder, out)
+            note(f"wrote {len(paths)} run(s) under {paths[0].parent if paths else out} (tensorboard --logdir ...)")
+    except FolderError as exc:
+        fail(str(exc))
+    except ImportError as exc:
+        fail(str(exc))
 
 
 class SweepProgress:
-    """``on_done`` callback of a sweep: a rich progress bar (runs done / total, ETA)
-    on a terminal, else one plain line per finished run."""
+    """``on_done`` callback of a sweep: a rich progress bar (runs done / total, elapsed,
+    ETA) on stderr when it is a terminal, else one plain stderr line per finished run.
+
+    The clock starts when the plan is made and is never reset; the ETA counts only
+    the runs executed now (not those skipped by ``--resume``).
+    """
 
     def __init__(self, progress, total: int):
         self.progress = progress
-        self.task = progress.add_task("sweep", total=total) if progress is not None else None
+        self.total = total
         self.start = time.perf_counter()
         self.first = None
+        self.task = progress.add_task("sweep", total=total, eta="-") if progress is not None else None
 
     def __call__(self, done: int, total: int, folder: str, summary, error) -> None:
         if self.first is None:
             self.first = done - 1  # runs already finished (resume): not counted in the ETA
-            if self.progress is not None:
-                self.progress.update(self.task, completed=self.first)
         status = f"{type(error).__name__}" if error is not None else summary["status"]
-        if self.progress is not None:
-            self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})")
-            return
         elapsed = time.perf_counter() - self.start
         eta = elapsed / (done - self.first) * (total - done)
-        out_console.print(f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, "
-                          f"eta {eta:.0f} s", highlight=False)
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})",
+                                 eta=f"{eta:.0f} s")
+            return
+        note(f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, eta {eta:.0f} s")
 
 
 @app.command()
 def sweep(scenario: ScenarioArg,
-          grid: Annotated[Optional[list[str]], typer.Option("--grid", help="KEY=V1,V2,... (TOML values; see README).")] = None,
+          grid: Annotated[Optional[list[str]], typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see README).")] = None,
           seeds: Annotated[int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")] = 1,
-          set_: SetOpt = None, out: Annotated[Optional[Path], typer.Option("--out", help="Sweep folder (default: runs/<scenario>-sweep).")] = None,
-          workers: Annotated[Optional[int], typer.Option("--workers", help="Local processes (default: CPUs; 1: this process).")] = None,
+          set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None,
+          jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local processes running the sweep (default: the CPUs; 1: this process). Not [[workers]], the simulated workers.")] = None,
+          workers_old: Annotated[Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")] = None,
           scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
           resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
-          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False,
+          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False, json_: JsonOpt = False,
           overwrite: OverwriteOpt = False) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from rich.progress import (
@@ -261,30 +369,32 @@ def sweep(scenario: ScenarioArg,
         MofNCompleteColumn,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
     from rich.progress import Progress as Bar
 
     from .sweeps.executors import ExecutorError
     from .sweeps.runner import SweepError, SweepFailed
-    if workers is not None and workers < 1:
-        fail(f"--workers: {workers!r} is not allowed (must be >= 1)")
+    jobs = jobs if jobs is not None else workers_old
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs: {jobs!r} is not allowed (must be >= 1)")
     bar = None
-    if live and out_console.is_terminal:
+    if live and err_console.is_terminal:
         bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("eta"), TimeRemainingColumn(), console=out_console, transient=True)
+                  TextColumn("eta {task.fields[eta]}"), console=err_console, transient=True)
     state = {}
 
     def on_plan(plan, where):
         check_out(Path(where))
-        where_text = f"Dask scheduler {scheduler}" if scheduler else f"{workers or 'all'} local worker(s)"
-        out_console.print(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}", highlight=False)
+        where_text = f"Dask scheduler {scheduler}" if scheduler else f"{jobs or 'all'} local process(es)"
+        note(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}")
         state["out"] = where
         state["progress"] = SweepProgress(bar, len(plan.tasks))
 
+    sets = list(set_ or []) + ([f"run.seed={seed}"] if seed is not None else [])
+
     def go():
-        return api.sweep(scenario, grid or [], out=out, seeds=seeds, overrides=set_ or [], data_dir=data_dir,
-                         workers=workers, scheduler=scheduler, resume=resume, on_plan=on_plan,
+        return api.sweep(scenario, grid or [], out=out, seeds=seeds, overrides=sets, data_dir=data_dir,
+                         jobs=jobs, scheduler=scheduler, resume=resume, on_plan=on_plan,
                          on_done=lambda *args: state["progress"](*args), overwrite=overwrite)
     try:
         if bar is not None:
@@ -299,12 +409,16 @@ def sweep(scenario: ScenarioArg,
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     except KeyboardInterrupt:
-        err_console.print(f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
-                          "to finish the rest", highlight=False)
+        note(f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
+             "to finish the rest")
         raise typer.Exit(130)
-    out_console.print(render.sweep_table(outcome.table, outcome.keys, f"{outcome.name}: mean ± 95 % CI over seeds"))
-    out_console.print(f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
-                      f"wrote {outcome.path}/sweep.csv, sweep_summary.csv", highlight=False)
+    if json_:
+        emit_json({"folder": str(outcome.path), "keys": outcome.keys, "runs": outcome.rows, "points": outcome.table,
+                   "failures": [{"folder": f, "message": m} for f, m in outcome.failures]})
+    else:
+        out_console.print(render.sweep_table(outcome.table, outcome.keys, f"{outcome.name}: mean ± 95 % CI over seeds"))
+    note(f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
+         f"wrote {outcome.path}/sweep.csv, sweep_summary.csv")
     if plots and outcome.rows:
         draw([outcome.path], None, None)
     for folder, message in outcome.failures:
@@ -363,9 +477,9 @@ def topology_show(name: Annotated[str, typer.Argument(
 
 
 @app.command()
-def validate(scenario: ScenarioArg, set_: SetOpt = None, data_dir: DataOpt = None) -> None:
+def validate(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None) -> None:
     """Check a scenario file without running it (MNIST/LIBSVM files are read and checked too)."""
-    sc = load(scenario, set_, None, data_dir)
+    sc = load(scenario, set_, seed, data_dir)
     from .sim.engine import check_data
     try:
         check_data(sc)
@@ -374,6 +488,45 @@ def validate(scenario: ScenarioArg, set_: SetOpt = None, data_dir: DataOpt = Non
     out_console.print(f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
                       f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
                       highlight=False)
+
+
+@app.command()
+def init(name: Annotated[str, typer.Argument(help="Scenario name (letters, digits, _ and -).")],
+         out: Annotated[Optional[Path], typer.Option("--out", "-o", help="File or folder to write (default: ./NAME.toml).")] = None,
+         overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing file.")] = False) -> None:
+    """Write a commented scenario to start from (runs as it is: netsim run NAME.toml)."""
+    try:
+        path = api.init(name, out=out, overwrite=overwrite)
+    except (FileExistsError, ValueError) as exc:
+        fail(str(exc))
+    note(f"wrote {path}; try: netsim run {path} (netsim keys lists every key)")
+
+
+@app.command()
+def keys(json_: JsonOpt = False,
+         schema: Annotated[Optional[Path], typer.Option("--schema", help="Write a JSON Schema of scenario files to this file ('-': stdout), for editors.")] = None,
+         match: Annotated[Optional[str], typer.Argument(help="Show only keys containing this text, e.g. run. or gsgd.")] = None) -> None:
+    """List every scenario key with its type, default, allowed values and unit."""
+    if schema is not None:
+        text = json.dumps(api.json_schema(), indent=2) + "\n"
+        if str(schema) == "-":
+            sys.stdout.write(text)
+        else:
+            schema.write_text(text)
+            note(f"wrote {schema} (point your editor's TOML schema setting at it)")
+        return
+    specs = [k for k in api.keys() if match is None or match in k.key]
+    if json_:
+        emit_json([{"key": k.key, "type": k.type, "default": k.default, "required": k.required,
+                    "allowed": k.allowed, "unit": k.unit} for k in specs])
+    else:
+        out_console.print(render.keys_table(specs))
+
+
+@app.command()
+def scenarios() -> None:
+    """List the scenario presets (./scenarios and those shipped with netsim), runnable by name."""
+    out_console.print(render.scenario_list_table(api.scenarios()))
 
 
 if __name__ == "__main__":

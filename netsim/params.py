@@ -9,13 +9,31 @@ from typing import Any
 
 from .errors import ScenarioError
 
-__all__ = ["Table", "apply_overrides", "parse_value", "set_path", "check_value", "quote_key", "MISSING", "MAX_DEPTH"]
+__all__ = ["Table", "apply_overrides", "parse_value", "set_path", "check_value", "quote_key", "MISSING", "MAX_DEPTH",
+           "recording"]
 
 MISSING = object()
 MAX_DEPTH = 32
 """Deepest nesting of tables and lists accepted in a scenario (levels)."""
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                list: "a list", dict: "a table"}
+
+
+_RECORDERS: list[list] = []
+
+
+class recording:
+    """Context manager collecting every key a :class:`Table` is asked for, as
+    ``(dotted key, kind, default, choices, positive, minimum, maximum)`` tuples
+    (how ``netsim keys`` lists the scenario keys)."""
+
+    def __enter__(self) -> list:
+        self.seen: list = []
+        _RECORDERS.append(self.seen)
+        return self.seen
+
+    def __exit__(self, *exc) -> None:
+        _RECORDERS.remove(self.seen)
 
 
 class Table:
@@ -47,6 +65,8 @@ class Table:
         *item*: for a list, the kind every element must have.
         """
         self.known.append(name)
+        for seen in _RECORDERS:
+            seen.append((self.key(name), kind, default, choices, positive, minimum, maximum))
         if name not in self.data:
             if default is MISSING:
                 raise ScenarioError(self.key(name), f"missing ({_describe(kind, choices)})")

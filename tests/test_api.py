@@ -82,3 +82,28 @@ def test_frames_need_pandas(monkeypatch, tmp_path):
     with pytest.raises(ImportError, match=r"netsim\[pandas\]"):
         run.curve_frame()
     assert len(run.curve["loss"]) == 2  # plain columns need no pandas
+
+
+def test_api_mirrors_the_cli(tmp_path):
+    """Same verbs and options: a preset by name, overrides, seed; collections convert with to_pandas()."""
+    pytest.importorskip("pandas")
+    run = netsim.run("quickstart", "asgd", overrides={"run.until": 8}, seed=3, out=tmp_path / "r")
+    assert run.summary["seed"] == 3 and run.summary["sim_time"] == 8.0
+    runs = netsim.open_runs(tmp_path / "r")
+    assert runs.to_pandas()["algorithm"].tolist() == ["asgd"]
+    assert len(run.to_pandas()) == len(run.curve["update"])
+    from netsim import api
+    figs = api.figures(run)
+    from matplotlib.figure import Figure
+    assert set(figs) >= {"loss_vs_time", "timeline", "staleness"} and isinstance(figs["loss_vs_time"], Figure)
+
+
+def test_sweep_raises_when_every_run_fails(tmp_path, monkeypatch):
+    from netsim.sweeps import runner
+    from netsim.sweeps.runner import SweepFailed
+
+    def boom(scenario):
+        raise RuntimeError("no")
+    monkeypatch.setattr(runner, "run_task", boom)
+    with pytest.raises(SweepFailed, match="every run of the sweep failed"):
+        netsim.sweep("quickstart", {"algorithm": ["asgd", "gsgd"]}, overrides={"run.until": 5}, out=tmp_path, jobs=1)

@@ -9,7 +9,7 @@ PKG = Path(__file__).resolve().parents[1] / "netsim"
 
 LAYERS = [
     {"errors"},                           # exceptions that carry a one-line message
-    {"rng", "params"},                    # random streams; TOML tables read with exact errors
+    {"rng", "params", "presets"},         # random streams; TOML tables read with exact errors; shipped presets
     {"net", "workload"},                  # the cluster's network; models, data, compute times
     {"grouping"},                         # forming groups from measurements (pure)
     {"rules"},                            # PS update rules and their pure math

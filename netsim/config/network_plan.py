@@ -10,12 +10,15 @@ from ..net.topology import TopologyError
 from ..net.topology import hosts as list_hosts
 from ..net.topology_io import is_file, load_topology
 from ..params import Table
+from ..presets import preset_dir
 
-__all__ = ["NetworkPlan", "parse_network", "topology_dirs", "load_named_topology", "SHARING", "PLACEMENTS"]
+__all__ = ["NetworkPlan", "parse_network", "topology_dirs", "find_topology_file", "load_named_topology", "SHIPPED_TOPOLOGIES", "SHARING", "PLACEMENTS"]
 
 SHARING = ("maxmin", "rtt")
 PLACEMENTS = ("packed", "spread", "per_datacenter", "random")
-REPO_TOPOLOGIES = Path(__file__).resolve().parents[2] / "topologies"
+SHIPPED_TOPOLOGIES = preset_dir("topologies")
+SHIPPED_TOPOLOGIES = SHIPPED_TOPOLOGIES.resolve() if SHIPPED_TOPOLOGIES is not None else None
+"""The topology presets shipped with netsim (package data), or None."""
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,20 @@ class NetworkPlan:
 
 
 def topology_dirs(base: Path) -> list[Path]:
-    """Where a preset name is looked up: *base*, its topologies/, ../topologies, the repository's."""
-    dirs = [base, base / "topologies", base.parent / "topologies", REPO_TOPOLOGIES]
+    """Where a preset name is looked up: *base*, its topologies/, ../topologies, the shipped presets."""
+    dirs = [base, base / "topologies", base.parent / "topologies"] + ([SHIPPED_TOPOLOGIES] if SHIPPED_TOPOLOGIES else [])
     return list(dict.fromkeys(d.resolve() for d in dirs))
+
+
+def find_topology_file(spec: str, base: Path) -> Path | None:
+    """The file a preset name or path *spec* names (searched in :func:`topology_dirs`), or None."""
+    if spec.startswith("topohub:"):
+        return None
+    for directory in topology_dirs(base):
+        for candidate in (directory / spec, directory / f"{spec}.toml"):
+            if is_file(candidate):
+                return candidate.resolve()
+    return None
 
 
 def load_named_topology(spec, base: Path):
@@ -55,10 +69,9 @@ def load_named_topology(spec, base: Path):
     Raises TopologyError (unparsable or invalid) or FileNotFoundError (no such name).
     """
     if isinstance(spec, str) and not spec.startswith("topohub:"):
-        for directory in topology_dirs(base):
-            for candidate in (directory / spec, directory / f"{spec}.toml"):
-                if is_file(candidate):
-                    return load_topology(str(candidate), base_dir=str(candidate.parent))
+        candidate = find_topology_file(spec, base)
+        if candidate is not None:
+            return load_topology(str(candidate), base_dir=str(candidate.parent))
         raise FileNotFoundError(f"no topology preset or file {spec!r} (looked in "
                                 f"{', '.join(str(d) for d in topology_dirs(base))})")
     return load_topology(spec, base_dir=str(base))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..params import MAX_DEPTH, Table, check_path, show, apply_overrides, check_value, set_path
+from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
 from ..rules.schedules import read_update
@@ -16,10 +17,10 @@ from ..workload.datasets import DIGITS_ROWS, train_rows
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
 from .events import ClusterEvent, parse_events
-from .network_plan import NetworkPlan, parse_network
+from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
 
 __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
-           "parse_scenario", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
+           "parse_scenario", "resolve_scenario_path", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
 
 DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
 MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
@@ -52,7 +53,9 @@ class RunSpec:
     (s); negative: the whole run; 0: none. ``target_loss`` (> 0): the summary
     reports when the evaluated training loss first reached it. ``compact_gradients``:
     keep minibatch gradients as their low-rank factors (needs ``model.l2 = 0``); same
-    results, far less memory with thousands of workers.
+    results, far less memory with thousands of workers. ``time_unit``: the name of
+    one unit of simulated time in tables and figures (``"s"``, or ``"units"`` for a
+    scenario that counts abstract time units); it changes no number.
     """
     seed: int = 0
     algorithm: str = "gsgd"
@@ -64,6 +67,7 @@ class RunSpec:
     timeline_until: float = -1.0
     target_loss: float = 0.0
     compact_gradients: bool = False
+    time_unit: str = "s"
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,8 @@ class Scenario:
     raw: dict = field(default_factory=dict)
     network: NetworkPlan | None = None
     events: tuple[ClusterEvent, ...] = ()
+    overrides: tuple[str, ...] = ()
+    """The ``KEY=VALUE`` overrides applied to the file, in order (``--set``, ``--seed``, ...)."""
 
     @property
     def n_workers(self) -> int:
@@ -183,10 +189,38 @@ class Scenario:
         raw = copy.deepcopy(self.raw)
         try:
             apply_overrides(raw, list(overrides))
-            return parse_scenario(raw, Path(self.path))
+            return replace(parse_scenario(raw, Path(self.path)), overrides=self.overrides + tuple(overrides))
         except ScenarioError as exc:
             exc.file = self.path
             raise
+
+    def resolved(self) -> dict:
+        """The scenario dict with every override applied, standing on its own: ``name``
+        and ``run.algorithm`` written out, ``data.dir`` absolute (the directory read,
+        including one from ``$NETSIM_DATA_DIR``), a topology file given by a relative
+        path made absolute. Loading it again gives the same scenario."""
+        from ..workload.loading import resolve_data_dir
+        raw = copy.deepcopy(self.raw)
+        raw["name"] = self.name
+        raw.setdefault("run", {})["algorithm"] = self.run.algorithm
+        directory = resolve_data_dir(self.data)
+        if directory is not None:
+            raw.setdefault("data", {})["dir"] = str(Path(directory).resolve())
+        network = raw.get("network")
+        if isinstance(network, dict) and isinstance(network.get("topology"), str):
+            spec = network["topology"]
+            found = find_topology_file(spec, Path(self.path).resolve().parent)
+            if found is not None and found.parent != SHIPPED_TOPOLOGIES:
+                network["topology"] = str(found)
+        return raw
+
+    def to_toml(self) -> str:
+        """:meth:`resolved` as TOML text, with a header naming the source file and the overrides."""
+        from .tomlwrite import dumps
+        head = [f"Resolved scenario written by netsim from {self.path}"]
+        if self.overrides:
+            head.append("overrides applied: " + " ".join(self.overrides))
+        return dumps(self.resolved(), "\n".join(head))
 
     def with_algorithm(self, name: str) -> "Scenario":
         self.rule(name)
@@ -202,23 +236,39 @@ def class_ids(workers) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def resolve_scenario_path(path: str | os.PathLike) -> Path:
+    """A scenario file, or the preset named *path* (``gsgd_paper``: ./scenarios, then the
+    presets shipped with netsim). Raises ScenarioError listing the presets when neither exists."""
+    if Path(path).exists():
+        return Path(path)  # a file, or a folder refused with its own message when read
+    found = find_scenario(str(path))
+    if found is None:
+        names = ", ".join(list_scenarios()) or "none"
+        raise ScenarioError("(file)", f"no such file or scenario preset (presets: {names}; "
+                            "start a new one with: netsim init NAME)", str(path))
+    return found
+
+
 def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: int | None = None,
                   algorithm: str | None = None, data_dir: str | None = None) -> Scenario:
     """Read, override and validate a scenario file.
 
     Raises ScenarioError (with the file set) for anything not allowed.
     """
-    path = Path(path)
+    path = resolve_scenario_path(path)
     raw = read_toml(path)
+    record = list(overrides)
     try:
         apply_overrides(raw, list(overrides))
         if seed is not None:
             set_path(raw, "run.seed", seed, "--seed")
+            record.append(f"run.seed={seed}")
         if algorithm is not None:
             set_path(raw, "run.algorithm", algorithm, "--algorithm")
+            record.append(f'run.algorithm="{algorithm}"')
         if data_dir is not None:
             set_path(raw, "data.dir", str(Path(data_dir).resolve()), "--data-dir")
-        return parse_scenario(raw, path)
+        return replace(parse_scenario(raw, path), overrides=tuple(record))
     except ScenarioError as exc:
         exc.file = str(path)
         raise
@@ -404,6 +454,7 @@ def _run(t: Table) -> RunSpec:
         timeline_until=t.get("timeline_until", float, -1.0),
         target_loss=t.get("target_loss", float, 0.0, minimum=0.0),
         compact_gradients=t.get("compact_gradients", bool, False),
+        time_unit=t.get("time_unit", str, "s"),
     )
     t.done()
     return spec

@@ -1,9 +1,10 @@
-"""PNG figures of run folders: curves, staleness histograms, per-group update rates.
+"""Figures of run folders: curves (mean and 95 % CI band over seeds), staleness
+histograms, per-group update rates; saved as PNG, PDF and/or SVG.
 
 Matplotlib only, headless: figures are :class:`matplotlib.figure.Figure`
 objects rendered by Agg, so no pyplot state and no display backend is touched.
-Every function takes :class:`netsim.runfolder.RunData` lists and returns the
-paths it wrote.
+``*_figure`` functions take :class:`netsim.results.runfolder.RunData` lists and
+return a Figure; :func:`plot_runs` saves them all and returns the paths.
 """
 from __future__ import annotations
 
@@ -14,28 +15,59 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from .runfolder import RunData, find_runs, relabel
-from .timeline import plot_timeline
+from .timeline import DPI, timeline_fig
 
-__all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "plot_bias", "CURVE_FILES"]
+__all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "CURVE_FILES",
+           "curve_figure", "staleness_figure", "update_rate_figure", "save", "FIG_FORMATS", "XSCALES", "mean_band", "plot_bias", "bias_figure"]
 
 CURVE_FILES = {("loss", "update"): "loss_vs_updates.png", ("loss", "sim_time"): "loss_vs_time.png",
                ("test_accuracy", "update"): "accuracy_vs_updates.png",
                ("test_accuracy", "sim_time"): "accuracy_vs_time.png"}
-AXIS_LABEL = {"update": "model updates (PS versions)", "sim_time": "simulated time (s)",
+AXIS_LABEL = {"update": "model updates (PS versions)", "sim_time": "simulated time ({unit})",
               "loss": "training loss (objective with L2 term)", "test_accuracy": "test accuracy"}
 WHAT = {"loss": "training loss", "test_accuracy": "test accuracy", "update": "updates", "sim_time": "simulated time"}
 MAX_PANELS = 12
 MAX_TIMELINES = 6
 LINESTYLES = ("-", "--", ":", "-.")
-DPI = 110
+"""DPI: dots per inch of PNG files unless :func:`save` is given another (shared with the timeline)."""
+FIG_FORMATS = ("png", "pdf", "svg")
+XSCALES = ("log", "linear")
 
 
-def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float, float] | None = None) -> list[Path]:
+def time_unit(runs: list[RunData]) -> str:
+    """The simulated time unit of *runs* (``run.time_unit``; ``s`` by default)."""
+    units = list(dict.fromkeys(r.summary.get("time_unit", "s") for r in runs))
+    return "/".join(units) if units else "s"
+
+
+def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None) -> list[Path]:
+    """Save *fig* as ``path`` with each suffix of *formats* (png, pdf, svg); *dpi* for PNG."""
+    formats = _check_formats(formats)
+    path = Path(path)
+    out = []
+    for fmt in formats:
+        target = path.with_suffix(f".{fmt}")
+        fig.savefig(target, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure")
+        out.append(target)
+    return out
+
+
+def _check_formats(formats) -> tuple[str, ...]:
+    formats = (formats,) if isinstance(formats, str) else tuple(formats or ("png",))
+    for fmt in formats:
+        if fmt not in FIG_FORMATS:
+            raise ValueError(f"--format: {fmt!r} is not allowed (allowed: {', '.join(FIG_FORMATS)})")
+    return formats
+
+
+def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float, float] | None = None,
+                 formats=("png",), dpi: int | None = None, xscale: str = "log") -> list[Path]:
     """All figures for the runs found in *folders* (run, compare or sweep folders).
 
     *out_dir* defaults to ``<folder>/plots`` for one folder, else ``./plots``;
-    *window* (start, end) in simulated seconds limits the timeline.
-    Raises :class:`netsim.runfolder.FolderError` for a folder without runs.
+    *window* (start, end) in simulated time limits the timeline (then saved as
+    ``timeline_START-END``, so the full default timeline is kept).
+    Raises :class:`netsim.results.runfolder.FolderError` for a folder without runs.
     """
     folders = [Path(f) for f in folders]
     runs = []
@@ -43,24 +75,31 @@ def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float
         found = find_runs(folder)
         runs += relabel(found, lambda r, f=folder: f.name) if len(folders) > 1 else found
     out = Path(out_dir) if out_dir is not None else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
-    return plot_runs(runs, out, window)
+    return plot_runs(runs, out, window, formats=formats, dpi=dpi, xscale=xscale)
 
 
-def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, float] | None = None) -> list[Path]:
-    """Write the four curve PNGs, ``timeline.png`` (runs with a timeline),
-    ``staleness.png``, ``update_rate.png`` and ``bias.png`` (runs with per-label
-    accuracy) into *out_dir*; return their paths."""
+def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, float] | None = None,
+              formats=("png",), dpi: int | None = None, xscale: str = "log") -> list[Path]:
+    """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
+    ``update_rate`` and ``bias`` (runs with per-label accuracy) into *out_dir* in each of
+    *formats*; return their paths."""
+    formats = _check_formats(formats)
+    if xscale not in XSCALES:
+        raise ValueError(f"--xscale: {xscale!r} is not allowed (allowed: {', '.join(XSCALES)})")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = plot_curves(runs, out)
+    paths = []
+    for (y, x), name in CURVE_FILES.items():
+        paths += save(curve_figure(runs, y, x, xscale), out / name, formats, dpi)
     timed = [r for r in runs if r.timeline is not None]
     if timed:
-        paths.append(plot_timeline(_first_per_group(timed)[:MAX_TIMELINES], out / "timeline.png", window,
-                                   _title_head(runs)))
-    paths.append(plot_staleness(runs, out / "staleness.png"))
-    paths.append(plot_update_rate(runs, out / "update_rate.png"))
+        name = "timeline.png" if window is None else f"timeline_{window[0]:g}-{window[1]:g}.png"
+        fig = timeline_figure(_first_per_group(timed)[:MAX_TIMELINES], window, _title_head(runs))
+        paths += save(fig, out / name, formats, dpi)
+    paths += save(staleness_figure(runs), out / "staleness.png", formats, dpi)
+    paths += save(update_rate_figure(runs), out / "update_rate.png", formats, dpi)
     if any(r.bias is not None for r in runs):
-        paths.append(plot_bias([r for r in runs if r.bias is not None], out / "bias.png"))
+        paths += save(bias_figure([r for r in runs if r.bias is not None]), out / "bias.png", formats, dpi)
     return paths
 
 
@@ -95,37 +134,87 @@ def _first_per_group(runs: list[RunData]) -> list[RunData]:
     return list(seen.values())[:MAX_PANELS]
 
 
-def plot_curves(runs: list[RunData], out_dir: Path) -> list[Path]:
-    """Loss and accuracy against updates and against simulated time: four PNGs,
-    one line per run, one colour (and legend entry) per group."""
-    colors, dashes, paths = _colors(runs), _dashes(runs), []
-    several = len(runs) > len({r.group for r in runs})
+def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
+    """Mean and Student-t CI half-width of several curves ``(x, y)`` on a common grid.
+
+    The grid is every x of any curve up to the smallest last x (where all are
+    defined); each curve is linearly interpolated onto it. Returns ``(grid, mean,
+    half)``; *half* is 0 for a single curve.
+
+    >>> g, m, h = mean_band([(np.array([0., 2.]), np.array([1., 3.])), (np.array([0., 1., 2.]), np.array([3., 3., 3.]))])
+    >>> g.tolist(), m.tolist()
+    ([0.0, 1.0, 2.0], [2.0, 2.5, 3.0])
+    """
+    from scipy.stats import t as student
+    end = min(float(x[-1]) for x, _ in curves)
+    grid = np.unique(np.concatenate([x[x <= end] for x, _ in curves]))
+    ys = np.array([np.interp(grid, x, y) for x, y in curves])
+    mean = ys.mean(axis=0)
+    n = len(curves)
+    if n < 2:
+        return grid, mean, np.zeros_like(mean)
+    half = student.ppf(0.5 + level / 2, n - 1) * ys.std(axis=0, ddof=1) / np.sqrt(n)
+    return grid, mean, half
+
+
+def curve_figure(runs: list[RunData], y: str = "loss", x: str = "sim_time", xscale: str = "log") -> Figure:
+    """*y* (loss or test_accuracy) against *x* (update or sim_time): one line per
+    group of runs; a group of several seeds is drawn as its mean with a shaded
+    95 % CI band. *xscale* (log or linear) applies to the updates axis."""
+    colors, dashes = _colors(runs), _dashes(runs)
     outside = len(colors) > 8  # a long legend goes to the right of the axes
+    fig = Figure(figsize=(9.5 if outside else 7.5, 4.6), dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    log = x == "update" and xscale == "log"
+    banded = False
+    for group, members in _by_group(runs).items():
+        curves = [(r.curve[x].astype(float), r.curve[y].astype(float)) for r in members if len(r.curve[x])]
+        if not curves:
+            continue
+        if len(curves) == 1:
+            xs, mean, half = curves[0][0], curves[0][1], None
+        else:
+            xs, mean, half = mean_band(curves)
+            banded = True
+        if log:  # log axis: start from update 1 and keep the first evaluation at x = 1
+            xs = np.maximum(xs, 1)
+        label = group if half is None else f"{group} (mean of {len(curves)})"
+        ax.plot(xs, mean, color=colors[group], ls=dashes[group], label=label, lw=1.8,
+                marker="." if len(xs) <= 40 else None, ms=4)
+        if half is not None:
+            ax.fill_between(xs, mean - half, mean + half, color=colors[group], alpha=0.2, lw=0)
+    if log:
+        ax.set_xscale("log")
+    if y == "test_accuracy":
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel(AXIS_LABEL[x].format(unit=time_unit(runs)) + (", log scale (update 0 drawn at 1)" if log else ""))
+    ax.set_ylabel(AXIS_LABEL[y])
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(title="shaded: 95 % CI over seeds" if banded else None, fontsize="small",
+              **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
+    fig.suptitle(f"{WHAT[y].capitalize()} vs {WHAT[x]}\n{_title_head(runs)}", fontsize="medium")
+    return fig
+
+
+def _by_group(runs: list[RunData]) -> dict[str, list[RunData]]:
+    out: dict[str, list[RunData]] = {}
+    for r in runs:
+        out.setdefault(r.group, []).append(r)
+    return out
+
+
+def plot_curves(runs: list[RunData], out_dir: Path, formats=("png",), dpi: int | None = None,
+                xscale: str = "log") -> list[Path]:
+    """Loss and accuracy against updates and against simulated time: four figures."""
+    paths = []
     for (y, x), name in CURVE_FILES.items():
-        fig = Figure(figsize=(9.5 if outside else 7.5, 4.6), dpi=DPI, layout="constrained")
-        ax = fig.add_subplot()
-        labelled = set()
-        for r in runs:
-            xs, ys = r.curve[x], r.curve[y]
-            if x == "update":  # log axis: start from update 1 and keep the first evaluation at x = 1
-                xs = np.maximum(xs, 1)
-            label = None if r.group in labelled else r.group
-            labelled.add(r.group)
-            ax.plot(xs, ys, color=colors[r.group], ls=dashes[r.group], label=label, lw=1.2 if several else 1.8,
-                    alpha=0.75 if several else 1.0, marker="." if len(xs) <= 40 else None, ms=4)
-        if x == "update":
-            ax.set_xscale("log")
-        if y == "test_accuracy":
-            ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-        ax.set_xlabel(AXIS_LABEL[x] + (", log scale (update 0 drawn at 1)" if x == "update" else ""))
-        ax.set_ylabel(AXIS_LABEL[y])
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(title="one line per seed" if several else None, fontsize="small",
-                  **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
-        fig.suptitle(f"{WHAT[y].capitalize()} vs {WHAT[x]}\n{_title_head(runs)}", fontsize="medium")
-        fig.savefig(out_dir / name)
-        paths.append(out_dir / name)
+        paths += save(curve_figure(runs, y, x, xscale), Path(out_dir) / name, formats, dpi)
     return paths
+
+
+def timeline_figure(runs: list[RunData], window=None, title: str = "") -> Figure:
+    """The worker timeline figure (see :func:`netsim.results.timeline.plot_timeline`)."""
+    return timeline_fig(runs, window, title)
 
 
 def _panels(n: int, title: str, height: float = 2.6, sharey: bool = False) -> tuple[Figure, list]:
@@ -148,6 +237,11 @@ def _pooled(runs: list[RunData]) -> dict[str, list[RunData]]:
 
 
 def plot_staleness(runs: list[RunData], path: Path) -> Path:
+    """Save :func:`staleness_figure` as *path*."""
+    return save(staleness_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
+
+
+def staleness_figure(runs: list[RunData]) -> Figure:
     """Histogram of applied-gradient staleness (PS versions), one panel per group
     (seeds pooled), as a share of that group's applied gradients."""
     pooled, colors = _pooled(runs), _colors(runs)
@@ -166,8 +260,7 @@ def plot_staleness(runs: list[RunData], path: Path) -> Path:
         ax.set_xlabel("staleness τ (PS versions)", fontsize="small")
         ax.set_ylabel("share of applied gradients", fontsize="small")
         ax.grid(True, axis="y", alpha=0.3)
-    fig.savefig(path)
-    return path
+    return fig
 
 
 def group_names(summary: dict) -> list[str]:
@@ -187,10 +280,16 @@ def group_names(summary: dict) -> list[str]:
 
 
 def plot_update_rate(runs: list[RunData], path: Path) -> Path:
-    """Model updates per simulated second of each group, one panel per group of
+    """Save :func:`update_rate_figure` as *path*."""
+    return save(update_rate_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
+
+
+def update_rate_figure(runs: list[RunData]) -> Figure:
+    """Model updates per simulated time unit of each group, one panel per group of
     runs (mean over seeds)."""
     pooled, colors = _pooled(runs), _colors(runs)
-    fig, axes = _panels(len(pooled), f"Model updates per simulated second, per group{_mean_note(runs)}\n"
+    unit = time_unit(runs)
+    fig, axes = _panels(len(pooled), f"Model updates per simulated {unit}, per group{_mean_note(runs)}\n"
                                f"{_title_head(runs)}", sharey=True)
     for ax, (group, members) in zip(axes, pooled.items()):
         per_run = [[g["updates"] / r.summary["sim_time"] if r.summary["sim_time"] else 0.0
@@ -203,15 +302,19 @@ def plot_update_rate(runs: list[RunData], path: Path) -> Path:
         if len(rates) <= 24:
             ax.set_xticks(np.arange(len(rates)), names, rotation=45 if len(rates) > 4 else 0,
                           ha="right" if len(rates) > 4 else "center", fontsize="x-small")
-        ax.set_title(f"{group}\ntotal {rates.sum():.3g} updates/s", fontsize="small")
+        ax.set_title(f"{group}\ntotal {rates.sum():.3g} updates/{unit}", fontsize="small")
         ax.set_xlabel(f"group ({len(rates)})", fontsize="small")
-        ax.set_ylabel("updates per simulated s", fontsize="small")
+        ax.set_ylabel(f"updates per simulated {unit}", fontsize="small")
         ax.grid(True, axis="y", alpha=0.3)
-    fig.savefig(path)
-    return path
+    return fig
 
 
 def plot_bias(runs: list[RunData], path: Path) -> Path:
+    """Save :func:`bias_figure` as *path*."""
+    return save(bias_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
+
+
+def bias_figure(runs: list[RunData]) -> Figure:
     """Two panels against simulated time: the worst per-label test accuracy (one line per
     run), and each worker class's cumulative share of the model steps (the run's colour,
     one line style per worker class)."""
@@ -232,7 +335,7 @@ def plot_bias(runs: list[RunData], path: Path) -> Path:
     worst.set_ylabel("worst per-label test accuracy")
     share.set_ylabel("cumulative share of model steps")
     for ax in (worst, share):
-        ax.set_xlabel(AXIS_LABEL["sim_time"])
+        ax.set_xlabel(AXIS_LABEL["sim_time"].format(unit=time_unit(runs)))
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
         ax.grid(True, alpha=0.3)
     worst.legend(fontsize="small", loc="best")
@@ -243,5 +346,4 @@ def plot_bias(runs: list[RunData], path: Path) -> Path:
             f"{name} {LINESTYLES[j % len(LINESTYLES)]}" for j, name in enumerate(classes)), fontsize="small")
     fig.suptitle(f"Bias: worst-label accuracy and each worker class's share of the model steps\n{_title_head(runs)}",
                  fontsize="medium")
-    fig.savefig(path)
-    return path
+    return fig

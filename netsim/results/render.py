@@ -13,7 +13,8 @@ from ..sim.records import Snapshot
 from .tables import mean_ci_rows, run_rows
 
 __all__ = ["compare_table", "sweep_table", "live_view", "plain_line", "measurement_table", "silhouette_table",
-           "ranking_table", "topology_list_table", "topology_table", "recommendation_tables"]
+           "ranking_table", "topology_list_table", "topology_table", "keys_table", "scenario_list_table",
+           "recommendation_tables"]
 
 MAX_LIVE_ROWS = 24
 
@@ -46,30 +47,66 @@ def sweep_table(table: list[dict], keys: list[str], title: str) -> Table:
     return _table(header, rows, title)
 
 
-def live_view(snap: Snapshot, title: str = "") -> Group:
-    """Per-group table plus a progress bar of the run's share done."""
-    table = Table(title=title or Text(f"{snap.label}  t = {snap.sim_time:.6g} / {snap.until:g}  "
-                                      f"updates {snap.updates}  {_loss_text(snap)}"))
+def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta: float | None = None) -> Group:
+    """Per-group table of the running rule plus a progress bar (share done, ETA);
+    *done* holds the final snapshots of the rules already finished, kept on screen."""
+    parts = []
+    if done:
+        finished = Table(title="finished")
+        for col in ("rule", "t", "updates", "loss"):
+            finished.add_column(col, justify="left" if col == "rule" else "right")
+        for d in done:
+            finished.add_row(d.label, f"{d.sim_time:.6g}", str(d.updates), _fmt(d.loss, ".5f"))
+        parts.append(finished)
+    head = f"{position + ' ' if position else ''}{snap.label}  t = {snap.sim_time:.6g} / {snap.until:g}  "
+    table = Table(title=title or Text(f"{head}updates {snap.updates}  {_loss_text(snap)}"))
     for col in ("group", "members", "updates", "mean staleness", "idle %"):
         table.add_column(col, justify="right")
     for g in snap.groups[:MAX_LIVE_ROWS]:
         table.add_row(str(g.id), str(g.members), str(g.updates), f"{g.mean_staleness:.2f}", f"{g.idle_pct:.1f}")
     if len(snap.groups) > MAX_LIVE_ROWS:
         table.add_row(f"… {len(snap.groups) - MAX_LIVE_ROWS} more", "", "", "", "")
-    return Group(table, ProgressBar(total=1.0, completed=snap.fraction))
+    parts += [table, Group(ProgressBar(total=1.0, completed=snap.fraction),
+                           Text(f"{100 * snap.fraction:.0f}% done{_eta_text(eta)}"))]
+    return Group(*parts)
+
+
+def _eta_text(eta: float | None) -> str:
+    return "" if eta is None else f", eta {eta:.0f} s"
 
 
 def _loss_text(snap: Snapshot) -> str:
     if snap.loss is None:
         return "loss not evaluated yet"
+    if snap.evaluated_update == 0 and snap.updates > 0:
+        return f"loss not evaluated since t = 0 (initial {snap.loss:.5f}; see run.eval_every)"
     return f"loss {snap.loss:.5f} (evaluated at t = {snap.evaluated_at:.6g}, update {snap.evaluated_update})"
 
 
-def plain_line(snap: Snapshot) -> str:
-    """One line of progress for non-terminal output."""
-    acc = "" if snap.test_accuracy is None else f" test_acc={snap.test_accuracy:.4f}"
-    return (f"{snap.label}: {100 * snap.fraction:.0f}% t={snap.sim_time:.6g}/{snap.until:g} "
-            f"updates={snap.updates} {_loss_text(snap).replace('loss ', 'loss=', 1)}{acc}")
+def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> str:
+    """One line of progress for non-terminal output (*position*: ``[2/3]``; *eta*: wall s)."""
+    acc = "" if snap.test_accuracy is None or snap.evaluated_update == 0 else f" test_acc={snap.test_accuracy:.4f}"
+    return (f"{position + ' ' if position else ''}{snap.label}: {100 * snap.fraction:.0f}% "
+            f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "
+            f"{_plain_loss(snap)}{acc}{_eta_text(eta)}")
+
+
+def _plain_loss(snap: Snapshot) -> str:
+    if snap.loss is not None and snap.evaluated_update == 0 and snap.updates > 0:
+        return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f}; see run.eval_every)"
+    return _loss_text(snap).replace("loss ", "loss=", 1)
+
+
+def keys_table(specs) -> Table:
+    """Every scenario key: type, default, allowed values, unit."""
+    rows = [[k.key, k.type, "(required)" if k.required else ("-" if k.default is None else str(k.default)),
+             k.allowed or "-", k.unit or "-"] for k in specs]
+    return _table(["key", "type", "default", "allowed", "unit"], rows, "scenario keys", left=(0, 1, 2, 3, 4))
+
+
+def scenario_list_table(presets: dict) -> Table:
+    return _table(["name", "file"], [[name, str(path)] for name, path in presets.items()], "scenario presets",
+                  left=(0, 1))
 
 
 def measurement_table(info: dict, title: str) -> Table:

@@ -61,12 +61,55 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
                          f"± is the Student-t 95 % half-width; `sweep.csv` has one row per run."),
                    ("table", *mean_ci_rows(mean_ci(rows, keys), keys))]
     blocks += [("h2", "Runs"), ("table", *run_rows([r.summary for r in runs], [r.label for r in runs]))]
+    params = parameter_rows(runs)
+    if params:
+        blocks += [("h2", "Parameters"),
+                   ("p", "The resolved scenario of the runs (each run folder's `scenario.toml`, overrides applied); "
+                         "a key whose value differs between runs lists the values."),
+                   ("table", ["key", "value"], params)]
     if kind != "sweep":
         for r in runs[:MAX_GROUP_TABLES]:
             blocks += [("h2", f"Groups of {r.label}"), ("table", *_group_rows(r.summary))]
     blocks.append(("h2", "Figures"))
     blocks += [("img", p, CAPTIONS.get(p.name, "")) for p in pngs]
     return blocks
+
+
+def _flatten(node, prefix: str = "") -> dict:
+    out = {}
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else k))
+    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        for i, v in enumerate(node):
+            out.update(_flatten(v, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = node
+    return out
+
+
+def _text(value, limit: int = 80) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def parameter_rows(runs: list[RunData]) -> list[list[str]]:
+    """``[key, value]`` rows of the runs' ``scenario.toml`` files (keys in file order;
+    values that differ between runs joined with `` | ``); empty when no run has one."""
+    import tomllib
+    flats = []
+    for r in runs:
+        path = None if r.path is None else Path(r.path) / "scenario.toml"
+        if path is not None and path.is_file():
+            flats.append(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+    if not flats:
+        return []
+    keys = list(dict.fromkeys(k for flat in flats for k in flat))
+    rows = []
+    for key in keys:
+        values = list(dict.fromkeys(_text(flat.get(key, "-")) for flat in flats))
+        rows.append([key, values[0] if len(values) == 1 else " | ".join(values)])
+    return rows
 
 
 def _group_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
@@ -129,7 +172,8 @@ def render_html(blocks: list[tuple]) -> str:
 
 def write_report(folder: str | Path, *, fmt: str = "md", out: str | Path | None = None,
                  window: tuple[float, float] | None = None) -> Path:
-    """Draw the figures into ``folder/plots`` and write ``folder/report.md`` (or
+    """Draw the figures into ``<report>_figures`` beside the report (so ``plots/``,
+    drawn by ``netsim plot``, is never redrawn) and write ``folder/report.md`` (or
     ``report.html``, or *out*). Returns the report's path.
 
     Raises :class:`netsim.runfolder.FolderError` for a folder without runs and
@@ -139,8 +183,8 @@ def write_report(folder: str | Path, *, fmt: str = "md", out: str | Path | None 
         raise ValueError(f"--format: {fmt!r} is not allowed (allowed: {', '.join(FORMATS)})")
     folder = Path(folder)
     runs = find_runs(folder)
-    pngs = plot_runs(runs, folder / "plots", window)
     path = Path(out) if out is not None else folder / f"report.{fmt}"
+    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window)
     blocks = report_blocks(folder, runs, pngs)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)

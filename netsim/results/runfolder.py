@@ -35,14 +35,16 @@ from ..sim.records import PHASES, Result, bias_rows, summarize
 
 __all__ = ["RunData", "FolderError", "OutputError", "check_writable", "read_run", "find_runs", "from_result",
            "short_label", "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json",
-           "strict_json", "write_atomic", "RESULT_FILES"]
+           "strict_json", "write_atomic", "RESULT_FILES", "unique_folder", "latest_folder"]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
 DROPPED = ("sim_time", "worker", "version_read", "reason")
 TIMELINE = ("worker", "phase", "start", "end")
-RUN_FILES = ("summary.json", "curve.csv", "updates.csv", "dropped.csv", "timeline.csv", "bias.csv")
-RESULT_FILES = RUN_FILES + ("compare.json", "sweep.json", "sweep.csv", "sweep_summary.csv", "report.md", "report.html")
+RUN_FILES = ("summary.json", "curve.csv", "updates.csv", "dropped.csv", "timeline.csv", "bias.csv", "scenario.toml",
+             "meta.json")
+RESULT_FILES = RUN_FILES + ("compare.json", "sweep.json", "sweep.csv", "sweep_summary.csv", "report.md", "report.html",
+                            "trace.json")
 """Files netsim writes; a folder holding one of them (or a subfolder holding a run) holds results."""
 LOCK = ".netsim.lock"
 FLUSH_ROWS = 4096
@@ -177,7 +179,7 @@ def clear_results(path: Path) -> None:
         if entry.name == LOCK:
             continue
         if entry.is_dir():
-            if entry.name == "plots" or holds_results(entry) or entry.name.endswith(".partial"):
+            if entry.name in ("plots", "report_figures", "tensorboard") or holds_results(entry) or entry.name.endswith(".partial"):
                 shutil.rmtree(entry)
         elif entry.name in RESULT_FILES or (entry.name.startswith(".") and entry.name.endswith(".tmp")):
             entry.unlink()
@@ -299,13 +301,18 @@ class RunWriter:
     Raises OutputError (see :func:`claim`; on a full or read-only disk, code 1).
     """
 
-    def __init__(self, out: str | Path, *, overwrite: bool = False, lock: bool = True):
+    def __init__(self, out: str | Path, *, overwrite: bool = False, lock: bool = True, scenario=None,
+                 meta: dict | None = None):
         self.path = Path(out)
         self.claim = claim(self.path, overwrite=overwrite) if lock else None
         if not lock:
             self.path.mkdir(parents=True, exist_ok=True)
         self.last = time.monotonic()
         try:
+            if scenario is not None:  # first, so that even an interrupted run's folder describes itself
+                write_atomic(self.path / "scenario.toml", scenario.to_toml())
+            if meta is not None:
+                write_atomic(self.path / "meta.json", strict_json(meta, indent=2) + "\n")
             self.curve = _Table(self.path / "curve.csv", CURVE, True)
             self.updates = _Table(self.path / "updates.csv", UPDATES, True)
             self.dropped = _Table(self.path / "dropped.csv", DROPPED, False)
@@ -313,6 +320,9 @@ class RunWriter:
         except OSError as exc:
             self._abandon()
             raise _disk_error(self.path, exc) from None
+        except OutputError:
+            self._abandon()
+            raise
 
     def flush(self, rec, force: bool = False) -> None:
         """Write the rows of *rec* (a :class:`~netsim.sim.records.Recorder`) not written yet,
@@ -400,10 +410,38 @@ class RunWriter:
             self.claim.release()
 
 
-def write_run(result: Result, out_dir: str | Path, *, overwrite: bool = True, lock: bool = True) -> dict:
-    """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, bias.csv,
-    and dropped.csv / timeline.csv when there is something to put in them); return the summary."""
-    return RunWriter(out_dir, overwrite=overwrite, lock=lock).finish(result)
+def write_run(result: Result, out_dir: str | Path, *, overwrite: bool = True, lock: bool = True, scenario=None,
+              meta: dict | None = None) -> dict:
+    """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, bias.csv, and
+    dropped.csv / timeline.csv when there is something to put in them; with *scenario*
+    (the Scenario that ran) its resolved ``scenario.toml``, with *meta* ``meta.json``);
+    return the summary."""
+    return RunWriter(out_dir, overwrite=overwrite, lock=lock, scenario=scenario, meta=meta).finish(result)
+
+
+def unique_folder(base: str | Path) -> Path:
+    """*base* when it does not exist or is empty, else the first free ``base-2``, ``base-3``, ...
+
+    The default output folder of a command, so that no result is overwritten silently.
+    """
+    base = Path(base)
+    candidate, n = base, 1
+    while candidate.exists() and (not candidate.is_dir() or any(e.name != LOCK for e in candidate.iterdir())):
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+def latest_folder(base: str | Path) -> Path:
+    """The last existing folder of the ``base``, ``base-2``, ... series (``base`` if none exists)."""
+    base = Path(base)
+    found, n = base, 1
+    while True:
+        n += 1
+        nxt = base.with_name(f"{base.name}-{n}")
+        if not nxt.exists():
+            return found
+        found = nxt
 
 
 def write_compare(summaries: list[dict], out_dir: str | Path) -> None:

@@ -10,12 +10,14 @@ from matplotlib.patches import Patch
 
 from .runfolder import PHASES, RunData
 
-__all__ = ["plot_timeline", "parse_window", "default_window", "PHASE_COLORS", "MAX_ROWS"]
+__all__ = ["plot_timeline", "timeline_fig", "parse_window", "default_window", "PHASE_COLORS", "MAX_ROWS"]
 
 PHASE_COLORS = {"compute": "#3a76b0", "comm": "#e8912d", "idle": "#e3e3e3", "down": "#b03a2e"}
 UPDATE_COLOR = "#222222"
 PHASE_NAMES = {"compute": "compute", "comm": "communication (pull / push)", "idle": "idle (waiting for a model)",
                "down": "down (crashed)"}
+DPI = 150
+"""Dots per inch of PNG figures unless another is asked for."""
 MAX_ROWS = 48
 """At most this many worker rows per panel (evenly spaced ids beyond)."""
 ITERATIONS_SHOWN = 8
@@ -99,24 +101,30 @@ def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
 
 def plot_timeline(runs: list[RunData], path: str | Path, window: tuple[float, float] | None = None,
                   title: str = "") -> Path:
+    """Save :func:`timeline_fig` as *path*; returns *path*."""
+    timeline_fig(runs, window, title).savefig(path)
+    return Path(path)
+
+
+def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""):
     """One panel per run (all with a timeline), rows = workers, spans coloured by
-    phase, within *window* (start, end) simulated seconds (default: :func:`default_window`).
+    phase, within *window* (start, end) of simulated time (default: :func:`default_window`).
     Spans cut by the window are clipped; boundaries between consecutive computations
-    show as thin white lines. Returns *path*."""
+    show as thin white lines. Returns the Figure."""
     window = window or default_window(runs)
     n_rows = max(len(_rows(len(r.summary["workers"]))) for r in runs)
     height = 0.9 + len(runs) * (0.35 + 0.17 * n_rows)
-    fig = Figure(figsize=(9, min(height, 30)), dpi=110, layout="constrained")
+    fig = Figure(figsize=(9, min(height, 30)), dpi=DPI, layout="constrained")
     axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False).ravel()
     for ax, run in zip(axes, runs):
         _panel(ax, run, window)
-    axes[-1].set_xlabel("simulated time (s)")
+    unit = "/".join(dict.fromkeys(r.summary.get("time_unit", "s") for r in runs))
+    axes[-1].set_xlabel(f"simulated time ({unit})")
     shown = ["compute", "comm", "idle"] + (["down"] if any((r.timeline["phase"] == PHASES.index("down")).any()
                                                             for r in runs) else [])
     handles = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
     handles.append(Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS"))
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small", frameon=False)
-    head = f"Worker timeline, t = {window[0]:g}–{window[1]:g} s"
+    head = f"Worker timeline, t = {window[0]:g}–{window[1]:g} {unit}"
     fig.suptitle(f"{head}\n{title}" if title else head, fontsize="medium")
-    fig.savefig(path)
-    return Path(path)
+    return fig

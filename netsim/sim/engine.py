@@ -236,6 +236,7 @@ class Simulation:
         """Build the worker processes, form groups and start the rule (no time passes yet)."""
         scenario, env = self.scenario, self.env
         self._wall = time.perf_counter()
+        self._progress_cb = progress
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
         gradient = prep.model.gradient
@@ -292,6 +293,8 @@ class Simulation:
                 self.evaluate()
             else:
                 self._evaluate_last_finite()
+        if self._progress_cb is not None:  # the end state, also when max_updates stops the run between two snapshots
+            self._progress_cb(self.snapshot())
         return self._result(time.perf_counter() - self._wall)
 
     def _start(self) -> None:
@@ -437,6 +440,8 @@ class Simulation:
         status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
                   else "stalled" if ps.stalled else "ok")
         extra = {"data": self.prepared.data_summary(self.scenario.data)}
+        if self.scenario.run.time_unit != "s":
+            extra["time_unit"] = self.scenario.run.time_unit
         if ps.diverged:
             extra["diverged_at"] = {"update": ps.version, "sim_time": now}
         if ps.stalled:
@@ -488,6 +493,7 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     one group (SSGD) and singletons (ASGD).
     """
     from ..grouping.advisor import rank
+    from ..grouping.clustering import features
     rule = scenario.grouping_rule()
     spec = rule.grouping
     n = scenario.n_workers
@@ -497,13 +503,31 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     auto = rule.choose(m.iteration, seed, "auto")
     chosen = auto if spec.method == "hand" else rule.choose(m.iteration, seed)
     candidates = {"hand": rule.groups, "auto": auto.groups}
-    for k in range(2, min(spec.k_max, n - 1) + 1):
+    distinct = len(np.unique(features(m.iteration, spec.jitter).round(12), axis=0))
+    for k in range(2, min(spec.k_max, n - 1, distinct) + 1):  # more clusters than distinct workers: no new grouping
         candidates[f"kmeans:{k}"] = rule.choose(m.iteration, seed, f"kmeans:{k}").groups
     for k in range(2, min(4, n - 1) + 1):
         candidates[f"equal:{k}"] = rule.choose(m.iteration, seed, f"equal:{k}").groups
     candidates["one group (ssgd)"] = [list(range(n))]
     candidates["singletons (asgd)"] = [[i] for i in range(n)]
-    return {"measurement": m, "grouping": chosen, "auto": auto, "ranking": rank(candidates, m.iteration, lr=rule.lr, seed=seed)}
+    return {"measurement": m, "grouping": chosen, "auto": auto,
+            "ranking": rank(merge_same(candidates), m.iteration, lr=rule.lr, seed=seed)}
+
+
+def merge_same(candidates: dict) -> dict:
+    """One entry per distinct partition; names of identical ones joined with `` = ``.
+
+    >>> merge_same({"hand": [[0, 1], [2]], "auto": [[2], [1, 0]], "one": [[0, 1, 2]]})
+    {'hand = auto': [[0, 1], [2]], 'one': [[0, 1, 2]]}
+    """
+    seen: dict = {}
+    for name, groups in candidates.items():
+        key = tuple(sorted(tuple(sorted(g)) for g in groups))
+        if key in seen:
+            seen[key] = (f"{seen[key][0]} = {name}", seen[key][1])
+        else:
+            seen[key] = (name, groups)
+    return {name: groups for name, groups in seen.values()}
 
 
 def _n_params(scenario: Scenario) -> int:

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..config.grid import (
@@ -30,10 +31,11 @@ from ..config.grid import (
 )
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ScenarioError
+from ..results.provenance import run_meta
 from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..rng import Streams
-from ..sim.engine import simulate
+from ..sim.engine import prepare, simulate
 from ..workload.loading import load_data
 from .executors import connect, dask_results, default_workers, local_results
 
@@ -151,9 +153,11 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
 def run_task(scenario: Scenario) -> dict[str, bytes]:
     """Run one point (in whatever process executes it) and return its run folder
     as ``{file name: bytes}``, so no file system needs to be shared."""
-    result = simulate(scenario)
+    started = datetime.now(timezone.utc)
+    prepared = prepare(scenario)
+    result = simulate(scenario, prepared=prepared)
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
-        write_run(result, tmp)
+        write_run(result, tmp, scenario=scenario, meta=run_meta(scenario, prepared.dataset.source, started, result.label))
         return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,6 +42,11 @@ compute = 1.0
 [algorithms.asgd]
 lr = 0.05
 """
+
+
+def messages(stderr: str) -> list[str]:
+    """The lines of stderr other than progress lines (``label: 40% t=...``), which go there too."""
+    return [l for l in stderr.strip().splitlines() if not re.match(r"^(\[\d+/\d+\] )?\S+: \d+% t=", l)]
 
 
 def invoke(*args):
@@ -174,7 +180,7 @@ def test_out_holding_another_run_is_refused_then_overwritten(tmp_path):
     res = invoke("run", QUICK, "--no-live", "-a", "asgd", "--set", "run.until=20", "--out", out)
     assert res.exit_code == 2
     assert "holds the results of another run" in res.stderr and "--overwrite" in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
+    assert len(messages(res.stderr)) == 1
     assert strict_load((out / "summary.json").read_text())["algorithm"] == "backup"  # untouched
     res = invoke("run", QUICK, "--no-live", "-a", "asgd", "--set", "run.until=20", "--set", "run.timeline_until=0",
                  "--out", out, "--overwrite")
@@ -210,7 +216,7 @@ def test_full_disk_gives_one_line_and_keeps_complete_rows(tmp_path, monkeypatch)
     monkeypatch.setattr(runfolder._Table, "write", fill_up)
     res = invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path)
     assert res.exit_code == 1
-    assert "No space left on device" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert "No space left on device" in res.stderr and len(messages(res.stderr)) == 1
     assert not (tmp_path / "summary.json").exists()
     lines = (tmp_path / "curve.csv").read_text().splitlines()
     assert len(lines) == 1 + writes[0] and all(len(line.split(",")) == 4 for line in lines)

@@ -50,8 +50,23 @@ def test_compare_plots_writes_every_figure(compare_dir):
 def test_plot_command_with_window(compare_dir, tmp_path):
     res = runner.invoke(app, ["plot", str(compare_dir), "--window", "2,9.5", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(FIGURES)
-    assert png_size(tmp_path / "timeline.png")[0] == round(9 * DPI)
+    # a windowed timeline gets its own name, so the default timeline.png is never overwritten
+    windowed = [n.replace("timeline.png", "timeline_2-9.5.png") for n in FIGURES]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(windowed)
+    assert png_size(tmp_path / "timeline_2-9.5.png")[0] == round(9 * DPI)
+
+
+def test_plot_formats_and_dpi(compare_dir, tmp_path):
+    res = runner.invoke(app, ["plot", str(compare_dir), "--format", "pdf,svg,png", "--dpi", "80", "--out",
+                              str(tmp_path), "--xscale", "linear"])
+    assert res.exit_code == 0, res.output
+    for name in FIGURES:
+        stem = name.removesuffix(".png")
+        assert (tmp_path / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert b"<svg" in (tmp_path / f"{stem}.svg").read_bytes()[:2000]
+    assert png_size(tmp_path / "loss_vs_time.png") == (round(7.5 * 80), round(4.6 * 80))
+    res = runner.invoke(app, ["plot", str(compare_dir), "--format", "gif", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "allowed: png, pdf, svg" in res.stderr
 
 
 def test_plot_single_run_and_two_folders(compare_dir, tmp_path):
@@ -85,6 +100,9 @@ def test_report_markdown_and_html(compare_dir):
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert sorted(Path(link).name for link in links) == sorted(FIGURES)
     assert all((compare_dir / link).is_file() for link in links)
+    assert all(link.startswith("report_figures/") for link in links)  # plots/ is left alone
+    assert "## Parameters" in text and "| run.until | 30 |" in text
+    assert "| run.algorithm | ssgd \\| asgd \\| gsgd |" in text
     res = runner.invoke(app, ["report", str(compare_dir), "--format", "html"])
     assert res.exit_code == 0, res.output
     html = (compare_dir / "report.html").read_text()

@@ -135,6 +135,9 @@ def test_local_and_dask_sweeps_are_identical(tmp_path):
         for f in one.iterdir():
             if f.name == "summary.json":
                 assert _without_wall(f.read_text(), False) == _without_wall((two / f.name).read_text(), False)
+            elif f.name == "meta.json":  # start time and process differ; what ran must not
+                m1, m2 = (json.loads(p.read_text()) for p in (f, two / f.name))
+                assert all(m1[k] == m2[k] for k in ("overrides", "seed", "label", "data", "dependencies"))
             else:
                 assert f.read_bytes() == (two / f.name).read_bytes(), f
 

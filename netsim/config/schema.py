@@ -1,0 +1,185 @@
+"""Every scenario key, with its type, default, allowed values and unit (``netsim keys``),
+and a JSON Schema of scenario files for editors.
+
+The keys are collected by parsing the shipped presets (which between them set
+every rule, the network, events and data sources) while :class:`netsim.params.recording`
+notes each key the reader asks for, so the list cannot drift from the reader.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ScenarioError
+from ..params import MISSING, recording
+from ..presets import preset_dir
+from ..workload.timemodels import TIME_MODELS
+from ..workload.timemodels import _PARAMS as DIST_PARAMS
+from .scenario import parse_scenario
+
+__all__ = ["KeySpec", "scenario_keys", "json_schema"]
+
+_KIND = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "table"}
+_JSON = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+TIME = "time unit (run.time_unit, s by default)"
+_UNITS = [  # (regex on the key, unit); first match wins
+    (r"^run\.(until|eval_every|timeline_until)$", TIME),
+    (r"latency|_s$|interval|duration|timeout|^events\[\]\.time$", "s"),
+    (r"regroup_every$", "updates"),
+    (r"bytes", "bytes"),
+    (r"bandwidth|bps", "bit/s"),
+    (r"max_updates|eval_every_updates|batch_size|probe_rounds", "count"),
+    (r"(^|\.)lr($|\.)", "step size"),
+]
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """One scenario key: dotted ``key`` (``[]`` for any list index), ``type``,
+    ``default`` (None: required or no default), ``allowed`` (text), ``unit``."""
+    key: str
+    type: str
+    default: object
+    allowed: str
+    unit: str
+    kinds: tuple = ()
+    choices: tuple | None = None
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    maximum: float | None = None
+    required: bool = False
+
+
+_PER_MODEL = re.compile(r"\.(lr|l2)\.[a-z_]+$")
+
+
+def _generic(key: str) -> str:
+    return re.sub(r"\[\d+\]", "[]", key)
+
+
+def _unit(key: str) -> str:
+    for pattern, unit in _UNITS:
+        if re.search(pattern, key):
+            return unit
+    return ""
+
+
+def _allowed(choices, positive, minimum, maximum) -> str:
+    if choices is not None:
+        return ", ".join(map(str, choices))
+    parts = []
+    if positive and not (minimum is not None and minimum > 0):
+        parts.append("> 0")
+    if minimum is not None:
+        parts.append(f">= {minimum:g}")
+    if maximum is not None:
+        parts.append(f"<= {maximum:g}")
+    return ", ".join(parts)
+
+
+def _records() -> list[tuple]:
+    folder = preset_dir("scenarios")
+    seen: list[tuple] = []
+    for path in sorted(folder.glob("*.toml")) if folder else []:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        with recording() as found:
+            try:
+                parse_scenario(raw, path)
+            except ScenarioError:
+                pass  # a preset that needs something absent here (e.g. topohub): keep what was read
+        seen += found
+    return seen
+
+
+def scenario_keys() -> list[KeySpec]:
+    """Every key a scenario may set, in reading order (first occurrence)."""
+    out: dict[str, KeySpec] = {}
+    for key, kind, default, choices, positive, minimum, maximum in _records():
+        key = _generic(key)
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if key in out or kinds == (dict,) or _PER_MODEL.search(key):
+            continue  # sections, and per-model values (described with their key)
+        if key == "name":
+            default = "(the file name)"
+        elif isinstance(default, (list, dict)) and default:
+            default = MISSING if key.endswith("groups") else default
+        if key.startswith("algorithms.") and dict in kinds and key.split(".")[-1] in ("lr", "l2"):
+            type_text = " or ".join(_KIND[k] for k in kinds) + " (per model: { logistic = ..., ... })"
+        else:
+            type_text = " or ".join(_KIND.get(k, k.__name__) for k in kinds)
+        out[key] = KeySpec(key, type_text, None if default is MISSING else default,
+                           _allowed(choices, positive, minimum, maximum), _unit(key), kinds,
+                           tuple(choices) if choices is not None else None,
+                           minimum, 0 if positive else None, maximum,
+                           default is MISSING and not key.endswith("groups"))
+    dists = "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items()) + "; replay(times)"
+    out["workers[].compute"] = KeySpec("workers[].compute", "float or table", None,
+                                       f"a time > 0, or {{ dist = ... }}: {dists}", TIME, (float, dict),
+                                       required=True)
+    out["workers[].compute.dist"] = KeySpec("workers[].compute.dist", "str", None, ", ".join(TIME_MODELS), "",
+                                            (str,), tuple(TIME_MODELS))
+    return sorted(out.values(), key=lambda k: _order(k.key))
+
+
+_SECTIONS = ("name", "description", "run", "data", "model", "workers", "network", "events", "algorithms")
+
+
+def _order(key: str) -> tuple:
+    head = re.split(r"[.\[]", key, maxsplit=1)[0]
+    return (_SECTIONS.index(head) if head in _SECTIONS else len(_SECTIONS),)
+
+
+def _json_type(spec: KeySpec) -> dict:
+    types = [_JSON[k] for k in spec.kinds if k in _JSON]
+    node: dict = {"type": types[0] if len(types) == 1 else types} if types else {}
+    if spec.choices is not None:
+        node["enum"] = list(spec.choices)
+    if spec.minimum is not None:
+        node["minimum"] = spec.minimum
+    if spec.exclusive_minimum is not None:
+        node["exclusiveMinimum"] = spec.exclusive_minimum
+    if spec.maximum is not None:
+        node["maximum"] = spec.maximum
+    if spec.default is not None:
+        node["default"] = spec.default
+    text = ", ".join(x for x in (spec.allowed and f"allowed: {spec.allowed}", spec.unit and f"unit: {spec.unit}") if x)
+    if text:
+        node["description"] = text
+    return node
+
+
+def json_schema() -> dict:
+    """A JSON Schema (draft 2020-12) of scenario files, for editors (e.g. Even Better TOML / Taplo)."""
+    root: dict = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "netsim scenario",
+                  "type": "object", "properties": {}}
+    for spec in scenario_keys():
+        node = root
+        parts = spec.key.split(".")
+        for part in parts[:-1]:
+            is_list = part.endswith("[]")
+            name = part[:-2] if is_list else part
+            child = node.setdefault("properties", {}).setdefault(name, {})
+            if is_list:
+                child["type"] = "array"
+                child = child.setdefault("items", {"type": "object"})
+            else:
+                child.setdefault("type", "object")
+            node = child
+        last = parts[-1]
+        is_list = last.endswith("[]")
+        name = last[:-2] if is_list else last
+        leaf = node.setdefault("properties", {}).setdefault(name, {})
+        if is_list:
+            leaf.update({"type": "array", "items": leaf.get("items", {"type": "object"})})
+        else:
+            kids = leaf.get("properties")
+            leaf.update(_json_type(spec))
+            if kids is not None:
+                leaf["properties"] = kids
+    return root
+
+
+def schema_path_hint() -> Path:
+    return Path("netsim-scenario.schema.json")

@@ -1,0 +1,72 @@
+"""Self-describing run folders: scenario.toml + meta.json, and `rerun` reproducing a run byte for byte."""
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+from conftest import base_raw
+
+from netsim import api
+from netsim.config.tomlwrite import dumps
+from netsim.results.runfolder import FolderError, unique_folder
+
+
+@pytest.fixture
+def scenario_file(tmp_path):
+    raw = base_raw()
+    raw["run"]["eval_every"] = 2.0
+    path = tmp_path / "small.toml"
+    path.write_text(dumps(raw))
+    return path
+
+
+def test_run_folder_holds_resolved_scenario_and_meta(scenario_file, tmp_path):
+    sc = api.load(scenario_file, {"run.until": 6.0}, seed=11, algorithm="gsgd")
+    api.run(sc, out=tmp_path / "a")
+    written = tomllib.loads((tmp_path / "a" / "scenario.toml").read_text())
+    assert written["run"]["until"] == 6.0 and written["run"]["seed"] == 11
+    assert written["run"]["algorithm"] == "gsgd" and written["name"] == "t"
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert meta["overrides"] == ["run.until=6.0", "run.seed=11", 'run.algorithm="gsgd"']
+    assert meta["dependencies"]["numpy"] and meta["netsim"]
+    assert meta["data"] == {"source": "sklearn digits", "sha256": {}}
+    # the written scenario is the same scenario: loading it gives back the same typed settings
+    again = api.load(tmp_path / "a" / "scenario.toml")
+    assert (again.run, again.data, again.model, again.workers) == (sc.run, sc.data, sc.model, sc.workers)
+
+
+def test_rerun_reproduces_byte_for_byte(scenario_file, tmp_path):
+    api.compare(api.load(scenario_file, {"run.until": 7.0}), ["ssgd"], groupings=["equal:2"], out=tmp_path / "cmp")
+    for folder in ("ssgd", "gsgd-equal-2"):
+        original = tmp_path / "cmp" / folder
+        again = api.rerun(original, out=tmp_path / f"again-{folder}")
+        assert again.identical, again.differ
+        for name in ("curve.csv", "updates.csv", "timeline.csv"):
+            assert (original / name).read_bytes() == (tmp_path / f"again-{folder}" / name).read_bytes()
+        assert again.run.label == json.loads((original / "summary.json").read_text())["label"]
+
+
+def test_rerun_reports_a_changed_file(scenario_file, tmp_path):
+    api.run(api.load(scenario_file), out=tmp_path / "a")
+    text = (tmp_path / "a" / "scenario.toml").read_text().replace("seed = 3", "seed = 4")
+    (tmp_path / "a" / "scenario.toml").write_text(text)
+    again = api.rerun(tmp_path / "a", out=tmp_path / "b")
+    assert "curve.csv" in again.differ and "summary.json" in again.differ
+
+
+def test_rerun_needs_a_run_folder(tmp_path):
+    with pytest.raises(FolderError, match="no scenario.toml"):
+        api.rerun(tmp_path)
+
+
+def test_default_folders_are_numbered_not_overwritten(tmp_path):
+    base = tmp_path / "runs" / "x-gsgd"
+    assert unique_folder(base) == base
+    base.mkdir(parents=True)
+    assert unique_folder(base) == base  # empty: reused
+    (base / "summary.json").write_text("{}")
+    assert unique_folder(base) == base.with_name("x-gsgd-2")
+    (base.with_name("x-gsgd-2")).mkdir()
+    (base.with_name("x-gsgd-2") / "f").write_text("")
+    assert unique_folder(base) == base.with_name("x-gsgd-3")

@@ -1,0 +1,124 @@
+"""The command line as a new user meets it: help, version, presets by name, init, keys, rerun,
+results on stdout and progress on stderr, numbered default folders, --json."""
+from __future__ import annotations
+
+import json
+import tomllib
+
+from typer.testing import CliRunner
+
+from netsim import api
+from netsim.cli import app
+
+runner = CliRunner()
+SMALL = ["--set", "run.until=12", "--no-live"]
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_help_and_version():
+    assert invoke("-h").exit_code == 0 and "rerun" in invoke("-h").stdout
+    res = invoke("--version")
+    assert res.exit_code == 0 and res.stdout.strip() == f"netsim {api.version()}"
+    assert invoke("run", "-h").exit_code == 0
+
+
+def test_init_writes_a_scenario_that_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = invoke("init", "mine")
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "mine.toml").read_text()
+    assert text.count("#") > 20  # commented
+    assert invoke("init", "mine").exit_code == 2  # never overwritten silently
+    res = invoke("run", "mine", *SMALL, "--json")  # found by name in the working directory
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)  # stdout holds only the JSON; messages went to stderr
+    assert summary["scenario"] == "mine" and summary["sim_time"] == 12.0
+    assert "wrote runs/mine-gsgd" in res.stderr
+
+
+def test_default_folders_are_numbered(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        assert invoke("run", "quickstart", *SMALL, "-a", "asgd").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["quickstart-asgd", "quickstart-asgd-2"]
+
+
+def test_progress_on_stderr_results_on_stdout(tmp_path):
+    res = invoke("run", "quickstart", *SMALL, "--set", "run.eval_every=0", "--out", tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    assert "100%" in res.stderr and "100%" not in res.stdout
+    # eval_every = 0: the only evaluation is the initial one, and the progress says so
+    assert "loss=- (not evaluated since t = 0; initial 0.69315" in res.stderr
+    assert "quickstart (seed 1)" in res.stdout
+
+
+def test_progress_line_with_max_updates(tmp_path):
+    res = invoke("run", "quickstart", "--no-live", "--set", "run.until=1e6", "--set", "run.max_updates=30",
+                 "--out", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert "100%" in res.stderr and "updates=30" in res.stderr
+
+
+def test_compare_progress_names_the_rule_of_how_many(tmp_path):
+    res = invoke("compare", "quickstart", "-a", "ssgd,asgd", *SMALL, "--out", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert "[1/2] ssgd" in res.stderr and "[2/2] asgd" in res.stderr
+
+
+def test_rerun_command(tmp_path):
+    assert invoke("run", "quickstart", *SMALL, "--seed", "4", "--out", tmp_path / "a").exit_code == 0
+    res = invoke("rerun", tmp_path / "a", "--no-live", "--out", tmp_path / "b")
+    assert res.exit_code == 0, res.output
+    assert "identical" in res.stdout
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert meta["overrides"] == ["run.until=12", "run.seed=4"] and "rerun" not in meta["command"]
+
+
+def test_keys_lists_and_exports_schema(tmp_path):
+    res = invoke("keys", "--json")
+    assert res.exit_code == 0
+    keys = {k["key"]: k for k in json.loads(res.stdout)}
+    assert keys["run.until"]["default"] == 100.0 and keys["run.until"]["allowed"] == ">= 1e-09"
+    assert keys["run.batch_size"]["allowed"].startswith("> 0")
+    assert keys["data.source"]["allowed"] == "digits, mnist, libsvm, synthetic"
+    assert keys["workers[].latency"]["unit"] == "s"
+    res = invoke("keys", "--schema", tmp_path / "s.json")
+    assert res.exit_code == 0
+    schema = json.loads((tmp_path / "s.json").read_text())
+    assert schema["properties"]["run"]["properties"]["until"]["exclusiveMinimum"] == 0
+    assert schema["properties"]["workers"]["type"] == "array"
+
+
+def test_every_rule_and_run_key_is_listed():
+    from netsim.rules import RULES
+    from netsim.config.scenario import RunSpec
+    from dataclasses import fields
+    keys = {k.key for k in api.keys()}
+    assert {f"algorithms.{r}.lr" for r in RULES} <= keys
+    assert {f"run.{f.name}" for f in fields(RunSpec)} <= keys
+
+
+def test_written_scenario_round_trips(tmp_path):
+    res = invoke("run", "quickstart", *SMALL, "--set", "workers.0.count=3", "--out", tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    raw = tomllib.loads((tmp_path / "r" / "scenario.toml").read_text())
+    assert raw["workers"][0]["count"] == 3 and raw["run"]["until"] == 12
+
+
+def test_scenarios_and_topologies_by_name():
+    res = invoke("scenarios")
+    assert res.exit_code == 0 and "gsgd_paper" in res.stdout
+    res = invoke("topology", "show", "geo3")
+    assert res.exit_code == 0 and "bisection" in res.stdout
+    res = invoke("run", "no_such_scenario", "--no-live")
+    assert res.exit_code == 2 and "presets:" in res.stderr and "netsim init" in res.stderr
+
+
+def test_export_trace_command(tmp_path):
+    assert invoke("run", "quickstart", *SMALL, "--out", tmp_path / "r").exit_code == 0
+    res = invoke("export", tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r" / "trace.json").read_text())["traceEvents"]
