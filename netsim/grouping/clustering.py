@@ -10,7 +10,7 @@ from sklearn.metrics import silhouette_score
 __all__ = ["Grouping", "features", "kmeans_groups", "equal_groups", "auto_groups", "choose_grouping",
            "parse_method", "METHODS"]
 
-METHODS = ("auto", "silhouette", "kmeans:K", "equal:K", "hand")
+METHODS = ("auto", "race", "silhouette", "kmeans:K", "equal:K", "hand")
 
 
 @dataclass(frozen=True)
@@ -108,20 +108,20 @@ def parse_method(text: str, n_workers: int) -> tuple[str, int]:
     """``"auto"``, ``"silhouette"``, ``"hand"``, ``"kmeans:K"``, ``"equal:K"`` → (method, K);
     ValueError names what is allowed."""
     name, _, arg = text.partition(":")
-    if name in ("auto", "silhouette", "hand") and not arg:
+    if name in ("auto", "race", "silhouette", "hand") and not arg:
         return name, 0
     if name in ("kmeans", "equal") and arg.isdigit() and 1 <= int(arg) <= n_workers:
         return name, int(arg)
-    raise ValueError(f"{text!r} is not a grouping (allowed: auto, silhouette, hand, kmeans:K, equal:K with 1 <= K <= {n_workers})")
+    raise ValueError(f"{text!r} is not a grouping (allowed: auto, race, silhouette, hand, kmeans:K, equal:K with 1 <= K <= {n_workers})")
 
 
 def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None, jitter: bool = False,
                     seed: int = 0, min_silhouette: float = 0.6, homogeneous_ratio: float = 1.25) -> Grouping:
     """The grouping *method* makes from measured *times* (n_workers, n_rounds), seconds.
 
-    ``silhouette`` (and ``auto`` here, where no pilot emulation is possible) picks K
-    by silhouette (:func:`auto_groups`); in runs, ``auto`` is the pilot-emulation
-    recommender of :mod:`netsim.sim.recommend`.
+    ``auto`` (= ``silhouette``) picks K by silhouette (:func:`auto_groups`); so does
+    ``race`` here, where no pilot emulation is possible (in runs, ``race`` is the
+    pilot-emulation recommender of :mod:`netsim.sim.recommend`).
     """
     n = len(times)
     name, k = parse_method(method, n)

@@ -48,9 +48,9 @@ def group_weights(updates, method: str) -> np.ndarray:
 class GroupingSpec:
     """How GSGD forms and maintains its groups.
 
-    ``method``: ``hand`` (the ``groups`` key), ``auto`` (the grouping and η that pilot
-    emulations predict reach a target loss first, :mod:`netsim.sim.recommend`),
-    ``silhouette`` (K by silhouette), ``kmeans:K`` or ``equal:K`` (formed from a
+    ``method``: ``hand`` (the ``groups`` key), ``auto`` or ``silhouette`` (K by
+    silhouette), ``race`` (experimental: the grouping and η that pilot emulations
+    predict reach a target loss first, :mod:`netsim.sim.recommend`), ``kmeans:K`` or ``equal:K`` (formed from a
     measurement phase of ``probe_rounds`` iterations per worker);
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
     :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): a group's round that
@@ -127,9 +127,9 @@ class GSGD(Rule):
         return {"method": "hand", "k": len(self.groups), "members": [list(g) for g in self.groups]}
 
     def wants_recommendation(self) -> bool:
-        """True for ``grouping = "auto"``: the engine races pilot emulations of candidate
+        """True for ``grouping = "race"``: the engine races pilot emulations of candidate
         (grouping, η) pairs (:mod:`netsim.sim.recommend`) and calls :meth:`adopt`."""
-        return self.grouping.method == "auto"
+        return self.grouping.method == "race"
 
     def adopt(self, groups, lr: float) -> None:
         """Use the recommended *groups* and step *lr* (before ``start``)."""
@@ -234,7 +234,7 @@ class GSGD(Rule):
             return
         width = min(len(seen) for seen in self.observed_)
         times = np.array([seen[-width:] for seen in self.observed_])
-        method = "silhouette" if self.grouping.method in ("hand", "auto") else self.grouping.method
+        method = "silhouette" if self.grouping.method in ("hand", "auto", "race") else self.grouping.method
         new = [list(g) for g in self.choose(times, seed=ps.version, method=method).groups]
         if sorted(new) == sorted(self.groups):
             return

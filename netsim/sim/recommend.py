@@ -116,7 +116,7 @@ class Recommendation:
 
     def as_dict(self) -> dict:
         """The ``grouping`` record of summary.json: the pick, its η and the evidence."""
-        return {"method": "auto", "recommended": self.name, "k": len(self.groups), "lr": self.lr,
+        return {"method": "race", "recommended": self.name, "k": len(self.groups), "lr": self.lr,
                 "members": [list(g) for g in self.groups], "target_loss": self.target,
                 "target_source": self.target_source, "reason": self.reason,
                 "rungs_s": list(self.rungs), "cost_sim_s": self.sim_s, "cost_wall_s": self.wall_s,

@@ -80,14 +80,14 @@ def test_online_regrouping_moves_a_slowed_worker():
     assert result.groups == [[1, 2], [0, 3, 4, 5]]
 
 
-def test_auto_grouping_measures_first():
+def test_raced_grouping_measures_first():
     raw = base_raw(workers=[{"name": "fast", "count": 3, "compute": {"dist": "lognormal", "median": 1.0, "sigma": 0.05}},
                             {"name": "slow", "count": 3, "compute": {"dist": "lognormal", "median": 4.0, "sigma": 0.05}}])
-    raw["algorithms"]["gsgd"].update(grouping="auto", probe_rounds=3)
+    raw["algorithms"]["gsgd"].update(grouping="race", probe_rounds=3)
     raw["run"]["until"] = 40.0
     result = simulate(make_scenario(raw), "gsgd")
     g = result.extra["grouping"]
-    assert g["method"] == "auto" and sorted(g["members"]) == sorted(result.groups)  # the recommendation is used
+    assert g["method"] == "race" and sorted(g["members"]) == sorted(result.groups)  # the recommendation is used
     assert g["lr"] in [c["lr"] for c in g["candidates"]] and g["recommended"] == g["candidates"][0]["name"]
     duration = g["measurement"]["duration_s"]
     assert duration >= 3 * 4.0 * 0.8            # three probe rounds of the ~4 s workers
@@ -144,17 +144,20 @@ def test_link_event_changes_transfer_times():
 
 def test_compare_groupings_and_group_command(tmp_path):
     runner = CliRunner()
-    res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "hand,auto,equal:2",
+    res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "hand,race,equal:2",
                               "--no-live", "--set", "run.until=30", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "compare.json").read_text())
-    assert [s["label"] for s in data] == ["gsgd[hand]", "gsgd[auto]", "gsgd[equal:2]"]
-    assert data[1]["grouping"]["method"] == "auto" and "candidates" in data[1]["grouping"]
+    assert [s["label"] for s in data] == ["gsgd[hand]", "gsgd[race]", "gsgd[equal:2]"]
+    assert data[1]["grouping"]["method"] == "race" and "candidates" in data[1]["grouping"]
     assert data[2]["grouping"]["k"] == 2
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
     assert res.exit_code == 0, res.output
+    assert "advisor ranking" in res.output and "silhouette" in res.output
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30", "--race"])
+    assert res.exit_code == 0, res.output
     assert "recommended:" in res.output and "predicted" in res.output
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"])
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--race", "--lrs", "0.1,-1"])
     assert res.exit_code == 2 and "learning rates must be finite and > 0" in res.stderr
     res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "kmeans:99",
                               "--no-live"])

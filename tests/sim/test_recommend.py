@@ -20,7 +20,7 @@ def cluster(workers, until: float, seed: int = 3) -> dict:
     raw = base_raw(workers=workers)
     raw["run"].update(seed=seed, algorithm="gsgd", until=until, eval_every=until / 100, batch_size=16)
     raw["model"]["l2"] = 0.001
-    raw["algorithms"] = {"gsgd": {"lr": 1.0, "grouping": "auto", "probe_rounds": 3}}
+    raw["algorithms"] = {"gsgd": {"lr": 1.0, "grouping": "race", "probe_rounds": 3}}
     return raw
 
 
