@@ -34,7 +34,27 @@ def base_scenarios() -> list[dict]:
             out.append({**copy.deepcopy(raw), "data": {"source": "digits", "labels": "odd_even"}})
     out.append(base_raw())
     out.append(kitchen_sink())
+    out.append(workload_sink())
     return out
+
+
+def workload_sink() -> dict:
+    """A small scenario touching the workload keys: partitions, per-class labels, the MLP,
+    schedules, momentum and GSGD group weighting."""
+    return {
+        "name": "workload-sink",
+        "run": {"seed": 9, "algorithm": "gsgd", "until": 12.0, "eval_every": 3.0, "batch_size": 8},
+        "data": {"source": "digits", "labels": "multiclass", "partition": "dirichlet", "alpha": 0.5},
+        "model": {"name": "mlp", "hidden": [16], "l2": 0.0001},
+        "workers": [{"name": "fast", "count": 3, "compute": 1.0, "data": {"labels": [0, 1, 2, 3, 4]}},
+                    {"name": "slow", "count": 3, "compute": 2.5, "data": {"labels": [5, 6, 7, 8, 9]}}],
+        "algorithms": {
+            "gsgd": {"lr": 0.05, "group_weighting": "inverse_rate", "momentum": 0.5, "lr_schedule": "cosine",
+                     "lr_horizon": 12.0, "lr_unit": "seconds", "lr_warmup": 2.0},
+            "ssgd": {"lr": 0.05, "lr_schedule": "step", "lr_step": 5, "lr_decay": 0.5, "nesterov": True,
+                     "momentum": 0.9},
+            "asgd": {"lr": 0.02, "lr_schedule": "inverse_sqrt", "lr_decay": 0.1}},
+    }
 
 
 def kitchen_sink() -> dict:
