@@ -7,8 +7,9 @@ with ``repr`` so that reading the text back gives the same float, bit for bit.
 from __future__ import annotations
 
 import json
-import math
 import re
+
+from .grid import toml_value
 
 __all__ = ["dumps"]
 
@@ -25,23 +26,11 @@ def _value(v) -> str:
     >>> _value(0.1), _value(True), _value([1, "a"]), _value({"dist": "constant", "value": 2.0})
     ('0.1', 'true', '[1, "a"]', '{ dist = "constant", value = 2.0 }')
     """
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }" if v else "{}"
-    raise TypeError(f"cannot write {v!r} as TOML")
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return toml_value(v)
 
 
 def _is_table_array(v) -> bool:
