@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Need, Push, RoundTimer, Rule, RuleContext, read_count, read_lr, read_round_timeout
+from .base import Need, Push, RoundTimer, Rule, RuleContext, read_count, read_lr, read_round_timeout, round_needs
 
 __all__ = ["ABS", "next_k", "tau_max"]
 
@@ -129,9 +129,7 @@ class ABS(Rule):
     def waiting(self, ps) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
-        if self.round_timeout:
-            return [Need(0, ())] if self.buffer_ else [Need(1, others)]
-        return [Need(self.k_ - len(self.buffer_), others)]
+        return round_needs(self.k_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout))
 
     def _close(self, ps) -> None:
         pushes, self.buffer_ = self.buffer_, []

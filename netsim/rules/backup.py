@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Need, Push, RoundTimer, Rule, RuleContext, read_lr, read_round_timeout
+from .base import Need, Push, RoundTimer, Rule, RuleContext, read_lr, read_round_timeout, round_needs
 
 __all__ = ["Backup", "LATE_POLICIES"]
 
@@ -112,6 +112,4 @@ class Backup(Rule):
     def waiting(self, ps) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
-        if self.round_timeout:
-            return [Need(0, ())] if self.buffer_ else [Need(1, others)]
-        return [Need(self.n_ - len(self.buffer_), others)]
+        return round_needs(self.n_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout))

@@ -169,6 +169,21 @@ class Need:
     workers: tuple | None
 
 
+def round_needs(count: int, others: tuple, has_arrivals: bool, timed: bool) -> list[Need]:
+    """What a round still needs: *count* more pushes among *others* (the workers not
+    yet in it); under a round timeout, nothing once it holds a gradient (the timer
+    closes it), else its first arrival.
+
+    >>> round_needs(2, (1, 2), True, False), round_needs(2, (1, 2), True, True)
+    ([Need(count=2, workers=(1, 2))], [Need(count=0, workers=())])
+    >>> round_needs(2, (1, 2), False, True)
+    [Need(count=1, workers=(1, 2))]
+    """
+    if timed:
+        return [Need(0, ())] if has_arrivals else [Need(1, others)]
+    return [Need(count, others)]
+
+
 def stalled_on(needs: list[Need], lost: set, n_workers: int) -> list[int] | None:
     """The lost workers that block every alternative of *needs*, or None when an
     update can still happen.

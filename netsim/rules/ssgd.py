@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..params import Table
-from .base import Need, Push, RoundTimer, Rule, RuleContext, read_lr, read_round_timeout
+from .base import Need, Push, RoundTimer, Rule, RuleContext, read_lr, read_round_timeout, round_needs
 
 __all__ = ["SSGD"]
 
@@ -66,6 +66,4 @@ class SSGD(Rule):
 
     def waiting(self, ps) -> list[Need]:
         missing = tuple(w for w in self.groups[0] if w not in self.buffer_)
-        if self.round_timeout:
-            return [Need(0, ())] if self.buffer_ else [Need(1, missing)]
-        return [Need(len(missing), missing)]
+        return round_needs(len(missing), missing, bool(self.buffer_), bool(self.round_timeout))
