@@ -620,6 +620,15 @@ def json_schema() -> dict:
     return schema()
 
 
+def _export_path(source, out, name: str, refusal: str) -> Path:
+    """*out*, or ``<folder>/<name>`` when *source* is a folder; ValueError for runs made in memory."""
+    if out is not None:
+        return out
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source) / name
+    raise ValueError(refusal)
+
+
 def _runs_of(source) -> list[RunData]:
     if isinstance(source, Run):
         return [source.data]
@@ -636,13 +645,7 @@ def export_trace(source, out=None) -> Path:
     :mod:`netsim.results.trace`) to *out* (default ``<folder>/trace.json``); return its path.
     Open it at ui.perfetto.dev or chrome://tracing."""
     from .results.trace import write_trace
-    runs = _runs_of(source)
-    if out is None:
-        if isinstance(source, (str, os.PathLike)):
-            out = Path(source) / "trace.json"
-        else:
-            raise ValueError("out: give a file for a trace of runs made in memory")
-    return write_trace(runs, out)
+    return write_trace(_runs_of(source), _export_path(source, out, "trace.json", "out: give a file for a trace of runs made in memory"))
 
 
 def export_tensorboard(source, out=None) -> list[Path]:
@@ -650,10 +653,4 @@ def export_tensorboard(source, out=None) -> list[Path]:
     *out* (default ``<folder>/tensorboard``), one subfolder per run; needs tensorboardX
     (``pip install 'netsim[tensorboard]'``). Open with ``tensorboard --logdir OUT``."""
     from .results.trace import write_tensorboard
-    runs = _runs_of(source)
-    if out is None:
-        if isinstance(source, (str, os.PathLike)):
-            out = Path(source) / "tensorboard"
-        else:
-            raise ValueError("out: give a folder for runs made in memory")
-    return write_tensorboard(runs, out)
+    return write_tensorboard(_runs_of(source), _export_path(source, out, "tensorboard", "out: give a folder for runs made in memory"))

@@ -149,6 +149,21 @@ def report_status(summary: dict, out: Path | None) -> None:
                           highlight=False)
 
 
+def guarded(out, call):
+    """``call()``, with the API's errors turned into one line and the documented exit
+    status: 2 bad input, the writer's code for output errors, 130 interrupted."""
+    try:
+        return call()
+    except ScenarioError as exc:
+        fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except api.RunInterrupted as stop:
+        interrupted(stop, out)
+    except KeyboardInterrupt:
+        fail("interrupted before the run started", 130)
+
+
 @app.command()
 def run(scenario: ScenarioArg,
         algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
@@ -160,16 +175,8 @@ def run(scenario: ScenarioArg,
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or api.default_out(sc)
     check_out(out)
-    try:
-        result = with_progress(live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite))
-    except ScenarioError as exc:
-        fail(str(exc))
-    except api.OutputError as exc:
-        fail(str(exc), exc.code)
-    except api.RunInterrupted as stop:
-        interrupted(stop, out)
-    except KeyboardInterrupt:
-        fail("interrupted before the run started", 130)
+    result = guarded(out, lambda: with_progress(
+        live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite)))
     report_status(result.summary, out)
     if json_:
         emit_json({**result.summary, "folder": str(out)})
@@ -224,20 +231,11 @@ def compare(scenario: ScenarioArg,
                  f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
     out = out or api.default_out(sc, "compare")
     check_out(out)
-    try:
-        plan = api.variants(sc, names, split(groupings), split(weightings))
-        cmp = with_progress(live, lambda progress: api.compare(
-            sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
-            overwrite=overwrite,
-            on_run=lambda label, r: report_status(r.summary, r.path)), total=len(plan))
-    except ScenarioError as exc:
-        fail(str(exc))
-    except api.OutputError as exc:
-        fail(str(exc), exc.code)
-    except api.RunInterrupted as stop:
-        interrupted(stop, out)
-    except KeyboardInterrupt:
-        fail("interrupted before the run started", 130)
+    plan = guarded(out, lambda: api.variants(sc, names, split(groupings), split(weightings)))
+    cmp = guarded(out, lambda: with_progress(live, lambda progress: api.compare(
+        sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
+        overwrite=overwrite,
+        on_run=lambda label, r: report_status(r.summary, r.path)), total=len(plan)))
     if json_:
         emit_json({"folder": str(out), "runs": cmp.summaries})
     else:
