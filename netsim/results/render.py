@@ -191,11 +191,13 @@ def recommendation_tables(rec, name: str, classes: list[str], hosts: list | None
     ranking = rec.ranking()
     t = Table(title=f"candidates, best first: predicted time to loss {rec.target:.5g} "
                     f"({len(ranking)} pilots, rungs {', '.join(f'{h:.4g}' for h in rec.rungs)} s)")
-    for col in ("grouping", "K", "η", "rung", "predicted (s)", "interval (s)", "how", "pilot sim s", "pilot wall s",
-                "groups"):
+    for col in ("grouping", "K", "η", "updates/s", "staleness", "rung", "predicted (s)", "interval (s)", "how",
+                "pilot sim s", "pilot wall s", "groups"):
         t.add_column(col, justify="left" if col in ("grouping", "how", "groups") else "right")
     for p in ranking[:rows]:
-        t.add_row(("→ " if p is ranking[0] else "") + p.name, str(len(p.groups)), f"{p.lr:.3g}", str(p.rung),
+        rate, stale = ((f"{p.timing.updates_per_s:.3g}", f"{p.timing.mean_staleness:.3g}") if p.timing is not None
+                       else ("—", "—"))
+        t.add_row(("→ " if p is ranking[0] else "") + p.name, str(len(p.groups)), f"{p.lr:.3g}", rate, stale, str(p.rung),
                   _num_text(p.predicted), f"{_num_text(p.low)} – {_num_text(p.high)}", p.how, f"{p.sim_s:.4g}", f"{p.wall_s:.3g}",
                   _group_text(p.groups))
     if len(ranking) > rows:
