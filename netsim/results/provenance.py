@@ -76,10 +76,18 @@ def run_meta(scenario, data_source: str, started: datetime | None = None, label:
 
 
 def _summary_without_wall(path: Path) -> dict:
+    """summary.json without its wall-clock fields (``WALL_KEYS`` and, at any depth, keys
+    ending in ``wall_s``, e.g. the recommender's pilot costs)."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if not k.endswith("wall_s")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
     summary = json.loads(path.read_text())
     for key in WALL_KEYS:
         summary.pop(key, None)
-    return summary
+    return strip(summary)
 
 
 def differences(a: str | Path, b: str | Path) -> list[str]:

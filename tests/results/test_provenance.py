@@ -70,3 +70,18 @@ def test_default_folders_are_numbered_not_overwritten(tmp_path):
     (base.with_name("x-gsgd-2")).mkdir()
     (base.with_name("x-gsgd-2") / "f").write_text("")
     assert unique_folder(base) == base.with_name("x-gsgd-3")
+
+
+def test_wall_times_at_any_depth_do_not_count(tmp_path):
+    """A grouping = "auto" run records its pilots' wall seconds; only those may differ."""
+    from netsim.results.provenance import differences
+    base = {"final_loss": 0.25, "wall_s": 1.0,
+            "grouping": {"cost_wall_s": 2.0, "candidates": [{"name": "hand", "pilot_wall_s": 0.5, "loss": 0.3}]}}
+    for name, wall, loss in (("a", 1.0, 0.3), ("b", 9.0, 0.3), ("c", 9.0, 0.31)):
+        (tmp_path / name).mkdir()
+        summary = json.loads(json.dumps(base))
+        summary["wall_s"] = summary["grouping"]["cost_wall_s"] = summary["grouping"]["candidates"][0]["pilot_wall_s"] = wall
+        summary["grouping"]["candidates"][0]["loss"] = loss
+        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+    assert differences(tmp_path / "a", tmp_path / "b") == []
+    assert differences(tmp_path / "a", tmp_path / "c") == ["summary.json"]
