@@ -157,11 +157,14 @@ def event_floor(result, sc) -> tuple[float, float]:
 
 
 class _NoEvaluation:
-    """The scenario's model with ``loss`` and ``accuracy`` answering 0 at no cost.
+    """The scenario's model with ``loss``, ``accuracy`` and ``predict`` answering 0 at no cost.
 
-    A run evaluates the model at t = 0 and at the end even with ``eval_every = 0``; timing
-    the emulator on this model leaves those two full-data evaluations out exactly, while
-    ``gradient`` and ``residual`` are the model's own (the final model is unchanged)."""
+    A run evaluates the model at t = 0 and at the end even with ``eval_every = 0`` (the
+    training loss, and the test-set predictions behind the accuracies); timing the emulator
+    on this model leaves those two full-data evaluations out exactly, while ``gradient``
+    and ``residual`` are the model's own (the final model is unchanged). ``predict`` must be
+    stubbed too: a (10,000 x d) product there runs on every BLAS thread, whose spinning
+    afterwards was charged to the CPU time of whatever ran next."""
 
     def __init__(self, model):
         self._model = model
@@ -174,6 +177,9 @@ class _NoEvaluation:
 
     def accuracy(self, w, X, y) -> float:
         return 0.0
+
+    def predict(self, w, X) -> np.ndarray:
+        return np.zeros(X.shape[0], dtype=np.int64)
 
 
 def _emulate(sc, name, prep):
