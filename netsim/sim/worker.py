@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from ..rules.base import Push
+from ..rules.base import CompactPush, Push
 from ..workload.models import CompactGradient
 from .records import PHASES
 
@@ -202,6 +202,9 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     source = MinibatchSource(sampler, gradient, X, y)
     gather = gather or RowGather(X)
     pull, push, receive, enter, next_draw = comm.pull, comm.push, ps.receive, st.enter, draws.__next__
+    instant = comm.instant[wid]  # no transfer ever takes time: pull and push are skipped
+    job = Job(None, 0, source)  # reused: the PS reads it only through st.job, at once
+    size = sampler.size  # rows of every minibatch
     while True:
         try:
             if st.down:  # crashed: wait, inside the try, so a crash at the instant of return is handled too
@@ -218,16 +221,19 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.wake = env.event()
                 w, version = yield st.wake
                 st.wake = None
-            st.job = job = Job(w, version, source)
             st.interruptible = True
-            event = pull(wid)
-            if event is not None:
-                enter(COMM, env.now)
-                yield event
+            if not instant:
+                job.w, job.version, job.start, job.duration = w, version, None, 0.0
+                st.job = job
+                event = pull(wid)
+                if event is not None:
+                    enter(COMM, env.now)
+                    yield event
             now = env.now
             enter(COMPUTE, now)
-            job.start = now
-            job.duration = duration = next_draw() * st.slowdown
+            duration = next_draw() * st.slowdown
+            job.w, job.version, job.start, job.duration = w, version, now, duration
+            st.job = job
             if residual is not None:
                 rows = sampler.peek()
                 factor = residual(w, gather(rows), y[rows])
@@ -236,14 +242,17 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             st.interruptible = False
             st.job = None
             rows = sampler.next()
-            grad = gradient(w, gather(rows), y[rows]) if residual is None else CompactGradient(X, rows, factor)
-            event = push(wid)
-            if event is not None:
-                enter(COMM, env.now)
-                yield event
+            if residual is None:
+                grad = gradient(w, gather(rows), y[rows])
+            if not instant:
+                event = push(wid)
+                if event is not None:
+                    enter(COMM, env.now)
+                    yield event
             now = env.now
             enter(IDLE, now)
-            receive(Push(wid, grad, version, now, len(rows)))
+            receive(Push(wid, grad, version, now, size) if residual is None
+                    else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size))
         except simpy.Interrupt as interrupt:
             st.interruptible = False
             st.job = None
