@@ -155,13 +155,15 @@ class ParameterServer:
         current when it becomes free; a crashed one gets nothing (the rule's
         ``on_rejoin`` sends it a model when it is back).
         """
+        states, model = self.workers, (self.w, self.version)
         for wid in workers:
-            st = self.workers[wid]
+            st = states[wid]
             if st.down:
                 continue
             wake = st.wake
-            if wake is not None and not wake.triggered:
-                wake.succeed((self.w, self.version))
+            if wake is not None:  # waiting: woken once (a second send before it runs releases it)
+                st.wake = None
+                wake.succeed(model)
             else:
                 st.released = True
 
