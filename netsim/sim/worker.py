@@ -172,7 +172,7 @@ class RowGather:
         buf = buffers.get(n)
         if buf is None:
             buf = buffers[n] = np.empty((n, self.X.shape[1]), dtype=self.X.dtype)
-        return self.X.take(rows, axis=0, out=buf, mode="clip")
+        return self.X.take(rows, 0, buf, "clip")  # axis 0 into buf, positional (cheaper than keywords)
 
 
 def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
