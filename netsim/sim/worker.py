@@ -214,10 +214,12 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.revive = None
                 st.enter(IDLE, env.now)
                 continue
-            if st.released:
+            if st.released:  # the next enter closes the phase of the last push (no idle time between)
                 st.released = False
                 w, version = ps.w, ps.version
             else:
+                if st.phase != IDLE:  # idle from the end of the last push
+                    enter(IDLE, env.now)
                 st.wake = env.event()
                 w, version = yield st.wake
                 st.wake = None
@@ -250,7 +252,6 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                     enter(COMM, env.now)
                     yield event
             now = env.now
-            enter(IDLE, now)
             receive(Push(wid, grad, version, now, size) if residual is None
                     else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size))
         except simpy.Interrupt as interrupt:
