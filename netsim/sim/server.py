@@ -174,13 +174,13 @@ class ParameterServer:
     def preempt(self, worker: int) -> None:
         """Abort *worker*'s in-flight pull or computation; it restarts on the current model.
 
-        The worker stops being interruptible (and loses its ``job``) at once, so a
-        second preempt before the interrupt is delivered does nothing.
+        A worker can be pre-empted while it has a ``job`` (from taking the model to the
+        end of its computation); it loses the job at once, so a second preempt before
+        the interrupt is delivered does nothing.
         """
         st = self.workers[worker]
-        if st.interruptible and st.process is not None and st.process.is_alive:
+        if st.job is not None and st.process is not None and st.process.is_alive:
             st.process.interrupt("preempt")
-            st.interruptible = False
             st.job = None
 
     # -- read-only views of a worker's iteration in progress ----------------

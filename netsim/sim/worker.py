@@ -20,7 +20,7 @@ class WorkerState:
     ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now. When ``spans``
     is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
-    __slots__ = ("wid", "wake", "released", "process", "interruptible", "phase", "since",
+    __slots__ = ("wid", "wake", "released", "process", "phase", "since",
                  "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down",
                  "crashes")
 
@@ -29,7 +29,6 @@ class WorkerState:
         self.wake = None
         self.released = False
         self.process = None
-        self.interruptible = False
         self.phase = IDLE
         self.since = 0.0
         self.spent = [0.0, 0.0, 0.0, 0.0]
@@ -44,7 +43,8 @@ class WorkerState:
         self.crashes = 0
         """Crashes so far (tells a recovery that a later crash overtook it)."""
         self.job: Job | None = None
-        """The iteration in progress (pull or computation), None otherwise; see :class:`Job`."""
+        """The iteration in progress (pull or computation), None otherwise; see :class:`Job`.
+        Only a worker with a job can be pre-empted."""
 
     def enter(self, phase: int, now: float) -> None:
         """Close the current phase at *now* and start *phase*."""
@@ -223,7 +223,6 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.wake = env.event()
                 w, version = yield st.wake
                 st.wake = None
-            st.interruptible = True
             if not instant:
                 job.w, job.version, job.start, job.duration = w, version, None, 0.0
                 st.job = job
@@ -241,7 +240,6 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 factor = residual(w, gather(rows), y[rows])
                 w = job.w = None
             yield timeout(duration)
-            st.interruptible = False
             st.job = None
             rows = sampler.next()
             if residual is None:
@@ -255,7 +253,6 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             receive(Push(wid, grad, version, now, size) if residual is None
                     else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size))
         except simpy.Interrupt as interrupt:
-            st.interruptible = False
             st.job = None
             st.wake = None
             st.revive = None
