@@ -20,6 +20,6 @@ def test_finite_sum_is_the_exact_test(values):
 
 def test_finite_sum_never_sums_below_the_bound(monkeypatch):
     # squares summing below 1e300 (1,000 x 9e296): the exact sum is never taken
-    import netsim.sim.server as server
+    from netsim.sim import server
     monkeypatch.setattr(server, "_sum", lambda _: pytest.fail("summed below the bound"))
     assert finite_sum(np.full(1_000, -3e148))
