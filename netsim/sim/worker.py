@@ -17,7 +17,9 @@ class WorkerState:
     """Mutable state of one worker, shared between its process and the PS.
 
     Time spent (s) is accumulated per phase: ``spent[IDLE]``, ``spent[COMM]``,
-    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now. When ``spans``
+    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now (the phase of a
+    push ends when the next one starts: at once if the worker is released, else when it
+    starts waiting, idle, in the same instant). When ``spans``
     is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
     __slots__ = ("wid", "wake", "released", "process", "phase", "since",
@@ -190,8 +192,8 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     computation (read-only for the PS; it does not change what the worker does).
 
     With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
-    evaluated as soon as the model has arrived and the model is let go; the push carries a
-    :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
+    evaluated as soon as the model has arrived and the model is let go; the push is a
+    :class:`~netsim.rules.base.CompactPush` holding a :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
     b·(1 + classes) values instead of two d-vectors while it computes.
 
     *gather* (:class:`RowGather` of *X*) collects minibatch rows; the engine gives every
