@@ -2,7 +2,8 @@
 
 For each generated scenario (digits, logistic; 8–64 workers in 2–5 speed classes with
 constant, lognormal, shifted-exponential or Pareto compute times, separated or
-overlapping speeds; some with per-class latencies, some on the geo3 topology) the
+overlapping speeds; some with per-class latencies, some on the geo3 topology; one in
+three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5) the
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
 3 seeds (common random numbers: every candidate of a seed shares its data, shards,
@@ -30,7 +31,10 @@ other) was not looked at before reporting.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
+import pickle
 import sys
 import time
 from dataclasses import replace
@@ -44,7 +48,7 @@ from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
 from netsim.sim.engine import prepare, simulate
 from netsim.sim.measurement import measure
-from netsim.sim.recommend import lr_grid, mean_half_horizon_loss, mean_time_to_target, recommend
+from netsim.sim.recommend import lr_grid, mean_curve, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 
 SEEDS = 3
@@ -105,8 +109,18 @@ def generate(suite_seed: int, index: int) -> dict:
     if net == "topology":
         raw["network"] = {"topology": "geo3", "ps_host": "dc0-h0", "message_bytes": 2e5,
                           "placement": "random"}
-    raw["_label"] = (f"P={P:2d} K={n_classes} {dist[:9]:9s} {'sep' if separated else 'ovl'} {net[:4]}")
+    data = _data_variant(np.random.default_rng([suite_seed, index, 1]))
+    raw["data"].update(data)
+    raw["_label"] = (f"P={P:2d} K={n_classes} {dist[:9]:9s} {'sep' if separated else 'ovl'} {net[:4]} "
+                     f"{'iid' if not data else 'dir' + str(data['alpha'])}")
     return raw
+
+
+def _data_variant(rng: np.random.Generator) -> dict:
+    """Extra ``[data]`` keys: IID (2 in 3 scenarios) or a Dirichlet label skew (alpha 0.3 or 0.5)."""
+    if rng.random() < 2 / 3:
+        return {}
+    return {"partition": "dirichlet", "alpha": float(rng.choice([0.3, 0.5]))}
 
 
 # ---- one emulation (runs in a worker process) -------------------------------------------------
@@ -149,7 +163,7 @@ def recommend_item(item: tuple):
     prep = prepare(sc)
     rec = recommend(sc, prep)
     wall = time.perf_counter() - wall
-    finals = [(p.groups, p.lr) for p in rec.pilots if p.curves]
+    finals = [(p.groups, p.lr) for p in rec.pilots if p.rung == len(rec.rungs) - 1]
     return {"groups": canonical(rec.groups), "lr": rec.lr, "name": rec.name, "sim_s": rec.sim_s, "wall_s": wall,
             "finalists": finals}
 
@@ -163,7 +177,8 @@ def item_scenario(raw: dict, seed: int):
 
 # ---- the exhaustive search and the regret table -----------------------------------------------
 def plan(raw: dict, seeds: int):
-    """Candidates {name: groups}, η grid, silhouette groups, items for the executor."""
+    """Candidates {name: groups}, η grid, silhouette groups, items for the executor
+    (every candidate × η on ``2 × seeds`` seeds: the selection seeds, then as many holdout seeds)."""
     sc = item_scenario(raw, raw_seed(raw))
     m = measure(sc, 1 if sc.network is None or sc.network.message_bytes else prepare(sc).w0.size,
                 sc.rules["gsgd"].grouping.probe_rounds, Streams(sc.run.seed))
@@ -171,7 +186,8 @@ def plan(raw: dict, seeds: int):
     cands = candidate_groupings(m.iteration, hand=gs.groups, k_max=gs.grouping.k_max, seed=sc.run.seed)
     lrs = lr_grid(gs.lr)
     sil = canonical(choose_grouping("auto", m.iteration, k_max=gs.grouping.k_max, seed=sc.run.seed).groups)
-    items = [(raw, groups, lr, raw_seed(raw) + s) for groups in cands.values() for lr in lrs for s in range(seeds)]
+    items = [(raw, groups, lr, raw_seed(raw) + s) for groups in cands.values() for lr in lrs
+             for s in range(2 * seeds)]
     return cands, lrs, sil, items, gs.lr, canonical(gs.groups)
 
 
@@ -179,26 +195,51 @@ def raw_seed(raw: dict) -> int:
     return int(raw.get("_seed", raw.get("run", {}).get("seed", 0)))
 
 
-def score_table(cands, lrs, seeds, curves, horizon):
-    """Per (name, lr): time (s) at which the seed-averaged smoothed loss curve reaches
-    the target (2 × horizon when never), and that curve's final value.
+def crossing(grid: np.ndarray, values: np.ndarray, target: float) -> float:
+    """First time (s) the piecewise-linear curve (*grid*, *values*) is at or below *target* (inf: never).
 
-    Curves are smoothed by a trailing median over 1/20 of the horizon and averaged
-    over the seeds on a grid of 101 times. The target is the averaged curve at half
-    the horizon of the candidate whose averaged curve ends lowest.
+    >>> crossing(np.array([0.0, 1.0, 2.0]), np.array([3.0, 2.0, 1.0]), 1.5)
+    1.5
     """
-    names = list(cands)
-    runs = {(n, lr): [curves[(n, lr, s)] for s in range(seeds)] for n in names for lr in lrs}
-    final = {k: mean_time_to_target(v, -math.inf, horizon)[1] for k, v in runs.items()}
-    top = min(final, key=lambda k: (final[k], k))
-    target = mean_half_horizon_loss(runs[top], horizon)
-    table = {k: mean_time_to_target(v, target, horizon)[:2] for k, v in runs.items()}
-    return table, target, top
+    hit = np.flatnonzero(values <= target)
+    if not hit.size:
+        return math.inf
+    k = int(hit[0])
+    if k == 0 or not values[k - 1] > values[k]:
+        return float(grid[k])
+    a, b = float(values[k - 1]), float(values[k])
+    return float(grid[k - 1] + (grid[k] - grid[k - 1]) * (a - target) / (a - b))
 
 
-def regret(table, key) -> float:
-    best = min(table.values())
-    return table[key][0] / best[0] - 1.0
+def mean_curves(names, lrs, seeds, curves, horizon) -> dict:
+    """{(name, lr): (grid, mean smoothed loss over *seeds*)} (see netsim.sim.recommend.mean_curve)."""
+    return {(n, lr): mean_curve([curves[(n, lr, s)] for s in seeds], horizon) for n in names for lr in lrs}
+
+
+def target_loss(means: dict, horizon: float) -> tuple[float, str]:
+    """The loss the best one-group (SSGD) run reaches at the horizon (best over η, seed-averaged);
+    when every one-group run diverges, the lowest loss any candidate reaches by half the horizon."""
+    ssgd = [m[-1] for (n, _), (_, m) in means.items() if n == ONE_GROUP and math.isfinite(m[-1])]
+    if ssgd:
+        return float(min(ssgd)), "best SSGD at the horizon"
+    half = [float(m[:len(m) // 2 + 1].min()) for _, m in means.values()]
+    return float(min(half)), "best candidate at half the horizon (SSGD diverged)"
+
+
+def ttt_table(means: dict, target: float, horizon: float) -> dict:
+    """{(name, lr): (time to *target*, s — 2 × *horizon* when never; final mean loss)}."""
+    out = {}
+    for k, (grid, m) in means.items():
+        t = crossing(grid, m, target)
+        out[k] = (t if math.isfinite(t) else 2 * horizon, float(m[-1]))
+    return out
+
+
+def regret(holdout: dict, pick, best, horizon: float) -> float:
+    """Holdout time to target of *pick* / that of the exhaustive search's *best* − 1
+    (times floored at the grid step, horizon / 100; may be < 0 when the pick does better)."""
+    floor = horizon / 100
+    return max(holdout[pick][0], floor) / max(holdout[best][0], floor) - 1.0
 
 
 def main(argv=None) -> int:
@@ -212,6 +253,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dump", type=int, default=0, help="print the best N candidates of each scenario")
     ap.add_argument("--paper", action="store_true", help="the GSGD paper scenario instead of generated ones")
     ap.add_argument("--data-dir", default=None, help="MNIST directory for --paper")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="folder keeping each scenario's exhaustive curves (reused when the scenario is unchanged)")
+    ap.add_argument("--no-rec", action="store_true", help="exhaustive search only (fill --cache)")
     ap.add_argument("--set", action="append", default=[], help="scenario override for --paper (KEY=VALUE)")
     args = ap.parse_args(argv)
     if args.paper:
@@ -229,11 +273,13 @@ def main(argv=None) -> int:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
         names = list(cands)
         keyed = {canonical(g): n for n, g in cands.items()}
-        work = [("run", it) for it in items] + [("rec", (raw, raw_seed(raw)))]
-        fn = _dispatch
-        results = (dask_results(fn, work, client) if client is not None
-                   else local_results(fn, work, args.workers or default_workers()))
-        curves, sim_total, wall_total, rec = {}, 0.0, 0.0, None
+        store = _cache_file(args.cache, raw, lrs) if args.cache else None
+        done = pickle.loads(store.read_bytes()) if store is not None and store.exists() else {}
+        todo = [it for it in items if (canonical(it[1]), it[2], it[3] - raw_seed(raw)) not in done]
+        work = [("run", it) for it in todo] + ([] if args.no_rec else [("rec", (raw, raw_seed(raw)))])
+        results = (dask_results(_dispatch, work, client) if client is not None
+                   else local_results(_dispatch, work, args.workers or default_workers()))
+        rec = None
         for i, value, error in results:
             if error is not None:
                 print(f"{raw['name']}: item {i} failed: {error!r}", file=sys.stderr)
@@ -241,38 +287,56 @@ def main(argv=None) -> int:
             kind, it = work[i]
             if kind == "rec":
                 rec = value
-                continue
-            _, groups, lr, seed = it
-            curve, sim_s, wall_s = value
-            curves[(keyed[canonical(groups)], lr, seed - raw_seed(raw))] = curve
-            sim_total += sim_s
-            wall_total += wall_s
+            else:
+                done[(canonical(it[1]), it[2], it[3] - raw_seed(raw))] = value
+        if store is not None and todo:
+            store.parent.mkdir(parents=True, exist_ok=True)
+            store.write_bytes(pickle.dumps(done))
+        runs = {(keyed[g], lr, s): v for (g, lr, s), v in done.items() if g in keyed and s < 2 * args.seeds}
+        curves = {k: v[0] for k, v in runs.items()}
+        sim_sel = sum(v[1] for k, v in runs.items() if k[2] < args.seeds)
+        wall_sel = sum(v[2] for k, v in runs.items() if k[2] < args.seeds)
         horizon = max(t for c in curves.values() for t, _ in c)
-        table, targets, ssgd_lr = score_table(cands, lrs, args.seeds, curves, horizon)
-        best = min(table, key=lambda k: table[k])
-        pick = (keyed.get(rec["groups"], "?"), rec["lr"])
-        hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: table[k])
-        finals = {(keyed.get(canonical(g), "?"), lr) for g, lr in rec["finalists"]}
-        row = {"in_finals": best in finals, "label": raw["_label"], "best": best, "best_ttt": table[best][0], "pick": pick,
-               "rec": regret(table, pick) if pick in table else math.inf,
-               "silhouette": regret(table, (keyed[sil], base)) if sil in keyed else math.inf,
-               "hand": regret(table, (keyed[hand], base)), "hand_best_lr": regret(table, hand_best),
-               "rec_sim": rec["sim_s"], "ex_sim": sim_total, "rec_wall": rec["wall_s"], "ex_wall": wall_total,
+        sel = mean_curves(names, lrs, range(args.seeds), curves, horizon)
+        target, source = target_loss(sel, horizon)
+        table = ttt_table(sel, target, horizon)
+        hold = ttt_table(mean_curves(names, lrs, range(args.seeds, 2 * args.seeds), curves, horizon), target, horizon)
+        best = min(table, key=lambda k: (table[k], k))
+        one = ttt_table(mean_curves(names, lrs, [0], curves, horizon), target, horizon)
+        one_seed = min(one, key=lambda k: (one[k], k))
+        hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: (table[k], k))
+        pick = (keyed.get(rec["groups"], "?"), rec["lr"]) if rec else None
+        row = {"label": raw["_label"], "best": best, "best_ttt": hold[best][0], "pick": pick,
+               "rec": regret(hold, pick, best, horizon) if pick in hold else math.inf,
+               "one_seed": regret(hold, one_seed, best, horizon),
+               "silhouette": regret(hold, (keyed[sil], base), best, horizon) if sil in keyed else math.inf,
+               "hand": regret(hold, (keyed[hand], base), best, horizon),
+               "hand_best_lr": regret(hold, hand_best, best, horizon),
+               "rec_sim": rec["sim_s"] if rec else math.nan, "ex_sim": sim_sel,
+               "rec_wall": rec["wall_s"] if rec else math.nan, "ex_wall": wall_sel,
                "n_cand": len(names) * len(lrs)}
         rows.append(row)
         if args.dump:
             for k in sorted(table, key=lambda k: table[k])[:args.dump]:
-                print(f"    {k[0]:>10s} η={k[1]:<7.3g} ttt {table[k][0]:7.3g}  final {table[k][1]:.5f}")
-        print(f"{raw['name']:10s} {row['label']}  best {best[0]:>10s} η={best[1]:<7.3g} ttt {row['best_ttt']:7.3g} s | "
-              f"recommend {pick[0]:>10s} η={pick[1]:<7.3g} regret {_pct(row['rec'])} | silhouette {_pct(row['silhouette'])}"
-              f" | hand {_pct(row['hand'])} | cost {row['rec_sim'] / sim_total:.1%}"
-              f"{'' if row['in_finals'] else ' (best not a finalist)'}", flush=True)
+                print(f"    {k[0]:>10s} η={k[1]:<7.3g} selection {table[k][0]:7.3g} s  holdout {hold[k][0]:7.3g} s")
+        rec_txt = (f"recommend {pick[0]:>10s} η={pick[1]:<7.3g} regret {_pct(row['rec'])} | "
+                   f"cost {row['rec_sim'] / sim_sel:.1%} | " if rec else "")
+        print(f"{raw['name']:10s} {row['label']}  target {target:.4g} ({source}) best {best[0]:>10s} η={best[1]:<7.3g} "
+              f"ttt {row['best_ttt']:7.3g} s | {rec_txt}1 seed {_pct(row['one_seed'])} | "
+              f"silhouette {_pct(row['silhouette'])} | hand {_pct(row['hand'])}", flush=True)
     if owned:
         client.close()
     print()
     print(summary(rows))
     print(f"\n{len(rows)} scenarios, {args.seeds} seeds, {time.perf_counter() - start:.0f} s wall")
     return 0
+
+
+def _cache_file(folder: Path, raw: dict, lrs) -> Path:
+    """Cache file of a scenario's runs ``{(groups, η, seed offset): (curve, sim s, wall s)}``:
+    keyed by the scenario and the η grid."""
+    key = json.dumps([raw, list(lrs)], sort_keys=True, default=str)
+    return Path(folder) / f"{raw['name']}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pkl"
 
 
 def _dispatch(work):
@@ -293,7 +357,10 @@ def summary(rows) -> str:
     for key, name, cost in (("rec", "recommend (pilots, successive halving)", True),
                             ("silhouette", "old auto (silhouette), scenario η", False),
                             ("hand", "hand classes, scenario η", False),
-                            ("hand_best_lr", "hand classes, best η (oracle η)", False)):
+                            ("hand_best_lr", "hand classes, best η (oracle η)", False),
+                            ("one_seed", "exhaustive search on 1 seed (noise floor)", False)):
+        if key == "rec" and all(r["pick"] is None for r in rows):
+            continue
         reg = np.array([r[key] for r in rows])
         share = float(np.mean(reg <= 0.05))
         c1 = f"{sum(r['rec_sim'] for r in rows) / ex_sim:.1%}" if cost else "—"

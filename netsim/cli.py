@@ -427,20 +427,22 @@ def sweep(scenario: ScenarioArg,
 @app.command()
 def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None,
           rounds: Annotated[Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")] = None,
-          race: Annotated[bool, typer.Option("--race", help="Experimental: race pilot emulations of (grouping, η) "
-                                                            "candidates instead of the advisor's prediction.")] = False,
+          quick: Annotated[bool, typer.Option("--quick", help="No pilot emulations: silhouette clustering and the "
+                                                              "advisor's closed-form ranking (seconds, less reliable).")] = False,
+          race: Annotated[bool, typer.Option("--race", hidden=True, help="The default (kept for old scripts).")] = False,
           lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated (default: 5 values ×3 apart around GSGD's η).")] = "",
           verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
           budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
           target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,
           ) -> None:
-    """Measure the workers, cluster them and rank candidate groupings (advisor); with
-    --race, recommend a grouping and η by racing pilot emulations (experimental)."""
+    """Recommend a grouping and η: race pilot emulations of (grouping, η) candidates and
+    show each one's predicted time to the target loss (what grouping = "auto" uses).
+    With --quick, only measure, cluster and rank by the advisor's closed form."""
     from .sim.recommend import RecommendError
     sc = load(scenario, set_, seed, data_dir)
-    if not race:
-        if lrs or verify or budget is not None or target is not None:
-            fail("--lrs, --verify, --budget and --target need --race")
+    if quick:
+        if race or lrs or verify or budget is not None or target is not None:
+            fail("--quick takes none of --race, --lrs, --verify, --budget and --target")
         try:
             info = api.group(sc, rounds)
         except ScenarioError as exc:
@@ -448,7 +450,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
         m, chosen = info["measurement"], info["grouping"]
         out_console.print(render.measurement_table(info, f"{sc.name}: measured over {m.iteration.shape[1]} probe "
                                                          f"rounds ({m.duration:.4g} s of simulated time)"))
-        out_console.print(render.silhouette_table(info["auto"]))
+        out_console.print(render.silhouette_table(info["silhouette"]))
         out_console.print(f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
                           f"{chosen.reason}", highlight=False, soft_wrap=True)
         out_console.print(render.ranking_table(info["ranking"]))

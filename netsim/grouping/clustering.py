@@ -119,8 +119,8 @@ def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None
                     seed: int = 0, min_silhouette: float = 0.6, homogeneous_ratio: float = 1.25) -> Grouping:
     """The grouping *method* makes from measured *times* (n_workers, n_rounds), seconds.
 
-    ``auto`` (= ``silhouette``) picks K by silhouette (:func:`auto_groups`); so does
-    ``race`` here, where no pilot emulation is possible (in runs, ``race`` is the
+    ``silhouette`` picks K by silhouette (:func:`auto_groups`); so do ``auto`` and
+    ``race`` here, where no pilot emulation is possible (in runs, both are the
     pilot-emulation recommender of :mod:`netsim.sim.recommend`).
     """
     n = len(times)

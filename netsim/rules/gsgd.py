@@ -48,10 +48,11 @@ def group_weights(updates, method: str) -> np.ndarray:
 class GroupingSpec:
     """How GSGD forms and maintains its groups.
 
-    ``method``: ``hand`` (the ``groups`` key), ``auto`` or ``silhouette`` (K by
-    silhouette), ``race`` (experimental: the grouping and η that pilot emulations
-    predict reach a target loss first, :mod:`netsim.sim.recommend`), ``kmeans:K`` or ``equal:K`` (formed from a
-    measurement phase of ``probe_rounds`` iterations per worker);
+    ``method``: ``hand`` (the ``groups`` key), ``auto`` (= ``race``: the grouping
+    and η that pilot emulations predict reach the target loss first,
+    :mod:`netsim.sim.recommend`), ``silhouette`` (K by silhouette, no emulation),
+    ``kmeans:K`` or ``equal:K`` (formed from a measurement phase of ``probe_rounds``
+    iterations per worker);
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
     :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): a group's round that
     started (its members were sent the model) at t closes at t + timeout with the
@@ -127,9 +128,9 @@ class GSGD(Rule):
         return {"method": "hand", "k": len(self.groups), "members": [list(g) for g in self.groups]}
 
     def wants_recommendation(self) -> bool:
-        """True for ``grouping = "race"``: the engine races pilot emulations of candidate
-        (grouping, η) pairs (:mod:`netsim.sim.recommend`) and calls :meth:`adopt`."""
-        return self.grouping.method == "race"
+        """True for ``grouping = "auto"`` or ``"race"``: the engine races pilot emulations
+        of candidate (grouping, η) pairs (:mod:`netsim.sim.recommend`) and calls :meth:`adopt`."""
+        return self.grouping.method in ("auto", "race")
 
     def adopt(self, groups, lr: float) -> None:
         """Use the recommended *groups* and step *lr* (before ``start``)."""

@@ -487,9 +487,10 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     """The grouping decision, laid open: measure, cluster, and rank candidate groupings.
 
     Returns ``measurement`` (Measurement), ``grouping`` (the Grouping GSGD's method
-    makes; ``auto`` when the scenario sets ``hand``), ``auto`` (the automatic one) and
-    ``ranking`` (advisor Predictions, best first) over hand, auto, kmeans:K, equal:K,
-    one group (SSGD) and singletons (ASGD).
+    makes without emulation; ``silhouette`` when the scenario sets ``hand``, ``auto`` or
+    ``race``), ``silhouette`` (K by silhouette) and ``ranking`` (advisor Predictions,
+    best first) over hand, silhouette, kmeans:K, equal:K, one group (SSGD) and
+    singletons (ASGD). No pilot emulation: :mod:`netsim.sim.recommend` races them.
     """
     from ..grouping.advisor import rank
     from ..grouping.clustering import features
@@ -499,9 +500,9 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     n_params = _n_params(scenario)
     m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))
     seed = scenario.run.seed
-    auto = rule.choose(m.iteration, seed, "auto")
-    chosen = auto if spec.method == "hand" else rule.choose(m.iteration, seed)
-    candidates = {"hand": rule.groups, "auto": auto.groups}
+    auto = rule.choose(m.iteration, seed, "silhouette")
+    chosen = auto if spec.method in ("hand", "auto", "race") else rule.choose(m.iteration, seed)
+    candidates = {"hand": rule.groups, "silhouette": auto.groups}
     distinct = len(np.unique(features(m.iteration, spec.jitter).round(12), axis=0))
     for k in range(2, min(spec.k_max, n - 1, distinct) + 1):  # more clusters than distinct workers: no new grouping
         candidates[f"kmeans:{k}"] = rule.choose(m.iteration, seed, f"kmeans:{k}").groups
@@ -509,7 +510,7 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
         candidates[f"equal:{k}"] = rule.choose(m.iteration, seed, f"equal:{k}").groups
     candidates["one group (ssgd)"] = [list(range(n))]
     candidates["singletons (asgd)"] = [[i] for i in range(n)]
-    return {"measurement": m, "grouping": chosen, "auto": auto,
+    return {"measurement": m, "grouping": chosen, "silhouette": auto,
             "ranking": rank(merge_same(candidates), m.iteration, lr=rule.lr, seed=seed)}
 
 

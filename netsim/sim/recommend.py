@@ -4,20 +4,24 @@ The emulator itself is the model. Every candidate (a grouping from
 :func:`netsim.grouping.candidates.candidate_groupings` × a learning rate η from a
 log grid) starts from the same prepared data, shards, initial model and time
 draws (common random numbers: one ``prepare`` and the scenario seed's streams).
-Successive halving: all candidates run to the first rung, a short horizon; the
-best third (by loss at the rung's end, evaluated on a fixed subsample of the
-training set) continue to the next rung — the same runs, resumed, not restarted —
-and so on until a few finalists reach the full horizon. Without a
-``run.target_loss`` the target is the lowest loss the best finalist (lowest
-final loss) had reached by half the horizon: the loss a good run delivers in
-half the time. The recommendation is the finalist that reaches the target
-first (ties: lower final loss); when no finalist reaches a given target, the
-one with the lowest final loss, and the reason says so.
+Successive halving: all candidates run to the first rung (1/27 of the horizon);
+the best third (by the median loss of the last quarter of the run so far, smoothed,
+evaluated on a fixed subsample of the training set) continue to the next rung,
+three times longer — the same runs, resumed, not restarted — and so on up to the
+last rung (half the horizon), where each remaining candidate also runs again with
+other time and minibatch draws (``replicates``). The pick is the last-rung
+candidate with the lowest loss (mean over its runs); the target loss, unless
+``run.target_loss`` gives one, is the highest of the losses its runs hold at the
+end, so every run of the pick reaches it. With a given target the
+pick is the last-rung candidate that reaches it first, and when none does, the one
+with the lowest loss, and the reason says so. Why these rungs, and how often the
+pick is within 5 % of an exhaustive search: docs/GROUPING.md.
 
 For every candidate the report gives the predicted time to target with an
-interval: for a finalist, when its averaged curve reaches the target (interval: the
-earliest and latest of its runs' own times); for a pilot that reached the target,
-read off its curve (interval: where it crosses the target ± its own noise); otherwise extrapolated
+interval: for a last-rung candidate whose runs all reach the target, the mean of
+their times (interval: the earliest and latest); for a pilot that reached the
+target, read off its curve (interval: where it crosses the target ± its own
+noise); otherwise extrapolated
 from the pilot's last half with a straight line in (log t, loss) (interval:
 ± 2 standard errors of the slope); and the cost of its pilot in simulated and
 wall seconds.
@@ -32,13 +36,13 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..grouping.candidates import ONE_GROUP, candidate_groupings
+from ..grouping.progress import GroupTiming, group_timing
 from ..rng import Streams
 from .engine import Prepared, Simulation, prepare
 from .measurement import Measurement, measure
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
-           "smoothed", "time_to_loss", "half_horizon_loss", "mean_curve", "mean_time_to_target",
-           "mean_half_horizon_loss"]
+           "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target", "mean_half_horizon_loss"]
 
 
 class RecommendError(ValueError):
@@ -52,7 +56,9 @@ class Pilot:
     ``curve``: (time s, loss) pairs of its pilot; ``sim_s``/``wall_s``: what its pilot
     cost; ``rung``: the last rung it ran (0-based); ``predicted``, ``low``, ``high``:
     time to target (s; inf when not expected within reach); ``how``: ``emulated`` or
-    ``extrapolated``.
+    ``extrapolated``; ``curves``: a last-rung candidate's runs (its pilot first, then
+    its replicates); ``timing``: the grouping's update rate and staleness from the
+    measured iteration times (:mod:`netsim.grouping.progress`).
     """
     name: str
     groups: tuple
@@ -66,10 +72,8 @@ class Pilot:
     low: float = math.inf
     high: float = math.inf
     how: str = ""
+    timing: GroupTiming | None = None
     curves: list = field(default_factory=list)
-    mean_ttt: float = math.inf
-    mean_final: float = math.inf
-    reached: bool = False
 
     @property
     def label(self) -> str:
@@ -86,7 +90,9 @@ class Pilot:
         return {"name": self.name, "lr": self.lr, "k": len(self.groups), "groups": [list(g) for g in self.groups],
                 "rung": self.rung, "pilot_sim_s": self.sim_s, "pilot_wall_s": self.wall_s, "status": self.status,
                 "loss": num(self.loss), "predicted_time_to_target_s": num(self.predicted),
-                "interval_s": [num(self.low), num(self.high)], "how": self.how}
+                "interval_s": [num(self.low), num(self.high)], "how": self.how,
+                **({"updates_per_s": self.timing.updates_per_s, "mean_staleness": self.timing.mean_staleness}
+                   if self.timing is not None else {})}
 
 
 @dataclass
@@ -134,16 +140,19 @@ def lr_grid(base: float, points: int = 5, ratio: float = 3.0) -> tuple[float, ..
     return tuple(float(base * ratio ** (i - half)) for i in range(points))
 
 
-def rung_fractions(n_candidates: int, factor: float = 3.0, first: float = 1 / 27) -> list[float]:
-    """Rung horizons as fractions of the full horizon: *first*, ×*factor*, ..., 1.
+def rung_fractions(n_candidates: int, factor: float = 3.0, first: float = 1 / 27, last: float = 1.0) -> list[float]:
+    """Rung horizons as fractions of the full horizon: *first*, ×*factor*, ..., *last*.
 
     >>> rung_fractions(50)
     [0.037..., 0.111..., 0.333..., 1.0]
+    >>> rung_fractions(50, last=1 / 3)
+    [0.037..., 0.111..., 0.333...]
     """
     out = [first]
-    while out[-1] * factor < 1.0 - 1e-9:
+    while out[-1] * factor < last - 1e-9:
         out.append(out[-1] * factor)
-    out.append(1.0)
+    if out[-1] < last - 1e-9:
+        out.append(last)
     return out
 
 
@@ -174,27 +183,35 @@ def base_lr(scenario) -> float:
 
 def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measurement | None = None,
               candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
-              finalists: int = 4, replicates: int = 3, budget_s: float | None = None, eval_rows: int = 2000,
-              target: float | None = None, rule=None) -> Recommendation:
+              last: float = 1 / 2, finalists: int = 2, replicates: int = 2, budget_s: float | None = None,
+              eval_rows: int = 2000, target: float | None = None, rule=None) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
     Parameters
     ----------
-    scenario : Scenario; its horizon ``run.until`` (s) is the last rung.
+    scenario : Scenario; its horizon ``run.until`` (s) scales the rungs.
     prepared : shared data, shards and initial model (made once when None).
     measurement : the probe phase (made from the scenario's streams when None).
     candidates : ``{name: groups}``; default: :func:`candidate_groupings`.
     lrs : η grid; default ``lr_grid(base_lr(scenario))``.
     factor : keep 1/*factor* of the candidates per rung; rung horizons grow by *factor*.
-    first : first rung as a fraction of the horizon.
-    finalists : candidates run to the full horizon.
-    replicates : runs per finalist: the scenario seed's plus ``replicates − 1`` with streams
-        derived from it (same data, shards and initial model; other time and minibatch draws).
+    first, last : first and last rung as fractions of the horizon (defaults 1/27 and 1/2:
+        with 75 candidates the race costs about 8 runs of the scenario; see docs/GROUPING.md).
+    finalists : fewest candidates kept per rung.
+    replicates : runs per last-rung candidate: its pilot plus ``replicates − 1`` runs to the
+        last rung with other time and minibatch draws (same data, shards and initial model);
+        its loss is the mean over them.
     budget_s : cap on the pilots' simulated seconds; rung horizons shrink to fit.
     eval_rows : training rows the pilots evaluate the loss on (a fixed subsample).
-    target : target loss; default ``run.target_loss``, else see :func:`_target`.
+    target : target loss; default ``run.target_loss``, else the lowest loss a candidate
+        holds at the end of the last rung (see :func:`_target`).
     rule : the GSGD rule asking (hand groups, k_max, probe rounds, centre of the η grid,
         options the pilots keep); default the scenario's ``[algorithms.gsgd]``.
+
+    The pick: with a given target, the last-rung candidate that reaches it first (none
+    reaches it: the lowest loss, and the reason says so); otherwise the last-rung
+    candidate with the lowest loss (the median of its last quarter), which reaches the
+    target first by construction.
 
     Raises
     ------
@@ -215,10 +232,16 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     if not candidates:
         raise RecommendError("the candidate set is empty: no grouping to recommend")
     lrs = _validate_lrs(lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs)
-    if not (factor > 1 and 0 < first <= 1):
-        raise RecommendError(f"factor must be > 1 and first in (0, 1], got {factor!r}, {first!r}")
+    if not (factor > 1 and 0 < first <= last <= 1):
+        raise RecommendError(f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}")
+    if given_target := (target if target is not None else (scenario.run.target_loss or None)):
+        if not given_target > 0:
+            raise RecommendError(f"target loss must be > 0, got {given_target!r}")
     pilots = [Pilot(name, tuple(tuple(g) for g in groups), lr) for name, groups in candidates.items() for lr in lrs]
-    fractions = rung_fractions(len(pilots), factor, first)
+    if measurement is not None:
+        for p in pilots:
+            p.timing = group_timing(measurement.iteration, p.groups)
+    fractions = rung_fractions(len(pilots), factor, first, last)
     slowest = float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
     horizons = _fit_budget([f * H for f in fractions], len(pilots), factor, finalists, budget_s, 2 * slowest)
     eval_every = min(horizons[0] / 8, H / 100)
@@ -252,65 +275,77 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         if r == len(horizons) - 1:
             break
         ranked = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))
-        keep = finalists if r == len(horizons) - 2 else max(finalists, math.ceil(len(alive) / factor))
-        alive = ranked[:keep]
+        alive = ranked[:max(finalists, math.ceil(len(alive) / factor))]
     for sim in sims.values():
         sim.env = None  # free the SimPy state of every pilot
     finals = [pilots[i] for i in alive]
+    H_run = horizons[-1]
+    if replicates < 1:
+        raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
     for p in finals:
         p.curves = [p.curve]
-    for rep in range(1, replicates):
-        rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, rep)))
-        for p in finals:
+        for rep in range(1, replicates):
+            rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, rep), until=H_run))
             sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_rows=rows)
             w0 = time.perf_counter()
             res = sim.run()
             p.sim_s += res.sim_time
             p.wall_s += time.perf_counter() - w0
-            curve = [(t, loss) for _, t, loss, _ in res.curve]
-            p.curves.append(curve if res.status == "ok" else curve + [(res.sim_time, math.inf)])
-    H_run = horizons[-1]
-    for p in finals:
-        p.mean_final = mean_time_to_target(p.curves, math.inf, H_run)[1]
-    target, source = _target(target, scenario, finals, H_run)
-    for p in pilots:
-        _predict(p, target, H_run)
-    for p in finals:
-        p.mean_ttt, p.mean_final, p.reached = mean_time_to_target(p.curves, target, H_run)
-        if p.status == "ok" and p.reached:
-            each = [time_to_loss(c, target, H_run) for c in p.curves]
-            p.predicted, p.how = p.mean_ttt, f"emulated, {len(p.curves)} runs"
-            p.low = min(math.inf if t is None else t for t in each)   # interval: the runs' own times
-            p.high = max(math.inf if t is None else t for t in each)
-    reached = [p for p in finals if p.status == "ok" and p.reached]
-    if reached:
-        best = min(reached, key=lambda p: (p.mean_ttt, p.mean_final, p.label))
-        reason = (f"reaches the target loss {target:.5g} first among {len(finals)} finalists "
-                  f"(mean of {replicates} runs: {best.mean_ttt:.4g} s of {H_run:g} s)")
+            p.curves.append([(t, loss) for _, t, loss, _ in res.curve])
+            if res.status != "ok":
+                p.status = "diverged"
+    ok = [p for p in finals if p.status == "ok" and p.curve]
+    if given_target:
+        target, source = float(given_target), "given" if target is not None else "run.target_loss"
+    elif ok:
+        best = min(ok, key=lambda p: (_score(p), p.label))
+        target = max(_last_quarter(c) for c in best.curves)
+        source = f"loss every run of {best.label} holds at {H_run:g} s"
     else:
-        best = min(finals, key=lambda p: (p.mean_final, p.label))
+        target, source = math.inf, "no candidate finished"
+    for p in pilots:
+        _predict(p, target, H)
+    for p in ok:
+        each = [time_to_loss(c, target, H) for c in p.curves]
+        if len(each) > 1 and None not in each:
+            p.predicted, p.low, p.high = float(np.mean(each)), min(each), max(each)
+            p.how = f"emulated, {len(each)} runs"
+    reached = [p for p in ok if p.how.startswith("emulated")]
+    if reached and given_target:
+        pick = min(reached, key=lambda p: (p.predicted, _score(p), p.label))
+        reason = f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) among {len(finals)} finalists"
+    elif ok and given_target:
+        pick = min(ok, key=lambda p: (_score(p), p.label))
         reason = (f"no finalist reaches the target loss {target:.5g} within {H_run:g} s: "
-                  f"fell back to the lowest final loss ({best.mean_final:.5g})")
+                  f"fell back to the lowest loss ({_score(pick):.5g})")
+    elif ok:
+        pick = min(ok, key=lambda p: (_score(p), p.label))
+        reason = (f"lowest loss at {H_run:g} s among {len(finals)} finalists ({_score(pick):.5g}), "
+                  f"reached first ({pick.predicted:.4g} s)")
+    else:
+        pick = min(finals, key=lambda p: p.label)
+        reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
     sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
-    return Recommendation(best.name, best.groups, best.lr, target, source, reason, pilots, horizons,
+    return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
                           measurement, sim_s, time.perf_counter() - wall0, H)
 
 
 def _score(p: Pilot) -> float:
-    """Rung ranking: the median loss of the pilot's last quarter (inf when diverged)."""
+    """Rung ranking: the median loss of the last quarter of the pilot's run so far (the
+    mean over its replicate runs when it has them; inf when diverged)."""
     if p.status != "ok" or not p.curve:
         return math.inf
-    end = p.curve[-1][0]
-    return float(np.median([loss for t, loss in p.curve if t >= 0.75 * end]))
+    return float(np.mean([_last_quarter(c) for c in (p.curves or [p.curve])]))
 
 
-def _run_to_target(advance, sim: Simulation, target: float, horizon: float, steps: int = 12) -> None:
-    """Advance in *steps* pieces up to *horizon* (s), stopping once the loss is <= *target*."""
-    start = sim.env.now
-    for k in range(1, steps + 1):
-        if sim.stopped or any(loss <= target for _, _, loss, _ in sim.recorder.curve):
-            return
-        advance(start + (horizon - start) * k / steps)
+def _last_quarter(curve) -> float:
+    end = curve[-1][0]
+    return float(np.median([loss for t, loss in curve if t >= 0.75 * end]))
+
+
+def replicate_seed(seed: int, k: int) -> int:
+    """Seed of the recommender's replicate run *k* (k >= 1), derived from the scenario *seed*."""
+    return int(np.random.SeedSequence([seed, 0x5EED, k]).generate_state(1)[0] >> 1)
 
 
 def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, budget_s, min_pilot: float) -> list[float]:
@@ -321,10 +356,10 @@ def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, bu
     if budget_s is None:
         return horizons
     alive, cost, prev = n, 0.0, 0.0
-    for r, h in enumerate(horizons):
+    for h in horizons:
         cost += alive * (h - prev)
         prev = h
-        alive = (finalists if r == len(horizons) - 2 else max(finalists, math.ceil(alive / factor))) + 1
+        alive = max(finalists, math.ceil(alive / factor))
     if cost <= budget_s:
         return horizons
     scale = budget_s / cost
@@ -332,22 +367,6 @@ def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, bu
         raise RecommendError(f"pilot budget {budget_s:g} s is too small: {n} candidates need at least "
                              f"{n * min_pilot:.4g} s for a first rung of {min_pilot:.4g} s each")
     return [h * scale for h in horizons]
-
-
-def _target(given, scenario, finals, horizon: float) -> tuple[float, str]:
-    """The target loss: given, ``run.target_loss``, or the smoothed loss at half the
-    horizon of the finalist with the lowest mean final loss (mean over its runs)."""
-    if given is not None:
-        if not given > 0:
-            raise RecommendError(f"target loss must be > 0, got {given!r}")
-        return float(given), "given"
-    if scenario.run.target_loss:
-        return scenario.run.target_loss, "run.target_loss"
-    ok = [p for p in finals if p.status == "ok"]
-    if not ok:
-        return math.inf, "no finalist finished"
-    best = min(ok, key=lambda p: (p.mean_final, p.label))
-    return mean_half_horizon_loss(best.curves, horizon), f"loss of the best finalist ({best.label}) at {horizon / 2:g} s"
 
 
 SMOOTH = 1 / 20  # trailing window of the smoothed loss curves, as a fraction of the horizon
@@ -366,12 +385,6 @@ def smoothed(curve, window: float) -> list[tuple[float, float]]:
     start = np.searchsorted(t, t - window - 1e-12, side="right")
     start = np.where(t - window <= t[0], 0, start)
     return [(curve[k][0], float(np.median(loss[start[k]:k + 1]))) for k in range(len(curve))]
-
-
-def half_horizon_loss(curve, horizon: float) -> float:
-    """Smoothed loss of a (time s, loss) *curve* at its last evaluation up to half the *horizon* (s)."""
-    sm = smoothed(curve, SMOOTH * horizon)
-    return [loss for t, loss in sm if t <= horizon / 2 + 1e-9][-1]
 
 
 def time_to_loss(curve, target: float, horizon: float) -> float | None:
@@ -404,14 +417,10 @@ def mean_time_to_target(curves, target: float, horizon: float) -> tuple[float, f
 
 
 def mean_half_horizon_loss(curves, horizon: float) -> float:
-    """The mean smoothed curve of *curves* at half the *horizon* (s)."""
+    """The lowest value of the mean smoothed curve of *curves* up to half the *horizon* (s):
+    the loss reached by then (a spike at exactly half the horizon does not count)."""
     grid, mean = mean_curve(curves, horizon)
-    return float(mean[np.searchsorted(grid, horizon / 2 - 1e-9)])
-
-
-def replicate_seed(seed: int, k: int) -> int:
-    """Seed of the recommender's replicate run *k* (k >= 1), derived from the scenario *seed*."""
-    return int(np.random.SeedSequence([seed, 0x5EED, k]).generate_state(1)[0] >> 1)
+    return float(mean[:np.searchsorted(grid, horizon / 2 - 1e-9) + 1].min())
 
 
 def _predict(p: Pilot, target: float, horizon: float) -> None:

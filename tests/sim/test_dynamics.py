@@ -144,21 +144,24 @@ def test_link_event_changes_transfer_times():
 
 def test_compare_groupings_and_group_command(tmp_path):
     runner = CliRunner()
-    res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "hand,race,equal:2",
+    res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "hand,auto,equal:2",
                               "--no-live", "--set", "run.until=30", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "compare.json").read_text())
-    assert [s["label"] for s in data] == ["gsgd[hand]", "gsgd[race]", "gsgd[equal:2]"]
+    assert [s["label"] for s in data] == ["gsgd[hand]", "gsgd[auto]", "gsgd[equal:2]"]
+    # auto is the race: the record holds the pick, its η and every candidate's evidence
     assert data[1]["grouping"]["method"] == "race" and "candidates" in data[1]["grouping"]
     assert data[2]["grouping"]["k"] == 2
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30", "--quick"])
     assert res.exit_code == 0, res.output
     assert "advisor ranking" in res.output and "silhouette" in res.output
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30", "--race"])
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
     assert res.exit_code == 0, res.output
     assert "recommended:" in res.output and "predicted" in res.output
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--race", "--lrs", "0.1,-1"])
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"])
     assert res.exit_code == 2 and "learning rates must be finite and > 0" in res.stderr
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--lrs", "0.1"])
+    assert res.exit_code == 2 and "--quick takes none of" in res.stderr
     res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "kmeans:99",
                               "--no-live"])
     assert res.exit_code == 2 and "grouping" in res.stderr

@@ -35,32 +35,36 @@ def full_runs(raw, groups, lr) -> list:
     return curves
 
 
-def outcomes(raw, candidates, lrs, target) -> dict:
-    """(partition, η) → time (s) the SEEDS-averaged smoothed curve reaches *target* (2 × horizon when never)."""
+def outcomes(raw, candidates, lrs) -> dict:
+    """(partition, η) → time (s) the SEEDS-averaged smoothed curve first reaches the loss
+    the best one-group (SSGD) run ends at (2 × horizon when never): the benchmark's score."""
     until = raw["run"]["until"]
-    return {(canonical(groups), lr): mean_time_to_target(full_runs(raw, groups, lr), target, until)[0]
-            for groups in candidates.values() for lr in lrs}
+    runs = {(canonical(groups), lr): full_runs(raw, groups, lr) for groups in candidates.values() for lr in lrs}
+    ssgd = [mean_time_to_target(c, -math.inf, until)[1] for (g, _), c in runs.items() if len(g) == 1]
+    target = min(x for x in ssgd if math.isfinite(x))
+    return {k: mean_time_to_target(c, target, until)[0] for k, c in runs.items()}
 
 
-def check(raw, lrs, slack=0.2):
-    """The recommendation, and its full-run time to target against the best candidate's."""
+def check(raw, lrs, slack):
+    """The recommendation, and its full-run time to target within *slack* of the best candidate's."""
     sc = make_scenario(raw)
     rec = recommend(sc, prepare(sc), lrs=lrs)
     cands = {p.name: p.groups for p in rec.pilots}
-    table = outcomes(raw, cands, lrs, rec.target)
+    table = outcomes(raw, cands, lrs)
     best = min(table.values())
     assert table[(canonical(rec.groups), rec.lr)] <= (1 + slack) * best
     return rec, table
 
 
 def test_identical_workers():
-    """Identical workers: nothing to separate. One group is expected by the issue, but in
-    emulation ASGD and equal groups are as good (the same gradients per second and, with
-    η tuned, the same noise floor), so the pick is checked only against the full runs."""
-    raw = cluster([{"name": "all", "count": 4, "compute": 1.0}], until=30.0)
-    rec, table = check(raw, lrs=(0.1, 0.3, 1.0), slack=0.25)
+    """Identical workers: nothing to separate. The issue expects one group, but in emulation
+    with η tuned, ASGD and two groups reach the SSGD target about 20 % sooner than SSGD
+    itself (the same gradients per second, no waiting at the barrier), so the pick is
+    checked against the full runs: within 10 % of the best, and not slower than one group."""
+    raw = cluster([{"name": "all", "count": 4, "compute": 1.0}], until=60.0)
+    rec, table = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.1)
     one_group = min(v for (g, _), v in table.items() if len(g) == 1)
-    assert table[(canonical(rec.groups), rec.lr)] <= 1.25 * one_group
+    assert table[(canonical(rec.groups), rec.lr)] <= one_group
 
 
 def test_an_extreme_straggler_is_isolated():
@@ -72,12 +76,12 @@ def test_an_extreme_straggler_is_isolated():
     assert table[(canonical(rec.groups), rec.lr)] < 0.5 * one_group   # waiting for it would be far slower
 
 
-@pytest.mark.xfail(strict=True, reason="known miss: since iid shards use every row (main, 7b0a77d) the full runs "
-                   "make the two classes best (32.4 s) but the recommender picks singletons η=0.3 (40.5 s)")
+@pytest.mark.xfail(strict=True, reason="known miss: the full runs make the two classes (η = 1) best (38.3 s to "
+                   "the SSGD target), the race picks singletons η = 0.3 (41.1 s, 7.5 % later)")
 def test_two_separated_classes_make_two_groups():
     raw = cluster([{"name": "fast", "count": 3, "compute": 1.0}, {"name": "slow", "count": 3, "compute": 5.0}],
-                  until=90.0)
-    rec, _ = check(raw, lrs=(0.3, 1.0, 3.0))
+                  until=150.0)
+    rec, _ = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.05)
     assert canonical(rec.groups) == ((0, 1, 2), (3, 4, 5))
 
 
@@ -114,10 +118,14 @@ def test_bad_input_is_one_line(kwargs, match):
 def test_unreached_target_falls_back_to_the_lowest_final_loss():
     raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
     sc = make_scenario(raw)
-    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), target=1e-6, replicates=1)
+    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), target=1e-6)
     assert rec.reason.startswith("no finalist reaches the target")
-    finals = [p for p in rec.pilots if p.curves]
-    assert rec.pick.mean_final == min(p.mean_final for p in finals)
+    finals = [p for p in rec.pilots if p.rung == len(rec.rungs) - 1]
+    assert all(len(p.curves) == 2 for p in finals)   # the pilot and one replicate run
+
+    def loss(p):   # mean over its runs of the median loss of each run's last quarter
+        return np.mean([np.median([x for t, x in c if t >= 0.75 * c[-1][0]]) for c in p.curves])
+    assert loss(rec.pick) == min(loss(p) for p in finals)
 
 
 def test_lr_grid_is_geometric():
