@@ -68,7 +68,7 @@ lr = 0.05
 
 [algorithms.gsgd]
 lr = 0.2
-groups = [["fast"], ["slow"]]   # or grouping = "auto" to measure and cluster the workers
+groups = [["fast"], ["slow"]]   # or grouping = "auto": race pilot runs for the best groups and η
 """
 
 

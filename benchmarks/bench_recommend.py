@@ -1,0 +1,53 @@
+"""Wall time of the grouping recommender against one full run of the same scenario.
+
+On the paper scenario (default ``scenarios/gsgd_paper.toml``, MNIST) this times, in one
+process and interleaved ``--reps`` times: one full GSGD run as the scenario defines it
+(its groups, its η, its evaluations), and ``recommend`` (measurement, the race and the
+replicate runs). Loading the data (``prepare``) is timed once and reported apart: a user
+pays it once either way. Printed: median wall seconds of each, and the ratios
+recommend / run, with and without the shared load (the aim in the issue is <= 2).
+
+Usage: python benchmarks/bench_recommend.py [--data-dir DIR] [--reps N] [--set KEY=VALUE ...]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from netsim.config.scenario import load_scenario
+from netsim.sim.engine import Simulation, prepare
+from netsim.sim.recommend import recommend
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "gsgd_paper.toml"))
+    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--set", action="append", default=[])
+    args = ap.parse_args()
+    sc = load_scenario(args.scenario, args.set, data_dir=args.data_dir)
+    t = time.perf_counter()
+    prepared = prepare(sc)
+    load_s = time.perf_counter() - t
+    runs, recs = [], []
+    for _ in range(args.reps):
+        t = time.perf_counter()
+        Simulation(sc, "gsgd", prepared).run()
+        runs.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        rec = recommend(sc, prepared)
+        recs.append(time.perf_counter() - t)
+    run, race = statistics.median(runs), statistics.median(recs)
+    print(f"{sc.name} ({sc.model.name}): load {load_s:.2f} s | one full run {run:.2f} s | "
+          f"recommend {race:.2f} s ({len(rec.pilots)} candidates, pick {rec.name} η={rec.lr:.3g})")
+    print(f"recommend / run: {race / run:.2f} (without the load), {(race + load_s) / (run + load_s):.2f} "
+          f"(each with its own load); aim <= 2")
+
+
+if __name__ == "__main__":
+    main()
