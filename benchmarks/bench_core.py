@@ -31,7 +31,9 @@ BLAS runs with its default threads, the same for all three. The two evaluations 
 emulator always makes (t = 0 and the end) are left out (``_NoEvaluation``).
 A last line per rule times SimPy alone on the run's schedule (``event_floor``): one
 timeout per gradient, nothing else; tuned + floor is about the least a SimPy-based
-emulator can cost. Then simulated updates per wall second for 1,000 ASGD workers on digits.
+emulator can cost. Then the emulator's own CPU time per gradient with the gradient made
+free (``own_cost``: steadier than the ratios on a loaded machine), and simulated updates
+per wall second for 1,000 ASGD workers on digits.
 
 Usage: python benchmarks/bench_core.py [--data-dir DIR] [--reps N] [--rules ssgd,asgd,gsgd]
 (MNIST; default ../shared/data)
@@ -157,11 +159,14 @@ def event_floor(result, sc) -> tuple[float, float]:
 
 
 class _NoEvaluation:
-    """The scenario's model with ``loss`` and ``accuracy`` answering 0 at no cost.
+    """The scenario's model with ``loss``, ``accuracy`` and ``predict`` answering 0 at no cost.
 
-    A run evaluates the model at t = 0 and at the end even with ``eval_every = 0``; timing
-    the emulator on this model leaves those two full-data evaluations out exactly, while
-    ``gradient`` and ``residual`` are the model's own (the final model is unchanged)."""
+    A run evaluates the model at t = 0 and at the end even with ``eval_every = 0`` (the
+    training loss, and the test-set predictions behind the accuracies); timing the emulator
+    on this model leaves those two full-data evaluations out exactly, while ``gradient``
+    and ``residual`` are the model's own (the final model is unchanged). ``predict`` must be
+    stubbed too: a (10,000 x d) product there runs on every BLAS thread, whose spinning
+    afterwards was charged to the CPU time of whatever ran next."""
 
     def __init__(self, model):
         self._model = model
@@ -174,6 +179,46 @@ class _NoEvaluation:
 
     def accuracy(self, w, X, y) -> float:
         return 0.0
+
+    def predict(self, w, X) -> np.ndarray:
+        return np.zeros(X.shape[0], dtype=np.int64)
+
+
+class _FreeGradient:
+    """A model whose gradient is a constant array (d,) at no cost: timing the emulator on it
+    (with a one-column X, so that gathering rows costs next to nothing) leaves the emulator's
+    own cost per gradient: SimPy, worker loop, push, rule, PS step (two vector operations and
+    the finiteness check), records."""
+    l2 = 0.0
+
+    def __init__(self, d: int):
+        self.g = np.full(d, 1e-9)
+
+    def gradient(self, w, X, y) -> np.ndarray:
+        return self.g
+
+    def loss(self, w, X, y) -> float:
+        return 0.0
+
+    def predict(self, w, X) -> np.ndarray:
+        return np.zeros(X.shape[0], dtype=np.int64)
+
+
+def own_cost(sc, prep, rules: list[str], reps: int) -> None:
+    """Print the emulator's CPU µs per gradient with :class:`_FreeGradient` (median of *reps*)."""
+    ds = prep.dataset
+    free = replace(prep, model=_FreeGradient(prep.w0.size),
+                   dataset=replace(ds, X_train=np.ascontiguousarray(ds.X_train[:, :1]), X_test=ds.X_test[:1, :1],
+                                   y_test=ds.y_test[:1]))
+    parts = []
+    for name in rules:
+        per = []
+        for _ in range(reps):
+            cpu = time.process_time()
+            result = simulate(sc, name, prepared=free)
+            per.append((time.process_time() - cpu) / len(result.records.staleness) * 1e6)
+        parts.append(f"{name} {statistics.median(per):.1f} µs")
+    print(f"  emulator's own CPU time per gradient (free gradient, median of {reps}): {', '.join(parts)}", flush=True)
 
 
 def _emulate(sc, name, prep):
@@ -220,6 +265,7 @@ def paper(data_dir: str, reps: int, rules: list[str]) -> None:
         t = [x[1] for x in tuned]
         print(f"        SimPy floor (events only, CPU): {statistics.median(f):.3f} s = "
               f"{_fmt([a / b for a, b in zip(f, t)])} of the tuned loop", flush=True)
+    own_cost(sc, prep, rules, max(reps, 5))
 
 
 def scale() -> None:

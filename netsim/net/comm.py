@@ -37,6 +37,8 @@ class FixedLatency:
         self.env = env
         self.pull_s = list(pull_s)
         self.push_s = list(push_s)
+        self.instant = [not pull and not push for pull, push in zip(self.pull_s, self.push_s)]
+        """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
 
     def pull(self, worker: int):
         """Event that fires when *worker* has received the model, or None if at once."""
@@ -70,6 +72,7 @@ class NetworkComm:
         self.grad_bytes = grad_bytes
         self.instant = [net.min_transfer_time(ps_host, h, model_bytes) == 0
                         and net.min_transfer_time(h, ps_host, grad_bytes) == 0 for h in self.hosts]
+        """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
 
     def pull(self, worker: int):
         if self.instant[worker]:

@@ -1,9 +1,13 @@
 """Pure aggregation of pushed gradients."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 __all__ = ["mean_by_worker", "weighted_mean_by_worker"]
+
+_by_worker = attrgetter("worker")
 
 
 def mean_by_worker(pushes) -> np.ndarray:
@@ -24,7 +28,7 @@ def mean_by_worker(pushes) -> np.ndarray:
     """
     if len(pushes) == 1:
         return pushes[0].grad
-    ordered = sorted(pushes, key=lambda p: p.worker)
+    ordered = sorted(pushes, key=_by_worker)
     total = ordered[0].grad.copy()
     for p in ordered[1:]:
         total += p.grad

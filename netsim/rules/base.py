@@ -10,7 +10,7 @@ from ..errors import ScenarioError
 from ..params import Table
 from .schedules import ServerUpdate
 
-__all__ = ["Rule", "KRule", "RuleContext", "Push", "ServerActions", "Need", "RoundTimer", "stalled_on",
+__all__ = ["Rule", "KRule", "RuleContext", "Push", "CompactPush", "ServerActions", "Need", "RoundTimer", "stalled_on",
            "read_lr", "read_count", "read_round_timeout"]
 
 
@@ -19,18 +19,35 @@ class Push:
 
     Attributes: ``worker`` (id), ``grad`` (ndarray (d,)), ``version`` (the PS
     version the worker read), ``sent`` (simulated time the push left, s),
-    ``samples`` (minibatch rows behind the gradient). The gradient may be held in
-    compact form (an object with ``dense()``, see :class:`netsim.models.CompactGradient`);
-    ``grad`` then builds the dense array on each access.
+    ``samples`` (minibatch rows behind the gradient). A gradient held in compact
+    form arrives as a :class:`CompactPush`.
     """
-    __slots__ = ("worker", "_grad", "version", "sent", "samples")
+    __slots__ = ("worker", "grad", "version", "sent", "samples")
 
-    def __init__(self, worker: int, grad, version: int, sent: float, samples: int):
+    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int):
         self.worker = worker
-        self._grad = grad
+        self.grad = grad
         self.version = version
         self.sent = sent
         self.samples = samples
+
+
+class CompactPush(Push):
+    """A :class:`Push` whose gradient is held in compact form: *compact* has ``dense()``
+    (see :class:`netsim.workload.models.CompactGradient`), and ``grad`` builds the dense
+    array (d,) on each access."""
+    __slots__ = ("compact",)
+
+    def __init__(self, worker: int, compact, version: int, sent: float, samples: int):
+        self.worker = worker
+        self.compact = compact
+        self.version = version
+        self.sent = sent
+        self.samples = samples
+
+    @property
+    def grad(self) -> np.ndarray:
+        return self.compact.dense()
 
 
 @dataclass(frozen=True)
@@ -251,10 +268,6 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
         given = ", ".join(per_model.data) or "none"
         raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")
     return per_model.data[ctx.model]
-
-
-Push.grad = property(lambda self: self._grad if isinstance(self._grad, np.ndarray) else self._grad.dense(),
-                     doc="The gradient, ndarray (d,).")
 
 
 class KRule(Rule):

@@ -154,6 +154,8 @@ class GSGD(Rule):
             self._open_round(ps, k)
         self.sent_at_ = [0.0] * n
         self.observed_: list[list[float]] = [[] for _ in range(n)]
+        self.observing_ = bool(self.grouping.regroup_every or self.grouping.regroup_every_s)
+        """Iteration times are kept (``observed_``) only for regrouping, their one reader."""
         ps.send(range(n))
         if self.grouping.regroup_every_s:
             self._schedule_regroup(ps)
@@ -166,9 +168,10 @@ class GSGD(Rule):
 
     def on_push(self, ps, push: Push) -> None:
         wid = push.worker
-        seen = self.observed_[wid]
-        seen.append(ps.now - self.sent_at_[wid])
-        del seen[:-self.grouping.regroup_window]
+        if self.observing_:
+            seen = self.observed_[wid]
+            seen.append(ps.now - self.sent_at_[wid])
+            del seen[:-self.grouping.regroup_window]
         k = self.group_of_[wid]
         buffer = self.buffers_[k]
         buffer[wid] = push
@@ -212,8 +215,9 @@ class GSGD(Rule):
         self.buffers_[k] = {}
         self._open_round(ps, k)
         recipients = sorted(p.worker for p in pushes)
-        for wid in recipients:
-            self.sent_at_[wid] = ps.now
+        if self.observing_:
+            for wid in recipients:
+                self.sent_at_[wid] = ps.now
         ps.send(recipients)
         every = self.grouping.regroup_every
         if every and ps.version % every == 0:

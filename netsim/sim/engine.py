@@ -367,8 +367,7 @@ class Simulation:
         if not st.down:
             st.down = True
             st.crashes += 1
-            st.interruptible = False  # no pre-emption on top of the crash
-            st.job = None
+            st.job = None  # no pre-emption on top of the crash
             st.process.interrupt("crash")
 
     def _recover(self, ids, logged_elsewhere: bool) -> None:

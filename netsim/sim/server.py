@@ -13,6 +13,23 @@ from .records import Recorder
 __all__ = ["ParameterServer"]
 
 _sum = np.add.reduce  # ``delta.sum()`` of a 1-d array, without the method wrapper
+_SAFE_SQUARES = 1e300
+"""Below this ``delta·delta``, numpy's sum of delta is finite (see :func:`finite_sum`)."""
+
+
+def finite_sum(delta: np.ndarray) -> bool:
+    """Whether numpy's sum of the 1-d float array *delta* is finite (no NaN, no overflow).
+
+    The exact test is ``isfinite(delta.sum())``; ``delta·delta`` is a cheaper call. When
+    it is below 1e300 (NaN is not), every ``|delta_i| < 1e150``, so every partial sum of
+    the n entries is below n·1e150, finite for any array that fits in memory: the sum is
+    finite. Otherwise the exact test decides, so the answer is always the exact one.
+
+    >>> with np.errstate(over="ignore"):
+    ...     [finite_sum(np.array(v)) for v in ([1.0, -2.0], [1e200, -1e200], [1e308, 1e308], [np.nan], [np.inf])]
+    [True, True, False, False, False]
+    """
+    return True if delta.dot(delta) < _SAFE_SQUARES else math.isfinite(_sum(delta))
 
 
 class ParameterServer:
@@ -79,10 +96,10 @@ class ParameterServer:
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
         if len(pushes) == 1:
-            delta = lr * pushes[0].grad
-        else:
-            delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
-            delta *= lr
+            self.step(lr * pushes[0].grad, pushes, group, lr / self.rule.lr)
+            return
+        delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
+        delta *= lr
         self.step(delta, pushes, group, lr / self.rule.lr)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
@@ -97,35 +114,37 @@ class ParameterServer:
         if self.stop.triggered:
             return
         before = self.version
+        now = self.env.now
         if self.optimizer is not None:
-            delta = self.optimizer.step(delta, before + 1, self.env.now)
+            delta = self.optimizer.step(delta, before + 1, now)
         previous = self.w
         self.w = previous - delta
         self.version = version = before + 1
-        weight = scale / max(1, len(pushes))
-        workers = self.workers
-        if len(pushes) == 1:
+        n = len(pushes)
+        weight = scale / (n or 1)
+        if n == 1:
             p = pushes[0]
             stale = before - p.version
-            self.recorder.applied_one(self.env.now, p.worker, group, stale, version, weight)
-            workers[p.worker].applied += 1
+            self.recorder.applied_one(now, p.worker, group, stale, version, weight)
+            self.workers[p.worker].applied += 1
             self.group_staleness[group] += stale
         else:
             staleness = [before - p.version for p in pushes]
             ids = [p.worker for p in pushes]
-            self.recorder.applied(self.env.now, ids, group, staleness, version, weight)
+            self.recorder.applied(now, ids, group, staleness, version, weight)
+            workers = self.workers
             for wid in ids:
                 workers[wid].applied += 1
             self.group_staleness[group] += sum(staleness)
         self.group_updates[group] += 1
-        self.group_gradients[group] += len(pushes)
-        if not math.isfinite(_sum(delta)):  # NaN, or entries so large that their sum overflows
+        self.group_gradients[group] += n
+        if not finite_sum(delta):  # NaN, or entries so large that their sum overflows
             self.last_finite = (before, previous)
-            self.finish(f"non-finite model at update {self.version}, simulated time {self.env.now:g} s")
+            self.finish(f"non-finite model at update {version}, simulated time {now:g} s")
             return
         if self.on_update is not None:
             self.on_update(self)
-        if self.max_updates and self.version >= self.max_updates and not self.stop.triggered:
+        if self.max_updates and version >= self.max_updates and not self.stop.triggered:
             self.stop.succeed("max_updates")
 
     def send(self, workers) -> None:
@@ -135,13 +154,15 @@ class ParameterServer:
         current when it becomes free; a crashed one gets nothing (the rule's
         ``on_rejoin`` sends it a model when it is back).
         """
+        states, model = self.workers, (self.w, self.version)
         for wid in workers:
-            st = self.workers[wid]
+            st = states[wid]
             if st.down:
                 continue
             wake = st.wake
-            if wake is not None and not wake.triggered:
-                wake.succeed((self.w, self.version))
+            if wake is not None:  # waiting: woken once (a second send before it runs releases it)
+                st.wake = None
+                wake.succeed(model)
             else:
                 st.released = True
 
@@ -153,13 +174,13 @@ class ParameterServer:
     def preempt(self, worker: int) -> None:
         """Abort *worker*'s in-flight pull or computation; it restarts on the current model.
 
-        The worker stops being interruptible (and loses its ``job``) at once, so a
-        second preempt before the interrupt is delivered does nothing.
+        A worker can be pre-empted while it has a ``job`` (from taking the model to the
+        end of its computation); it loses the job at once, so a second preempt before
+        the interrupt is delivered does nothing.
         """
         st = self.workers[worker]
-        if st.interruptible and st.process is not None and st.process.is_alive:
+        if st.job is not None and st.process is not None and st.process.is_alive:
             st.process.interrupt("preempt")
-            st.interruptible = False
             st.job = None
 
     # -- read-only views of a worker's iteration in progress ----------------

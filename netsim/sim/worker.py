@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from ..rules.base import Push
+from ..rules.base import CompactPush, Push
 from ..workload.models import CompactGradient
 from .records import PHASES
 
@@ -17,10 +17,12 @@ class WorkerState:
     """Mutable state of one worker, shared between its process and the PS.
 
     Time spent (s) is accumulated per phase: ``spent[IDLE]``, ``spent[COMM]``,
-    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now. When ``spans``
+    ``spent[COMPUTE]``; ``phase``/``since`` say what it is doing now (the phase of a
+    push ends when the next one starts: at once if the worker is released, else when it
+    starts waiting, idle, in the same instant). When ``spans``
     is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
-    __slots__ = ("wid", "wake", "released", "process", "interruptible", "phase", "since",
+    __slots__ = ("wid", "wake", "released", "process", "phase", "since",
                  "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down",
                  "crashes")
 
@@ -29,7 +31,6 @@ class WorkerState:
         self.wake = None
         self.released = False
         self.process = None
-        self.interruptible = False
         self.phase = IDLE
         self.since = 0.0
         self.spent = [0.0, 0.0, 0.0, 0.0]
@@ -44,7 +45,8 @@ class WorkerState:
         self.crashes = 0
         """Crashes so far (tells a recovery that a later crash overtook it)."""
         self.job: Job | None = None
-        """The iteration in progress (pull or computation), None otherwise; see :class:`Job`."""
+        """The iteration in progress (pull or computation), None otherwise; see :class:`Job`.
+        Only a worker with a job can be pre-empted."""
 
     def enter(self, phase: int, now: float) -> None:
         """Close the current phase at *now* and start *phase*."""
@@ -172,7 +174,7 @@ class RowGather:
         buf = buffers.get(n)
         if buf is None:
             buf = buffers[n] = np.empty((n, self.X.shape[1]), dtype=self.X.dtype)
-        return self.X.take(rows, axis=0, out=buf, mode="clip")
+        return self.X.take(rows, 0, buf, "clip")  # axis 0 into buf, positional (cheaper than keywords)
 
 
 def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
@@ -190,8 +192,8 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     computation (read-only for the PS; it does not change what the worker does).
 
     With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
-    evaluated as soon as the model has arrived and the model is let go; the push carries a
-    :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
+    evaluated as soon as the model has arrived and the model is let go; the push is a
+    :class:`~netsim.rules.base.CompactPush` holding a :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
     b·(1 + classes) values instead of two d-vectors while it computes.
 
     *gather* (:class:`RowGather` of *X*) collects minibatch rows; the engine gives every
@@ -202,6 +204,9 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     source = MinibatchSource(sampler, gradient, X, y)
     gather = gather or RowGather(X)
     pull, push, receive, enter, next_draw = comm.pull, comm.push, ps.receive, st.enter, draws.__next__
+    instant = comm.instant[wid]  # no transfer ever takes time: pull and push are skipped
+    job = Job(None, 0, source)  # reused: the PS reads it only through st.job, at once
+    size = sampler.size  # rows of every minibatch
     while True:
         try:
             if st.down:  # crashed: wait, inside the try, so a crash at the instant of return is handled too
@@ -211,41 +216,45 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.revive = None
                 st.enter(IDLE, env.now)
                 continue
-            if st.released:
+            if st.released:  # the next enter closes the phase of the last push (no idle time between)
                 st.released = False
                 w, version = ps.w, ps.version
             else:
+                if st.phase != IDLE:  # idle from the end of the last push
+                    enter(IDLE, env.now)
                 st.wake = env.event()
                 w, version = yield st.wake
                 st.wake = None
-            st.job = job = Job(w, version, source)
-            st.interruptible = True
-            event = pull(wid)
-            if event is not None:
-                enter(COMM, env.now)
-                yield event
+            if not instant:
+                job.w, job.version, job.start, job.duration = w, version, None, 0.0
+                st.job = job
+                event = pull(wid)
+                if event is not None:
+                    enter(COMM, env.now)
+                    yield event
             now = env.now
             enter(COMPUTE, now)
-            job.start = now
-            job.duration = duration = next_draw() * st.slowdown
+            duration = next_draw() * st.slowdown
+            job.w, job.version, job.start, job.duration = w, version, now, duration
+            st.job = job
             if residual is not None:
                 rows = sampler.peek()
                 factor = residual(w, gather(rows), y[rows])
                 w = job.w = None
             yield timeout(duration)
-            st.interruptible = False
             st.job = None
             rows = sampler.next()
-            grad = gradient(w, gather(rows), y[rows]) if residual is None else CompactGradient(X, rows, factor)
-            event = push(wid)
-            if event is not None:
-                enter(COMM, env.now)
-                yield event
+            if residual is None:
+                grad = gradient(w, gather(rows), y[rows])
+            if not instant:
+                event = push(wid)
+                if event is not None:
+                    enter(COMM, env.now)
+                    yield event
             now = env.now
-            enter(IDLE, now)
-            receive(Push(wid, grad, version, now, len(rows)))
+            receive(Push(wid, grad, version, now, size) if residual is None
+                    else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size))
         except simpy.Interrupt as interrupt:
-            st.interruptible = False
             st.job = None
             st.wake = None
             st.revive = None

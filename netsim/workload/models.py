@@ -69,7 +69,8 @@ class Model:
         ``l2 w + 1/N sum_i (sig(w^T x_i) - y_i) x_i``; softmax: ``l2 w + 1/N X^T (P - Y)``
         flattened in C order.
         """
-        g = self.expand(X, self.residual(w, X, y))
+        r = self.residual(w, X, y)
+        g = X.T @ r if r.ndim == 1 else (X.T @ r).ravel()  # expand(X, r), one call less per gradient
         if self.l2:
             g += self.l2 * w
         return g
