@@ -243,7 +243,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             p.timing = group_timing(measurement.iteration, p.groups)
     fractions = rung_fractions(len(pilots), factor, first, last)
     slowest = float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
-    horizons = _fit_budget([f * H for f in fractions], len(pilots), factor, finalists, budget_s, 2 * slowest)
+    horizons = _fit_budget([f * H for f in fractions], len(pilots), factor, finalists, budget_s, 2 * slowest,
+                           max(replicates, 1))
     eval_every = min(horizons[0] / 8, H / 100)
     pilot_sc = replace(scenario, run=replace(scenario.run, eval_every=eval_every, eval_every_updates=0,
                                              timeline_until=0.0, target_loss=0.0))
@@ -348,18 +349,26 @@ def replicate_seed(seed: int, k: int) -> int:
     return int(np.random.SeedSequence([seed, 0x5EED, k]).generate_state(1)[0] >> 1)
 
 
-def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, budget_s, min_pilot: float) -> list[float]:
-    """Rung horizons (s), scaled down when their planned cost exceeds *budget_s* (s).
+def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, budget_s, min_pilot: float,
+                replicates: int = 1) -> list[float]:
+    """Rung horizons (s), scaled down when their planned cost — *n* pilots through the
+    rungs, then ``replicates − 1`` more runs of each last-rung candidate — exceeds
+    *budget_s* (simulated s).
 
     Raises RecommendError when the scaled first rung would be shorter than *min_pilot* (s).
+
+    >>> _fit_budget([1.0, 3.0, 9.0], 10, 3.0, 2, 24.0, 0.1, replicates=2)   # plan: 10 + 4·2 + 2·6 + 2·9 = 48
+    [0.5, 1.5, 4.5]
     """
     if budget_s is None:
         return horizons
     alive, cost, prev = n, 0.0, 0.0
-    for h in horizons:
+    for r, h in enumerate(horizons):
+        if r:
+            alive = min(alive, max(finalists, math.ceil(alive / factor)))
         cost += alive * (h - prev)
         prev = h
-        alive = max(finalists, math.ceil(alive / factor))
+    cost += alive * (replicates - 1) * horizons[-1]
     if cost <= budget_s:
         return horizons
     scale = budget_s / cost

@@ -130,3 +130,13 @@ def test_unreached_target_falls_back_to_the_lowest_final_loss():
 
 def test_lr_grid_is_geometric():
     assert lr_grid(1.0, 5) == pytest.approx((1 / 9, 1 / 3, 1.0, 3.0, 9.0))
+
+
+def test_a_budget_caps_the_pilots_and_their_replicates():
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=200.0)
+    sc = make_scenario(raw)
+    # unscaled plan: 8 pilots to 7.4 s, 3 on to 22.2, 2 on to 66.7 and 100, 2 replicates to 100: 459 s
+    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0)
+    spent = sum(p.sim_s for p in rec.pilots)                # simulated s of every pilot and replicate run
+    assert 0 < spent <= 300.0 * 1.02                        # a run may end a little past its rung
+    assert rec.rungs[-1] == pytest.approx(100.0 * 300.0 / 459.26, rel=1e-3)   # the rungs shrank to fit
