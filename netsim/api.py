@@ -73,20 +73,25 @@ def exit_status(statuses) -> int:
 
 
 @contextmanager
-def _interruptible():
-    """While a run goes, SIGTERM acts as Ctrl-C does (KeyboardInterrupt), so the run
-    ends with status ``interrupted`` and its files written (main thread only)."""
+def _interruptible(sim: Simulation):
+    """While *sim* runs, Ctrl-C and SIGTERM ask it to stop at its next tick, between two
+    events (:meth:`Simulation.request_stop`), so the run ends with status
+    ``interrupted``, every recorded update complete, and its files written; a second
+    signal stops at once (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum, frame):
-        raise KeyboardInterrupt
-    old = signal.signal(signal.SIGTERM, interrupt)
+        if sim.stop_requested:
+            raise KeyboardInterrupt
+        sim.request_stop()
+    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 @contextmanager
@@ -299,7 +304,7 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
     writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
     try:
-        with _interruptible():
+        with _interruptible(sim):
             result = sim.run(progress, progress_every, sink=writer.flush)
     except RunInterrupted as stop:
         with _sheltered():

@@ -167,6 +167,7 @@ class Simulation:
         self.grouping: dict | None = None
         self.started = False
         self.interrupted = ""
+        self._stop_requested = False
         self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
         self.lost: set[int] = set()  # workers down with no recovery scheduled
         for event in scenario.events:
@@ -207,12 +208,31 @@ class Simulation:
     def _progress(self, callback, every: float):
         while True:
             yield self.env.timeout(every)
+            self._honour_stop_request()
             callback(self.snapshot())
+            self._honour_stop_request()   # a signal during the callback stops here, not one tick later
 
     def _flusher(self, sink, every: float):
         while True:
             yield self.env.timeout(every)
+            self._honour_stop_request()
             sink(self.recorder)
+            self._honour_stop_request()
+
+    def request_stop(self) -> None:
+        """Ask the run to end (signal-handler safe: only sets a flag). The run stops at the
+        next progress or flush tick, between two events, so no update is half recorded;
+        ``run`` then raises RunInterrupted."""
+        self._stop_requested = True
+
+    @property
+    def stop_requested(self) -> bool:
+        """Whether :meth:`request_stop` was called."""
+        return self._stop_requested
+
+    def _honour_stop_request(self) -> None:
+        if self._stop_requested and not self.stop.triggered:
+            self.stop.succeed("interrupted")
 
     # -- run --------------------------------------------------------------
     def run(self, progress=None, progress_every: float | None = None, sink=None) -> Result:
@@ -285,6 +305,8 @@ class Simulation:
                 self.env.run(until=self.stop)
             else:
                 self.env.run(until=self.env.any_of([self.stop, self.env.timeout(until - self.env.now)]))
+        if self._stop_requested:
+            raise KeyboardInterrupt
 
     def end(self) -> Result:
         """Evaluate the final model (the last finite one after divergence); the Result."""
