@@ -42,7 +42,7 @@ from .engine import Prepared, Simulation, prepare
 from .measurement import Measurement, measure
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
-           "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target", "mean_half_horizon_loss"]
+           "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target"]
 
 
 class RecommendError(ValueError):
@@ -203,8 +203,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         its loss is the mean over them.
     budget_s : cap on the pilots' simulated seconds; rung horizons shrink to fit.
     eval_rows : training rows the pilots evaluate the loss on (a fixed subsample).
-    target : target loss; default ``run.target_loss``, else the lowest loss a candidate
-        holds at the end of the last rung (see :func:`_target`).
+    target : target loss; default ``run.target_loss``, else the highest loss any run of
+        the pick holds at the end of the last rung.
     rule : the GSGD rule asking (hand groups, k_max, probe rounds, centre of the η grid,
         options the pilots keep); default the scenario's ``[algorithms.gsgd]``.
 
@@ -234,6 +234,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     lrs = _validate_lrs(lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs)
     if not (factor > 1 and 0 < first <= last <= 1):
         raise RecommendError(f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}")
+    if replicates < 1:
+        raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
@@ -244,7 +246,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     fractions = rung_fractions(len(pilots), factor, first, last)
     slowest = float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
     horizons = _fit_budget([f * H for f in fractions], len(pilots), factor, finalists, budget_s, 2 * slowest,
-                           max(replicates, 1))
+                           replicates)
     eval_every = min(horizons[0] / 8, H / 100)
     pilot_sc = replace(scenario, run=replace(scenario.run, eval_every=eval_every, eval_every_updates=0,
                                              timeline_until=0.0, target_loss=0.0))
@@ -281,8 +283,6 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         sim.env = None  # free the SimPy state of every pilot
     finals = [pilots[i] for i in alive]
     H_run = horizons[-1]
-    if replicates < 1:
-        raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
     for p in finals:
         p.curves = [p.curve]
         for rep in range(1, replicates):
@@ -423,13 +423,6 @@ def mean_time_to_target(curves, target: float, horizon: float) -> tuple[float, f
     hit = np.flatnonzero(mean <= target)
     final = float(mean[-1])
     return (float(grid[hit[0]]), final, True) if hit.size else (2 * horizon, final, False)
-
-
-def mean_half_horizon_loss(curves, horizon: float) -> float:
-    """The lowest value of the mean smoothed curve of *curves* up to half the *horizon* (s):
-    the loss reached by then (a spike at exactly half the horizon does not count)."""
-    grid, mean = mean_curve(curves, horizon)
-    return float(mean[:np.searchsorted(grid, horizon / 2 - 1e-9) + 1].min())
 
 
 def _predict(p: Pilot, target: float, horizon: float) -> None:
