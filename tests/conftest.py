@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from netsim.config.scenario import parse_scenario
@@ -43,3 +44,13 @@ def mnist_dir() -> Path:
 
 needs_mnist = pytest.mark.skipif(not (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").exists(),
                                  reason="MNIST not found at ../shared/data/mnist (only in the project workspace)")
+
+
+def central_differences(f, w, h=1e-5):
+    """Gradient of the scalar *f* at *w* (d,) by central differences of step *h*: (d,)."""
+    g = np.empty_like(w)
+    for i in range(w.size):
+        e = np.zeros_like(w)
+        e[i] = h
+        g[i] = (f(w + e) - f(w - e)) / (2 * h)
+    return g

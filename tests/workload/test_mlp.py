@@ -4,20 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import base_raw, make_scenario
+from conftest import base_raw, central_differences, make_scenario
 
 from netsim.errors import ScenarioError
 from netsim.sim.engine import prepare, simulate
 from netsim.workload.models import make_model
-
-
-def finite_difference(f, w, h=1e-6):
-    g = np.zeros_like(w)
-    for i in range(w.size):
-        e = np.zeros_like(w)
-        e[i] = h
-        g[i] = (f(w + e) - f(w - e)) / (2 * h)
-    return g
 
 
 @pytest.mark.parametrize("hidden,l2", [((6,), 0.0), ((5, 4), 0.1)])
@@ -31,7 +22,7 @@ def test_gradient_matches_finite_differences(hidden, l2):
     for W, b in model.layers(w, 4)[:-1]:
         b += 0.05
     g = model.gradient(w, X, y)
-    fd = finite_difference(lambda v: model.loss(v, X, y), w)
+    fd = central_differences(lambda v: model.loss(v, X, y), w, h=1e-6)
     assert np.abs(g - fd).max() <= 1e-7 * max(1.0, np.abs(fd).max())
 
 

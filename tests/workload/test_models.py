@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import central_differences
 
 from netsim.workload.models import (
     MODELS,
@@ -17,15 +18,6 @@ from netsim.workload.models import (
 
 def sigmoid(z):
     return 1.0 / (1.0 + math.exp(-z))
-
-
-def central_differences(f, w, h=1e-5):
-    g = np.empty_like(w)
-    for i in range(w.size):
-        e = np.zeros_like(w)
-        e[i] = h
-        g[i] = (f(w + e) - f(w - e)) / (2 * h)
-    return g
 
 
 def random_problem(seed, n_classes, n=9, d=5):
