@@ -100,6 +100,10 @@ class Rule:
     description: ClassVar[str] = ""
     source: ClassVar[str] = ""
     momentum_defined: ClassVar[bool] = True
+    lean: ClassVar[bool] = False
+    """True when the rule never pre-empts, reads or collects a worker's iteration in
+    progress (``preempt``, ``reading``, ``collect``): its workers may then run as lean
+    callbacks (:mod:`netsim.sim.lean`)."""
     update: ServerUpdate = ServerUpdate()
 
     def __init__(self, lr: float, groups: list[list[int]]):

@@ -83,6 +83,7 @@ class GSGD(Rule):
     name = "gsgd"
     description = "group SGD: synchronous inside each group, asynchronous across groups"
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
+    lean = True
 
     def __init__(self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()):
         super().__init__(lr, groups)

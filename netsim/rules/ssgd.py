@@ -20,6 +20,7 @@ class SSGD(Rule):
     name = "ssgd"
     description = "synchronous SGD: average all workers' gradients each round"
     source = "ALGORITHMS.md §1a (BSP)"
+    lean = True
 
     def __init__(self, lr: float, groups: list[list[int]], *, round_timeout: float = 0.0):
         super().__init__(lr, groups)

@@ -27,6 +27,7 @@ from .records import (
     class_accuracy,
     idle_pct,
 )
+from .lean import LeanWorker
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
@@ -147,7 +148,7 @@ class Simulation:
     """One run being built and executed; ``snapshot()`` gives the live state."""
 
     def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None,
-                 label: str | None = None, *, rule=None, eval_rows: np.ndarray | None = None):
+                 label: str | None = None, *, rule=None, eval_rows: np.ndarray | None = None, lean: bool = True):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
         self.label = label or self.algorithm
@@ -175,6 +176,8 @@ class Simulation:
                 self.returning.update(event.workers)
         self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
                                         scenario.network, self.prepared.w0.size)
+        self.general_reason = lean_blocker(scenario, self.rule, self.comm) if lean else "asked for"
+        """Why the workers run as SimPy processes ('' : they run as lean callbacks, :mod:`netsim.sim.lean`)."""
 
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:
@@ -267,8 +270,11 @@ class Simulation:
             st = self.states[wid]
             draws = wc.compute.draws(self.streams.rng("compute", wid), m)
             sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
-            st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                    residual, gather))
+            if not self.general_reason:
+                LeanWorker(env, st, self.ps, gradient, y, sampler, draws, gather)
+            else:
+                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
+                                                        residual, gather))
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
@@ -503,6 +509,25 @@ class Simulation:
         return Snapshot(self.label, self.algorithm, now, run.until, self.ps.version, run.max_updates,
                         last[2] if last else None, last[3] if last else None,
                         last[1] if last else None, last[0] if last else None, tuple(groups))
+
+
+def lean_blocker(scenario: Scenario, rule, comm) -> str:
+    """What keeps a run's workers from running as lean callbacks ('' : nothing).
+
+    :class:`~netsim.sim.lean.LeanWorker` cannot be interrupted or inspected and pushes
+    dense gradients at once, so it needs a rule that never pre-empts, reads or collects
+    a worker's iteration (``rule.lean``), no timed events (crashes, slowdowns, link
+    changes), transfers that take no time and no compact gradients.
+    """
+    if not rule.lean:
+        return f"rule {rule.name} interrupts or inspects workers"
+    if scenario.events:
+        return "timed events"
+    if not all(comm.instant):
+        return "transfers take time"
+    if scenario.run.compact_gradients:
+        return "compact gradients"
+    return ""
 
 
 def advise(scenario: Scenario, rounds: int | None = None) -> dict:
