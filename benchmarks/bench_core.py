@@ -52,6 +52,7 @@ from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
 from netsim.sim.engine import prepare, simulate
 from netsim.sim.worker import BatchSampler
+from netsim.workload.models import Model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,14 +185,14 @@ class _NoEvaluation:
         return np.zeros(X.shape[0], dtype=np.int64)
 
 
-class _FreeGradient:
+class _FreeGradient(Model):
     """A model whose gradient is a constant array (d,) at no cost: timing the emulator on it
     (with a one-column X, so that gathering rows costs next to nothing) leaves the emulator's
     own cost per gradient: SimPy, worker loop, push, rule, PS step (two vector operations and
     the finiteness check), records."""
-    l2 = 0.0
 
     def __init__(self, d: int):
+        super().__init__()
         self.g = np.full(d, 1e-9)
 
     def gradient(self, w, X, y) -> np.ndarray:

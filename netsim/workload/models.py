@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["Model", "SmoothSVM", "Logistic", "Softmax", "MLP", "MODELS", "make_model"]
+__all__ = ["Model", "MarginModel", "SmoothSVM", "Logistic", "Softmax", "MLP", "MODELS", "make_model"]
 
 
 class Model:
@@ -103,8 +103,48 @@ class Model:
     def _penalty(self, w: np.ndarray) -> float:
         return 0.5 * self.l2 * float(w @ w) if self.l2 else 0.0
 
+    stacked: bool = False
+    """Whether :meth:`gradients` evaluates k minibatches as one stacked product per step
+    (else it calls :meth:`gradient` k times)."""
 
-class SmoothSVM(Model):
+    def gradients(self, W: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
+        """Gradients of k minibatches of b rows, ndarray (k, n_params): row i is
+        ``gradient(W[i], Xs[i], Ys[i])`` bit for bit.
+
+        *W* (k, n_params), or (1, n_params) when all k share one model; *Xs* dense
+        (k, b, n_features); *Ys* (k, b).
+        """
+        return np.stack([self.gradient(W[i if len(W) > 1 else 0], Xs[i], Ys[i]) for i in range(len(Xs))])
+
+
+class MarginModel(Model):
+    """A binary linear model whose residual is an elementwise function of the margins
+    ``z = X @ w`` and the labels (:meth:`factor`), so k minibatches stack.
+
+    numpy's matmul of stacked arrays makes, for each item, the same BLAS call as the
+    product of that item alone (a matrix-vector product with the same strides), so
+    :meth:`gradients` gives the bits of :meth:`gradient` with one call per step instead
+    of k.
+    """
+    stacked = True
+
+    def factor(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The residual from margins *z* and labels *y* of the same shape (..., b), a
+        new array; the mean runs over the last axis (b rows)."""
+        raise NotImplementedError
+
+    def residual(self, w, X, y):
+        return self.factor(X @ w, y)
+
+    def gradients(self, W, Xs, Ys):
+        R = self.factor(np.matmul(Xs, W[:, :, None])[:, :, 0], Ys)
+        G = np.matmul(Xs.transpose(0, 2, 1), R[:, :, None])[:, :, 0]
+        if self.l2:
+            G += self.l2 * W
+        return G
+
+
+class SmoothSVM(MarginModel):
     """Squared-hinge ("smooth") SVM, as in Table 1 of the GSGD paper.
 
     ``f(w) = l2/2 ||w||^2 + 1/(2N) sum_i max(0, 1 - s_i w^T x_i)^2`` with
@@ -126,16 +166,16 @@ class SmoothSVM(Model):
         h = np.maximum(1.0 - s * (X @ w), 0.0)
         return 0.5 * float(h @ h) / h.shape[0] + self._penalty(w)
 
-    def residual(self, w, X, y):
-        """``r`` with data gradient ``X^T r``: ``-max(0, 1 - s_i w^T x_i) s_i / N``, shape (n,)."""
+    def factor(self, z, y):
+        """``r`` with data gradient ``X^T r``: ``-max(0, 1 - s_i z_i) s_i / N``, ``z = X @ w``."""
         s = 2.0 * y - 1.0
-        r = np.maximum(1.0 - s * (X @ w), 0.0)
+        r = np.maximum(1.0 - s * z, 0.0)
         r *= s
-        r *= -1.0 / r.shape[0]
+        r *= -1.0 / r.shape[-1]
         return r
 
 
-class Logistic(Model):
+class Logistic(MarginModel):
     """Binary logistic regression.
 
     ``f(w) = l2/2 ||w||^2 - 1/N sum_i [y_i log sig(z_i) + (1 - y_i) log(1 - sig(z_i))]``
@@ -157,11 +197,11 @@ class Logistic(Model):
         z = X @ w
         return float(np.mean(np.logaddexp(0.0, z) - y * z)) + self._penalty(w)
 
-    def residual(self, w, X, y):
-        """``r`` with data gradient ``X^T r``: ``(sig(w^T x_i) - y_i) / N``, shape (n,)."""
-        r = expit(X @ w)
+    def factor(self, z, y):
+        """``r`` with data gradient ``X^T r``: ``(sig(z_i) - y_i) / N``, ``z = X @ w``."""
+        r = expit(z)
         r -= y
-        r *= 1.0 / r.shape[0]
+        r *= 1.0 / r.shape[-1]
         return r
 
 
