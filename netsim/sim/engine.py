@@ -27,7 +27,7 @@ from .records import (
     class_accuracy,
     idle_pct,
 )
-from .lean import InstantBatch, LeanWorker
+from .lean import LeanCrew
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
@@ -266,13 +266,13 @@ class Simulation:
         residual = prep.model.residual if scenario.run.compact_gradients else None
         batch = scenario.run.batch_size
         gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
-        instants = None if self.general_reason else InstantBatch(prep.model, y, gather)
+        crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
         for wid, wc, m in scenario.worker_slots():
             st = self.states[wid]
             draws = wc.compute.draws(self.streams.rng("compute", wid), m)
             sampler = BatchSampler(prep.shards[wid], batch, self.streams.rng("batch", wid))
-            if not self.general_reason:
-                LeanWorker(env, st, self.ps, sampler, draws, instants)
+            if crew is not None:
+                crew.add(st, sampler, draws)
             else:
                 st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
                                                         residual, gather))

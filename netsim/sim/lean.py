@@ -1,13 +1,21 @@
-"""The lean worker: a worker as a SimPy callback, for runs that need no interruption.
+"""Lean workers: workers as SimPy callbacks, for runs that need no interruption.
 
 :func:`netsim.sim.worker.worker_process` is a SimPy process: it can be pre-empted,
 crash, wait for transfers that take time, and exposes its iteration to the PS
-(``st.job``). When a run needs none of that (:func:`netsim.sim.engine.lean_reason`),
-the engine uses :class:`LeanWorker` instead: the same iterations, drawn from the
-same streams, pushed in the same order at the same simulated times, scheduled as
-the same SimPy heap entries in the same order, so every result is bit-identical,
-but without a generator to resume per event; and the gradients of the computations
-that end at one simulated instant are evaluated together (:class:`InstantBatch`).
+(``st.job``). When a run needs none of that (:func:`netsim.sim.engine.lean_blocker`),
+the engine uses a :class:`LeanCrew` instead: the same iterations, drawn from the
+same streams, pushed in the same order at the same simulated times, with SimPy heap
+entries in the same order, so every result is bit-identical; but no generator is
+resumed per event, the wake-ups one ``send`` gives are one heap entry, and the
+gradients of the computations that end at one simulated instant are evaluated
+together (:class:`InstantBatch`).
+
+Why the order is the same: SimPy runs entries by (time, priority, sequence number).
+A worker makes its entries where its process would (its start, urgent, at time 0;
+the end of each computation, after the drawn time), so only their numbers shift, by
+the entries it does not make, which keeps their order. The wake-ups of one ``send``
+are consecutive entries (nothing else is scheduled inside its loop), so running
+them as one entry, in the same order, changes nothing either.
 """
 from __future__ import annotations
 
@@ -16,7 +24,7 @@ import numpy as np
 from ..rules.base import Push
 from .worker import COMPUTE, IDLE
 
-__all__ = ["LeanWorker", "InstantBatch"]
+__all__ = ["LeanCrew", "LeanWorker", "InstantBatch"]
 
 STACK_BYTES = 1 << 20
 """Most bytes of minibatch rows stacked in one product (about a core's L2 cache): a
@@ -26,56 +34,100 @@ _URGENT, _NORMAL = 0, 1
 """SimPy's event priorities (``simpy.events.URGENT``, ``NORMAL``)."""
 
 
-class LeanWorker:
-    """Worker ``st.wid`` driven by callbacks: wait for a model, compute, push; repeat.
+class _Entry:
+    """A reusable SimPy heap entry: SimPy calls ``callbacks[0](self)`` when it is due
+    (all SimPy reads of a processed event are ``callbacks`` and ``_ok``)."""
+    __slots__ = ("callbacks", "_ok", "_value")
 
-    The object is its own SimPy event: :meth:`_at` schedules it, and SimPy calls its
-    one callback when its time comes. It is also the PS's wake-up handle: while the
-    worker waits, ``st.wake`` is this object, and the PS's ``send`` calls
-    :meth:`succeed` with ``(w, version)`` as it would on a process's wake event.
+    def __init__(self):
+        self.callbacks = None
+        self._ok = True
+        self._value = None
 
-    Each heap entry is made where the process would make its own: the start at
-    creation (the process's initialisation, urgent, at time 0), the wake-up when the
-    PS sends a model (at once), the end of the computation (after the drawn time, s).
-    The worker's phase times (``st.enter``), push count and the pushes themselves
-    are those of the process, call by call.
+
+class LeanCrew:
+    """The lean workers of one run and what they share.
 
     Parameters
     ----------
     env : simpy.Environment
-    st : WorkerState
     ps : ParameterServer
+    model : Model (its ``gradient`` and ``gradients``).
+    y : ndarray (n,), training labels.
+    gather : RowGather of the training rows X (n, d).
+    """
+
+    def __init__(self, env, ps, model, y: np.ndarray, gather):
+        self.env = env
+        self.ps = ps
+        self.instants = InstantBatch(model, y, gather)
+        self.wakes: _Wakes | None = None
+        """The wake-ups of the ``send`` in progress (one heap entry), until it is due."""
+
+    def add(self, st, sampler, draws) -> "LeanWorker":
+        """Worker ``st.wid`` with its minibatch *sampler* and compute-time iterator *draws* (s)."""
+        return LeanWorker(self, st, sampler, draws)
+
+
+class _Wakes(_Entry):
+    """The workers one ``send`` woke, in order, and the model ``(w, version)`` it sent."""
+    __slots__ = ("model", "workers")
+
+    def __init__(self, model, worker: "LeanWorker"):
+        super().__init__()
+        self.model = model
+        self.workers = [worker]
+        self.callbacks = (_Wakes._due,)
+
+    def _due(self) -> None:
+        model, self.model = self.model, None  # closed: a later send makes its own entry
+        for worker in self.workers:
+            worker.w, worker.version = model
+            worker._compute()
+
+
+class LeanWorker(_Entry):
+    """Worker ``st.wid`` driven by callbacks: wait for a model, compute, push; repeat.
+
+    The object is its own SimPy heap entry (for its start and the end of each
+    computation). It is also the PS's wake-up handle: while the worker waits,
+    ``st.wake`` is this object, and the PS's ``send`` calls :meth:`succeed` with
+    ``(w, version)`` as it would on a process's wake event. The worker's phase times
+    (``st.enter``), push count and pushes are those of the process, call by call.
+
+    Parameters
+    ----------
+    crew : LeanCrew
+    st : WorkerState
     sampler : BatchSampler of the worker's shard.
     draws : iterator of compute times (s).
-    batch : InstantBatch, shared by all workers.
     """
-    __slots__ = ("env", "st", "ps", "sampler", "draw", "batch", "w", "version", "grad",
-                 "callbacks", "_ok", "_value")
+    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad")
 
-    def __init__(self, env, st, ps, sampler, draws, batch: "InstantBatch"):
-        self.env = env
+    def __init__(self, crew: LeanCrew, st, sampler, draws):
+        super().__init__()
+        self.crew = crew
+        self.env = crew.env
         self.st = st
-        self.ps = ps
         self.sampler = sampler
         self.draw = draws.__next__
-        self.batch = batch
         self.w = None
         self.version = 0
         self.grad = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
-        self._ok = True  # what SimPy reads of a processed event
-        self._value = None
-        self._at(LeanWorker._start, 0.0, _URGENT)
-
-    def _at(self, callback, delay: float, priority: int = _NORMAL) -> None:
-        """Have SimPy call ``callback(self)`` after *delay* s (the heap entry a process's event makes)."""
-        self.callbacks = (callback,)
-        self.env.schedule(self, priority, delay)
+        self.callbacks = (LeanWorker._start,)
+        self.env.schedule(self, _URGENT, 0.0)
 
     def succeed(self, model) -> None:
-        """The PS sends *model* ``(w, version)``: start computing on it at this instant."""
-        self.w, self.version = model
-        self._at(LeanWorker._compute, 0.0)
+        """The PS sends *model* ``(w, version)``: start computing on it at this instant
+        (after the entries already due now), with the others the same ``send`` woke."""
+        crew = self.crew
+        wakes = crew.wakes
+        if wakes is not None and wakes.model is model:  # the same send: one entry
+            wakes.workers.append(self)
+        else:
+            crew.wakes = wakes = _Wakes(model, self)
+            self.env.schedule(wakes, _NORMAL, 0.0)
 
     def _start(self) -> None:
         """First iteration: the model the rule sent at the start, else wait for one."""
@@ -85,7 +137,7 @@ class LeanWorker:
         st = self.st
         if st.released:  # the PS sent a model while the worker was busy: no idle time
             st.released = False
-            ps = self.ps
+            ps = self.crew.ps
             self.w, self.version = ps.w, ps.version
             self._compute()
         else:
@@ -94,21 +146,23 @@ class LeanWorker:
             st.wake = self
 
     def _compute(self) -> None:
-        now = self.env.now
+        env = self.env
+        now = env.now
         self.st.enter(COMPUTE, now)
         duration = self.draw()
-        self.batch.register(self, now + duration)  # the time SimPy computes for the entry below
-        self._at(LeanWorker._push, duration)
+        self.crew.instants.register(self, now + duration)  # the time SimPy computes for the entry below
+        self.callbacks = (LeanWorker._push,)
+        env.schedule(self, _NORMAL, duration)
 
     def _push(self) -> None:
         """The computation ended: the gradient of the next minibatch at the model read, pushed at once."""
         now = self.env.now
         grad = self.grad
         if grad is None:
-            self.batch.evaluate(now)
+            self.crew.instants.evaluate(now)
             grad = self.grad
         self.grad = None
-        self.ps.receive(Push(self.st.wid, grad, self.version, now, self.sampler.size))
+        self.crew.ps.receive(Push(self.st.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
 
@@ -154,18 +208,23 @@ class InstantBatch:
         workers = self.ending.pop(now)
         rows = [wk.sampler.next() for wk in workers]
         k, b = len(rows), len(rows[0])
-        model, y, gather = self.model, self.y, self.gather
         if k == 1 or not self.stacked or any(len(r) != b for r in rows):
+            model, y, gather = self.model, self.y, self.gather
             for wk, r in zip(workers, rows):
                 wk.grad = model.gradient(wk.w, gather(r), y[r])
             return
-        cap = max(1, STACK_BYTES // (b * gather.X.shape[1] * gather.X.itemsize))
-        for lo in range(0, k, cap):
-            part, prow = workers[lo:lo + cap], rows[lo:lo + cap]
-            n = len(part)
-            every = np.concatenate(prow)
-            w = part[0].w
-            W = w[None] if all(wk.w is w for wk in part) else np.stack([wk.w for wk in part])
-            G = model.gradients(W, gather(every).reshape(n, b, -1), y[every].reshape(n, b))
-            for wk, g in zip(part, G):
-                wk.grad = g
+        X = self.gather.X
+        stacks = -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES)  # as few as fit, as even as can be
+        for i in range(stacks):
+            lo, hi = i * k // stacks, (i + 1) * k // stacks
+            self._stack(workers[lo:hi], rows[lo:hi])
+
+    def _stack(self, workers: list, rows: list) -> None:
+        """One stacked evaluation of *workers*' gradients on their minibatches *rows*."""
+        k = len(rows)
+        every = np.concatenate(rows)
+        w = workers[0].w
+        W = w[None] if all(wk.w is w for wk in workers) else np.stack([wk.w for wk in workers])
+        G = self.model.gradients(W, self.gather(every).reshape(k, len(rows[0]), -1), self.y[every].reshape(k, -1))
+        for wk, g in zip(workers, G):
+            wk.grad = g
