@@ -15,6 +15,7 @@ class SAASGD(Rule):
     name = "sa_asgd"
     description = "staleness-aware ASGD: apply each gradient on arrival with learning rate η / max(1, τ)"
     source = "Zhang, Gupta, Lian, Liu, IJCAI 2016 (arXiv 1511.05950); ALGORITHMS.md §6.3"
+    lean = True
 
     def start(self, ps) -> None:
         self.group_of_ = self.group_index()
