@@ -116,7 +116,7 @@ class LeanWorker(_Entry):
         self.grad = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
         self.callbacks = (LeanWorker._start,)
-        self.env.schedule(self, _URGENT, 0.0)
+        self.env.schedule(self, _URGENT, 0)  # as SimPy initialises a process: an int 0 keeps time 0 an int
 
     def succeed(self, model) -> None:
         """The PS sends *model* ``(w, version)``: start computing on it at this instant
@@ -127,7 +127,7 @@ class LeanWorker(_Entry):
             wakes.workers.append(self)
         else:
             crew.wakes = wakes = _Wakes(model, self)
-            self.env.schedule(wakes, _NORMAL, 0.0)
+            self.env.schedule(wakes, _NORMAL, 0)  # as Event.succeed
 
     def _start(self) -> None:
         """First iteration: the model the rule sent at the start, else wait for one."""
@@ -214,7 +214,7 @@ class InstantBatch:
                 wk.grad = model.gradient(wk.w, gather(r), y[r])
             return
         X = self.gather.X
-        stacks = -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES)  # as few as fit, as even as can be
+        stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))  # as few as fit, as even as can be
         for i in range(stacks):
             lo, hi = i * k // stacks, (i + 1) * k // stacks
             self._stack(workers[lo:hi], rows[lo:hi])

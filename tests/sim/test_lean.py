@@ -1,0 +1,155 @@
+"""Lean workers change no result, and runs that need a SimPy process get one.
+
+Every rule the lean path accepts (``rule.lean``) runs twice on small digits scenarios,
+once with lean workers and once forced onto the worker processes; the run folders
+(summary.json without ``wall_s``, updates.csv, curve.csv, bias.csv, timeline.csv,
+dropped.csv) must be byte-identical. The scenarios are built so that what the lean
+path changes is exercised: constant compute times make several computations end at
+one instant (stacked gradients, several wake-ups per send), evaluations fall on those
+instants (the order of evaluation and update), the timeline is recorded, and one
+scenario draws random times (no ties).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import base_raw, make_scenario
+
+from netsim.results.runfolder import write_run
+from netsim.rules import RULES
+from netsim.sim import lean
+from netsim.sim.engine import Simulation
+from netsim.workload.models import Logistic, SmoothSVM, Softmax
+
+LEAN_RULES = sorted(name for name, cls in RULES.items() if cls.lean)
+GENERAL_RULES = sorted(name for name, cls in RULES.items() if not cls.lean)
+
+_ALGORITHMS = {"ssgd": {"lr": 0.3}, "asgd": {"lr": 0.1}, "gsgd": {"lr": 0.2},
+               "dcasgd_c": {"lr": 0.1, "lambda0": 0.04}, "dcasgd_a": {"lr": 0.1, "lambda0": 2.0, "m": 0.95},
+               "ssp": {"lr": 0.1, "s": 1}, "kasync": {"lr": 0.1, "k": 2}, "kbatch_async": {"lr": 0.1, "k": 3},
+               "sa_asgd": {"lr": 0.1}, "backup": {"lr": 0.3, "backups": 1}, "abs": {"lr": 0.1, "k0": 2},
+               "lgc": {"lr": 0.3, "k": 3, "blocks": 2}, "ksync": {"lr": 0.3, "k": 3}, "kbatch_sync": {"lr": 0.3, "k": 3}}
+
+_TIED = [{"name": "fast", "count": 3, "compute": 1.0}, {"name": "medium", "count": 2, "compute": 2.0},
+         {"name": "slow", "count": 2, "compute": 3.0}]
+_RANDOM = [{"name": "fast", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}},
+           {"name": "slow", "count": 3, "compute": {"dist": "uniform", "low": 2.0, "high": 4.0}}]
+
+SCENARIOS = {
+    "tied": {"run": {"seed": 5, "until": 30.0, "batch_size": 8, "eval_every": 2.0, "timeline_until": 9.0}},
+    "tied_max_updates": {"run": {"seed": 6, "until": 60.0, "batch_size": 8, "eval_every": 0.0,
+                                 "eval_every_updates": 5, "max_updates": 23}},
+    "random": {"run": {"seed": 7, "until": 25.0, "batch_size": 8, "eval_every": 3.0}, "workers": _RANDOM},
+}
+
+
+def _scenario(case: str, rule: str, **extra):
+    sections = {"workers": _TIED, "algorithms": _ALGORITHMS, **SCENARIOS[case], **extra}
+    raw = base_raw(**sections)
+    raw["run"] = {**raw["run"], "algorithm": rule}
+    return make_scenario(raw)
+
+
+def _folder(sc, rule: str, lean_ok: bool, tmp_path) -> tuple[dict[str, bytes], Simulation]:
+    sim = Simulation(sc, rule, lean=lean_ok)
+    out = tmp_path / f"{rule}-{lean_ok}"
+    write_run(sim.run(), out)
+    files = {}
+    for path in sorted(out.iterdir()):
+        data = path.read_bytes()
+        if path.name == "summary.json":
+            summary = json.loads(data)
+            summary.pop("wall_s")
+            data = json.dumps(summary, sort_keys=True).encode()
+        files[path.name] = data
+    return files, sim
+
+
+@pytest.mark.parametrize("case", sorted(SCENARIOS))
+@pytest.mark.parametrize("rule", LEAN_RULES)
+def test_lean_path_gives_the_same_run_folder(rule, case, tmp_path):
+    sc = _scenario(case, rule)
+    lean_files, lean_sim = _folder(sc, rule, True, tmp_path)
+    general_files, general_sim = _folder(sc, rule, False, tmp_path)
+    assert lean_sim.general_reason == "" and all(st.process is None for st in lean_sim.states)
+    assert general_sim.general_reason and all(st.process is not None for st in general_sim.states)
+    assert {"summary.json", "updates.csv", "curve.csv"} <= set(lean_files)
+    assert lean_files.keys() == general_files.keys()
+    for name in lean_files:
+        assert lean_files[name] == general_files[name], name
+    assert json.loads(lean_files["summary.json"])["updates"] > 5
+
+
+@pytest.mark.parametrize("rule", ["ssgd", "asgd", "gsgd"])
+def test_stacks_of_one_row_block_give_the_same_run_folder(rule, tmp_path, monkeypatch):
+    """Stacks split evenly when the rows exceed :data:`lean.STACK_BYTES` (here: one minibatch each)."""
+    sc = _scenario("tied", rule)
+    general, _ = _folder(sc, rule, False, tmp_path)
+    monkeypatch.setattr(lean, "STACK_BYTES", 1)
+    assert _folder(sc, rule, True, tmp_path)[0] == general
+
+
+def test_gsgd_with_measured_groups_timeout_and_regrouping_runs_lean_unchanged(tmp_path):
+    gsgd = {"lr": 0.2, "grouping": "silhouette", "group_timeout": 1.5, "regroup_every_s": 9.0}
+    sc = _scenario("random", "gsgd", algorithms={**_ALGORITHMS, "gsgd": gsgd})
+    lean_files, sim = _folder(sc, "gsgd", True, tmp_path)
+    assert sim.general_reason == ""
+    assert lean_files == _folder(sc, "gsgd", False, tmp_path)[0]
+
+
+@pytest.mark.parametrize("rule", GENERAL_RULES)
+def test_rules_that_interrupt_or_inspect_workers_take_the_general_path(rule):
+    sim = Simulation(_scenario("tied", rule), rule)
+    assert sim.general_reason == f"rule {rule} interrupts or inspects workers"
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({"events": [{"time": 3.0, "kind": "slowdown", "worker": 0, "factor": 2.0}]}, "timed events"),
+    ({"workers": [{"name": "fast", "count": 2, "compute": 1.0, "latency": 0.1},
+                  {"name": "slow", "count": 1, "compute": 2.0}]}, "transfers take time"),
+    ({"run": {"seed": 5, "until": 10.0, "batch_size": 8, "compact_gradients": True},
+      "model": {"name": "logistic", "l2": 0.0}}, "compact gradients"),
+])
+def test_scenarios_the_lean_worker_cannot_run_take_the_general_path(change, reason):
+    raw = base_raw(**change)
+    sim = Simulation(make_scenario(raw), "asgd")
+    assert sim.general_reason == reason
+    sim.run()
+    assert all(st.process is not None for st in sim.states)
+
+
+def test_base_scenario_runs_lean():
+    sim = Simulation(make_scenario(base_raw()), "asgd")
+    assert sim.general_reason == ""
+
+
+@pytest.mark.parametrize("model", [Logistic(l2=0.01), SmoothSVM(l2=0.0), Logistic(l2=0.0)])
+@pytest.mark.parametrize("shared", [True, False])
+def test_stacked_gradients_are_bitwise_the_gradients_one_by_one(model, shared):
+    rng = np.random.default_rng(11)
+    k, b, d = 5, 7, 13
+    Xs, Ys = rng.random((k, b, d)), rng.integers(0, 2, (k, b))
+    W = rng.normal(size=(1 if shared else k, d)) * 3
+    one_by_one = np.stack([model.gradient(W[0 if shared else i], Xs[i], Ys[i]) for i in range(k)])
+    assert model.stacked
+    assert np.array_equal(model.gradients(W, Xs, Ys), one_by_one)
+
+
+def test_models_that_do_not_stack_compute_gradients_one_by_one():
+    model = Softmax(l2=0.01, n_classes=3)
+    rng = np.random.default_rng(2)
+    Xs, Ys, W = rng.random((3, 4, 5)), rng.integers(0, 3, (3, 4)), rng.normal(size=(1, 15))
+    assert not model.stacked
+    assert np.array_equal(model.gradients(W, Xs, Ys), np.stack([model.gradient(W[0], X, y) for X, y in zip(Xs, Ys)]))
+
+
+def test_tied_scenario_stacks_gradients_and_wakes_several_workers_at_once(monkeypatch):
+    """The 'tied' scenario exercises what the lean path changes (else the comparisons prove little)."""
+    stacked, woken = [], []
+    gradients, due = Logistic.gradients, lean._Wakes._due
+    monkeypatch.setattr(Logistic, "gradients", lambda self, W, Xs, Ys: stacked.append(len(Xs)) or gradients(self, W, Xs, Ys))
+    monkeypatch.setattr(lean._Wakes, "_due", lambda self: woken.append(len(self.workers)) or due(self))
+    Simulation(_scenario("tied", "ssgd"), "ssgd").run()
+    assert max(stacked) == 3 and max(woken) == 6  # the fast trio ends together; a round wakes all but the last
