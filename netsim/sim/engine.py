@@ -176,8 +176,13 @@ class Simulation:
                 self.returning.update(event.workers)
         self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
                                         scenario.network, self.prepared.w0.size)
-        self.general_reason = lean_blocker(scenario, self.rule, self.comm) if lean else "asked for"
-        """Why the workers run as SimPy processes ('' : they run as lean callbacks, :mod:`netsim.sim.lean`)."""
+        self.lean = lean
+        """Whether the workers may run as lean callbacks (:mod:`netsim.sim.lean`) when the run allows it."""
+
+    @property
+    def general_reason(self) -> str:
+        """Why the workers run as SimPy processes ('' : they run as lean callbacks)."""
+        return lean_blocker(self.scenario, self.rule, self.comm) if self.lean else "asked for"
 
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:
@@ -267,6 +272,7 @@ class Simulation:
         batch = scenario.run.batch_size
         gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
         crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
+        self.ps.lean = crew is not None
         for wid, wc, m in scenario.worker_slots():
             st = self.states[wid]
             draws = wc.compute.draws(self.streams.rng("compute", wid), m)

@@ -74,6 +74,8 @@ class ParameterServer:
         """Called after every push and timer while a worker is down for good (stall detection)."""
         self.last_finite: tuple[int, np.ndarray] | None = None
         """(version, model) before the update that made the model non-finite."""
+        self.lean = False
+        """The workers are lean callbacks (:mod:`netsim.sim.lean`): none can be pre-empted or inspected."""
         self.reset_groups(len(rule.groups))
 
     def reset_groups(self, n_groups: int) -> None:
@@ -178,6 +180,7 @@ class ParameterServer:
         end of its computation); it loses the job at once, so a second preempt before
         the interrupt is delivered does nothing.
         """
+        self._not_lean("preempt")
         st = self.workers[worker]
         if st.job is not None and st.process is not None and st.process.is_alive:
             st.process.interrupt("preempt")
@@ -190,6 +193,7 @@ class ParameterServer:
         None when it is not pulling or computing (waiting for a model, pushing,
         or just pre-empted). Used for staleness-based pre-emption (ABS-style).
         """
+        self._not_lean("reading")
         job = self.workers[worker].job
         return None if job is None else job.version
 
@@ -211,6 +215,7 @@ class ParameterServer:
             read, ``sent`` = now; or None when *worker* is not computing (waiting,
             pulling, or pushing a finished gradient).
         """
+        self._not_lean("collect")
         job = self.workers[worker].job
         if job is None or job.start is None:
             return None
@@ -219,6 +224,11 @@ class ParameterServer:
         lo, hi = block_rows(len(rows), blocks, first), block_rows(len(rows), blocks, max(done, first))
         grad = job.gradient(rows[lo:hi]) if hi > lo else np.zeros_like(job.w)
         return Push(worker, grad, job.version, self.env.now, hi - lo), done
+
+    def _not_lean(self, action: str) -> None:
+        if self.lean:
+            raise RuntimeError(f"rule {self.rule.name} called {action} on lean workers: a rule that pre-empts, reads "
+                               "or collects a worker's iteration must set lean = False")
 
     def call_later(self, delay: float, callback) -> None:
         """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""

@@ -82,6 +82,7 @@ def test_block_arithmetic():
 
 class Probe(ASGD):
     """ASGD that, when worker 0 pushes at t = 1, looks inside worker 1's computation."""
+    lean = False  # it reads and collects: its workers must be processes
 
     def start(self, ps):
         self.seen_ = {}

@@ -153,3 +153,16 @@ def test_tied_scenario_stacks_gradients_and_wakes_several_workers_at_once(monkey
     monkeypatch.setattr(lean._Wakes, "_due", lambda self: woken.append(len(self.workers)) or due(self))
     Simulation(_scenario("tied", "ssgd"), "ssgd").run()
     assert max(stacked) == 3 and max(woken) == 6  # the fast trio ends together; a round wakes all but the last
+
+
+def test_a_lean_rule_that_reads_a_worker_is_refused_not_silently_wrong():
+    from netsim.rules.asgd import ASGD
+
+    class Peeking(ASGD):  # claims lean (inherited) but reads worker iterations
+        def on_push(self, ps, push):
+            ps.reading(0)
+
+    sim = Simulation(make_scenario(base_raw()), "asgd")
+    sim.rule = sim.ps.rule = Peeking(0.1, sim.rule.groups)
+    with pytest.raises(RuntimeError, match="must set lean = False"):
+        sim.run()
