@@ -81,9 +81,10 @@ class _Wakes(_Entry):
 
     def _due(self) -> None:
         model, self.model = self.model, None  # closed: a later send makes its own entry
+        now = self.workers[0].env.now
         for worker in self.workers:
             worker.w, worker.version = model
-            worker._compute()
+            worker._compute(now)
 
 
 class LeanWorker(_Entry):
@@ -102,15 +103,18 @@ class LeanWorker(_Entry):
     sampler : BatchSampler of the worker's shard.
     draws : iterator of compute times (s).
     """
-    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad")
+    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register")
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
         super().__init__()
         self.crew = crew
         self.env = crew.env
+        self.ps = crew.ps
         self.st = st
+        self.wid = st.wid
         self.sampler = sampler
         self.draw = draws.__next__
+        self.register = crew.instants.register
         self.w = None
         self.version = 0
         self.grad = None
@@ -137,22 +141,21 @@ class LeanWorker(_Entry):
         st = self.st
         if st.released:  # the PS sent a model while the worker was busy: no idle time
             st.released = False
-            ps = self.crew.ps
+            ps = self.ps
             self.w, self.version = ps.w, ps.version
-            self._compute()
+            self._compute(now)
         else:
             if st.phase != IDLE:
                 st.enter(IDLE, now)
             st.wake = self
 
-    def _compute(self) -> None:
-        env = self.env
-        now = env.now
+    def _compute(self, now: float) -> None:
+        """Start computing at *now* (s) on the model read."""
         self.st.enter(COMPUTE, now)
         duration = self.draw()
-        self.crew.instants.register(self, now + duration)  # the time SimPy computes for the entry below
-        self.callbacks = (LeanWorker._push,)
-        env.schedule(self, _NORMAL, duration)
+        self.register(self, now + duration)  # the time SimPy computes for the entry below
+        self.callbacks = _PUSH
+        self.env.schedule(self, _NORMAL, duration)
 
     def _push(self) -> None:
         """The computation ended: the gradient of the next minibatch at the model read, pushed at once."""
@@ -162,8 +165,11 @@ class LeanWorker(_Entry):
             self.crew.instants.evaluate(now)
             grad = self.grad
         self.grad = None
-        self.crew.ps.receive(Push(self.st.wid, grad, self.version, now, self.sampler.size))
+        self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
+
+
+_PUSH = (LeanWorker._push,)
 
 
 class InstantBatch:
