@@ -221,6 +221,9 @@ class InstantBatch:
             return
         X = self.gather.X
         stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))  # as few as fit, as even as can be
+        if stacks > 1:  # workers on one model side by side, so that a stack shares it (any order gives the same bits)
+            order = sorted(range(k), key=lambda i: id(workers[i].w))
+            workers, rows = [workers[i] for i in order], [rows[i] for i in order]
         for i in range(stacks):
             lo, hi = i * k // stacks, (i + 1) * k // stacks
             self._stack(workers[lo:hi], rows[lo:hi])

@@ -82,12 +82,14 @@ def test_lean_path_gives_the_same_run_folder(rule, case, tmp_path):
     assert json.loads(lean_files["summary.json"])["updates"] > 5
 
 
+@pytest.mark.parametrize("stack_bytes", [1, 2 * 8 * 65 * 8])
 @pytest.mark.parametrize("rule", ["ssgd", "asgd", "gsgd"])
-def test_stacks_of_one_row_block_give_the_same_run_folder(rule, tmp_path, monkeypatch):
-    """Stacks split evenly when the rows exceed :data:`lean.STACK_BYTES` (here: one minibatch each)."""
+def test_small_stacks_give_the_same_run_folder(rule, stack_bytes, tmp_path, monkeypatch):
+    """Stacks split evenly when the rows exceed :data:`lean.STACK_BYTES` (here: one, or two
+    minibatches of 8 rows of 65 float64 features each)."""
     sc = _scenario("tied", rule)
     general, _ = _folder(sc, rule, False, tmp_path)
-    monkeypatch.setattr(lean, "STACK_BYTES", 1)
+    monkeypatch.setattr(lean, "STACK_BYTES", stack_bytes)
     assert _folder(sc, rule, True, tmp_path)[0] == general
 
 
