@@ -198,6 +198,9 @@ class InstantBatch:
         self.y = y
         self.gather = gather
         self.stacked = model.stacked and gather.buffers is not None
+        self.rows = None
+        """Scratch (m, n_features) for a stack's rows, grown to the largest stack (at most
+        about :data:`STACK_BYTES` plus one minibatch), reused."""
         self.ending: dict[float, list[LeanWorker]] = {}
         """End time (s) → the workers whose computation ends then, not yet evaluated."""
 
@@ -234,6 +237,10 @@ class InstantBatch:
         every = np.concatenate(rows)
         w = workers[0].w
         W = w[None] if all(wk.w is w for wk in workers) else np.stack([wk.w for wk in workers])
-        G = self.model.gradients(W, self.gather(every).reshape(k, len(rows[0]), -1), self.y[every].reshape(k, -1))
+        X = self.gather.X
+        if self.rows is None or len(self.rows) < len(every):
+            self.rows = np.empty((len(every), X.shape[1]), dtype=X.dtype)
+        Xs = X.take(every, 0, self.rows[:len(every)], "clip").reshape(k, len(rows[0]), -1)
+        G = self.model.gradients(W, Xs, self.y[every].reshape(k, -1))
         for wk, g in zip(workers, G):
             wk.grad = g
