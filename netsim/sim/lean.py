@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rules.base import Push
-from .worker import COMPUTE, IDLE
+from .worker import COMPUTE
 
 __all__ = ["LeanCrew", "LeanWorker", "InstantBatch"]
 
@@ -138,16 +138,12 @@ class LeanWorker(_Entry):
         self._next(self.env.now)
 
     def _next(self, now: float) -> None:
-        st = self.st
-        if st.released:  # the PS sent a model while the worker was busy: no idle time
-            st.released = False
-            ps = self.ps
-            self.w, self.version = ps.w, ps.version
-            self._compute(now)
+        model = self.st.ready(self.ps, now)
+        if model is None:
+            self.st.wake = self
         else:
-            if st.phase != IDLE:
-                st.enter(IDLE, now)
-            st.wake = self
+            self.w, self.version = model
+            self._compute(now)
 
     def _compute(self, now: float) -> None:
         """Start computing at *now* (s) on the model read."""

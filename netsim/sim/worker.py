@@ -48,6 +48,17 @@ class WorkerState:
         """The iteration in progress (pull or computation), None otherwise; see :class:`Job`.
         Only a worker with a job can be pre-empted."""
 
+    def ready(self, ps, now: float):
+        """The model ``(w, version)`` to start on at *now* (s) when the PS released the worker
+        while it was busy (no idle time), else None: the worker waits for one, idle from the
+        end of its last push."""
+        if self.released:
+            self.released = False
+            return ps.w, ps.version
+        if self.phase != IDLE:
+            self.enter(IDLE, now)
+        return None
+
     def enter(self, phase: int, now: float) -> None:
         """Close the current phase at *now* and start *phase*."""
         since = self.since
@@ -216,15 +227,12 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 st.revive = None
                 st.enter(IDLE, env.now)
                 continue
-            if st.released:  # the next enter closes the phase of the last push (no idle time between)
-                st.released = False
-                w, version = ps.w, ps.version
-            else:
-                if st.phase != IDLE:  # idle from the end of the last push
-                    enter(IDLE, env.now)
+            model = st.ready(ps, env.now)
+            if model is None:
                 st.wake = env.event()
-                w, version = yield st.wake
+                model = yield st.wake
                 st.wake = None
+            w, version = model
             if not instant:
                 job.w, job.version, job.start, job.duration = w, version, None, 0.0
                 st.job = job
