@@ -251,12 +251,13 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     pilot_sc = replace(scenario, run=replace(scenario.run, eval_every=eval_every, eval_every_updates=0,
                                              timeline_until=0.0, target_loss=0.0))
     rows = np.sort(np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows])
+    eval_set = (prepared.dataset.X_train[rows], prepared.dataset.y_train[rows])  # gathered once for all pilots
     sims: dict[int, Simulation] = {}
 
     def advance(i: int, until: float, rung: int) -> None:
         p = pilots[i]
         if i not in sims:
-            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_rows=rows)
+            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
             sim.begin()
             sims[i] = sim
         sim = sims[i]
@@ -287,7 +288,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         p.curves = [p.curve]
         for rep in range(1, replicates):
             rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, rep), until=H_run))
-            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_rows=rows)
+            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
             w0 = time.perf_counter()
             res = sim.run()
             p.sim_s += res.sim_time
