@@ -149,7 +149,8 @@ def run_item(item: tuple):
     from netsim.sim.engine import Simulation
     n_train = prep.dataset.X_train.shape[0]
     rows = None if n_train <= EVAL_ROWS else np.sort(np.random.default_rng(seed).permutation(n_train)[:EVAL_ROWS])
-    sim = Simulation(sc, "gsgd", prep, rule=_pilot_rule(sc, groups, lr), eval_rows=rows)
+    eval_set = None if rows is None else (prep.dataset.X_train[rows], prep.dataset.y_train[rows])
+    sim = Simulation(sc, "gsgd", prep, rule=_pilot_rule(sc, groups, lr), eval_set=eval_set)
     res = sim.run()
     curve = [(t, loss) for _, t, loss, _ in res.curve]
     return curve if res.status == "ok" else curve + [(res.sim_time, math.inf)], res.sim_time, res.wall_s

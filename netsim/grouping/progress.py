@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
-__all__ = ["GroupTiming", "group_timing"]
+__all__ = ["GroupTiming", "group_timing", "alike", "prune_alike"]
 
 
 @dataclass(frozen=True)
@@ -70,3 +72,36 @@ def group_timing(times: np.ndarray, groups) -> GroupTiming:
     size = np.array([len(g) for g in groups], float)
     staleness = round_s * (rate.sum() - rate)
     return GroupTiming(round_s, rate, size, staleness)
+
+
+def alike(a: GroupTiming, b: GroupTiming, tol: float) -> bool:
+    """Whether two groupings move the model alike: update rate (updates/s), 1 + mean
+    staleness (updates) and gradients per update each within a factor ``e**tol``.
+
+    >>> t = np.ones((4, 2))
+    >>> alike(group_timing(t, [[0, 1], [2, 3]]), group_timing(t, [[0, 2], [1, 3]]), 0.1)
+    True
+    >>> alike(group_timing(t, [[0, 1], [2, 3]]), group_timing(t, [[0], [1], [2], [3]]), 0.1)
+    False
+    """
+    pairs = ((a.updates_per_s, b.updates_per_s), (1 + a.mean_staleness, 1 + b.mean_staleness),
+             (a.mean_size, b.mean_size))
+    return all(abs(math.log(x / y)) <= tol for x, y in pairs)
+
+
+def prune_alike(timings: dict, tol: float) -> dict:
+    """``{name: kept name}`` for each grouping alike (:func:`alike`) an earlier kept one.
+
+    *timings* is ``{name: GroupTiming}`` in priority order; a grouping is kept unless it is
+    alike one already kept, so the first of several alike ones stands for them all.
+    ``tol <= 0`` prunes nothing.
+    """
+    kept: list = []
+    out: dict = {}
+    for name, timing in timings.items():
+        like = next((k for k in kept if tol > 0 and alike(timing, timings[k], tol)), None)
+        if like is None:
+            kept.append(name)
+        else:
+            out[name] = like
+    return out

@@ -60,8 +60,33 @@ def _adjacency(G, cache):
     return adj
 
 
+def _latencies(adj, root):
+    """``{node: least latency sum (s) to *root*}`` over reachable nodes (Dijkstra)."""
+    dist, done = {root: 0.0}, set()
+    tie = itertools.count()
+    heap = [(0.0, next(tie), root)]
+    while heap:
+        lat, _, u = heapq.heappop(heap)
+        if u in done:
+            continue                         # stale heap entry
+        done.add(u)
+        for v, data in adj[u]:
+            cand = lat + data["latency"]
+            if v not in dist or cand < dist[v]:
+                dist[v] = cand
+                heapq.heappush(heap, (cand, next(tie), v))
+    return dist
+
+
 def _dag(G, root, cache):
-    """Shortest-path DAG rooted at *root* (Dijkstra on (latency, hops)).
+    """Shortest-path DAG rooted at *root*.
+
+    Two stages: Dijkstra gives each node's least latency ``d``; a link ``u - v``
+    is *tight* toward the root when ``d[u] + latency`` equals ``d[v]`` within the
+    relative tolerance. A breadth-first search from *root* over tight links
+    then gives each node its fewest hops, and its next hops are the tight
+    neighbours one hop nearer. (Tolerance is judged against the least latency,
+    so zero-latency links and near-equal sums cannot reorder finished nodes.)
 
     Returns ``(hops, count)``: ``hops[v]`` is the tuple of neighbours of ``v``
     that are next hops toward *root*, in natural order, and ``count[v]`` the
@@ -70,33 +95,26 @@ def _dag(G, root, cache):
     key = ("dag", root)
     if cache is not None and key in cache:
         return cache[key]
-    dist = {root: (0.0, 0)}
-    preds = {root: []}
-    order, done = [], set()
-    tie = itertools.count()
-    heap = [(0.0, 0, next(tie), root)]
     adj = _adjacency(G, cache)
-    while heap:
-        lat, hops, _, u = heapq.heappop(heap)
-        if u in done or (lat, hops) != dist[u]:
-            continue                         # stale heap entry
-        done.add(u)
-        order.append(u)
-        for v, data in adj[u]:
-            cand = (lat + data["latency"], hops + 1)
-            old = dist.get(v)
-            if old is not None:
-                if abs(cand[0] - old[0]) <= _RTOL * max(cand[0], old[0]):
-                    if cand[1] == old[1]:
-                        preds[v].append(u)
-                    if cand[1] >= old[1]:
-                        continue
-                    cand = (old[0], cand[1])
-                elif cand[0] > old[0]:
-                    continue
-            dist[v] = cand
-            preds[v] = [u]
-            heapq.heappush(heap, (cand[0], cand[1], next(tie), v))
+    dist = _latencies(adj, root)
+    level, preds, order = {root: 0}, {root: []}, [root]
+    frontier = [root]
+    while frontier:
+        found = []
+        for u in frontier:
+            near, below = dist[u], level[u] + 1
+            for v, data in adj[u]:
+                if level.get(v, below) < below:
+                    continue                 # v is as near as u, or nearer
+                cand, best = near + data["latency"], dist[v]
+                if abs(cand - best) > _RTOL * max(cand, best):
+                    continue                 # not on a least-latency path
+                if v not in level:
+                    level[v], preds[v] = below, []
+                    found.append(v)
+                preds[v].append(u)
+        order += found
+        frontier = found
     rank = _rank(G, cache).__getitem__
     next_hops = {v: tuple(sorted(p, key=rank)) for v, p in preds.items()}
     count = {root: 1}

@@ -200,8 +200,11 @@ def recommendation_tables(rec, name: str, classes: list[str], hosts: list | None
         t.add_row(("→ " if p is ranking[0] else "") + p.name, str(len(p.groups)), f"{p.lr:.3g}", rate, stale, str(p.rung),
                   _num_text(p.predicted), f"{_num_text(p.low)} – {_num_text(p.high)}", p.how, f"{p.sim_s:.4g}", f"{p.wall_s:.3g}",
                   _group_text(p.groups))
-    if len(ranking) > rows:
-        t.caption = f"{len(ranking) - rows} more candidates stopped at early rungs"
+    notes = [f"{len(ranking) - rows} more candidates stopped at early rungs"] if len(ranking) > rows else []
+    if rec.pruned:
+        notes.append("not raced, timing alike an earlier candidate: "
+                     + ", ".join(f"{name} (like {like})" for name, like in rec.pruned.items()))
+    t.caption = "; ".join(notes) or None
     out.append(t)
     out.append(Text(f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
                     f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."))

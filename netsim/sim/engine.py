@@ -148,13 +148,14 @@ class Simulation:
     """One run being built and executed; ``snapshot()`` gives the live state."""
 
     def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None,
-                 label: str | None = None, *, rule=None, eval_rows: np.ndarray | None = None, lean: bool = True):
+                 label: str | None = None, *, rule=None, eval_set: tuple[np.ndarray, np.ndarray] | None = None,
+                 lean: bool = True):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
         self.label = label or self.algorithm
         self.prepared = prepared or prepare(scenario)
         self.rule = rule if rule is not None else scenario.rule(self.algorithm)
-        self.eval_rows = eval_rows  # pilots: evaluate the loss on these training rows only
+        self.eval_set = eval_set  # pilots: (X (n, d), y (n,)) the loss is evaluated on, no test accuracy
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
@@ -191,13 +192,12 @@ class Simulation:
         curve = self.recorder.curve
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
-        if self.eval_rows is None:
+        if self.eval_set is None:
             loss = float(model.loss(w, ds.X_train, ds.y_train))
             pred = model.predict(w, ds.X_test)
             acc = float(np.mean(pred == ds.y_test))  # = model.accuracy, with the predictions kept
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
-            rows = self.eval_rows
-            loss, acc, pred = float(model.loss(w, ds.X_train[rows], ds.y_train[rows])), float("nan"), None
+            loss, acc, pred = float(model.loss(w, *self.eval_set)), float("nan"), None
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if pred is not None:
             self.recorder.class_accuracy.append(class_accuracy(pred, ds.y_test, ds.n_classes))

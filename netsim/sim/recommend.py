@@ -4,7 +4,9 @@ The emulator itself is the model. Every candidate (a grouping from
 :func:`netsim.grouping.candidates.candidate_groupings` × a learning rate η from a
 log grid) starts from the same prepared data, shards, initial model and time
 draws (common random numbers: one ``prepare`` and the scenario seed's streams).
-Successive halving: all candidates run to the first rung (1/27 of the horizon);
+Groupings whose measured timing (update rate, staleness, gradients per update) is
+within about ±22 % of an earlier candidate's are not raced: they move the model
+alike, and racing both costs without telling them apart. Successive halving: all candidates run to the first rung (1/27 of the horizon);
 the best third (by the median loss of the last quarter of the run so far, smoothed,
 evaluated on a fixed subsample of the training set) continue to the next rung,
 three times longer — the same runs, resumed, not restarted — and so on up to the
@@ -36,7 +38,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..grouping.candidates import ONE_GROUP, candidate_groupings
-from ..grouping.progress import GroupTiming, group_timing
+from ..grouping.progress import GroupTiming, group_timing, prune_alike
 from ..rng import Streams
 from .engine import Prepared, Simulation, prepare
 from .measurement import Measurement, measure
@@ -111,6 +113,7 @@ class Recommendation:
     wall_s: float
     horizon: float
     verified: list = field(default_factory=list)
+    pruned: dict = field(default_factory=dict)  # grouping not raced -> the alike grouping raced for it
 
     @property
     def pick(self) -> Pilot:
@@ -127,6 +130,7 @@ class Recommendation:
                 "target_source": self.target_source, "reason": self.reason,
                 "rungs_s": list(self.rungs), "cost_sim_s": self.sim_s, "cost_wall_s": self.wall_s,
                 "candidates": [p.as_dict() for p in self.ranking()],
+                **({"not_raced_alike": dict(self.pruned)} if self.pruned else {}),
                 **({"verified": self.verified} if self.verified else {})}
 
 
@@ -184,7 +188,7 @@ def base_lr(scenario) -> float:
 def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measurement | None = None,
               candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
               last: float = 1 / 2, finalists: int = 2, replicates: int = 2, budget_s: float | None = None,
-              eval_rows: int = 2000, target: float | None = None, rule=None) -> Recommendation:
+              eval_rows: int = 2000, target: float | None = None, rule=None, alike: float = 0.2) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
     Parameters
@@ -207,6 +211,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         the pick holds at the end of the last rung.
     rule : the GSGD rule asking (hand groups, k_max, probe rounds, centre of the η grid,
         options the pilots keep); default the scenario's ``[algorithms.gsgd]``.
+    alike : groupings whose measured update rate, 1 + staleness and gradients per update
+        all lie within a factor ``e**alike`` of an earlier candidate's are not raced
+        (:func:`netsim.grouping.progress.prune_alike`; 0.2 is about ±22 %; 0 races all).
 
     The pick: with a given target, the last-rung candidate that reaches it first (none
     reaches it: the lowest loss, and the reason says so); otherwise the last-rung
@@ -239,10 +246,11 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
-    pilots = [Pilot(name, tuple(tuple(g) for g in groups), lr) for name, groups in candidates.items() for lr in lrs]
-    if measurement is not None:
-        for p in pilots:
-            p.timing = group_timing(measurement.iteration, p.groups)
+    timings = {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()} \
+        if measurement is not None else {}
+    pruned = prune_alike(timings, alike)
+    pilots = [Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
+              for name, groups in candidates.items() if name not in pruned for lr in lrs]
     fractions = rung_fractions(len(pilots), factor, first, last)
     slowest = float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
     horizons = _fit_budget([f * H for f in fractions], len(pilots), factor, finalists, budget_s, 2 * slowest,
@@ -251,12 +259,13 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     pilot_sc = replace(scenario, run=replace(scenario.run, eval_every=eval_every, eval_every_updates=0,
                                              timeline_until=0.0, target_loss=0.0))
     rows = np.sort(np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows])
+    eval_set = (prepared.dataset.X_train[rows], prepared.dataset.y_train[rows])  # gathered once for all pilots
     sims: dict[int, Simulation] = {}
 
     def advance(i: int, until: float, rung: int) -> None:
         p = pilots[i]
         if i not in sims:
-            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_rows=rows)
+            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
             sim.begin()
             sims[i] = sim
         sim = sims[i]
@@ -287,7 +296,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         p.curves = [p.curve]
         for rep in range(1, replicates):
             rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, rep), until=H_run))
-            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_rows=rows)
+            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
             w0 = time.perf_counter()
             res = sim.run()
             p.sim_s += res.sim_time
@@ -328,7 +337,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
     sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
-                          measurement, sim_s, time.perf_counter() - wall0, H)
+                          measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned)
 
 
 def _score(p: Pilot) -> float:

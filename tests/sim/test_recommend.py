@@ -10,7 +10,9 @@ import pytest
 from conftest import base_raw, make_scenario
 
 from netsim.grouping.candidates import canonical, candidate_groupings
+from netsim.rng import Streams
 from netsim.sim.engine import prepare, simulate
+from netsim.sim.measurement import measure
 from netsim.sim.recommend import RecommendError, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss
 
 SEEDS = (3, 4)
@@ -49,7 +51,8 @@ def check(raw, lrs, slack):
     """The recommendation, and its full-run time to target within *slack* of the best candidate's."""
     sc = make_scenario(raw)
     rec = recommend(sc, prepare(sc), lrs=lrs)
-    cands = {p.name: p.groups for p in rec.pilots}
+    cands = candidate_groupings(rec.measurement.iteration, hand=sc.rules["gsgd"].groups, seed=sc.run.seed)
+    assert {p.name for p in rec.pilots} | set(rec.pruned) == set(cands)
     table = outcomes(raw, cands, lrs)
     best = min(table.values())
     assert table[(canonical(rec.groups), rec.lr)] <= (1 + slack) * best
@@ -90,6 +93,22 @@ def test_candidates_cover_the_issue_list_without_duplicates():
     c = candidate_groupings(times, hand=[[0, 1, 2], [3, 4, 5]], k_max=8)
     assert set(c) == {"one group", "singletons", "hand", "equal:3", "equal:4", "equal:5"}  # kmeans:2 = hand
     assert len({canonical(g) for g in c.values()}) == len(c)
+
+
+def test_groupings_with_alike_timing_are_raced_once():
+    """Four identical workers: pairs {0,1}{2,3} and {0,2}{1,3} have the same update rate,
+    staleness and size, so only the first is raced; alike=0 races both."""
+    raw = cluster([{"name": "all", "count": 4, "compute": 1.0}], until=20.0)
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    m = measure(sc, prep.w0.size, 3, Streams(sc.run.seed))
+    cands = {"a": ((0, 1), (2, 3)), "b": ((0, 2), (1, 3)), "singletons": ((0,), (1,), (2,), (3,))}
+    rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,))
+    assert rec.pruned == {"b": "a"}
+    assert sorted(p.name for p in rec.pilots) == ["a", "singletons"]
+    assert rec.as_dict()["not_raced_alike"] == {"b": "a"}
+    rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,), alike=0.0)
+    assert rec.pruned == {} and len(rec.pilots) == 3
 
 
 def test_smoothing_and_time_to_loss():
