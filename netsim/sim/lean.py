@@ -175,9 +175,11 @@ class InstantBatch:
     Each worker registers the end of its computation (s); when the first of those
     ending at an instant ends, all of them are evaluated at once: each worker draws its
     next minibatch from its own sampler (the rows it would draw alone: one draw per
-    computation, in order) and ``model.gradients`` computes them with one stacked product
-    per step, bit for bit the gradients of ``model.gradient`` one by one, at the model each
-    worker read. A gradient does not depend on what the PS does in between, so
+    computation, in order), and the workers that read one model (an SSGD round, a GSGD
+    group) have ``model.gradients`` compute theirs with one stacked product per step, bit
+    for bit the gradients of ``model.gradient`` one by one. Workers on models of their own
+    (ASGD) are evaluated one by one: copying their models into a stack costs more than the
+    calls it saves. A gradient does not depend on what the PS does in between, so
     evaluating it early changes nothing but the number of numpy calls.
     Computations with minibatches of different sizes, models that do not stack
     (``model.stacked`` false) and sparse data are evaluated one by one.
@@ -211,32 +213,32 @@ class InstantBatch:
     def evaluate(self, now: float) -> None:
         """Set ``grad`` of every worker whose computation ends at *now* (s)."""
         workers = self.ending.pop(now)
-        rows = [wk.sampler.next() for wk in workers]
-        k, b = len(rows), len(rows[0])
-        if k == 1 or not self.stacked or any(len(r) != b for r in rows):
-            model, y, gather = self.model, self.y, self.gather
-            for wk, r in zip(workers, rows):
-                wk.grad = model.gradient(wk.w, gather(r), y[r])
-            return
-        X = self.gather.X
-        stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))  # as few as fit, as even as can be
-        if stacks > 1:  # workers on one model side by side, so that a stack shares it (any order gives the same bits)
-            order = sorted(range(k), key=lambda i: id(workers[i].w))
-            workers, rows = [workers[i] for i in order], [rows[i] for i in order]
-        for i in range(stacks):
-            lo, hi = i * k // stacks, (i + 1) * k // stacks
-            self._stack(workers[lo:hi], rows[lo:hi])
+        by_model: dict[int, list[LeanWorker]] = {}
+        for wk in workers:
+            by_model.setdefault(id(wk.w), []).append(wk)
+        for same in by_model.values():
+            rows = [wk.sampler.next() for wk in same]
+            k, b = len(rows), len(rows[0])
+            if k == 1 or not self.stacked or any(len(r) != b for r in rows):
+                model, y, gather = self.model, self.y, self.gather
+                for wk, r in zip(same, rows):
+                    wk.grad = model.gradient(wk.w, gather(r), y[r])
+                continue
+            X = self.gather.X
+            stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))  # as few as fit, as even as can be
+            for i in range(stacks):
+                lo, hi = i * k // stacks, (i + 1) * k // stacks
+                self._stack(same[lo:hi], rows[lo:hi])
 
     def _stack(self, workers: list, rows: list) -> None:
-        """One stacked evaluation of *workers*' gradients on their minibatches *rows*."""
+        """One stacked evaluation of the gradients of *workers* (all on one model) on their
+        minibatches *rows* (as many, of one size)."""
         k = len(rows)
         every = np.concatenate(rows)
-        w = workers[0].w
-        W = w[None] if all(wk.w is w for wk in workers) else np.stack([wk.w for wk in workers])
         X = self.gather.X
         if self.rows is None or len(self.rows) < len(every):
             self.rows = np.empty((len(every), X.shape[1]), dtype=X.dtype)
         Xs = X.take(every, 0, self.rows[:len(every)], "clip").reshape(k, len(rows[0]), -1)
-        G = self.model.gradients(W, Xs, self.y[every].reshape(k, -1))
+        G = self.model.gradients(workers[0].w[None], Xs, self.y[every].reshape(k, -1))
         for wk, g in zip(workers, G):
             wk.grad = g
