@@ -158,8 +158,7 @@ class LeanWorker(_Entry):
         now = self.env.now
         grad = self.grad
         if grad is None:
-            self.crew.instants.evaluate(now)
-            grad = self.grad
+            grad = self.crew.instants.gradient(self, now)
         self.grad = None
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
@@ -173,16 +172,16 @@ class InstantBatch:
     evaluated together.
 
     Each worker registers the end of its computation (s); when the first of those
-    ending at an instant ends, all of them are evaluated at once: each worker draws its
-    next minibatch from its own sampler (the rows it would draw alone: one draw per
-    computation, in order), and the workers that read one model (an SSGD round, a GSGD
-    group) have ``model.gradients`` compute theirs with one stacked product per step, bit
-    for bit the gradients of ``model.gradient`` one by one. Workers on models of their own
-    (ASGD) are evaluated one by one: copying their models into a stack costs more than the
-    calls it saves. A gradient does not depend on what the PS does in between, so
-    evaluating it early changes nothing but the number of numpy calls.
-    Computations with minibatches of different sizes, models that do not stack
-    (``model.stacked`` false) and sparse data are evaluated one by one.
+    ending at an instant asks for its gradient, the workers among them that read one
+    model (an SSGD round, a GSGD group) are evaluated at once: each draws its next
+    minibatch from its own sampler (the rows it would draw alone: one draw per
+    computation, in order) and ``model.gradients`` computes theirs with one stacked
+    product per step, bit for bit the gradients of ``model.gradient`` one by one. A
+    gradient does not depend on what the PS does in between, so evaluating it early
+    changes nothing but the number of numpy calls. A worker alone on its model (ASGD:
+    copying the models into a stack costs more than the calls it saves), minibatches of
+    different sizes, models that do not stack (``model.stacked`` false) and sparse data
+    are evaluated one by one, each when its worker pushes.
 
     Parameters
     ----------
@@ -193,6 +192,7 @@ class InstantBatch:
 
     def __init__(self, model, y: np.ndarray, gather):
         self.model = model
+        self.one = model.gradient
         self.y = y
         self.gather = gather
         self.stacked = model.stacked and gather.buffers is not None
@@ -210,25 +210,39 @@ class InstantBatch:
         else:
             ending.append(worker)
 
-    def evaluate(self, now: float) -> None:
-        """Set ``grad`` of every worker whose computation ends at *now* (s)."""
-        workers = self.ending.pop(now)
-        by_model: dict[int, list[LeanWorker]] = {}
-        for wk in workers:
-            by_model.setdefault(id(wk.w), []).append(wk)
-        for same in by_model.values():
-            rows = [wk.sampler.next() for wk in same]
-            k, b = len(rows), len(rows[0])
-            if k == 1 or not self.stacked or any(len(r) != b for r in rows):
-                model, y, gather = self.model, self.y, self.gather
-                for wk, r in zip(same, rows):
-                    wk.grad = model.gradient(wk.w, gather(r), y[r])
-                continue
-            X = self.gather.X
-            stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))  # as few as fit, as even as can be
-            for i in range(stacks):
-                lo, hi = i * k // stacks, (i + 1) * k // stacks
-                self._stack(same[lo:hi], rows[lo:hi])
+    def gradient(self, worker: LeanWorker, now: float) -> np.ndarray:
+        """The gradient of *worker*'s computation, which ends at *now* (s), ndarray (d,).
+
+        The first worker to ask at an instant has the gradients of every stack of
+        workers on one model evaluated (each gets its ``grad``); a worker alone on its
+        model (or not stackable) computes its own when it asks."""
+        ending = self.ending.pop(now, None)
+        if ending is not None and len(ending) > 1 and self.stacked:
+            by_model: dict[int, list[LeanWorker]] = {}
+            for wk in ending:
+                by_model.setdefault(id(wk.w), []).append(wk)
+            for same in by_model.values():
+                if len(same) > 1:
+                    self._stacks(same)
+        if worker.grad is not None:
+            return worker.grad
+        rows = worker.sampler.next()
+        return self.one(worker.w, self.gather(rows), self.y[rows])
+
+    def _stacks(self, workers: list) -> None:
+        """Evaluate the gradients of *workers* (two or more, on one model) in as few
+        stacks as fit in :data:`STACK_BYTES`, as even as can be."""
+        rows = [wk.sampler.next() for wk in workers]
+        k, b = len(rows), len(rows[0])
+        if any(len(r) != b for r in rows):  # minibatches of different sizes do not stack
+            for wk, r in zip(workers, rows):
+                wk.grad = self.one(wk.w, self.gather(r), self.y[r])
+            return
+        X = self.gather.X
+        stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))
+        for i in range(stacks):
+            lo, hi = i * k // stacks, (i + 1) * k // stacks
+            self._stack(workers[lo:hi], rows[lo:hi])
 
     def _stack(self, workers: list, rows: list) -> None:
         """One stacked evaluation of the gradients of *workers* (all on one model) on their
