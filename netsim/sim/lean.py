@@ -7,8 +7,8 @@ the engine uses a :class:`LeanCrew` instead: the same iterations, drawn from the
 same streams, pushed in the same order at the same simulated times, with SimPy heap
 entries in the same order, so every result is bit-identical; but no generator is
 resumed per event, the wake-ups one ``send`` gives are one heap entry, and the
-gradients of the computations that end at one simulated instant are evaluated
-together (:class:`InstantBatch`).
+gradients of workers that read one model and finish at one simulated instant are
+evaluated together (:class:`InstantBatch`).
 
 Why the order is the same: SimPy runs entries by (time, priority, sequence number).
 A worker makes its entries where its process would (its start, urgent, at time 0;
