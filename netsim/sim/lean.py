@@ -199,32 +199,28 @@ class InstantBatch:
         self.rows = None
         """Scratch (m, n_features) for a stack's rows, grown to the largest stack (at most
         about :data:`STACK_BYTES` plus one minibatch), reused."""
-        self.ending: dict[float, list[LeanWorker]] = {}
-        """End time (s) → the workers whose computation ends then, not yet evaluated."""
+        self.ending: dict[tuple[float, int], list[LeanWorker]] = {}
+        """(end time s, model version read) → the workers whose computation ends then on
+        that model, not yet evaluated."""
 
     def register(self, worker: LeanWorker, at: float) -> None:
-        """*worker*'s computation ends at *at* (s)."""
-        ending = self.ending.get(at)
-        if ending is None:
-            self.ending[at] = [worker]
+        """*worker*'s computation on its model (version ``worker.version``) ends at *at* (s)."""
+        key = (at, worker.version)
+        same = self.ending.get(key)
+        if same is None:
+            self.ending[key] = [worker]
         else:
-            ending.append(worker)
+            same.append(worker)
 
     def gradient(self, worker: LeanWorker, now: float) -> np.ndarray:
         """The gradient of *worker*'s computation, which ends at *now* (s), ndarray (d,).
 
-        The first worker to ask at an instant has the gradients of every stack of
-        workers on one model evaluated (each gets its ``grad``); a worker alone on its
-        model (or not stackable) computes its own when it asks."""
-        ending = self.ending.pop(now, None)
-        if ending is not None and len(ending) > 1 and self.stacked:
-            by_model: dict[int, list[LeanWorker]] = {}
-            for wk in ending:
-                by_model.setdefault(id(wk.w), []).append(wk)
-            for same in by_model.values():
-                if len(same) > 1:
-                    self._stacks(same)
-        if worker.grad is not None:
+        The first worker to ask among those that read its model and end now has all
+        their gradients evaluated in stacks (each gets its ``grad``); a worker alone
+        (or not stackable) computes its own."""
+        same = self.ending.pop((now, worker.version), None)
+        if same is not None and len(same) > 1 and self.stacked:
+            self._stacks(same)
             return worker.grad
         rows = worker.sampler.next()
         return self.one(worker.w, self.gather(rows), self.y[rows])
