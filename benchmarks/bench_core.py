@@ -31,9 +31,10 @@ BLAS runs with its default threads, the same for all three. The two evaluations 
 emulator always makes (t = 0 and the end) are left out (``_NoEvaluation``).
 
 The emulator runs as any user's run of this scenario does: on lean workers
-(:mod:`netsim.sim.lean`: SimPy callbacks instead of processes, the gradients of the
-computations ending at one instant stacked into one product per step), since the paper
-scenario has no event, transfer time or rule that interrupts workers. A line per rule
+(:mod:`netsim.sim.lean`: SimPy callbacks instead of processes; the gradients of the
+workers that read one model and finish at one instant, an SSGD round's or a GSGD group's,
+stacked into one product per step), since the paper scenario has no event, transfer time
+or rule that interrupts workers. A line per rule
 gives the general path too (the worker processes, forced with ``lean=False``), timed in
 the same repetitions: the same results, for comparison.
 A last line per rule times SimPy alone on the run's schedule (``event_floor``): one
