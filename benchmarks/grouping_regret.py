@@ -165,12 +165,12 @@ def run_item(item: tuple):
 
 
 def recommend_item(item: tuple):
-    """(raw, seed) → the recommender's pick, cost and the silhouette grouping."""
-    raw, seed = item
+    """(raw, seed, options) → the recommender's pick and cost."""
+    raw, seed, options = item
     sc = item_scenario(raw, seed)
     wall = time.perf_counter()
     prep = prepare(sc)
-    rec = recommend(sc, prep)
+    rec = recommend(sc, prep, **options)
     wall = time.perf_counter() - wall
     finals = [(p.groups, p.lr) for p in rec.pilots if p.rung == len(rec.rungs) - 1]
     return {"groups": canonical(rec.groups), "lr": rec.lr, "name": rec.name, "sim_s": rec.sim_s, "wall_s": wall,
@@ -265,6 +265,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", type=Path, default=None,
                     help="folder keeping each scenario's exhaustive curves (reused when the scenario is unchanged)")
     ap.add_argument("--no-rec", action="store_true", help="exhaustive search only (fill --cache)")
+    ap.add_argument("--alike", type=float, default=None,
+                    help="the recommender's alike threshold (default its own; 0 races every grouping)")
     ap.add_argument("--set", action="append", default=[], help="scenario override for --paper (KEY=VALUE)")
     args = ap.parse_args(argv)
     if args.paper:
@@ -277,6 +279,7 @@ def main(argv=None) -> int:
         raws = [generate(args.suite_seed, i) for i in idx]
     client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
     start = time.perf_counter()
+    options = {} if args.alike is None else {"alike": args.alike}
     rows = []
     for raw in raws:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
@@ -285,7 +288,7 @@ def main(argv=None) -> int:
         store = _cache_file(args.cache, raw, lrs) if args.cache else None
         done = pickle.loads(store.read_bytes()) if store is not None and store.exists() else {}
         todo = [it for it in items if (canonical(it[1]), it[2], it[3] - raw_seed(raw)) not in done]
-        work = [("run", it) for it in todo] + ([] if args.no_rec else [("rec", (raw, raw_seed(raw)))])
+        work = [("run", it) for it in todo] + ([] if args.no_rec else [("rec", (raw, raw_seed(raw), options))])
         results = (dask_results(_dispatch, work, client) if client is not None
                    else local_results(_dispatch, work, args.workers or default_workers()))
         rec = None
