@@ -489,7 +489,7 @@ def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, 
 
 
 def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int = 0, budget_s: float | None = None,
-              target: float | None = None, rounds: int | None = None):
+              target: float | None = None, rounds: int | None = None, alike: float = 0.0):
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
     Returns a :class:`netsim.sim.recommend.Recommendation` (``name``, ``groups``, ``lr``,
@@ -497,7 +497,9 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     target and interval, ``as_dict()``). *lrs*: the η grid (default: 5 values ×3 apart
     around the scenario's GSGD η). *verify* > 0 runs that many top candidates in full and
     fills ``verified`` (predicted vs emulated). *rounds*: probe rounds of the measurement
-    (default: GSGD's ``probe_rounds``). Raises RecommendError (ScenarioError for *rounds*).
+    (default: GSGD's ``probe_rounds``). *alike* > 0: do not race groupings whose timing is
+    within a factor e**alike of an earlier candidate's (cheaper, see docs/GROUPING.md).
+    Raises RecommendError (ScenarioError for *rounds*).
     """
     from .rng import Streams
     from .sim.measurement import measure
@@ -512,7 +514,7 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
-    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m)
+    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m, alike=alike)
     if verify:
         check(sc, rec, prepared, verify)
     return rec

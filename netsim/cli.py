@@ -6,6 +6,7 @@ renders the result with :mod:`netsim.results.render`; nothing else happens here.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -434,6 +435,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
           verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
           budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
           target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,
+          alike: Annotated[float, typer.Option("--alike", help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).")] = 0.0,
           ) -> None:
     """Recommend a grouping and η: race pilot emulations of (grouping, η) candidates and
     show each one's predicted time to the target loss (what grouping = "auto" uses).
@@ -441,8 +443,8 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
     from .sim.recommend import RecommendError
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if race or lrs or verify or budget is not None or target is not None:
-            fail("--quick takes none of --race, --lrs, --verify, --budget and --target")
+        if race or lrs or verify or budget is not None or target is not None or alike:
+            fail("--quick takes none of --race, --lrs, --verify, --budget, --target and --alike")
         try:
             info = api.group(sc, rounds)
         except ScenarioError as exc:
@@ -461,8 +463,10 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
         fail(f"--lrs: {lrs!r} is not a comma-separated list of numbers")
     if verify < 0:
         fail(f"--verify: {verify} is not allowed (>= 0)")
+    if not (alike >= 0 and math.isfinite(alike)):
+        fail(f"--alike: {alike} is not allowed (a finite number >= 0)")
     try:
-        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds)
+        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds, alike=alike)
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:

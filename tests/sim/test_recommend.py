@@ -97,17 +97,17 @@ def test_candidates_cover_the_issue_list_without_duplicates():
 
 def test_groupings_with_alike_timing_are_raced_once():
     """Four identical workers: pairs {0,1}{2,3} and {0,2}{1,3} have the same update rate,
-    staleness and size, so only the first is raced; alike=0 races both."""
+    staleness and size, so with alike > 0 only the first is raced; the default races both."""
     raw = cluster([{"name": "all", "count": 4, "compute": 1.0}], until=20.0)
     sc = make_scenario(raw)
     prep = prepare(sc)
     m = measure(sc, prep.w0.size, 3, Streams(sc.run.seed))
     cands = {"a": ((0, 1), (2, 3)), "b": ((0, 2), (1, 3)), "singletons": ((0,), (1,), (2,), (3,))}
-    rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,))
+    rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,), alike=0.2)
     assert rec.pruned == {"b": "a"}
     assert sorted(p.name for p in rec.pilots) == ["a", "singletons"]
     assert rec.as_dict()["not_raced_alike"] == {"b": "a"}
-    rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,), alike=0.0)
+    rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,))
     assert rec.pruned == {} and len(rec.pilots) == 3
 
 
