@@ -19,5 +19,5 @@ class ASGD(Rule):
         ps.send(range(len(self.group_of_)))
 
     def on_push(self, ps, push: Push) -> None:
-        ps.apply([push], self.lr, self.group_of_[push.worker])
+        ps.apply_one(push, self.lr, self.group_of_[push.worker])
         ps.send((push.worker,))

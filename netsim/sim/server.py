@@ -13,6 +13,7 @@ from .records import Recorder
 __all__ = ["ParameterServer"]
 
 _sum = np.add.reduce  # ``delta.sum()`` of a 1-d array, without the method wrapper
+_subtract = np.subtract
 _SAFE_SQUARES = 1e300
 """Below this ``delta·delta``, numpy's sum of delta is finite (see :func:`finite_sum`)."""
 
@@ -98,11 +99,15 @@ class ParameterServer:
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
         if len(pushes) == 1:
-            self.step(lr * pushes[0].grad, pushes, group, lr / self.rule.lr)
+            self._step_one(lr * pushes[0].grad, pushes[0], group, lr / self.rule.lr, owned=True)
             return
         delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
         delta *= lr
         self.step(delta, pushes, group, lr / self.rule.lr)
+
+    def apply_one(self, push: Push, lr: float, group: int) -> None:
+        """``apply([push], lr, group)`` without building the list (ASGD: one per gradient)."""
+        self._step_one(lr * push.grad, push, group, lr / self.rule.lr, owned=True)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
@@ -113,6 +118,9 @@ class ParameterServer:
         rule's base rate (e.g. a group weight); each gradient is recorded with weight
         ``scale / len(pushes)`` (its share of the step, for the bias metrics).
         """
+        if len(pushes) == 1:
+            self._step_one(delta, pushes[0], group, scale)
+            return
         if self.stop.triggered:
             return
         before = self.version
@@ -123,25 +131,51 @@ class ParameterServer:
         self.w = previous - delta
         self.version = version = before + 1
         n = len(pushes)
-        weight = scale / (n or 1)
-        if n == 1:
-            p = pushes[0]
-            stale = before - p.version
-            self.recorder.applied_one(now, p.worker, group, stale, version, weight)
-            self.workers[p.worker].applied += 1
-            self.group_staleness[group] += stale
-        else:
-            staleness = [before - p.version for p in pushes]
-            ids = [p.worker for p in pushes]
-            self.recorder.applied(now, ids, group, staleness, version, weight)
-            workers = self.workers
-            for wid in ids:
-                workers[wid].applied += 1
-            self.group_staleness[group] += sum(staleness)
+        staleness = [before - p.version for p in pushes]
+        ids = [p.worker for p in pushes]
+        self.recorder.applied(now, ids, group, staleness, version, scale / (n or 1))
+        workers = self.workers
+        for wid in ids:
+            workers[wid].applied += 1
+        self.group_staleness[group] += sum(staleness)
         self.group_updates[group] += 1
         self.group_gradients[group] += n
-        if not finite_sum(delta):  # NaN, or entries so large that their sum overflows
-            self.last_finite = (before, previous)
+        self._updated(finite_sum(delta), previous, version, now)
+
+    def _step_one(self, delta: np.ndarray, push: Push, group: int, scale: float, owned: bool = False) -> None:
+        """:meth:`step` crediting the single gradient *push* (the same update and records,
+        without the per-list work: ASGD and most rules' steps are one push).
+
+        *owned*: *delta* is a new array nobody else holds (``lr * grad``), so the new model
+        ``previous - delta`` may be written into it (the same numbers, one allocation fewer)."""
+        if self.stop.triggered:
+            return
+        before = self.version
+        now = self.env.now
+        if self.optimizer is not None:
+            delta = self.optimizer.step(delta, before + 1, now)
+            owned = False  # the optimizer may keep it (momentum)
+        previous = self.w
+        finite = finite_sum(delta)
+        if owned and delta.dtype is previous.dtype:
+            self.w = _subtract(previous, delta, delta)
+        else:
+            self.w = previous - delta
+        self.version = version = before + 1
+        stale = before - push.version
+        self.recorder.applied_one(now, push.worker, group, stale, version, scale)
+        self.workers[push.worker].applied += 1
+        self.group_staleness[group] += stale
+        self.group_updates[group] += 1
+        self.group_gradients[group] += 1
+        self._updated(finite, previous, version, now)
+
+    def _updated(self, finite: bool, previous: np.ndarray, version: int, now: float) -> None:
+        """After update *version* (the model was *previous*) at *now* (s): stop on a non-finite
+        step (*finite* is :func:`finite_sum` of it), else the update callback and the
+        ``max_updates`` limit."""
+        if not finite:  # NaN, or entries so large that their sum overflows
+            self.last_finite = (version - 1, previous)
             self.finish(f"non-finite model at update {version}, simulated time {now:g} s")
             return
         if self.on_update is not None:
