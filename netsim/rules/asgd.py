@@ -13,6 +13,7 @@ class ASGD(Rule):
     description = "asynchronous SGD: apply every gradient on arrival, reply to its sender"
     source = "ALGORITHMS.md §1b (Dean et al. 2012)"
     lean = True
+    solo = True
 
     def start(self, ps) -> None:
         self.group_of_ = self.group_index()

@@ -105,6 +105,10 @@ class Rule:
     """True when the rule never pre-empts, reads or collects a worker's iteration in
     progress (``preempt``, ``reading``, ``collect``): its workers may then run as lean
     callbacks (:mod:`netsim.sim.lean`)."""
+    solo: ClassVar[bool] = False
+    """True when every ``send`` after the start reaches one worker with a model no other
+    worker reads (ASGD): lean workers then skip looking for computations on one model to
+    evaluate together. Only a speed hint: stacked gradients are bitwise those one by one."""
     update: ServerUpdate = ServerUpdate()
 
     def __init__(self, lr: float, groups: list[list[int]]):

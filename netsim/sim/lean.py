@@ -114,7 +114,8 @@ class LeanWorker(_Entry):
         self.wid = st.wid
         self.sampler = sampler
         self.draw = draws.__next__
-        self.register = crew.instants.register
+        self.register = None if getattr(crew.ps.rule, "solo", False) else crew.instants.register
+        """Registers the end of each computation for stacking, None for a ``solo`` rule (ASGD)."""
         self.w = None
         self.version = 0
         self.grad = None
@@ -149,7 +150,8 @@ class LeanWorker(_Entry):
         """Start computing at *now* (s) on the model read."""
         self.st.enter(COMPUTE, now)
         duration = self.draw()
-        self.register(self, now + duration)  # the time SimPy computes for the entry below
+        if self.register is not None:
+            self.register(self, now + duration)  # the time SimPy computes for the entry below
         self.callbacks = _PUSH
         self.env.schedule(self, _NORMAL, duration)
 
@@ -218,10 +220,11 @@ class InstantBatch:
         The first worker to ask among those that read its model and end now has all
         their gradients evaluated in stacks (each gets its ``grad``); a worker alone
         (or not stackable) computes its own."""
-        same = self.ending.pop((now, worker.version), None)
-        if same is not None and len(same) > 1 and self.stacked:
-            self._stacks(same)
-            return worker.grad
+        if self.ending:
+            same = self.ending.pop((now, worker.version), None)
+            if same is not None and len(same) > 1 and self.stacked:
+                self._stacks(same)
+                return worker.grad
         rows = worker.sampler.next()
         return self.one(worker.w, self.gather(rows), self.y[rows])
 
