@@ -22,10 +22,10 @@ what is cached.
 from __future__ import annotations
 
 import hashlib
-import heapq
-import itertools
 import math
 from typing import NamedTuple
+
+import networkx as nx
 
 from .topology import TopologyError, natural_key
 
@@ -60,28 +60,10 @@ def _adjacency(G, cache):
     return adj
 
 
-def _latencies(adj, root):
-    """``{node: least latency sum (s) to *root*}`` over reachable nodes (Dijkstra)."""
-    dist, done = {root: 0.0}, set()
-    tie = itertools.count()
-    heap = [(0.0, next(tie), root)]
-    while heap:
-        lat, _, u = heapq.heappop(heap)
-        if u in done:
-            continue                         # stale heap entry
-        done.add(u)
-        for v, data in adj[u]:
-            cand = lat + data["latency"]
-            if v not in dist or cand < dist[v]:
-                dist[v] = cand
-                heapq.heappush(heap, (cand, next(tie), v))
-    return dist
-
-
 def _dag(G, root, cache):
     """Shortest-path DAG rooted at *root*.
 
-    Two stages: Dijkstra gives each node's least latency ``d``; a link ``u - v``
+    Two stages: Dijkstra (networkx) gives each node's least latency ``d``; a link ``u - v``
     is *tight* toward the root when ``d[u] + latency`` equals ``d[v]`` within the
     relative tolerance. A breadth-first search from *root* over tight links
     then gives each node its fewest hops, and its next hops are the tight
@@ -96,7 +78,7 @@ def _dag(G, root, cache):
     if cache is not None and key in cache:
         return cache[key]
     adj = _adjacency(G, cache)
-    dist = _latencies(adj, root)
+    dist = nx.single_source_dijkstra_path_length(G, root, weight="latency")
     level, preds, order = {root: 0}, {root: []}, [root]
     frontier = [root]
     while frontier:
