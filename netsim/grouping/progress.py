@@ -9,9 +9,8 @@ See docs/GROUPING.md for how the recommender uses them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -96,10 +95,12 @@ def prune_alike(timings: dict, tol: float) -> dict:
     alike one already kept, so the first of several alike ones stands for them all.
     ``tol <= 0`` prunes nothing.
     """
+    if not tol > 0:
+        return {}
     kept: list = []
     out: dict = {}
     for name, timing in timings.items():
-        like = next((k for k in kept if tol > 0 and alike(timing, timings[k], tol)), None)
+        like = next((k for k in kept if alike(timing, timings[k], tol)), None)
         if like is None:
             kept.append(name)
         else:
