@@ -205,7 +205,7 @@ class _FreeGradient(Model):
         self.g = np.full(d, 1e-9)
 
     def gradient(self, w, X, y) -> np.ndarray:
-        return self.g
+        return self.g.copy()  # a new array, as every model's gradient (the PS may scale it in place)
 
     def loss(self, w, X, y) -> float:
         return 0.0

@@ -103,7 +103,7 @@ class LeanWorker(_Entry):
     sampler : BatchSampler of the worker's shard.
     draws : iterator of compute times (s).
     """
-    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register")
+    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register", "pushed")
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
         super().__init__()
@@ -120,6 +120,8 @@ class LeanWorker(_Entry):
         self.version = 0
         self.grad = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
+        self.pushed = _PUSH if self.register is not None else _PUSH_SOLO
+        """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.callbacks = (LeanWorker._start,)
         self.env.schedule(self, _URGENT, 0)  # as SimPy initialises a process: an int 0 keeps time 0 an int
 
@@ -152,7 +154,7 @@ class LeanWorker(_Entry):
         duration = self.draw()
         if self.register is not None:
             self.register(self, now + duration)  # the time SimPy computes for the entry below
-        self.callbacks = _PUSH
+        self.callbacks = self.pushed
         self.env.schedule(self, _NORMAL, duration)
 
     def _push(self) -> None:
@@ -165,8 +167,19 @@ class LeanWorker(_Entry):
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
+    def _push_solo(self) -> None:
+        """:meth:`_push` for a ``solo`` rule: the gradient is always evaluated alone."""
+        now = self.env.now
+        sampler = self.sampler
+        rows = sampler.next()
+        instants = self.crew.instants
+        grad = instants.one(self.w, instants.gather(rows), instants.y[rows])
+        self.ps.receive(Push(self.wid, grad, self.version, now, sampler.size))
+        self._next(now)
+
 
 _PUSH = (LeanWorker._push,)
+_PUSH_SOLO = (LeanWorker._push_solo,)
 
 
 class InstantBatch:

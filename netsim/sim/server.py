@@ -14,6 +14,7 @@ __all__ = ["ParameterServer"]
 
 _sum = np.add.reduce  # ``delta.sum()`` of a 1-d array, without the method wrapper
 _subtract = np.subtract
+_multiply = np.multiply
 _SAFE_SQUARES = 1e300
 """Below this ``delta·delta``, numpy's sum of delta is finite (see :func:`finite_sum`)."""
 
@@ -106,8 +107,12 @@ class ParameterServer:
         self.step(delta, pushes, group, lr / self.rule.lr)
 
     def apply_one(self, push: Push, lr: float, group: int) -> None:
-        """``apply([push], lr, group)`` without building the list (ASGD: one per gradient)."""
-        self._step_one(lr * push.grad, push, group, lr / self.rule.lr, owned=True)
+        """``apply([push], lr, group)`` without building the list (ASGD: one per gradient).
+
+        Consumes the push: its gradient (a new array per push, see ``Model.gradient``) is
+        scaled by *lr* in place and becomes the new model (the same numbers as ``lr * grad``)."""
+        grad = push.grad
+        self._step_one(_multiply(grad, lr, grad), push, group, lr / self.rule.lr, owned=True)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).

@@ -7,6 +7,7 @@ from rulekit import drops, run, scenario, trace, workers
 
 from netsim.rng import Streams
 from netsim.rules.asgd import ASGD
+from netsim.rules.base import Push
 from netsim.rules.blocks import block_rows, completed_blocks
 from netsim.sim.engine import Simulation, prepare, simulate
 from netsim.sim.worker import BatchSampler
@@ -93,7 +94,8 @@ class Probe(ASGD):
             self.seen_.update(partial=ps.collect(1, 4), none_new=ps.collect(1, 4, first=1),
                               reading=(ps.reading(0), ps.reading(1)), w=ps.w)
         if push.worker == 1 and "push" not in self.seen_:
-            self.seen_["push"] = push
+            # a copy: ASGD's apply_one consumes the push's gradient (scales it in place)
+            self.seen_["push"] = Push(push.worker, push.grad.copy(), push.version, push.sent, push.samples)
         super().on_push(ps, push)
 
 
