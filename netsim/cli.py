@@ -436,6 +436,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
           budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
           target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,
           alike: Annotated[float, typer.Option("--alike", help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).")] = 0.0,
+          jobs: Annotated[Optional[int], typer.Option("--jobs", help="Processes the pilots run in (default: the CPUs this process may use; 1: this process only). The result is the same for any value.")] = None,
           ) -> None:
     """Recommend a grouping and η: race pilot emulations of (grouping, η) candidates and
     show each one's predicted time to the target loss (what grouping = "auto" uses).
@@ -443,8 +444,8 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
     from .sim.recommend import RecommendError
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if race or lrs or verify or budget is not None or target is not None or alike:
-            fail("--quick takes none of --race, --lrs, --verify, --budget, --target and --alike")
+        if race or lrs or verify or budget is not None or target is not None or alike or jobs is not None:
+            fail("--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs")
         try:
             info = api.group(sc, rounds)
         except ScenarioError as exc:
@@ -465,8 +466,11 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
         fail(f"--verify: {verify} is not allowed (>= 0)")
     if not (alike >= 0 and math.isfinite(alike)):
         fail(f"--alike: {alike} is not allowed (a finite number >= 0)")
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs: {jobs} is not allowed (>= 1)")
     try:
-        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds, alike=alike)
+        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds, alike=alike,
+                            jobs=jobs)
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:

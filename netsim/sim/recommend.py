@@ -34,12 +34,13 @@ import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from ..errors import ScenarioError
-from ..grouping.candidates import ONE_GROUP, candidate_groupings
+from ..grouping.candidates import candidate_groupings
 from ..grouping.progress import GroupTiming, group_timing, prune_alike
 from ..rng import Streams
 from .engine import Prepared, Simulation, prepare
+from .forkpool import StickyPool
 from .measurement import Measurement, measure
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
@@ -187,7 +188,8 @@ def base_lr(scenario) -> float:
 def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measurement | None = None,
               candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
               last: float = 1 / 2, finalists: int = 2, replicates: int = 2, budget_s: float | None = None,
-              eval_rows: int = 2000, target: float | None = None, rule=None, alike: float = 0.0) -> Recommendation:
+              eval_rows: int = 2000, target: float | None = None, rule=None, alike: float = 0.0,
+              jobs: int | None = None) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
     Parameters
@@ -214,6 +216,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         update all lie within a factor ``e**alike`` of an earlier candidate's are not raced
         (:func:`netsim.grouping.progress.prune_alike`; 0.2 is about ±22 %). Default 0: race
         all (0.2 cost about 30 % less and one good pick in twelve on the benchmark).
+    jobs : processes the pilots run in (this one and forked copies; None: the CPUs this
+        process may use, where forking is safe: :mod:`netsim.sim.forkpool`). The result is
+        the same for any *jobs* (wall times aside).
 
     The pick: with a given target, the last-rung candidate that reaches it first (none
     reaches it: the lowest loss, and the reason says so); otherwise the last-rung
@@ -243,6 +248,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         raise RecommendError(f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}")
     if replicates < 1:
         raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
+    if jobs is not None and not jobs >= 1:
+        raise RecommendError(f"jobs must be >= 1, got {jobs!r}")
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
@@ -260,50 +267,70 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
                                              timeline_until=0.0, target_loss=0.0))
     rows = np.sort(np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows])
     eval_set = (prepared.dataset.X_train[rows], prepared.dataset.y_train[rows])  # gathered once for all pilots
-    sims: dict[int, Simulation] = {}
-
-    def advance(i: int, until: float, rung: int) -> None:
-        p = pilots[i]
-        if i not in sims:
-            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
-            sim.begin()
-            sims[i] = sim
-        sim = sims[i]
-        t0, w0 = sim.env.now, time.perf_counter()
-        sim.advance(until)
-        if not sim.stopped:
-            sim.evaluate()
-        p.sim_s += sim.env.now - t0
-        p.wall_s += time.perf_counter() - w0
-        p.rung = rung
-        p.curve = [(t, loss) for _, t, loss, _ in sim.recorder.curve]
-        if sim.ps.diverged:
-            p.status = "diverged"
-
-    alive = list(range(len(pilots)))
-    for r, h in enumerate(horizons):
-        for i in alive:
-            advance(i, h, r)
-        if r == len(horizons) - 1:
-            break
-        ranked = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))
-        alive = ranked[:max(finalists, math.ceil(len(alive) / factor))]
-    for sim in sims.values():
-        sim.env = None  # free the SimPy state of every pilot
-    finals = [pilots[i] for i in alive]
     H_run = horizons[-1]
-    for p in finals:
-        p.curves = [p.curve]
-        for rep in range(1, replicates):
-            rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, rep), until=H_run))
-            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
+    sims: dict[int, tuple[Simulation, int]] = {}
+    """This process's pilots (a forked child keeps its own): pilot → (its paused run, rungs passed)."""
+    per_s = {i: 1.0 + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0)
+             for i, p in enumerate(pilots)}  # a pilot's rough wall cost per simulated second, for spreading
+
+    def work(task):
+        """A pilot resumed to a rung, or a last-rung candidate's replicate run:
+        (simulated s, wall s, curve [(t s, loss)], diverged)."""
+        kind, i, arg = task
+        p = pilots[i]
+        if kind == "replicate":
+            rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run))
+            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule),
+                             eval_set=eval_set)
             w0 = time.perf_counter()
             res = sim.run()
-            p.sim_s += res.sim_time
-            p.wall_s += time.perf_counter() - w0
-            p.curves.append([(t, loss) for _, t, loss, _ in res.curve])
-            if res.status != "ok":
-                p.status = "diverged"
+            return res.sim_time, time.perf_counter() - w0, [(t, loss) for _, t, loss, _ in res.curve], \
+                res.status != "ok"
+        *before, until = arg  # the rung horizons so far (s): this rung's last
+        sim, passed = sims.get(i, (None, -1))
+        if passed != len(before):  # new here, or moved here from another process: replay the rungs before
+            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule),
+                             eval_set=eval_set)
+            sim.begin()
+            for h in before:
+                _to_rung(sim, h)
+        t0, w0 = sim.env.now, time.perf_counter()
+        _to_rung(sim, until)
+        sims[i] = sim, len(before) + 1
+        return sim.env.now - t0, time.perf_counter() - w0, [(t, loss) for _, t, loss, _ in sim.recorder.curve], \
+            bool(sim.ps.diverged)
+
+    alive = list(range(len(pilots)))
+    with StickyPool(work, jobs) as pool, threadpool_limits(1, user_api="blas"):
+        for r, h in enumerate(horizons):
+            last = r == len(horizons) - 1
+            tasks = [("advance", i, tuple(horizons[:r + 1])) for i in alive]
+            if last:  # the replicates do not depend on the last rung: one batch
+                tasks += [("replicate", i, rep) for i in alive for rep in range(1, replicates)]
+            start = horizons[r - 1] if r else 0.0
+            outcomes = pool.run(tasks, [i if kind == "advance" else None for kind, i, _ in tasks],
+                                [per_s[i] * (h - start if kind == "advance" else H_run) for kind, i, _ in tasks],
+                                [per_s[i] * h for _, i, _ in tasks])
+            for (kind, i, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
+                p = pilots[i]
+                p.sim_s += sim_s
+                p.wall_s += wall_s
+                if kind == "advance":
+                    p.rung, p.curve = r, curve
+                    p.curves = [curve]
+                else:
+                    p.curves.append(curve)
+                if diverged:
+                    p.status = "diverged"
+            if last:
+                break
+            ranked = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))
+            alive = ranked[:max(finalists, math.ceil(len(alive) / factor))]
+    sims.clear()  # free the SimPy state of every pilot
+    for p in pilots:
+        if p.rung < len(horizons) - 1:
+            p.curves = []
+    finals = [pilots[i] for i in alive]
     ok = [p for p in finals if p.status == "ok" and p.curve]
     if given_target:
         target, source = float(given_target), "given" if target is not None else "run.target_loss"
@@ -338,6 +365,13 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
                           measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned)
+
+
+def _to_rung(sim: Simulation, until: float) -> None:
+    """Advance a pilot to the rung horizon *until* (s) and evaluate there (unless it stopped)."""
+    sim.advance(until)
+    if not sim.stopped:
+        sim.evaluate()
 
 
 def _score(p: Pilot) -> float:

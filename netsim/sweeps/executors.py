@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from ..sim.forkpool import usable_cpus
+
 __all__ = ["ExecutorError", "local_results", "dask_results", "connect", "default_workers"]
 
 Outcome = tuple[int, Any, BaseException | None]
@@ -30,10 +32,7 @@ class ExecutorError(RuntimeError):
 
 def default_workers() -> int:
     """Local worker processes by default: the CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return usable_cpus()
 
 
 def _die_with_parent(parent: int) -> None:

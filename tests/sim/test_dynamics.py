@@ -164,6 +164,10 @@ def test_compare_groupings_and_group_command(tmp_path):
     assert res.exit_code == 2 and "--quick takes none of" in res.stderr
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--alike", "-0.5"])
     assert res.exit_code == 2 and "--alike: -0.5 is not allowed" in res.stderr
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--jobs", "0"])
+    assert res.exit_code == 2 and "--jobs: 0 is not allowed" in res.stderr
+    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--jobs", "2"])
+    assert res.exit_code == 2 and "--quick takes none of" in res.stderr
     res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "kmeans:99",
                               "--no-live"])
     assert res.exit_code == 2 and "grouping" in res.stderr

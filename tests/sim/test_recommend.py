@@ -159,3 +159,41 @@ def test_a_budget_caps_the_pilots_and_their_replicates():
     spent = sum(p.sim_s for p in rec.pilots)                # simulated s of every pilot and replicate run
     assert 0 < spent <= 300.0 * 1.02                        # a run may end a little past its rung
     assert rec.rungs[-1] == pytest.approx(100.0 * 300.0 / 459.26, rel=1e-3)   # the rungs shrank to fit
+
+
+def _evidence(rec) -> dict:
+    """The recommendation's record without wall-clock times."""
+    d = rec.as_dict()
+    d.pop("cost_wall_s")
+    for c in d["candidates"]:
+        c.pop("pilot_wall_s")
+    return d
+
+
+def test_the_race_is_the_same_in_any_number_of_processes(monkeypatch):
+    import netsim.sim.forkpool as forkpool
+    if forkpool.usable_jobs(2) == 1:
+        pytest.skip("forking is not used on this platform: every jobs value runs in this process")
+    moves = []
+    assign = forkpool.StickyPool.assign
+
+    def spy(self, keys, costs, moved=None):
+        before = dict(self.owner)
+        where = assign(self, keys, costs, moved)
+        moves.extend(k for k, p in zip(keys, where) if k in before and before[k] != p)
+        return where
+    monkeypatch.setattr(forkpool.StickyPool, "assign", spy)
+    raw = cluster([{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}], until=60.0)
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    one = _evidence(recommend(sc, prep, lrs=(0.3, 1.0, 3.0), jobs=1))
+    for jobs in (2, 3):
+        assert _evidence(recommend(sc, prep, lrs=(0.3, 1.0, 3.0), jobs=jobs)) == one
+    assert moves, "no pilot changed process: the replay of a moved pilot went untested"
+
+
+def test_jobs_below_one_is_an_error():
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    sc = make_scenario(raw)
+    with pytest.raises(RecommendError, match="jobs must be >= 1"):
+        recommend(sc, prepare(sc), jobs=0)

@@ -1,0 +1,76 @@
+"""StickyPool: placement worked out by hand, state kept per key, the same outcomes for any jobs."""
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from netsim.sim.forkpool import StickyPool, usable_jobs
+
+FORKS = usable_jobs(2) == 2  # Linux, no other Python thread
+needs_fork = pytest.mark.skipif(not FORKS, reason="forking is not used on this platform")
+
+
+def test_assign_longest_first_then_owners_stay_and_moves_lower_the_peak():
+    pool = StickyPool(lambda task: task, jobs=1)
+    pool.jobs = 2  # placement only: nothing runs
+    # costs 5, 3, 3, 1 (keys a-d): 5 -> p0; 3 -> p1; 3 -> p1 (3 < 5); 1 -> p0 (5 < 6)
+    assert pool.assign(list("abcd"), [5, 3, 3, 1]) == [0, 1, 1, 0]
+    # next batch: a (p0, 4) and b, c (p1, 4 + 4): p1 carries 8 against 4. Moving b or c away
+    # costs 6 there (a replay): p0 = 10, worse than 8, so nothing moves.
+    assert pool.assign(list("abc"), [4, 4, 4], moved=[6, 6, 6]) == [0, 1, 1]
+    # with a replay of 5: p0 = 9 > 8, still no move; with 3: p0 = 7, p1 = 4 -> b moves (the first of
+    # the ties found on p1 is b), and then nothing more helps
+    assert pool.assign(list("abc"), [4, 4, 4], moved=[3, 3, 3]) == [0, 0, 1]
+    assert pool.owner["b"] == 0
+    # keyless tasks fill the least loaded process, ties to the lowest index
+    assert pool.assign([None, None, None], [2, 2, 2]) == [0, 1, 0]
+
+
+class Counter:
+    """A stateful task function: per key, how many tasks this process ran for it."""
+
+    def __init__(self):
+        self.seen = {}
+
+    def __call__(self, task):
+        key, value = task
+        self.seen[key] = self.seen.get(key, 0) + 1
+        if value == "boom":
+            raise ValueError("boom in a task")
+        return key, value * 2, self.seen[key], os.getpid()
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_outcomes_in_task_order_and_state_stays_with_its_key(jobs):
+    if jobs > 1 and not FORKS:
+        pytest.skip("forking is not used on this platform")
+    with StickyPool(Counter(), jobs) as pool:
+        first = pool.run([(k, k) for k in range(6)], list(range(6)), [1] * 6)
+        second = pool.run([(k, 10 + k) for k in range(6)], list(range(6)), [1] * 6)
+    assert [o[:3] for o in first] == [(k, 2 * k, 1) for k in range(6)]
+    assert [o[:3] for o in second] == [(k, 20 + 2 * k, 2) for k in range(6)]  # the same process saw it before
+    assert [o[3] for o in first] == [o[3] for o in second]
+    assert len({o[3] for o in first}) == jobs
+
+
+@needs_fork
+def test_a_failing_child_raises_with_its_traceback_and_the_pool_closes():
+    pool = StickyPool(Counter(), 2)
+    with pytest.raises(RuntimeError, match="boom in a task"):
+        pool.run([("a", 1), ("b", "boom")], ["a", "b"], [2, 1])  # b runs in the child
+    assert pool._procs == []
+
+
+def test_jobs_fall_back_to_one_when_another_thread_runs():
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert usable_jobs(4) == 1
+    finally:
+        stop.set()
+        thread.join()
+    with pytest.raises(ValueError):
+        usable_jobs(0)
