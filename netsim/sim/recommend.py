@@ -270,8 +270,14 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     H_run = horizons[-1]
     sims: dict[int, tuple[Simulation, int]] = {}
     """This process's pilots (a forked child keeps its own): pilot → (its paused run, rungs passed)."""
-    per_s = {i: 1.0 + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0)
-             for i, p in enumerate(pilots)}  # a pilot's rough wall cost per simulated second, for spreading
+
+    def per_s(i: int) -> float:
+        """Pilot *i*'s wall cost per simulated second, for spreading the work: measured once
+        it ran, else guessed from its gradients and updates per second."""
+        p = pilots[i]
+        if p.sim_s > 0 and p.wall_s > 0:
+            return p.wall_s / p.sim_s
+        return 1e-4 * (1.0 + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0))
 
     def work(task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
@@ -309,8 +315,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
                 tasks += [("replicate", i, rep) for i in alive for rep in range(1, replicates)]
             start = horizons[r - 1] if r else 0.0
             outcomes = pool.run(tasks, [i if kind == "advance" else None for kind, i, _ in tasks],
-                                [per_s[i] * (h - start if kind == "advance" else H_run) for kind, i, _ in tasks],
-                                [per_s[i] * h for _, i, _ in tasks])
+                                [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _ in tasks],
+                                [per_s(i) * h for _, i, _ in tasks])
             for (kind, i, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
                 p = pilots[i]
                 p.sim_s += sim_s
