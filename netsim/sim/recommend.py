@@ -40,7 +40,7 @@ from ..grouping.candidates import candidate_groupings
 from ..grouping.progress import GroupTiming, group_timing, prune_alike
 from ..rng import Streams
 from .engine import Prepared, Simulation, prepare
-from .forkpool import StickyPool
+from .forkpool import StickyPool, usable_cpus
 from .measurement import Measurement, measure
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
@@ -216,9 +216,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         update all lie within a factor ``e**alike`` of an earlier candidate's are not raced
         (:func:`netsim.grouping.progress.prune_alike`; 0.2 is about ±22 %). Default 0: race
         all (0.2 cost about 30 % less and one good pick in twelve on the benchmark).
-    jobs : processes the pilots run in (this one and forked copies; None: the CPUs this
-        process may use, where forking is safe: :mod:`netsim.sim.forkpool`). The result is
-        the same for any *jobs* (wall times aside).
+    jobs : processes the pilots run in (this one and forked copies, where forking is safe:
+        :mod:`netsim.sim.forkpool`); None: the CPUs this process may use, at most one per 4
+        candidates. The result is the same for any *jobs* (wall times aside).
 
     The pick: with a given target, the last-rung candidate that reaches it first (none
     reaches it: the lowest loss, and the reason says so); otherwise the last-rung
@@ -307,6 +307,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             bool(sim.ps.diverged)
 
     alive = list(range(len(pilots)))
+    if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
+        jobs = max(1, min(usable_cpus(), len(pilots) // 4))
     with StickyPool(work, jobs) as pool, threadpool_limits(1, user_api="blas"):
         for r, h in enumerate(horizons):
             last = r == len(horizons) - 1
