@@ -107,6 +107,8 @@ class Progress:
             self.done.append(self.current)
             self.next_mark = 0.1
             self.started = time.perf_counter()
+        if self.current is not None and self.current.note and not snap.note:
+            self.started = time.perf_counter()  # training starts after the grouping race: the ETA counts from here
         self.current = snap
         if self.live is not None:
             now = time.perf_counter()
@@ -114,6 +116,8 @@ class Progress:
                 self.last = now
                 self.live.update(render.live_view(snap, done=self.done, position=self.position(),
                                                   eta=self.eta(snap)), refresh=True)
+        elif snap.note:  # before training: each step of the grouping race gets a line
+            note(render.plain_line(snap, self.position()))
         elif snap.fraction >= self.next_mark - 1e-9:
             self.next_mark = (int(snap.fraction * 10 + 1e-9) + 1) / 10
             note(render.plain_line(snap, self.position(), self.eta(snap)))

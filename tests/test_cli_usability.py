@@ -55,6 +55,15 @@ def test_progress_on_stderr_results_on_stdout(tmp_path):
     assert "quickstart (seed 1)" in res.stdout
 
 
+def test_an_auto_run_says_it_is_choosing_the_grouping(tmp_path):
+    res = invoke("run", "quickstart", *SMALL, "--set", 'algorithms.gsgd.grouping="auto"', "--out", tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    lines = res.stderr.splitlines()
+    race = [i for i, line in enumerate(lines) if "gsgd: choosing the grouping: rung" in line]
+    assert len(race) == 4 and "rung 1 of 4" in lines[race[0]] and "rung 4 of 4" in lines[race[-1]]
+    assert race[-1] < next(i for i, line in enumerate(lines) if "100%" in line)   # before training
+
+
 def test_progress_line_with_max_updates(tmp_path):
     res = invoke("run", "quickstart", "--no-live", "--set", "run.until=1e6", "--set", "run.max_updates=30",
                  "--out", tmp_path)

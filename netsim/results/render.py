@@ -58,6 +58,8 @@ def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta:
         for d in done:
             finished.add_row(d.label, f"{d.sim_time:.6g}", str(d.updates), _fmt(d.loss, ".5f"))
         parts.append(finished)
+    if snap.note:
+        parts.append(Text(f"{position + ' ' if position else ''}{snap.label}: {snap.note}"))
     head = f"{position + ' ' if position else ''}{snap.label}  t = {snap.sim_time:.6g} / {snap.until:g}  "
     table = Table(title=title or Text(f"{head}updates {snap.updates}  {_loss_text(snap)}"))
     for col in ("group", "members", "updates", "mean staleness", "idle %"):
@@ -85,6 +87,8 @@ def _loss_text(snap: Snapshot) -> str:
 
 def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> str:
     """One line of progress for non-terminal output (*position*: ``[2/3]``; *eta*: wall s)."""
+    if snap.note:
+        return f"{position + ' ' if position else ''}{snap.label}: {snap.note}"
     acc = "" if snap.test_accuracy is None or snap.evaluated_update == 0 else f" test_acc={snap.test_accuracy:.4f}"
     return (f"{position + ' ' if position else ''}{snap.label}: {100 * snap.fraction:.0f}% "
             f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import simpy
@@ -360,7 +360,7 @@ class Simulation:
         m = measure(self.scenario, self.prepared.w0.size, rounds, self.streams, [st.slowdown for st in self.states])
         if rule.wants_recommendation():
             from .recommend import recommend  # races pilot emulations of (grouping, η) candidates
-            rec = recommend(self.scenario, self.prepared, measurement=m, rule=rule)
+            rec = recommend(self.scenario, self.prepared, measurement=m, rule=rule, on_rung=self._racing)
             rule.adopt(rec.groups, rec.lr)
             record = rec.as_dict()
         else:
@@ -369,6 +369,15 @@ class Simulation:
         self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in rule.groups])
         self.ps.reset_groups(len(rule.groups))
         return m.duration
+
+    def _racing(self, rung: int, rungs: int, candidates: int) -> None:
+        """Progress of the grouping race (``grouping = "auto"``) before training starts; a
+        stop request (Ctrl-C) abandons it."""
+        if self._stop_requested:
+            raise KeyboardInterrupt
+        if self._progress_cb is not None:
+            self._progress_cb(replace(self.snapshot(), note=f"choosing the grouping: rung {rung + 1} of {rungs}, "
+                                                            f"{candidates} (grouping, η) candidates racing"))
 
     def _dynamics(self, events):
         """Apply the scenario's timed events; each is logged in the run's events."""

@@ -189,7 +189,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
               candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
               last: float = 1 / 2, finalists: int = 2, replicates: int = 2, budget_s: float | None = None,
               eval_rows: int = 2000, target: float | None = None, rule=None, alike: float = 0.0,
-              jobs: int | None = None) -> Recommendation:
+              jobs: int | None = None, on_rung=None) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
     Parameters
@@ -219,6 +219,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     jobs : processes the pilots run in (this one and forked copies, where forking is safe:
         :mod:`netsim.sim.forkpool`); None: the CPUs this process may use, at most one per 4
         candidates. The result is the same for any *jobs* (wall times aside).
+    on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based) is
+        run, for progress displays; it may raise (e.g. KeyboardInterrupt) to abandon the race.
 
     The pick: with a given target, the last-rung candidate that reaches it first (none
     reaches it: the lowest loss, and the reason says so); otherwise the last-rung
@@ -311,6 +313,8 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
     with StickyPool(work, jobs) as pool, threadpool_limits(1, user_api="blas"):
         for r, h in enumerate(horizons):
+            if on_rung is not None:
+                on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
             tasks = [("advance", i, tuple(horizons[:r + 1])) for i in alive]
             if last:  # the replicates do not depend on the last rung: one batch

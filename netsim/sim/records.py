@@ -145,6 +145,8 @@ class Snapshot:
 
     ``loss``/``test_accuracy`` are those of the last evaluation, made at simulated
     time ``evaluated_at`` (s) after ``evaluated_update`` updates; None before the first.
+    ``note``: what the run does before it starts training, when that takes a while
+    (choosing the grouping by racing candidates), else empty.
     """
     label: str
     algorithm: str
@@ -157,6 +159,7 @@ class Snapshot:
     evaluated_at: float | None
     evaluated_update: int | None
     groups: tuple[GroupSnapshot, ...]
+    note: str = ""
 
     @property
     def fraction(self) -> float:

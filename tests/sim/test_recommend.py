@@ -11,7 +11,7 @@ from conftest import base_raw, make_scenario
 
 from netsim.grouping.candidates import canonical, candidate_groupings
 from netsim.rng import Streams
-from netsim.sim.engine import prepare, simulate
+from netsim.sim.engine import Simulation, prepare, simulate
 from netsim.sim.measurement import measure
 from netsim.sim.recommend import RecommendError, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss
 
@@ -197,3 +197,29 @@ def test_jobs_below_one_is_an_error():
     sc = make_scenario(raw)
     with pytest.raises(RecommendError, match="jobs must be >= 1"):
         recommend(sc, prepare(sc), jobs=0)
+
+
+def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    sc = make_scenario(raw)
+    snaps = []
+    sim = Simulation(sc, "gsgd", prepare(sc))
+    sim.run(progress=snaps.append)
+    notes = [s.note for s in snaps if s.note]
+    # rungs at 1/27, 1/9, 1/3 and 1/2 of the horizon; a third of the candidates (at least 2) go on
+    n = len(sim.grouping["candidates"])
+    left = [n, math.ceil(n / 3), math.ceil(math.ceil(n / 3) / 3)]
+    left.append(max(2, math.ceil(left[-1] / 3)))
+    assert notes == [f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
+                     for r, k in enumerate(left)]
+    first = next(i for i, s in enumerate(snaps) if not s.note)
+    assert all(s.note for s in snaps[:first]) and not any(s.note for s in snaps[first:])
+
+
+def test_a_stop_request_abandons_the_race():
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    sim = Simulation(make_scenario(raw), "gsgd")
+    sim.request_stop()
+    with pytest.raises(KeyboardInterrupt) as info:
+        sim.run()
+    assert type(info.value) is KeyboardInterrupt   # before training: no partial result to carry
