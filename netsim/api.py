@@ -489,7 +489,8 @@ def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, 
 
 
 def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int = 0, budget_s: float | None = None,
-              target: float | None = None, rounds: int | None = None, alike: float = 0.0, jobs: int | None = None):
+              target: float | None = None, rounds: int | None = None, alike: float = 0.0, jobs: int | None = None,
+              on_rung=None):
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
     Returns a :class:`netsim.sim.recommend.Recommendation` (``name``, ``groups``, ``lr``,
@@ -500,7 +501,8 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     (default: GSGD's ``probe_rounds``). *alike* > 0: do not race groupings whose timing is
     within a factor e**alike of an earlier candidate's (cheaper, see docs/GROUPING.md).
     *jobs*: processes the pilots run in (default: the CPUs this process may use, where
-    forking is safe; the result is the same for any value).
+    forking is safe; the result is the same for any value). *on_rung(rung, rungs,
+    candidates)* is called before each rung of the race (0-based), for progress.
     Raises RecommendError (ScenarioError for *rounds*).
     """
     from .rng import Streams
@@ -516,7 +518,8 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
-    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m, alike=alike, jobs=jobs)
+    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m, alike=alike, jobs=jobs,
+               on_rung=on_rung)
     if verify:
         check(sc, rec, prepared, verify)
     return rec

@@ -474,7 +474,8 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
         fail(f"--jobs: {jobs} is not allowed (>= 1)")
     try:
         rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds, alike=alike,
-                            jobs=jobs)
+                            jobs=jobs, on_rung=lambda r, n, k: note(f"{sc.name}: racing rung {r + 1} of {n}, "
+                                                                    f"{k} (grouping, η) candidates"))
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:

@@ -158,6 +158,7 @@ def test_compare_groupings_and_group_command(tmp_path):
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
     assert res.exit_code == 0, res.output
     assert "recommended:" in res.output and "predicted" in res.output
+    assert "quickstart: racing rung 1 of" in res.stderr   # progress of the race, on stderr
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"])
     assert res.exit_code == 2 and "learning rates must be finite and > 0" in res.stderr
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--lrs", "0.1"])
