@@ -59,8 +59,8 @@ def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta:
             finished.add_row(d.label, f"{d.sim_time:.6g}", str(d.updates), _fmt(d.loss, ".5f"))
         parts.append(finished)
     if snap.note:
-        parts.append(Text(f"{position + ' ' if position else ''}{snap.label}: {snap.note}"))
-    head = f"{position + ' ' if position else ''}{snap.label}  t = {snap.sim_time:.6g} / {snap.until:g}  "
+        parts.append(Text(f"{_who(snap, position)}: {snap.note}"))
+    head = f"{_who(snap, position)}  t = {snap.sim_time:.6g} / {snap.until:g}  "
     table = Table(title=title or Text(f"{head}updates {snap.updates}  {_loss_text(snap)}"))
     for col in ("group", "members", "updates", "mean staleness", "idle %"):
         table.add_column(col, justify="right")
@@ -71,6 +71,11 @@ def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta:
     parts += [table, Group(ProgressBar(total=1.0, completed=snap.fraction),
                            Text(f"{100 * snap.fraction:.0f}% done{_eta_text(eta)}"))]
     return Group(*parts)
+
+
+def _who(snap: Snapshot, position: str) -> str:
+    """The run a progress line is about: ``[2/3] gsgd``, or ``gsgd`` alone."""
+    return f"{position} {snap.label}" if position else snap.label
 
 
 def _eta_text(eta: float | None) -> str:
@@ -88,9 +93,9 @@ def _loss_text(snap: Snapshot) -> str:
 def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> str:
     """One line of progress for non-terminal output (*position*: ``[2/3]``; *eta*: wall s)."""
     if snap.note:
-        return f"{position + ' ' if position else ''}{snap.label}: {snap.note}"
+        return f"{_who(snap, position)}: {snap.note}"
     acc = "" if snap.test_accuracy is None or snap.evaluated_update == 0 else f" test_acc={snap.test_accuracy:.4f}"
-    return (f"{position + ' ' if position else ''}{snap.label}: {100 * snap.fraction:.0f}% "
+    return (f"{_who(snap, position)}: {100 * snap.fraction:.0f}% "
             f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "
             f"{_plain_loss(snap)}{acc}{_eta_text(eta)}")
 

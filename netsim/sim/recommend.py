@@ -281,6 +281,10 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             return p.wall_s / p.sim_s
         return 1e-4 * (1.0 + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0))
 
+    def pilot_run(sc, p: Pilot) -> Simulation:
+        """A run of scenario *sc* with *p*'s groups and η, its loss on the fixed evaluation rows."""
+        return Simulation(sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
+
     def work(task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
         (simulated s, wall s, curve [(t s, loss)], diverged)."""
@@ -288,25 +292,21 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         p = pilots[i]
         if kind == "replicate":
             rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run))
-            sim = Simulation(rep_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule),
-                             eval_set=eval_set)
+            sim = pilot_run(rep_sc, p)
             w0 = time.perf_counter()
             res = sim.run()
-            return res.sim_time, time.perf_counter() - w0, [(t, loss) for _, t, loss, _ in res.curve], \
-                res.status != "ok"
+            return res.sim_time, time.perf_counter() - w0, _losses(res.curve), res.status != "ok"
         *before, until = arg  # the rung horizons so far (s): this rung's last
         sim, passed = sims.get(i, (None, -1))
         if passed != len(before):  # new here, or moved here from another process: replay the rungs before
-            sim = Simulation(pilot_sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule),
-                             eval_set=eval_set)
+            sim = pilot_run(pilot_sc, p)
             sim.begin()
             for h in before:
                 _to_rung(sim, h)
         t0, w0 = sim.env.now, time.perf_counter()
         _to_rung(sim, until)
         sims[i] = sim, len(before) + 1
-        return sim.env.now - t0, time.perf_counter() - w0, [(t, loss) for _, t, loss, _ in sim.recorder.curve], \
-            bool(sim.ps.diverged)
+        return sim.env.now - t0, time.perf_counter() - w0, _losses(sim.recorder.curve), bool(sim.ps.diverged)
 
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
@@ -377,6 +377,11 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
                           measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned)
+
+
+def _losses(curve) -> list[tuple[float, float]]:
+    """(time s, loss) pairs of a run's curve rows (update, time s, loss, accuracy)."""
+    return [(t, loss) for _, t, loss, _ in curve]
 
 
 def _to_rung(sim: Simulation, until: float) -> None:
@@ -532,7 +537,7 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     rows = []
     for p in rec.ranking()[:top]:
         res = Simulation(full, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr)).run()
-        curve = [(t, loss) for _, t, loss, _ in res.curve]
+        curve = _losses(res.curve)
         hit = time_to_loss(curve, rec.target, H) if res.status == "ok" else None
         rows.append({"name": p.name, "lr": p.lr, "predicted_s": _num(p.predicted), "interval_s": [_num(p.low), _num(p.high)],
                      "emulated_s": hit, "final_loss": curve[-1][1] if res.status == "ok" else None,

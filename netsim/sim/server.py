@@ -126,26 +126,18 @@ class ParameterServer:
         if len(pushes) == 1:
             self._step_one(delta, pushes[0], group, scale)
             return
-        if self.stop.triggered:
+        moved = self._new_model(delta, group, len(pushes))
+        if moved is None:
             return
-        before = self.version
-        now = self.env.now
-        if self.optimizer is not None:
-            delta = self.optimizer.step(delta, before + 1, now)
-        previous = self.w
-        self.w = previous - delta
-        self.version = version = before + 1
-        n = len(pushes)
+        before, now, previous, finite = moved
         staleness = [before - p.version for p in pushes]
         ids = [p.worker for p in pushes]
-        self.recorder.applied(now, ids, group, staleness, version, scale / (n or 1))
+        self.recorder.applied(now, ids, group, staleness, before + 1, scale / (len(pushes) or 1))
         workers = self.workers
         for wid in ids:
             workers[wid].applied += 1
         self.group_staleness[group] += sum(staleness)
-        self.group_updates[group] += 1
-        self.group_gradients[group] += n
-        self._updated(finite_sum(delta), previous, version, now)
+        self._updated(finite, previous, before + 1, now)
 
     def _step_one(self, delta: np.ndarray, push: Push, group: int, scale: float, owned: bool = False) -> None:
         """:meth:`step` crediting the single gradient *push* (the same update and records,
@@ -153,27 +145,38 @@ class ParameterServer:
 
         *owned*: *delta* is a new array nobody else holds (``lr * grad``), so the new model
         ``previous - delta`` may be written into it (the same numbers, one allocation fewer)."""
-        if self.stop.triggered:
+        moved = self._new_model(delta, group, 1, owned)
+        if moved is None:
             return
+        before, now, previous, finite = moved
+        stale = before - push.version
+        self.recorder.applied_one(now, push.worker, group, stale, before + 1, scale)
+        self.workers[push.worker].applied += 1
+        self.group_staleness[group] += stale
+        self._updated(finite, previous, before + 1, now)
+
+    def _new_model(self, delta: np.ndarray, group: int, n: int, owned: bool = False):
+        """The update both steps share: ``w ← w − delta`` (after the schedule and momentum),
+        version + 1, and *group*'s update and gradient (*n*) counts. Returns (version before,
+        now s, the previous model, :func:`finite_sum` of the step), or None when the run has
+        stopped (nothing changes). *owned*: as in :meth:`_step_one`."""
+        if self.stop.triggered:
+            return None
         before = self.version
         now = self.env.now
         if self.optimizer is not None:
             delta = self.optimizer.step(delta, before + 1, now)
             owned = False  # the optimizer may keep it (momentum)
         previous = self.w
-        finite = finite_sum(delta)
+        finite = finite_sum(delta)  # before an owned delta is overwritten by the new model
         if owned and delta.dtype is previous.dtype:
             self.w = _subtract(previous, delta, delta)
         else:
             self.w = previous - delta
-        self.version = version = before + 1
-        stale = before - push.version
-        self.recorder.applied_one(now, push.worker, group, stale, version, scale)
-        self.workers[push.worker].applied += 1
-        self.group_staleness[group] += stale
+        self.version = before + 1
         self.group_updates[group] += 1
-        self.group_gradients[group] += 1
-        self._updated(finite, previous, version, now)
+        self.group_gradients[group] += n
+        return before, now, previous, finite
 
     def _updated(self, finite: bool, previous: np.ndarray, version: int, now: float) -> None:
         """After update *version* (the model was *previous*) at *now* (s): stop on a non-finite
