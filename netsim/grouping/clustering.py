@@ -4,8 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.metrics import silhouette_score
 
 __all__ = ["Grouping", "features", "kmeans_groups", "equal_groups", "auto_groups", "choose_grouping",
            "parse_method", "METHODS"]
@@ -64,6 +62,8 @@ def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
         return np.zeros(len(X), dtype=int)
     if k >= len(X):
         return np.arange(len(X))
+    from sklearn.cluster import KMeans   # imported here: scikit-learn costs ~2 s at start-up
+
     return KMeans(n_clusters=k, n_init=10, random_state=seed).fit(X).labels_
 
 
@@ -89,6 +89,8 @@ def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: in
     if mean.max() <= homogeneous_ratio * mean.min():
         return Grouping("auto", 1, (tuple(range(n)),), scores,
                         f"max/min mean time {mean.max() / mean.min():.3f} <= {homogeneous_ratio}: one group")
+    from sklearn.metrics import silhouette_score
+
     labels = {}
     distinct = len(np.unique(X.round(12), axis=0))
     for k in range(2, min(k_max, n - 1, distinct) + 1):
