@@ -500,8 +500,8 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     fills ``verified`` (predicted vs emulated). *rounds*: probe rounds of the measurement
     (default: GSGD's ``probe_rounds``). *alike* > 0: do not race groupings whose timing is
     within a factor e**alike of an earlier candidate's (cheaper, see docs/GROUPING.md).
-    *jobs*: processes the pilots run in (default: the CPUs this process may use, where
-    forking is safe; the result is the same for any value). *on_rung(rung, rungs,
+    *jobs*: processes the pilots and the *verify* runs are spread over (default: the CPUs
+    this process may use, where forking is safe; the result is the same for any value). *on_rung(rung, rungs,
     candidates)* is called before each rung of the race (0-based), for progress.
     Raises RecommendError (ScenarioError for *rounds*).
     """
@@ -521,7 +521,7 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m, alike=alike, jobs=jobs,
                on_rung=on_rung)
     if verify:
-        check(sc, rec, prepared, verify)
+        check(sc, rec, prepared, verify, jobs=jobs)
     return rec
 
 

@@ -440,7 +440,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
           budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
           target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,
           alike: Annotated[float, typer.Option("--alike", help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).")] = 0.0,
-          jobs: Annotated[Optional[int], typer.Option("--jobs", help="Processes the pilots run in (default: the CPUs this process may use; 1: this process only). The result is the same for any value.")] = None,
+          jobs: Annotated[Optional[int], typer.Option("--jobs", help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.")] = None,
           ) -> None:
     """Recommend a grouping and η: race pilot emulations of (grouping, η) candidates and
     show each one's predicted time to the target loss (what grouping = "auto" uses).

@@ -524,24 +524,39 @@ def _predict(p: Pilot, target: float, horizon: float) -> None:
     p.high = max(cross(slope + 2 * se), float(t[-1]))
 
 
-def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top: int = 3) -> list[dict]:
+def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top: int = 3,
+           jobs: int | None = None) -> list[dict]:
     """Run the *top* candidates of *rec* in full (whole training set evaluated every
     1/100 of the horizon, scenario seed) and set ``rec.verified``: per candidate the
-    predicted time to target (s, with its interval) beside the emulated one."""
+    predicted time to target (s, with its interval) beside the emulated one.
+
+    *jobs*: processes the runs are spread over (as in :func:`recommend`; None: one per
+    usable CPU, at most one per run). BLAS runs one thread per process, so the rows are
+    the same for any *jobs*."""
     if top < 1:
         raise RecommendError(f"--verify needs at least one candidate, got {top!r}")
+    if jobs is not None and not jobs >= 1:
+        raise RecommendError(f"jobs must be >= 1, got {jobs!r}")
     prepared = prepared or prepare(scenario)
     H = scenario.run.until
     full = replace(scenario, run=replace(scenario.run, eval_every=H / 100, eval_every_updates=0,
                                          timeline_until=0.0, target_loss=0.0))
-    rows = []
-    for p in rec.ranking()[:top]:
+    chosen = rec.ranking()[:top]
+
+    def work(i: int) -> dict:
+        p = chosen[i]
         res = Simulation(full, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr)).run()
         curve = _losses(res.curve)
         hit = time_to_loss(curve, rec.target, H) if res.status == "ok" else None
-        rows.append({"name": p.name, "lr": p.lr, "predicted_s": _num(p.predicted), "interval_s": [_num(p.low), _num(p.high)],
-                     "emulated_s": hit, "final_loss": curve[-1][1] if res.status == "ok" else None,
-                     "status": res.status, "wall_s": res.wall_s})
+        return {"name": p.name, "lr": p.lr, "predicted_s": _num(p.predicted), "interval_s": [_num(p.low), _num(p.high)],
+                "emulated_s": hit, "final_loss": curve[-1][1] if res.status == "ok" else None,
+                "status": res.status, "wall_s": res.wall_s}
+
+    # cost of a full run ~ the pilot's wall seconds per simulated second
+    costs = [p.wall_s / p.sim_s if p.sim_s > 0 else 1.0 for p in chosen]
+    jobs = min(usable_cpus(), len(chosen)) if jobs is None else jobs
+    with StickyPool(work, jobs) as pool, threadpool_limits(1, user_api="blas"):
+        rows = pool.run(list(range(len(chosen))), [None] * len(chosen), costs)
     rec.verified = rows
     return rows
 

@@ -13,7 +13,8 @@ from netsim.grouping.candidates import canonical, candidate_groupings
 from netsim.rng import Streams
 from netsim.sim.engine import Simulation, prepare, simulate
 from netsim.sim.measurement import measure
-from netsim.sim.recommend import RecommendError, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss
+from netsim.sim.recommend import (RecommendError, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss,
+                                   verify)
 
 SEEDS = (3, 4)
 
@@ -234,3 +235,27 @@ def test_a_stop_request_abandons_the_race():
     with pytest.raises(KeyboardInterrupt) as info:
         sim.run()
     assert type(info.value) is KeyboardInterrupt   # before training: no partial result to carry
+
+
+def test_verify_runs_the_top_candidates_in_full_in_any_number_of_processes():
+    """``verify`` against the same candidates run independently (a scenario with hand groups
+    and a fixed η through ``simulate``, evaluated every 1/100 of the horizon): the same time
+    to the race's target and the same final loss, whether it runs in 1 or 2 processes."""
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    rec = recommend(sc, prep, lrs=(0.3, 1.0))
+    rows = {jobs: [{k: v for k, v in r.items() if k != "wall_s"} for r in verify(sc, rec, prep, top=3, jobs=jobs)]
+            for jobs in (1, 2)}
+    assert rows[1] == rows[2]
+    assert [(r["name"], r["lr"]) for r in rows[1]] == [(p.name, p.lr) for p in rec.ranking()[:3]]
+    for row, p in zip(rows[1], rec.ranking()):
+        r = {**raw, "run": {**raw["run"], "eval_every": 0.2},
+             "algorithms": {"gsgd": {"lr": p.lr, "groups": [list(g) for g in p.groups]}}}
+        res = simulate(make_scenario(r), "gsgd")
+        curve = [(t, loss) for _, t, loss, _ in res.curve]
+        assert row["status"] == res.status == "ok"
+        assert row["final_loss"] == curve[-1][1]
+        assert row["emulated_s"] == time_to_loss(curve, rec.target, 20.0)
+    with pytest.raises(RecommendError, match="at least one"):
+        verify(sc, rec, prep, top=0)
