@@ -175,6 +175,16 @@ def _num_text(x) -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
 
 
+def _event_text(event: dict) -> str:
+    """One ``[[events]]`` entry (its ``as_dict``) in a few words, e.g. ``crash of workers 3, 4 at 400 s``."""
+    what = event["kind"] + (f" ×{event['factor']:g}" if event["kind"] == "slowdown" else "")
+    if event.get("workers"):
+        what += " of worker" + ("s " if len(event["workers"]) > 1 else " ") + ", ".join(map(str, event["workers"]))
+    if event.get("link"):
+        what += " of link " + "–".join(map(str, event["link"]))
+    return f"{what} at {event['time']:g} s"
+
+
 def _group_text(groups, limit: int = 48) -> str:
     text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -217,6 +227,11 @@ def recommendation_tables(rec, name: str, classes: list[str], hosts: list | None
     out.append(t)
     out.append(Text(f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
                     f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."))
+    if rec.unseen:
+        out.append(Text(f"note: the race ran to {rec.rungs[-1]:g} s of the {rec.horizon:g} s horizon and did not see "
+                        f"{len(rec.unseen)} later timed event{'s' if len(rec.unseen) > 1 else ''}: "
+                        + ", ".join(_event_text(e) for e in rec.unseen)
+                        + "; check the pick with `netsim compare --groupings`."))
     if rec.verified:
         v = Table(title="verified: predicted vs emulated in full (scenario seed, whole training set)")
         for col in ("grouping", "η", "predicted (s)", "interval (s)", "emulated (s)", "final loss", "wall s"):

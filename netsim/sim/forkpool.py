@@ -12,7 +12,10 @@ computes from them does not depend on ``jobs``.
 Forking is used only where it is safe and cheap: on Linux, in a process that runs no
 other Python thread (a thread holding a lock at the fork would leave it held in the
 child) and is not itself a daemonic pool worker. Native BLAS threads are fork-safe
-(OpenBLAS resets its pool in the child). Elsewhere the pool runs everything here.
+(OpenBLAS resets its pool in the child); the GNU OpenMP runtime (scikit-learn's k-means,
+e.g. in pilots that regroup) is not: a child would wait forever for the parent's OpenMP
+threads. So a child runs with every native thread pool limited to one thread
+(threadpoolctl), where OpenMP uses none. Elsewhere the pool runs everything here.
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ import threading
 import traceback
 import warnings
 from collections.abc import Callable, Hashable, Sequence
+
+from threadpoolctl import threadpool_limits
 
 __all__ = ["StickyPool", "usable_cpus", "usable_jobs"]
 
@@ -52,6 +57,7 @@ def usable_jobs(jobs: int | None) -> int:
 def _serve(conn, work: Callable) -> None:
     """A child's loop: run each batch received, send back the outcomes (or the error)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the children
+    threadpool_limits(1)  # no OpenMP team in a forked child (see the module docstring)
     try:
         while (batch := conn.recv()) is not None:
             try:

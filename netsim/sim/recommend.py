@@ -114,6 +114,8 @@ class Recommendation:
     horizon: float
     verified: list = field(default_factory=list)
     pruned: dict = field(default_factory=dict)  # grouping not raced -> the alike grouping raced for it
+    unseen: list = field(default_factory=list)
+    """The scenario's timed events (``[[events]]`` as dicts) at or after the last rung: the race did not see them."""
 
     @property
     def pick(self) -> Pilot:
@@ -131,6 +133,7 @@ class Recommendation:
                 "rungs_s": list(self.rungs), "cost_sim_s": self.sim_s, "cost_wall_s": self.wall_s,
                 "candidates": [p.as_dict() for p in self.ranking()],
                 **({"not_raced_alike": dict(self.pruned)} if self.pruned else {}),
+                **({"events_after_race": self.unseen} if self.unseen else {}),
                 **({"verified": self.verified} if self.verified else {})}
 
 
@@ -311,7 +314,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
-    with StickyPool(work, jobs) as pool, threadpool_limits(1, user_api="blas"):
+    with StickyPool(work, jobs) as pool, threadpool_limits(1):
         for r, h in enumerate(horizons):
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
@@ -375,8 +378,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         pick = min(finals, key=lambda p: p.label)
         reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
     sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
+    unseen = [e.as_dict() for e in scenario.events if e.time >= horizons[-1]]
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
-                          measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned)
+                          measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned, unseen=unseen)
 
 
 def _losses(curve) -> list[tuple[float, float]]:
@@ -531,7 +535,7 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     predicted time to target (s, with its interval) beside the emulated one.
 
     *jobs*: processes the runs are spread over (as in :func:`recommend`; None: one per
-    usable CPU, at most one per run). BLAS runs one thread per process, so the rows are
+    usable CPU, at most one per run). BLAS and OpenMP run one thread per process, so the rows are
     the same for any *jobs*."""
     if top < 1:
         raise RecommendError(f"--verify needs at least one candidate, got {top!r}")
@@ -555,7 +559,7 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     # cost of a full run ~ the pilot's wall seconds per simulated second
     costs = [p.wall_s / p.sim_s if p.sim_s > 0 else 1.0 for p in chosen]
     jobs = min(usable_cpus(), len(chosen)) if jobs is None else jobs
-    with StickyPool(work, jobs) as pool, threadpool_limits(1, user_api="blas"):
+    with StickyPool(work, jobs) as pool, threadpool_limits(1):
         rows = pool.run(list(range(len(chosen))), [None] * len(chosen), costs)
     rec.verified = rows
     return rows

@@ -74,3 +74,35 @@ def test_jobs_fall_back_to_one_when_another_thread_runs():
         thread.join()
     with pytest.raises(ValueError):
         usable_jobs(0)
+
+
+_RACE_WITH_REGROUPING = """
+import sys
+sys.path.insert(0, {tests!r})
+from conftest import base_raw, make_scenario
+from netsim.sim.engine import prepare
+from netsim.sim.recommend import recommend
+raw = base_raw(workers=[{{"name": "fast", "count": 3, "compute": 1.0}}, {{"name": "slow", "count": 3, "compute": 3.0}}])
+raw["run"].update(algorithm="gsgd", until=30.0, eval_every=0.3)
+raw["algorithms"] = {{"gsgd": {{"lr": 1.0, "probe_rounds": 3, "regroup_every": 5, "regroup_window": 3}}}}
+sc = make_scenario(raw)
+prep = prepare(sc)
+picks = [recommend(sc, prep, lrs=(0.3, 1.0), jobs=j) for j in (2, 1)]
+print([(r.name, r.lr, [p.curve for p in r.pilots]) == (picks[0].name, picks[0].lr, [p.curve for p in picks[0].pilots])
+       for r in picks])
+"""
+
+
+@needs_fork
+def test_pilots_that_regroup_by_kmeans_in_forked_processes_finish():
+    """Pilots with online regrouping run scikit-learn's k-means in the forked processes,
+    after the parent ran it (forming the candidates): the OpenMP runtime is not fork-safe
+    with more than one thread (the child waited forever). A fresh interpreter, with a
+    time limit, so a hang fails instead of stalling the suite; same pilots for 1 and 2."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = _RACE_WITH_REGROUPING.format(tests=str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[True, True]"

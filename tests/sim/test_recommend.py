@@ -259,3 +259,27 @@ def test_verify_runs_the_top_candidates_in_full_in_any_number_of_processes():
         assert row["emulated_s"] == time_to_loss(curve, rec.target, 20.0)
     with pytest.raises(RecommendError, match="at least one"):
         verify(sc, rec, prep, top=0)
+
+
+def test_timed_events_after_the_race_are_named():
+    """The race runs to half the horizon: an event at or after it is not seen, and the
+    recommendation says which (summary.json's ``events_after_race`` and a note under the
+    table); an earlier event is seen and not listed."""
+    from rich.console import Console
+
+    from netsim.results.render import recommendation_tables
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw["events"] = [{"time": 5.0, "kind": "slowdown", "worker": [0], "factor": 2.0},
+                     {"time": 10.0, "kind": "crash", "worker": [1, 2], "duration": 3.0}]
+    sc = make_scenario(raw)
+    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0))
+    assert rec.rungs[-1] == 10.0
+    assert rec.unseen == [{"time": 10.0, "kind": "crash", "workers": [1, 2], "duration": 3.0}]
+    assert rec.as_dict()["events_after_race"] == rec.unseen
+    console = Console(width=400, record=True)
+    for part in recommendation_tables(rec, sc.name, ["a", "a", "b", "b"]):
+        console.print(part)
+    text = console.export_text()
+    assert "did not see 1 later timed event: crash of workers 1, 2 at 10 s" in text
+    raw.pop("events")
+    assert "events_after_race" not in recommend(make_scenario(raw), prepare(make_scenario(raw)), lrs=(0.3,)).as_dict()
