@@ -137,3 +137,15 @@ def test_readme_layout_lists_every_module_and_nothing_else():
     assert listed == present, (sorted(present - listed), sorted(listed - present))
     for sub in {p.parent.name for p in PKG.rglob("*.py") if p.parent != PKG}:
         assert f"  {sub}/" in block, sub
+
+
+def test_importing_netsim_leaves_scikit_learn_unloaded():
+    """scikit-learn takes seconds to import; only k-means and the silhouette need it, so
+    ``import netsim`` (every CLI command, ``netsim --help``) must not load it."""
+    import subprocess
+    import sys
+    code = "import sys, netsim, netsim.api, netsim.cli; print(sorted(m for m in sys.modules if m.startswith('sklearn')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=PKG.parent)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
