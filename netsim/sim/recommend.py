@@ -379,9 +379,19 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         pick = min(finals, key=lambda p: p.label)
         reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
     sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
-    unseen = [e.as_dict() for e in scenario.events if e.time >= horizons[-1]]
+    unseen = _unseen_events(scenario.events, horizons[-1])
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
                           measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned, unseen=unseen)
+
+
+def _unseen_events(events, until: float) -> list[dict]:
+    """The timed *events* the race does not see (at or after *until*, s) as dicts, time
+    order; a crash seen before *until* whose workers come back after it adds that return
+    (a ``recover`` at crash time + duration)."""
+    out = [e.as_dict() for e in events if e.time >= until]
+    out += [{"time": e.time + e.duration, "kind": "recover", "workers": list(e.workers)} for e in events
+            if e.kind == "crash" and e.duration > 0 and e.time < until <= e.time + e.duration]
+    return sorted(out, key=lambda e: e["time"])
 
 
 def _compact(X):

@@ -270,16 +270,18 @@ def test_timed_events_after_the_race_are_named():
     from netsim.results.render import recommendation_tables
     raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
     raw["events"] = [{"time": 5.0, "kind": "slowdown", "worker": [0], "factor": 2.0},
-                     {"time": 10.0, "kind": "crash", "worker": [1, 2], "duration": 3.0}]
+                     {"time": 10.0, "kind": "crash", "worker": [1, 2], "duration": 3.0},
+                     {"time": 8.0, "kind": "crash", "worker": [3], "duration": 4.0}]   # back at 12 s: unseen
     sc = make_scenario(raw)
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0))
     assert rec.rungs[-1] == 10.0
-    assert rec.unseen == [{"time": 10.0, "kind": "crash", "workers": [1, 2], "duration": 3.0}]
+    assert rec.unseen == [{"time": 10.0, "kind": "crash", "workers": [1, 2], "duration": 3.0},
+                          {"time": 12.0, "kind": "recover", "workers": [3]}]
     assert rec.as_dict()["events_after_race"] == rec.unseen
     console = Console(width=400, record=True)
     for part in recommendation_tables(rec, sc.name, ["a", "a", "b", "b"]):
         console.print(part)
     text = console.export_text()
-    assert "did not see 1 later timed event: crash of workers 1, 2 at 10 s" in text
+    assert "did not see 2 later timed events: crash of workers 1, 2 at 10 s, recover of worker 3 at 12 s" in text
     raw.pop("events")
     assert "events_after_race" not in recommend(make_scenario(raw), prepare(make_scenario(raw)), lrs=(0.3,)).as_dict()
