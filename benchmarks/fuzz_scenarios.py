@@ -1,4 +1,4 @@
-"""Fuzz the scenario input: thousands of mutants through ``netsim validate`` (and some through ``run``).
+"""Fuzz the scenario input: mutants through ``netsim validate`` (some also ``run``, ``compare``, ``group``).
 
 Each mutant is a shipped scenario (or the tests' base scenario) with 1-3 keys changed
 at random (values of other types, numbers at the edges, NaN/inf, empty or deeply nested
@@ -9,7 +9,7 @@ file on refusal, no hang (a wall-time guard per case). Prints the outcome counts
 each failure with the seed that reproduces it.
 
 Usage: python benchmarks/fuzz_scenarios.py [--n 5000] [--seed 0] [--run-every 10] [--compare-every 15]
-       [--timeout 30] [--data-dir ../shared/data] [--keep fuzz-failures]
+       [--group-every 20] [--timeout 30] [--data-dir ../shared/data] [--keep fuzz-failures]
 """
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--run-every", type=int, default=10, help="also `run` every k-th mutant (0: never)")
     ap.add_argument("--compare-every", type=int, default=15, help="also `compare` every k-th mutant (0: never)")
+    ap.add_argument("--group-every", type=int, default=20, help="also `group` (the race) every k-th mutant (0: never)")
     ap.add_argument("--timeout", type=float, default=30.0, help="wall seconds per command before it counts as a hang")
     ap.add_argument("--data-dir", default=None, help="data root for MNIST/LIBSVM scenarios")
     ap.add_argument("--memory-gb", type=float, default=3.0, help="address-space limit (a MemoryError counts)")
@@ -84,6 +85,9 @@ def main() -> None:
                 commands.append(("compare", ["compare", str(path), *set_args, "--set", "run.until=2",
                                              "--set", "run.max_updates=100", "--no-live",
                                              "--out", str(folder / f"cmp{i}"), *extra], (0, 1, 2)))
+            if args.group_every and i % args.group_every == 2:
+                commands.append(("group", ["group", str(path), *set_args, "--set", "run.until=2",
+                                           "--lrs", rnd.choice(["0.1", "0.1,1", "1e-3,10,1e3"]), *extra], (0, 2)))
             for name, command, allowed in commands:
                 try:
                     result = one(runner, command, args.timeout)
