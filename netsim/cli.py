@@ -148,6 +148,10 @@ def interrupted(stop, out) -> None:
 
 
 def report_status(summary: dict, out: Path | None) -> None:
+    """On stderr: what ``grouping = "auto"`` picked (when the run raced), and the run's status when not ok."""
+    line = render.race_line(summary)
+    if line is not None:
+        note(line)
     if summary["status"] != "ok":
         where = f"; files so far kept in {out}" if out is not None else ""
         err_console.print(f"[bold red]{escape(summary['label'])}:[/] {escape(summary['message'])}{escape(where)}",

@@ -62,6 +62,18 @@ def test_an_auto_run_says_it_is_choosing_the_grouping(tmp_path):
     race = [i for i, line in enumerate(lines) if "gsgd: choosing the grouping: rung" in line]
     assert len(race) == 4 and "rung 1 of 4" in lines[race[0]] and "rung 4 of 4" in lines[race[-1]]
     assert race[-1] < next(i for i, line in enumerate(lines) if "100%" in line)   # before training
+    # after the run, one line says what it picked, as summary.json records it
+    g = json.loads((tmp_path / "r" / "summary.json").read_text())["grouping"]
+    picked = f"gsgd: grouping auto picked {g['recommended']} (K = {g['k']}), η = {g['lr']:.4g}"
+    assert sum(picked in line for line in lines) == 1
+    assert "did not see" not in res.stderr   # quickstart has no timed event
+
+
+def test_an_auto_run_names_the_events_its_race_did_not_see(tmp_path):
+    res = invoke("run", "quickstart", *SMALL, "--set", 'algorithms.gsgd.grouping="auto"',
+                 "--set", 'events=[{time = 9.0, kind = "slowdown", worker = [0], factor = 2.0}]', "--out", tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    assert "it ran to 6 s and did not see slowdown ×2 of worker 0 at 9 s" in res.stderr
 
 
 def test_progress_line_with_max_updates(tmp_path):

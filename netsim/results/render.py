@@ -185,6 +185,20 @@ def _event_text(event: dict) -> str:
     return f"{what} at {event['time']:g} s"
 
 
+def race_line(summary: dict) -> str | None:
+    """What ``grouping = "auto"`` chose in a run (its summary.json dict), in one line, and the
+    timed events its race did not see; None for a run without the race."""
+    g = summary.get("grouping") or {}
+    if g.get("method") != "race":
+        return None
+    text = (f"{summary['label']}: grouping auto picked {g['recommended']} (K = {g['k']}), η = {g['lr']:.4g} "
+            f"(race: {g['cost_sim_s']:.4g} simulated s)")
+    unseen = g.get("events_after_race") or []
+    if unseen:
+        text += (f"; it ran to {g['rungs_s'][-1]:g} s and did not see " + ", ".join(_event_text(e) for e in unseen))
+    return text
+
+
 def _group_text(groups, limit: int = 48) -> str:
     text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
     return text if len(text) <= limit else text[:limit - 1] + "…"
