@@ -47,7 +47,7 @@ from .results.runfolder import (
 )
 from .results.tables import summary_fields
 from .rules import RULES
-from .sim.engine import RunInterrupted, Simulation, advise, prepare
+from .sim.engine import RunInterrupted, Simulation, advise, free_cycles, prepare
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
@@ -296,10 +296,14 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     if algorithm is not None:
         sc = sc.with_algorithm(algorithm)
     started = datetime.now(timezone.utc)
+    own = prepared is None  # data loaded here is freed before returning (free_cycles)
     prepared = prepared if prepared is not None else prepare(sc)
     sim = Simulation(sc, None, prepared, label)
     if out is None:
         result = sim.run(progress, progress_every)
+        if own:
+            del sim, prepared
+            free_cycles()
         return Run(from_result(result), result)
     meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
     writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
@@ -314,6 +318,9 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
         writer.close()
         raise
     summary = writer.finish(result)
+    if own:
+        del sim, prepared
+        free_cycles()
     return Run(from_result(result, Path(out), summary), result)
 
 
@@ -429,6 +436,8 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     finally:
         if held is not None:
             held.release()
+    del prepared
+    free_cycles()  # the runs' data, loaded once above
     if out is None:
         return Comparison(runs)
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
@@ -522,6 +531,8 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
                on_rung=on_rung)
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
+    del prepared
+    free_cycles()  # the data, held by the finished pilots' reference cycles
     return rec
 
 
