@@ -51,11 +51,11 @@ def main() -> None:
     raw = {"name": sc.name, "_path": str(path), "_sets": sets, "_data_dir": args.data_dir}
     lrs = lr_grid(sc.rules["gsgd"].lr)
     curves = {}
-    for name, groups in groupings.items():
-        for lr in lrs:
-            for s in range(args.seeds):
+    for s in range(args.seeds):   # seed outermost: the runs of one seed share its loaded data
+        for name, groups in groupings.items():
+            for lr in lrs:
                 curves[(name, lr, s)] = run_item((raw, groups, lr, sc.run.seed + s))[0]
-            print(f"  ran {name} η={lr:.3g}", flush=True)
+        print(f"  ran seed {s + 1} of {args.seeds}: every grouping × η", flush=True)
     means = mean_curves(list(groupings), lrs, range(args.seeds), curves, H)
     target, source = target_loss(means, H)
     table = ttt_table(means, target, H)
