@@ -54,7 +54,7 @@ from netsim.config.scenario import load_scenario, parse_scenario
 from netsim.grouping.candidates import ONE_GROUP, candidate_groupings, canonical
 from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
-from netsim.sim.engine import free_cycles, prepare, simulate
+from netsim.sim.engine import data_bytes, free_cycles, prepare, simulate
 from netsim.sim.measurement import measure
 from netsim.sim.recommend import lr_grid, mean_curve, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
@@ -143,8 +143,9 @@ def _scenario(raw: dict, seed: int):
 
 def _prepared(key, sc):
     if key not in _PREPARED:
+        size = sum(data_bytes(p.dataset) for p in _PREPARED.values())
         _PREPARED.clear()
-        free_cycles()  # the previous data, held by its finished runs' reference cycles
+        free_cycles(size)  # the previous data, held by its finished runs' reference cycles
         _PREPARED[key] = prepare(sc)
     return _PREPARED[key]
 

@@ -47,7 +47,7 @@ from .results.runfolder import (
 )
 from .results.tables import summary_fields
 from .rules import RULES
-from .sim.engine import RunInterrupted, Simulation, advise, free_cycles, prepare
+from .sim.engine import RunInterrupted, Simulation, advise, data_bytes, free_cycles, prepare
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
@@ -302,8 +302,9 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     if out is None:
         result = sim.run(progress, progress_every)
         if own:
+            size = data_bytes(prepared.dataset)
             del sim, prepared
-            free_cycles()
+            free_cycles(size)
         return Run(from_result(result), result)
     meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
     writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
@@ -319,8 +320,9 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
         raise
     summary = writer.finish(result)
     if own:
+        size = data_bytes(prepared.dataset)
         del sim, prepared
-        free_cycles()
+        free_cycles(size)
     return Run(from_result(result, Path(out), summary), result)
 
 
@@ -436,8 +438,9 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     finally:
         if held is not None:
             held.release()
+    size = data_bytes(prepared.dataset)
     del prepared
-    free_cycles()  # the runs' data, loaded once above
+    free_cycles(size)  # the runs' data, loaded once above
     if out is None:
         return Comparison(runs)
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
@@ -531,8 +534,9 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
                on_rung=on_rung)
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
+    size = data_bytes(prepared.dataset)
     del prepared
-    free_cycles()  # the data, held by the finished pilots' reference cycles
+    free_cycles(size)  # the data, held by the finished pilots' reference cycles
     return rec
 
 

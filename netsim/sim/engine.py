@@ -609,17 +609,34 @@ def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prep
     sim = Simulation(scenario, algorithm, prepared, label)
     result = sim.run(progress, progress_every)
     if prepared is None:
+        size = data_bytes(sim.prepared.dataset)
         del sim
-        free_cycles()
+        free_cycles(size)
     return result
 
 
-def free_cycles() -> None:
-    """Free what finished simulations no longer reachable still hold, now.
+FREE_CYCLES_BYTES = 32 * 2 ** 20
+"""Data sets at least this large (bytes of their arrays) are freed at once by :func:`free_cycles`."""
 
-    A simulation and its SimPy processes refer to each other, so when it is dropped its
-    data (a prepared data set: 0.4 GB for MNIST) waits for Python's cyclic garbage
-    collector, whose full passes are rare: a loop of runs that each load their own data
-    kept every copy (3.4 GB after 12 runs, 24 GB in a long benchmark). Called where a run's
-    own data goes out of use; it costs 30-130 ms after an MNIST run, mostly the freeing."""
-    gc.collect()
+
+def free_cycles(size: int) -> None:
+    """Free now, when *size* (bytes, see :func:`data_bytes`) is large, the data of runs
+    the caller has dropped.
+
+    A simulation and its SimPy processes refer to each other (a suspended process's
+    generator holds the simulation, whose event queue holds the process), so a dropped
+    run keeps its data until Python's cyclic garbage collector runs a full pass, which
+    is rare: a loop of runs that each load their own data kept every copy (MNIST: 0.4 GB
+    a run; 3.4 GB after 12 runs, 24 GB in a long benchmark). For data of at least
+    :data:`FREE_CYCLES_BYTES` this collects now (``gc.collect``: 30-130 ms after an MNIST
+    run, mostly the freeing itself, more in a process with many live objects); smaller
+    data is left to the collector's own pace. The caller must hold no reference to it."""
+    if size >= FREE_CYCLES_BYTES:
+        gc.collect()
+
+
+def data_bytes(dataset: Dataset) -> int:
+    """Bytes of *dataset*'s arrays (dense, or a CSR matrix's three arrays)."""
+    def nbytes(a) -> int:
+        return a.nbytes if isinstance(a, np.ndarray) else sum(x.nbytes for x in (a.data, a.indices, a.indptr))
+    return sum(nbytes(a) for a in (dataset.X_train, dataset.y_train, dataset.X_test, dataset.y_test))

@@ -35,7 +35,7 @@ from ..results.provenance import run_meta
 from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..rng import Streams
-from ..sim.engine import free_cycles, prepare, simulate
+from ..sim.engine import data_bytes, free_cycles, prepare, simulate
 from ..workload.loading import load_data
 from .executors import connect, dask_results, default_workers, local_results
 
@@ -159,8 +159,9 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
         write_run(result, tmp, scenario=scenario, meta=run_meta(scenario, prepared.dataset.source, started, result.label))
         files = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}
+    size = data_bytes(prepared.dataset)
     del prepared, result
-    free_cycles()  # a worker process runs many points: free this one's data now
+    free_cycles(size)  # a worker process runs many points: free this one's data now
     return files
 
 
