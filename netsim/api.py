@@ -301,29 +301,26 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     sim = Simulation(sc, None, prepared, label)
     if out is None:
         result = sim.run(progress, progress_every)
-        if own:
-            size = data_bytes(prepared.dataset)
-            del sim, prepared
-            free_cycles(size)
-        return Run(from_result(result), result)
-    meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
-    writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
-    try:
-        with _interruptible(sim):
-            result = sim.run(progress, progress_every, sink=writer.flush)
-    except RunInterrupted as stop:
-        with _sheltered():
-            stop.summary = writer.finish(stop.result)
-        raise
-    except BaseException:
-        writer.close()
-        raise
-    summary = writer.finish(result)
+        done = Run(from_result(result), result)
+    else:
+        meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
+        writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
+        try:
+            with _interruptible(sim):
+                result = sim.run(progress, progress_every, sink=writer.flush)
+        except RunInterrupted as stop:
+            with _sheltered():
+                stop.summary = writer.finish(stop.result)
+            raise
+        except BaseException:
+            writer.close()
+            raise
+        done = Run(from_result(result, Path(out), writer.finish(result)), result)
     if own:
         size = data_bytes(prepared.dataset)
         del sim, prepared
         free_cycles(size)
-    return Run(from_result(result, Path(out), summary), result)
+    return done
 
 
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:

@@ -78,6 +78,10 @@ class StickyPool:
     work : callable(task) -> outcome; it may keep state between calls (a child's copy is
         its own). Tasks and outcomes must be picklable.
     jobs : processes including this one (None: :func:`usable_jobs`); 1 runs all here.
+
+    Used as a context manager, the pool also runs this process with every native thread
+    pool (BLAS, OpenMP) limited to one thread until it closes, as the children are: the
+    arithmetic, and so the outcomes, are then the same for any *jobs*.
     """
 
     def __init__(self, work: Callable, jobs: int | None = None):
@@ -86,12 +90,17 @@ class StickyPool:
         self.owner: dict[Hashable, int] = {}
         self._conns: list = []
         self._procs: list = []
+        self._limits = None
 
     def __enter__(self) -> StickyPool:
+        self._limits = threadpool_limits(1)
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
-        self.close(kill=exc_type is not None)
+        try:
+            self.close(kill=exc_type is not None)
+        finally:
+            self._limits.restore_original_limits()
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from ..grouping.candidates import candidate_groupings
 from ..grouping.progress import GroupTiming, group_timing, prune_alike
@@ -315,7 +314,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
-    with StickyPool(work, jobs) as pool, threadpool_limits(1):
+    with StickyPool(work, jobs) as pool:  # one thread per native pool, in every process
         for r, h in enumerate(horizons):
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
@@ -578,7 +577,7 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     # cost of a full run ~ the pilot's wall seconds per simulated second
     costs = [p.wall_s / p.sim_s if p.sim_s > 0 else 1.0 for p in chosen]
     jobs = min(usable_cpus(), len(chosen)) if jobs is None else jobs
-    with StickyPool(work, jobs) as pool, threadpool_limits(1):
+    with StickyPool(work, jobs) as pool:  # one thread per native pool, in every process
         rows = pool.run(list(range(len(chosen))), [None] * len(chosen), costs)
     rec.verified = rows
     return rows
