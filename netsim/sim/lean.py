@@ -174,8 +174,17 @@ class LeanWorker(_Entry):
         rows = sampler.next()
         instants = self.crew.instants
         grad = instants.one(self.w, instants.gather(rows), instants.y[rows])
-        self.ps.receive(Push(self.wid, grad, self.version, now, sampler.size))
-        self._next(now)
+        ps = self.ps
+        ps.receive(Push(self.wid, grad, self.version, now, sampler.size))
+        st = self.st
+        if not st.released:  # not sent the new model (a solo rule's stop, or a crash): the general way
+            self._next(now)
+            return
+        st.released = False  # _next and _compute for the usual case, inlined (once per gradient)
+        self.w, self.version = ps.w, ps.version
+        st.enter(COMPUTE, now)
+        self.callbacks = _PUSH_SOLO
+        self.env.schedule(self, _NORMAL, self.draw())
 
 
 _PUSH = (LeanWorker._push,)

@@ -111,8 +111,26 @@ class ParameterServer:
 
         Consumes the push: its gradient (a new array per push, see ``Model.gradient``) is
         scaled by *lr* in place and becomes the new model (the same numbers as ``lr * grad``)."""
-        grad = push.grad
-        self._step_one(_multiply(grad, lr, grad), push, group, lr / self.rule.lr, owned=True)
+        grad = push.grad  # read once: a compact push builds it on each access
+        _multiply(grad, lr, grad)
+        if self.optimizer is not None or self.stop.triggered:
+            self._step_one(grad, push, group, lr / self.rule.lr, owned=True)
+            return
+        # _step_one and _new_model for this case, inlined: ASGD pays this once per gradient
+        before = self.version
+        previous = self.w
+        finite = finite_sum(grad)
+        self.w = _subtract(previous, grad, grad) if grad.dtype is previous.dtype else previous - grad
+        self.version = version = before + 1
+        self.group_updates[group] += 1
+        self.group_gradients[group] += 1
+        stale = before - push.version
+        now = self.env.now
+        self.recorder.applied_one(now, push.worker, group, stale, version, lr / self.rule.lr)
+        self.workers[push.worker].applied += 1
+        self.group_staleness[group] += stale
+        if not finite or self.on_update is not None or self.max_updates:
+            self._updated(finite, previous, version, now)
 
     def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
@@ -198,7 +216,7 @@ class ParameterServer:
         current when it becomes free; a crashed one gets nothing (the rule's
         ``on_rejoin`` sends it a model when it is back).
         """
-        states, model = self.workers, (self.w, self.version)
+        states, model = self.workers, None
         for wid in workers:
             st = states[wid]
             if st.down:
@@ -206,6 +224,8 @@ class ParameterServer:
             wake = st.wake
             if wake is not None:  # waiting: woken once (a second send before it runs releases it)
                 st.wake = None
+                if model is None:  # one tuple per send (lean workers tell sends apart by it)
+                    model = (self.w, self.version)
                 wake.succeed(model)
             else:
                 st.released = True
