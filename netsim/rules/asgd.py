@@ -22,3 +22,6 @@ class ASGD(Rule):
     def on_push(self, ps, push: Push) -> None:
         ps.apply_one(push, self.lr, self.group_of_[push.worker])
         ps.send((push.worker,))
+
+    def solo_step(self, worker: int) -> tuple[float, int]:
+        return self.lr, self.group_of_[worker]

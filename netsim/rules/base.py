@@ -133,6 +133,16 @@ class Rule:
                 index[wid] = k
         return index
 
+    def solo_step(self, worker: int) -> tuple[float, int] | None:
+        """``(η, group)`` when :meth:`on_push` answers every push from *worker* with exactly
+        ``ps.apply_one(push, η, group)`` and ``ps.send((worker,))`` (ASGD), else None.
+
+        Lean workers then hand their pushes to ``ps.apply_solo`` (the same update, records
+        and reply in one call). Called once per worker after :meth:`start`; the answer
+        must hold for the whole run. tests/sim/test_lean.py checks that every rule
+        giving one has bitwise the results of the worker processes."""
+        return None
+
     def probe_rounds(self) -> int:
         """Measurement rounds the rule needs before training starts (0: none).
 

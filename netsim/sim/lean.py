@@ -103,7 +103,8 @@ class LeanWorker(_Entry):
     sampler : BatchSampler of the worker's shard.
     draws : iterator of compute times (s).
     """
-    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register", "pushed")
+    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register", "pushed",
+                 "step")
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
         super().__init__()
@@ -121,6 +122,8 @@ class LeanWorker(_Entry):
         self.grad = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
         self.pushed = _PUSH if self.register is not None else _PUSH_SOLO
+        self.step: tuple | None = None
+        """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
         """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.callbacks = (LeanWorker._start,)
         self.env.schedule(self, _URGENT, 0)  # as SimPy initialises a process: an int 0 keeps time 0 an int
@@ -168,14 +171,21 @@ class LeanWorker(_Entry):
         self._next(now)
 
     def _push_solo(self) -> None:
-        """:meth:`_push` for a ``solo`` rule: the gradient is always evaluated alone."""
+        """:meth:`_push` for a ``solo`` rule: the gradient is always evaluated alone; with
+        the rule's ``solo_step`` (ASGD) the PS takes it in one call (``apply_solo``)."""
         now = self.env.now
         sampler = self.sampler
         rows = sampler.next()
         instants = self.crew.instants
         grad = instants.one(self.w, instants.gather(rows), instants.y[rows])
         ps = self.ps
-        ps.receive(Push(self.wid, grad, self.version, now, sampler.size))
+        step = self.step
+        if step is None:  # first push: the rule has started (solo_step needs its groups)
+            self.step = step = ps.rule.solo_step(self.wid) or ()
+        if step:
+            ps.apply_solo(self.wid, grad, self.version, now, sampler.size, step[0], step[1])
+        else:
+            ps.receive(Push(self.wid, grad, self.version, now, sampler.size))
         st = self.st
         if not st.released:  # not sent the new model (a solo rule's stop, or a crash): the general way
             self._next(now)

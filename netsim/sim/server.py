@@ -115,19 +115,39 @@ class ParameterServer:
         _multiply(grad, lr, grad)
         if self.optimizer is not None or self.stop.triggered:
             self._step_one(grad, push, group, lr / self.rule.lr, owned=True)
+        else:
+            self._plain_step(grad, push.worker, push.version, lr, group, self.env.now)
+
+    def apply_solo(self, worker: int, grad: np.ndarray, read: int, now: float, samples: int, lr: float,
+                   group: int) -> None:
+        """``receive(Push(worker, grad, read, now, samples))`` at *now* (s, the current time) for a rule whose answer to it
+        is ``apply_one(push, lr, group)`` and ``send((worker,))`` (``Rule.solo_step``;
+        ASGD), in one call: the same update, records and reply. Lean workers use it, one
+        call per gradient instead of about ten; *worker* is busy computing (it pushed),
+        so the reply releases it (``released``)."""
+        if self.optimizer is not None or self.stop.triggered or self.watch is not None:
+            self.receive(Push(worker, grad, read, now, samples))
             return
-        # _step_one and _new_model for this case, inlined: ASGD pays this once per gradient
+        st = self.workers[worker]
+        st.pushed += 1
+        self._plain_step(_multiply(grad, lr, grad), worker, read, lr, group, now)
+        if not st.down:
+            st.released = True
+
+    def _plain_step(self, delta: np.ndarray, worker: int, read: int, lr: float, group: int, now: float) -> None:
+        """:meth:`_step_one` of an owned *delta* (``lr · grad``, a new array) from *worker*,
+        which read version *read*, at *now* (s), with no optimizer and the run going on: the same update
+        and records, inlined (ASGD pays this once per gradient)."""
         before = self.version
         previous = self.w
-        finite = finite_sum(grad)
-        self.w = _subtract(previous, grad, grad) if grad.dtype is previous.dtype else previous - grad
+        finite = finite_sum(delta)
+        self.w = _subtract(previous, delta, delta) if delta.dtype is previous.dtype else previous - delta
         self.version = version = before + 1
         self.group_updates[group] += 1
         self.group_gradients[group] += 1
-        stale = before - push.version
-        now = self.env.now
-        self.recorder.applied_one(now, push.worker, group, stale, version, lr / self.rule.lr)
-        self.workers[push.worker].applied += 1
+        stale = before - read
+        self.recorder.applied_one(now, worker, group, stale, version, lr / self.rule.lr)
+        self.workers[worker].applied += 1
         self.group_staleness[group] += stale
         if not finite or self.on_update is not None or self.max_updates:
             self._updated(finite, previous, version, now)

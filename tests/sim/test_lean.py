@@ -93,6 +93,32 @@ def test_small_stacks_give_the_same_run_folder(rule, stack_bytes, tmp_path, monk
     assert _folder(sc, rule, True, tmp_path)[0] == general
 
 
+@pytest.mark.parametrize("asgd", [
+    {"lr": 0.1, "momentum": 0.9},                                          # the server's optimizer
+    {"lr": 0.1, "lr_schedule": "step", "lr_decay": 0.5, "lr_step": 7.0},   # a schedule
+    {"lr": 1e160},                                                         # diverges: stops mid-run
+])
+@pytest.mark.parametrize("case", ["random", "tied_max_updates"])
+def test_asgd_one_call_push_gives_the_general_paths_run_folder(asgd, case, tmp_path):
+    """ASGD's lean workers hand pushes to ``ps.apply_solo`` (its ``solo_step``); with
+    momentum, a schedule, a divergence or ``max_updates`` it must still be the run of the
+    worker processes, which go through ``receive`` and ``on_push``."""
+    sc = _scenario(case, "asgd", algorithms={**_ALGORITHMS, "asgd": asgd})
+    lean_files, sim = _folder(sc, "asgd", True, tmp_path)
+    assert sim.general_reason == ""
+    assert lean_files == _folder(sc, "asgd", False, tmp_path)[0]
+    if asgd["lr"] > 1:
+        assert json.loads(lean_files["summary.json"])["status"] == "diverged"
+
+
+def test_plain_asgd_pushes_take_the_one_call_path(monkeypatch):
+    from netsim.sim.server import ParameterServer
+    calls = []
+    monkeypatch.setattr(ParameterServer, "receive", lambda ps, push: calls.append(push))
+    result = Simulation(_scenario("random", "asgd"), "asgd").run()
+    assert result.updates > 5 and calls == []
+
+
 def test_gsgd_with_measured_groups_timeout_and_regrouping_runs_lean_unchanged(tmp_path):
     gsgd = {"lr": 0.2, "grouping": "silhouette", "group_timeout": 1.5, "regroup_every_s": 9.0}
     sc = _scenario("random", "gsgd", algorithms={**_ALGORITHMS, "gsgd": gsgd})
