@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["max_min_rates", "progressive_filling"]
+__all__ = ["max_min_rates", "progressive_filling", "water_fill"]
 
 _RTOL = 1e-12
 """Links whose fair share is within this relative distance of the smallest are
@@ -69,27 +69,38 @@ def progressive_filling(link_idx, flow_idx, capacities, weights=None, *, n_flows
     bottleneck levels (<= n_flows).
     """
     cap, w = _check(capacities, weights, n_flows)
-    links = np.asarray(link_idx, dtype=np.intp)
-    flows = np.asarray(flow_idx, dtype=np.intp)
+    return water_fill(np.asarray(link_idx, dtype=np.intp), np.asarray(flow_idx, dtype=np.intp), cap, w)
+
+
+def water_fill(links: np.ndarray, flows: np.ndarray, cap: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`progressive_filling` on arrays already in shape and checked: *links*, *flows*
+    intp (nnz,), *cap* float (n_links,) >= 0 bit/s (``inf`` allowed; not modified), *w*
+    float (n_flows,) > 0. Rates (n_flows,), bit/s. For callers that re-plan often on
+    arrays they own (:mod:`netsim.net.flows`): the checks cost a quarter of a small solve.
+    """
+    n_flows = w.size
     rates = np.full(n_flows, np.inf)
     finite = np.isfinite(cap[links])
     links, flows = links[finite], flows[finite]
     remaining = cap.copy()
     n_links = cap.size
     frozen = np.zeros(n_flows, dtype=bool)
+    unbounded = np.full(n_links, np.inf)
     while links.size:
         load = np.bincount(links, weights=w[flows], minlength=n_links)
-        used = load > 0
-        share = np.full(n_links, np.inf)
-        share[used] = remaining[used] / load[used]
+        share = unbounded.copy()  # remaining / load on the links in use, inf elsewhere
+        np.divide(remaining, load, out=share, where=load > 0)
         level = share.min()
         tight = share <= level * (1.0 + _RTOL)
         frozen[flows[tight[links]]] = True
         rates[frozen] = level * w[frozen]
         gone = frozen[flows]
+        if gone.all():  # every flow left is frozen: the remaining capacity is not needed
+            break
         remaining -= np.bincount(links[gone], weights=rates[flows[gone]], minlength=n_links)
         np.maximum(remaining, 0.0, out=remaining)
-        links, flows = links[~gone], flows[~gone]
+        stay = ~gone
+        links, flows = links[stay], flows[stay]
         frozen[:] = False
     return rates
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fairshare import progressive_filling
+from .fairshare import water_fill
 from .routing import route
 from .topology import validate_graph
 
@@ -190,7 +190,7 @@ class FlowNetwork:
             for pos in np.flatnonzero(done):
                 self._deliver(self._flows[pos])
             keep = ~done
-            self._flows = [f for f, k in zip(self._flows, keep, strict=True) if k]
+            self._flows = [f for f, k in zip(self._flows, keep.tolist(), strict=True) if k]
             self._remaining = self._remaining[keep]
             self._bits = self._bits[keep]
             old_pos = np.cumsum(keep) - 1
@@ -206,19 +206,16 @@ class FlowNetwork:
             self._remaining = np.concatenate([self._remaining, bits])
             self._bits = np.concatenate([self._bits, bits])
             self._link_idx = np.concatenate([self._link_idx] + [f.links for f in new])
-            self._flow_pos = np.concatenate(
-                [self._flow_pos] + [np.full(f.links.size, n + i, dtype=np.intp)
-                                    for i, f in enumerate(new)])
+            sizes = [f.links.size for f in new]
+            self._flow_pos = np.concatenate([self._flow_pos, np.repeat(np.arange(n, n + len(new)), sizes)])
         self._generation += 1
-        weights = None
-        if self.sharing == "rtt":
-            weights = np.array([f.weight for f in self._flows])
-        self._rates = progressive_filling(self._link_idx, self._flow_pos, self.capacity,
-                                          weights, n_flows=len(self._flows))
+        n = len(self._flows)
+        weights = np.array([f.weight for f in self._flows]) if self.sharing == "rtt" else np.ones(n)
+        self._rates = water_fill(self._link_idx, self._flow_pos, self.capacity, weights)
         self._link_rate = np.bincount(self._link_idx, weights=self._rates[self._flow_pos],
                                       minlength=len(self.links))
         if self._flows:
-            delay = float(np.min(self._remaining / self._rates))
+            delay = float((self._remaining / self._rates).min())
             generation = self._generation
             self.env.timeout(max(delay, 0.0)).callbacks.append(
                 lambda _ev: self._on_timeout(generation))
