@@ -186,8 +186,9 @@ class FlowNetwork:
         with np.errstate(divide="ignore", invalid="ignore"):
             done = ((self._remaining <= 1e-9 * self._bits)
                     | (self._remaining / self._rates <= 4 * np.spacing(now)))
-        if done.any():
-            for pos in np.flatnonzero(done):
+        hit = done.nonzero()[0]
+        if hit.size:
+            for pos in hit.tolist():
                 self._deliver(self._flows[pos])
             keep = ~done
             self._flows = [f for f, k in zip(self._flows, keep.tolist(), strict=True) if k]
