@@ -382,9 +382,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         reason = (f"no finalist reaches the target loss {target:.5g} within {H_run:g} s: "
                   f"fell back to the lowest loss ({_score(pick):.5g})")
     elif ok:
-        best = min(ok, key=lambda p: (_score(p), p.label))
-        tied = [p for p in reached if _score(p) - _score(best) <= TIE * abs(_score(best))] or [best]
-        pick = min(tied, key=lambda p: (len(p.groups), _score(p), p.label))
+        best, pick = _tie_pick(ok, reached)
         if pick is best:
             reason = (f"lowest loss at {H_run:g} s among {len(finals)} finalists ({_score(pick):.5g}), "
                       f"reached first ({pick.predicted:.4g} s)")
@@ -399,6 +397,15 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     unseen = _unseen_events(scenario.events, horizons[-1])
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
                           measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned, unseen=unseen)
+
+
+def _tie_pick(ok: list, reached: list) -> tuple:
+    """(lowest-loss finalist, pick) among the finalists *ok*: the pick is, of those in
+    *reached* (every run reaches the target) within :data:`TIE` of the lowest loss, the one
+    with the fewest groups (then the lowest loss, then the label); the best itself when none."""
+    best = min(ok, key=lambda p: (_score(p), p.label))
+    tied = [p for p in reached if _score(p) - _score(best) <= TIE * abs(_score(best))] or [best]
+    return best, min(tied, key=lambda p: (len(p.groups), _score(p), p.label))
 
 
 def _unseen_events(events, until: float) -> list[dict]:

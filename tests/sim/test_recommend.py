@@ -285,3 +285,22 @@ def test_timed_events_after_the_race_are_named():
     assert "did not see 2 later timed events: crash of workers 1, 2 at 10 s, recover of worker 3 at 12 s" in text
     raw.pop("events")
     assert "events_after_race" not in recommend(make_scenario(raw), prepare(make_scenario(raw)), lrs=(0.3,)).as_dict()
+
+
+def _finalist(name: str, k: int, loss: float):
+    """A finalist of *k* groups whose runs hold *loss* throughout (so its rung score is *loss*)."""
+    from netsim.sim.recommend import Pilot
+    curve = [(t, loss) for t in (0.0, 1.0, 2.0, 3.0, 4.0)]
+    return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve, curve])
+
+
+def test_finalists_within_one_percent_tie_and_the_fewest_groups_win():
+    from netsim.sim.recommend import TIE, _tie_pick
+    assert TIE == 0.01
+    seven, two, one = _finalist("equal:7", 7, 1.000), _finalist("kmeans:2", 2, 1.008), _finalist("one", 1, 1.02)
+    ok = [seven, two, one]
+    best, pick = _tie_pick(ok, ok)
+    assert best is seven and pick is two          # 0.8 % behind: tied; 2 % behind: not
+    assert _tie_pick(ok, [seven, one]) == (seven, seven)   # a tied finalist must reach the target
+    alone = _finalist("singletons", 16, 0.5)
+    assert _tie_pick([alone, two], [alone, two]) == (alone, alone)
