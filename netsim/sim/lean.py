@@ -122,9 +122,9 @@ class LeanWorker(_Entry):
         self.grad = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
         self.pushed = _PUSH if self.register is not None else _PUSH_SOLO
+        """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.step: tuple | None = None
         """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
-        """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.callbacks = (LeanWorker._start,)
         self.env.schedule(self, _URGENT, 0)  # as SimPy initialises a process: an int 0 keeps time 0 an int
 

@@ -120,11 +120,11 @@ class ParameterServer:
 
     def apply_solo(self, worker: int, grad: np.ndarray, read: int, now: float, samples: int, lr: float,
                    group: int) -> None:
-        """``receive(Push(worker, grad, read, now, samples))`` at *now* (s, the current time) for a rule whose answer to it
-        is ``apply_one(push, lr, group)`` and ``send((worker,))`` (``Rule.solo_step``;
-        ASGD), in one call: the same update, records and reply. Lean workers use it, one
-        call per gradient instead of about ten; *worker* is busy computing (it pushed),
-        so the reply releases it (``released``)."""
+        """``receive(Push(worker, grad, read, now, samples))`` at *now* (s, the current time)
+        for a rule whose answer to it is ``apply_one(push, lr, group)`` and ``send((worker,))``
+        (``Rule.solo_step``; ASGD), in one call: the same update, records and reply. Lean
+        workers use it, one call per gradient instead of about ten; *worker* is busy
+        computing (it pushed), so the reply releases it (``released``)."""
         if self.optimizer is not None or self.stop.triggered or self.watch is not None:
             self.receive(Push(worker, grad, read, now, samples))
             return
@@ -136,8 +136,8 @@ class ParameterServer:
 
     def _plain_step(self, delta: np.ndarray, worker: int, read: int, lr: float, group: int, now: float) -> None:
         """:meth:`_step_one` of an owned *delta* (``lr · grad``, a new array) from *worker*,
-        which read version *read*, at *now* (s), with no optimizer and the run going on: the same update
-        and records, inlined (ASGD pays this once per gradient)."""
+        which read version *read*, at *now* (s), with no optimizer and the run going on:
+        the same update and records, inlined (ASGD pays this once per gradient)."""
         before = self.version
         previous = self.w
         finite = finite_sum(delta)
