@@ -173,6 +173,12 @@ def rung_fractions(n_candidates: int, factor: float = 3.0, first: float = 1 / 27
     return out
 
 
+def _check_jobs(jobs) -> None:
+    """A *jobs* argument of :func:`recommend` or :func:`verify`: None or >= 1 (else RecommendError)."""
+    if jobs is not None and not jobs >= 1:
+        raise RecommendError(f"jobs must be >= 1, got {jobs!r}")
+
+
 def _validate_lrs(lrs) -> tuple[float, ...]:
     lrs = tuple(float(x) for x in lrs)
     if not lrs:
@@ -264,8 +270,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         raise RecommendError(f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}")
     if replicates < 1:
         raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
-    if jobs is not None and not jobs >= 1:
-        raise RecommendError(f"jobs must be >= 1, got {jobs!r}")
+    _check_jobs(jobs)
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
@@ -404,7 +409,8 @@ def _tie_pick(ok: list, reached: list) -> tuple:
     *reached* (every run reaches the target) within :data:`TIE` of the lowest loss, the one
     with the fewest groups (then the lowest loss, then the label); the best itself when none."""
     best = min(ok, key=lambda p: (_score(p), p.label))
-    tied = [p for p in reached if _score(p) - _score(best) <= TIE * abs(_score(best))] or [best]
+    lowest = _score(best)
+    tied = [p for p in reached if _score(p) - lowest <= TIE * abs(lowest)] or [best]
     return best, min(tied, key=lambda p: (len(p.groups), _score(p), p.label))
 
 
@@ -582,8 +588,7 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     the same for any *jobs*."""
     if top < 1:
         raise RecommendError(f"--verify needs at least one candidate, got {top!r}")
-    if jobs is not None and not jobs >= 1:
-        raise RecommendError(f"jobs must be >= 1, got {jobs!r}")
+    _check_jobs(jobs)
     prepared = prepared or prepare(scenario)
     H = scenario.run.until
     full = replace(scenario, run=replace(scenario.run, eval_every=H / 100, eval_every_updates=0,
