@@ -29,8 +29,8 @@ def mean_by_worker(pushes) -> np.ndarray:
     if len(pushes) == 1:
         return pushes[0].grad
     ordered = sorted(pushes, key=_by_worker)
-    total = ordered[0].grad.copy()
-    for p in ordered[1:]:
+    total = ordered[0].grad + ordered[1].grad  # a new array: the copy-then-add, in one call
+    for p in ordered[2:]:
         total += p.grad
     total /= len(pushes)
     return total

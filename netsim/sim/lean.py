@@ -15,7 +15,12 @@ A worker makes its entries where its process would (its start, urgent, at time 0
 the end of each computation, after the drawn time), so only their numbers shift, by
 the entries it does not make, which keeps their order. The wake-ups of one ``send``
 are consecutive entries (nothing else is scheduled inside its loop), so running
-them as one entry, in the same order, changes nothing either.
+them as one entry, in the same order, changes nothing either. For the same reason the
+ends of the computations one ``send`` starts with equal drawn times (a GSGD group's
+or an SSGD class's, under constant times) are one entry, the first such worker's,
+which pushes for the others after itself, in order: their entries would have been
+due at one time, with one priority and no entry between them (a lean run schedules
+nothing urgent after its start, so nothing their pushes schedule can come first).
 """
 from __future__ import annotations
 
@@ -82,9 +87,10 @@ class _Wakes(_Entry):
     def _due(self) -> None:
         model, self.model = self.model, None  # closed: a later send makes its own entry
         now = self.workers[0].env.now
+        heads: dict = {}
         for worker in self.workers:
             worker.w, worker.version = model
-            worker._compute(now)
+            worker._compute(now, heads)
 
 
 class LeanWorker(_Entry):
@@ -104,7 +110,7 @@ class LeanWorker(_Entry):
     draws : iterator of compute times (s).
     """
     __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register", "pushed",
-                 "step")
+                 "step", "followers")
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
         super().__init__()
@@ -125,6 +131,9 @@ class LeanWorker(_Entry):
         """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.step: tuple | None = None
         """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
+        self.followers: list | None = None
+        """The workers whose computations, started by the same ``send`` with the same drawn
+        time, end in this worker's entry (they push after it, in order), or None."""
         self.callbacks = (LeanWorker._start,)
         self.env.schedule(self, _URGENT, 0)  # as SimPy initialises a process: an int 0 keeps time 0 an int
 
@@ -151,14 +160,35 @@ class LeanWorker(_Entry):
             self.w, self.version = model
             self._compute(now)
 
-    def _compute(self, now: float) -> None:
-        """Start computing at *now* (s) on the model read."""
+    def _compute(self, now: float, heads: dict | None = None) -> None:
+        """Start computing at *now* (s) on the model read.
+
+        *heads*: {drawn time s: worker} of the computations the ``send`` in progress has
+        started so far; one with the same drawn time ends in that worker's entry."""
         self.st.enter(COMPUTE, now)
         duration = self.draw()
         if self.register is not None:
             self.register(self, now + duration)  # the time SimPy computes for the entry below
+        if heads is not None:
+            head = heads.get(duration)
+            if head is not None:
+                if head.followers is None:
+                    head.followers = [self]
+                    head.callbacks = _PUSH_ALL
+                else:
+                    head.followers.append(self)
+                return
+            heads[duration] = self
         self.callbacks = self.pushed
         self.env.schedule(self, _NORMAL, duration)
+
+    def _push_all(self) -> None:
+        """The end of this worker's computation and of its followers': each pushes, in order."""
+        followers, self.followers = self.followers, None
+        self.callbacks = self.pushed  # the entry is the worker's again for its next computation
+        self.pushed[0](self)
+        for worker in followers:
+            worker.pushed[0](worker)
 
     def _push(self) -> None:
         """The computation ended: the gradient of the next minibatch at the model read, pushed at once."""
@@ -199,6 +229,7 @@ class LeanWorker(_Entry):
 
 _PUSH = (LeanWorker._push,)
 _PUSH_SOLO = (LeanWorker._push_solo,)
+_PUSH_ALL = (LeanWorker._push_all,)
 
 
 class InstantBatch:

@@ -5,7 +5,8 @@ once with lean workers and once forced onto the worker processes; the run folder
 (summary.json without ``wall_s``, updates.csv, curve.csv, bias.csv, timeline.csv,
 dropped.csv) must be byte-identical. The scenarios are built so that what the lean
 path changes is exercised: constant compute times make several computations end at
-one instant (stacked gradients, several wake-ups per send), evaluations fall on those
+one instant (stacked gradients, several wake-ups per send, several computation ends in
+one heap entry), evaluations fall on those
 instants (the order of evaluation and update), the timeline is recorded, and one
 scenario draws random times (no ties).
 """
