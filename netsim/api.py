@@ -462,8 +462,8 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
     ``"KEY=V1,V2"`` strings. *scheduler*: a Dask scheduler address or
     ``distributed.Client``; otherwise *jobs* local processes (default: the usable
     CPUs; 1: this process; *workers* is its old name). Every point is validated
-    before anything runs (ScenarioError); *on_plan(plan, out)* is called then. *out*
-    is claimed as in :func:`run` (*resume* keeps its finished runs). Raises
+    before anything runs (ScenarioError). *out* is claimed as in :func:`run` (*resume*
+    keeps its finished runs); *on_plan(plan, out)* is called then, before the first run. Raises
     SweepFailed (a SweepError) when every run of the sweep failed (raised an error).
     """
     if jobs is not None and workers is not None and jobs != workers:
@@ -475,10 +475,8 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
         base = Path("runs") / f"{folder_name(plan.name)}-sweep"
         out = latest_folder(base) if resume else unique_folder(base)
     out = Path(out)
-    if on_plan is not None:
-        on_plan(plan, out)
     outcome = run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done,
-                        overwrite=overwrite)
+                        overwrite=overwrite, on_start=None if on_plan is None else lambda: on_plan(plan, out))
     if outcome.failures and not outcome.executed and not outcome.skipped:
         folder, message = outcome.failures[0]
         hint = ""

@@ -50,9 +50,18 @@ ScenarioArg = Annotated[str, typer.Argument(help="Scenario file, or a preset nam
                                             show_default=False)]
 SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Override a scenario key: KEY=VALUE (dotted path; netsim keys lists them).")]
 SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Override run.seed.")]
-OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken).")]
+
+
+def _path(value: str) -> Path:
+    """A path option's value; an empty one (an unset shell variable) is refused, not taken as '.'."""
+    if not value:
+        raise typer.BadParameter("an empty path is not allowed (leave the option out for its default)")
+    return Path(value)
+
+
+OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken).")]
 LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).")]
-DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
+DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", parser=_path, metavar="<path>", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
 PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.")]
 WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")]
@@ -218,7 +227,7 @@ def run(scenario: ScenarioArg,
 
 @app.command()
 def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml and summary.json).")],
-          out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
+          out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
           live: LiveOpt = True, data_dir: DataOpt = None, json_: JsonOpt = False) -> None:
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
     from .results.runfolder import FolderError
@@ -305,7 +314,7 @@ FoldersArg = Annotated[list[Path], typer.Argument(help="Run, compare or sweep fo
 
 @app.command()
 def plot(folders: FoldersArg,
-         out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the figures (default: FOLDER/plots).")] = None,
+         out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Folder for the figures (default: FOLDER/plots).")] = None,
          window: WindowOpt = None, format_: FigFormatOpt = "png", dpi: DpiOpt = None, xscale: XScaleOpt = "log") -> None:
     """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
     draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
@@ -314,7 +323,7 @@ def plot(folders: FoldersArg,
 @app.command()
 def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
            format_: Annotated[str, typer.Option("--format", "-f", help="md (PNG files beside it) or html (one self-contained file).")] = "md",
-           out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Report file (default: FOLDER/report.md|html).")] = None,
+           out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Report file (default: FOLDER/report.md|html).")] = None,
            window: WindowOpt = None) -> None:
     """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
@@ -332,7 +341,7 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
 def export(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
            what: Annotated[str, typer.Option("--to", "-t", help="trace (Chrome/Perfetto JSON of the worker timelines) "
                                                                 "or tensorboard (event files of the curves; needs tensorboardX).")] = "trace",
-           out: Annotated[Optional[Path], typer.Option("--out", "-o", help="File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).")] = None) -> None:
+           out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).")] = None) -> None:
     """Export timelines as a trace for ui.perfetto.dev / chrome://tracing, or curves for TensorBoard."""
     from .results.runfolder import FolderError
     if what not in ("trace", "tensorboard"):
@@ -383,7 +392,7 @@ def sweep(scenario: ScenarioArg,
           grid: Annotated[Optional[list[str]], typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see README).")] = None,
           seeds: Annotated[int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")] = 1,
           set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None,
-          jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local processes running the sweep (default: the CPUs; 1: this process). Not [[workers]], the simulated workers.")] = None,
+          jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local processes running the sweep (default: the CPUs; 1: this process). Not \\[\\[workers]], the simulated workers.")] = None,
           workers_old: Annotated[Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")] = None,
           scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
           resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
@@ -546,7 +555,7 @@ def validate(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, d
 
 @app.command()
 def init(name: Annotated[str, typer.Argument(help="Scenario name (letters, digits, _ and -).")],
-         out: Annotated[Optional[Path], typer.Option("--out", "-o", help="File or folder to write (default: ./NAME.toml).")] = None,
+         out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="File or folder to write (default: ./NAME.toml).")] = None,
          overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing file.")] = False) -> None:
     """Write a commented scenario to start from (runs as it is: netsim run NAME.toml)."""
     try:

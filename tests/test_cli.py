@@ -178,3 +178,14 @@ def test_error_text_with_brackets_is_printed_whole(tmp_path):
     res = invoke("validate", path)
     assert res.exit_code == 2
     assert "without a [network] table" in res.stderr
+
+
+@pytest.mark.parametrize("args", [("run", QUICK, "--no-live", "-o", ""), ("run", QUICK, "--data-dir", ""),
+                                  ("export", "quickstart", "-o", "")])
+def test_an_empty_path_option_is_refused_not_taken_as_the_current_folder(tmp_path, monkeypatch, args):
+    """``-o "$UNSET"`` would have written the results into the current folder."""
+    monkeypatch.chdir(tmp_path)
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    assert "empty path is not allowed" in " ".join(res.stderr.split())
+    assert list(tmp_path.iterdir()) == []

@@ -189,14 +189,16 @@ def finished(folder: Path) -> bool:
 
 
 def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None, scheduler=None,
-              resume: bool = False, on_done: Callable | None = None, overwrite: bool = False) -> SweepOutcome:
+              resume: bool = False, on_done: Callable | None = None, overwrite: bool = False,
+              on_start: Callable | None = None) -> SweepOutcome:
     """Run every point of *plan* into *out* and write sweep.csv and sweep_summary.csv.
 
     Runs execute locally in *workers* processes (default: the usable CPUs; 1 =
     in this process), or on the Dask cluster at *scheduler* (an address or a
     ``distributed.Client``). With *resume*, finished points are skipped; the plan
     must then equal the one in ``out/sweep.json``. ``on_done(done, total, folder,
-    summary, error)`` is called after each run (summary None on error).
+    summary, error)`` is called after each run (summary None on error), ``on_start()``
+    once the folder is claimed and checked, before the first run.
     A run that raises is reported in ``failures``; the others go on.
     The folder is claimed first (:func:`netsim.results.runfolder.claim`): another
     process writing there, or results there without *resume* or *overwrite*, raise
@@ -207,7 +209,7 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
     try:
         client, own = connect(scheduler) if scheduler is not None else (None, False)
         try:
-            return _run(plan, Path(out), workers, client, resume, on_done)
+            return _run(plan, Path(out), workers, client, resume, on_done, on_start)
         finally:
             if own:
                 client.close()
@@ -215,13 +217,15 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
         held.release()
 
 
-def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done) -> SweepOutcome:
+def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start) -> SweepOutcome:
     out.mkdir(parents=True, exist_ok=True)
     record = json.loads(json.dumps(plan.record(), default=str))
     if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
         raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
                          f"drop --resume to start over or choose another --out")
     write_atomic(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
+    if on_start is not None:
+        on_start()
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
     if client is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,8 +106,12 @@ def read_idx(path, *, magic: int | None = None) -> np.ndarray:
     """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        data = f.read()
+    try:
+        with opener(path, "rb") as f:
+            data = f.read()
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # truncated or damaged gzip
+        raise ValueError(f"{path}: damaged or truncated gzip file ({exc or type(exc).__name__}); "
+                         f"download it again") from None
     if len(data) < 4:
         raise ValueError(f"{path}: not an IDX file (only {len(data)} bytes)")
     found = int.from_bytes(data[:4], "big")

@@ -328,7 +328,7 @@ def test_a_fifo_or_an_unusable_path_is_refused_without_reading(tmp_path):
 
 def test_damaged_mnist_and_libsvm_files_are_refused(tmp_path):
     """A truncated gzip member (EOFError in gzip), a LIBSVM file with a feature index of 2e9
-    (a 16 GB model) or a NaN value: one line naming data.dir, exit 2."""
+    (a 16 GB model) or a NaN value: one line naming data.dir (and the damaged file), exit 2."""
     import gzip
     mnist = tmp_path / "mnist"
     mnist.mkdir()
@@ -336,7 +336,7 @@ def test_damaged_mnist_and_libsvm_files_are_refused(tmp_path):
                  "t10k-labels-idx1-ubyte"):
         (mnist / f"{name}.gz").write_bytes(gzip.compress(os.urandom(5000))[:2000])
     raw = base_raw(run={"algorithm": "asgd"}, data={"source": "mnist", "dir": str(mnist)})
-    refused(["validate", write(tmp_path, dumps(raw))], "data.dir", "cannot be read")
+    refused(["validate", write(tmp_path, dumps(raw))], "data.dir", "train-images-idx3-ubyte.gz: damaged or truncated")
     for name, line in (("huge", "-1 2000000000:1"), ("nan", "-1 1:nan")):
         folder = tmp_path / name
         folder.mkdir()

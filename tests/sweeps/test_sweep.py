@@ -119,6 +119,19 @@ def test_resume_does_not_reuse_a_compare_folder(tmp_path):
     assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == before
 
 
+
+def test_a_sweep_refused_at_its_folder_prints_one_line_and_no_plan(tmp_path):
+    """The plan line ("sweep X: N run(s) into OUT") comes only once the folder is taken: a
+    folder holding a run's results gives the refusal alone, one line, exit 2."""
+    from netsim import api
+    api.run(api.load(QUICK, {"run.until": 3.0}), out=tmp_path / "run")
+    res = runner.invoke(app, ["sweep", str(QUICK), "-o", str(tmp_path / "run"), "-g", "run.seed=1,2"]
+                        + [a for t in TINY for a in ("--set", t)])
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "holds the results of another run" in lines[0], res.stderr
+    assert not (tmp_path / "run" / "sweep.json").exists()
+
 # -- local processes vs Dask -------------------------------------------------------------
 def _without_wall(text: str, column: bool) -> list[str]:
     if column:  # sweep.csv: wall_s is the last column
