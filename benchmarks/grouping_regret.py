@@ -24,8 +24,10 @@ within 5 %: the benchmark's resolution; the per-seed spread of time to target am
 best candidates is typically 10–30 %).
 
 Recommenders: ``recommend`` (netsim.sim.recommend: successive halving of pilot
-emulations on the scenario seed), the old ``silhouette`` auto and ``hand`` classes
-(both at the scenario's η, the centre of the grid) and ``hand, best η`` (oracle η).
+emulations on the scenario seed), the advisor's closed form (``netsim group --quick``:
+:func:`netsim.sim.engine.advise`, no emulation; its η, η_sync / (1 + mean staleness),
+snapped to the grid point nearest in log), the old ``silhouette`` auto and ``hand``
+classes (both at the scenario's η, the centre of the grid) and ``hand, best η`` (oracle η).
 Cost: emulated seconds (and wall seconds) of the recommender / of the exhaustive search.
 
 Usage:
@@ -56,7 +58,7 @@ from netsim.errors import ScenarioError
 from netsim.grouping.candidates import ONE_GROUP, candidate_groupings, canonical
 from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
-from netsim.sim.engine import data_bytes, free_cycles, prepare, simulate
+from netsim.sim.engine import advise, data_bytes, free_cycles, prepare, simulate
 from netsim.sim.measurement import measure
 from netsim.sim.recommend import lr_grid, mean_curve, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
@@ -351,8 +353,11 @@ def main(argv=None) -> int:
         hold_best = min(hold, key=lambda k: (hold[k], k))
         hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: (table[k], k))
         pick = (keyed.get(rec["groups"], "?"), rec["lr"]) if rec else None
+        top = advise(item_scenario(raw, raw_seed(raw)))["ranking"][0]
+        quick = (keyed.get(canonical(top.groups), "?"), min(lrs, key=lambda lr: abs(math.log(lr / top.lr))))
         row = {"label": raw["_label"], "best": best, "best_ttt": hold[best][0], "pick": pick,
                "rec": regret(hold, pick, best, horizon) if pick in hold else math.inf,
+               "quick": regret(hold, quick, best, horizon) if quick in hold else math.inf,
                "one_seed": regret(hold, one_seed, best, horizon),
                "resolution": regret(table, hold_best, best, horizon),
                "silhouette": regret(hold, (keyed[sil], base), best, horizon) if sil in keyed else math.inf,
@@ -369,6 +374,7 @@ def main(argv=None) -> int:
                    f"cost {row['rec_sim'] / sim_sel:.1%} | " if rec else "")
         print(f"{raw['name']:10s} {row['label']}  target {target:.4g} ({source}) best {best[0]:>10s} η={best[1]:<7.3g} "
               f"ttt {row['best_ttt']:7.3g} s | {rec_txt}1 seed {_pct(row['one_seed'])} | "
+              f"quick {quick[0]:>10s} η={quick[1]:<7.3g} {_pct(row['quick'])} | "
               f"silhouette {_pct(row['silhouette'])} | hand {_pct(row['hand'])}", flush=True)
     if owned:
         client.close()
@@ -401,6 +407,7 @@ def summary(rows) -> str:
     ex_sim = sum(r["ex_sim"] for r in rows)
     ex_wall = sum(r["ex_wall"] for r in rows)
     for key, name, cost in (("rec", "recommend (pilots, successive halving)", True),
+                            ("quick", "advisor's closed form (--quick), no emulation", False),
                             ("silhouette", "old auto (silhouette), scenario η", False),
                             ("hand", "hand classes, scenario η", False),
                             ("hand_best_lr", "hand classes, best η (oracle η)", False),

@@ -465,7 +465,7 @@ def sweep(scenario: ScenarioArg,
 def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None,
           rounds: Annotated[Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")] = None,
           quick: Annotated[bool, typer.Option("--quick", help="No pilot emulations: silhouette clustering and the "
-                                                              "advisor's closed-form ranking (seconds, less reliable).")] = False,
+                                                              "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).")] = False,
           race: Annotated[bool, typer.Option("--race", hidden=True, help="The default (kept for old scripts).")] = False,
           lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated (default: 5 values ×3 apart around GSGD's η).")] = "",
           verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
@@ -493,6 +493,10 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
         out_console.print(f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
                           f"{chosen.reason}", highlight=False, soft_wrap=True)
         out_console.print(render.ranking_table(info["ranking"]))
+        top = info["ranking"][0]
+        out_console.print(f"advisor's pick: {top.name}, η = {top.lr:.3g} (η_sync {info['lr_sync']:g} / "
+                          f"(1 + mean staleness {top.mean_staleness:.3g})); race the candidates (without --quick) "
+                          f"for a pick from emulation", highlight=False, soft_wrap=True)
         return
     try:
         grid = [float(x) for x in lrs.split(",") if x.strip()] or None

@@ -136,11 +136,12 @@ def silhouette_table(grouping) -> Table:
 
 
 def ranking_table(predictions) -> Table:
-    """Advisor predictions, best first: update rate, staleness, predicted progress."""
-    rows = [[p.name, str(len(p.groups)), f"{p.update_rate:.4g}", f"{p.mean_staleness:.3g}", f"{p.progress:.4g}",
-             short_groups(p.groups)] for p in predictions]
-    return _table(["grouping", "K", "updates/s", "mean staleness", "progress/s", "groups"], rows,
-                  "advisor ranking (predicted; best first)", left=(0, 5))
+    """Advisor predictions, best first: update rate, staleness, its η, predicted progress
+    (fresh synchronous steps per second)."""
+    rows = [[p.name, str(len(p.groups)), f"{p.update_rate:.4g}", f"{p.mean_staleness:.3g}", f"{p.lr:.3g}",
+             f"{p.progress:.4g}", short_groups(p.groups)] for p in predictions]
+    return _table(["grouping", "K", "updates/s", "mean staleness", "η", "progress/s", "groups"], rows,
+                  "advisor ranking (closed form, each grouping at its own η; best first)", left=(0, 6))
 
 
 def short_groups(groups, limit: int = 60) -> str:

@@ -561,30 +561,26 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
 
     Returns ``measurement`` (Measurement), ``grouping`` (the Grouping GSGD's method
     makes without emulation; ``silhouette`` when the scenario sets ``hand``, ``auto`` or
-    ``race``), ``silhouette`` (K by silhouette) and ``ranking`` (advisor Predictions,
-    best first) over hand, silhouette, kmeans:K, equal:K, one group (SSGD) and
-    singletons (ASGD). No pilot emulation: :mod:`netsim.sim.recommend` races them.
+    ``race``), ``silhouette`` (K by silhouette), ``lr_sync`` (the synchronous step the
+    ranking scales: the scenario's SSGD η when it configures SSGD, else GSGD's) and
+    ``ranking`` (advisor Predictions, best first, each with its η) over the candidates
+    the race would run (:func:`netsim.grouping.candidates.candidate_groupings`) and the
+    silhouette's. No pilot emulation: :mod:`netsim.sim.recommend` races them.
     """
     from ..grouping.advisor import rank
-    from ..grouping.clustering import features
+    from ..grouping.candidates import candidate_groupings
     rule = scenario.grouping_rule()
     spec = rule.grouping
-    n = scenario.n_workers
     n_params = _n_params(scenario)
     m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))
     seed = scenario.run.seed
     auto = rule.choose(m.iteration, seed, "silhouette")
     chosen = auto if spec.method in ("hand", "auto", "race") else rule.choose(m.iteration, seed)
-    candidates = {"hand": rule.groups, "silhouette": auto.groups}
-    distinct = len(np.unique(features(m.iteration, spec.jitter).round(12), axis=0))
-    for k in range(2, min(spec.k_max, n - 1, distinct) + 1):  # more clusters than distinct workers: no new grouping
-        candidates[f"kmeans:{k}"] = rule.choose(m.iteration, seed, f"kmeans:{k}").groups
-    for k in range(2, min(4, n - 1) + 1):
-        candidates[f"equal:{k}"] = rule.choose(m.iteration, seed, f"equal:{k}").groups
-    candidates["one group (ssgd)"] = [list(range(n))]
-    candidates["singletons (asgd)"] = [[i] for i in range(n)]
-    return {"measurement": m, "grouping": chosen, "silhouette": auto,
-            "ranking": rank(merge_same(candidates), m.iteration, lr=rule.lr, seed=seed)}
+    candidates = dict(candidate_groupings(m.iteration, hand=rule.groups, k_max=spec.k_max, seed=seed))
+    candidates["silhouette"] = auto.groups
+    lr_sync = scenario.rules["ssgd"].lr if "ssgd" in scenario.rules else rule.lr
+    return {"measurement": m, "grouping": chosen, "silhouette": auto, "lr_sync": lr_sync,
+            "ranking": rank(merge_same(candidates), m.iteration, lr_sync=lr_sync, seed=seed)}
 
 
 def merge_same(candidates: dict) -> dict:

@@ -99,8 +99,10 @@ def test_advisor_closed_forms():
     assert p.group_staleness == pytest.approx((1 / 3, 3.0))
     assert p.mean_staleness == pytest.approx(1.0)
     assert p.progress == pytest.approx(1.0 * 2 ** 0.5 / (4 / 3) + (1 / 3) * 2 ** 0.5 / 4)
-    one = predict("one", [[0, 1, 2, 3]], times)
+    assert predict("two", [[0, 1], [2, 3]], times, lr_sync=0.3).lr == pytest.approx(0.3 / 2)  # η_sync / (1 + τ̄)
+    one = predict("one", [[0, 1, 2, 3]], times, lr_sync=0.3)
     assert one.update_rate == pytest.approx(1 / 3) and one.mean_staleness == 0.0
+    assert one.progress == pytest.approx(1 / 3) and one.lr == pytest.approx(0.3)
 
 
 def test_advisor_expected_max_of_exponentials():
@@ -111,11 +113,27 @@ def test_advisor_expected_max_of_exponentials():
     assert p.update_rate == pytest.approx(2 / 3, rel=0.02)
 
 
-def test_rank_orders_by_progress():
+def test_rank_orders_by_progress_each_grouping_at_its_own_step():
+    """The paper's cluster (4 workers at 1 s, 4 at 2 s, 8 at 3 s), α = 0: P = Σ r_k / (1 + τ_k)
+    = Σ r_k² / R. Three classes: (1 + 1/4 + 1/9) / (11/6) = 0.7424; singletons: (4 + 4/4 + 8/9)
+    / (26/3) = 0.6795; one group: 1/3. The paper's tuned steps follow η_sync / (1 + τ̄) with
+    η_sync = 0.2: 0.2, 0.067 (paper 0.08) and 0.0125 (paper 0.01)."""
     times = np.array([[1.0]] * 4 + [[2.0]] * 4 + [[3.0]] * 8)
     ranking = rank({"ssgd": [list(range(16))], "asgd": [[i] for i in range(16)],
-                    "gsgd": [[0, 1, 2, 3], [4, 5, 6, 7], list(range(8, 16))]}, times)
-    assert [p.name for p in ranking] == ["gsgd", "ssgd", "asgd"]
+                    "gsgd": [[0, 1, 2, 3], [4, 5, 6, 7], list(range(8, 16))]}, times, lr_sync=0.2)
+    assert [p.name for p in ranking] == ["gsgd", "asgd", "ssgd"]
+    assert [p.progress for p in ranking] == pytest.approx([(1 + 1 / 4 + 1 / 9) / (11 / 6), (4 + 1 + 8 / 9) / (26 / 3), 1 / 3])
+    assert [p.lr for p in ranking] == pytest.approx([0.2 / 3, 0.2 / 16, 0.2])
+
+
+def test_rank_identical_workers_tie_and_fewer_groups_win():
+    """Identical constant workers: every grouping has P = 1/T (K groups at rate 1/T each, τ = K − 1),
+    so the tie goes to one group."""
+    times = np.full((6, 3), 2.0)
+    ranking = rank({"singletons": [[i] for i in range(6)], "pairs": [[0, 1], [2, 3], [4, 5]],
+                    "one": [list(range(6))]}, times)
+    assert [p.name for p in ranking] == ["one", "pairs", "singletons"]
+    assert [p.progress for p in ranking] == pytest.approx([0.5] * 3)
 
 
 def test_kmeans_takes_seeds_beyond_32_bits():

@@ -155,6 +155,7 @@ def test_compare_groupings_and_group_command(tmp_path):
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30", "--quick"])
     assert res.exit_code == 0, res.output
     assert "advisor ranking" in res.output and "silhouette" in res.output
+    assert "advisor's pick:" in res.output and "η =" in res.output
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
     assert res.exit_code == 0, res.output
     assert "recommended:" in res.output and "predicted" in res.output
