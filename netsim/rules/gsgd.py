@@ -207,7 +207,8 @@ class GSGD(Rule):
         return needs
 
     def _update(self, ps, k: int) -> None:
-        pushes = list(self.buffers_[k].values())
+        buffer = self.buffers_[k]  # {worker id: push}
+        pushes = list(buffer.values())
         if self.grouping.weighting == "none":
             ps.apply(pushes, self.lr, k)
         else:
@@ -215,7 +216,7 @@ class GSGD(Rule):
             ps.apply(pushes, self.lr * float(self.weights_[k]), k)
         self.buffers_[k] = {}
         self._open_round(ps, k)
-        recipients = sorted(p.worker for p in pushes)
+        recipients = sorted(buffer)
         if self.observing_:
             for wid in recipients:
                 self.sent_at_[wid] = ps.now

@@ -104,7 +104,7 @@ class ParameterServer:
             return
         delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
         delta *= lr
-        self.step(delta, pushes, group, lr / self.rule.lr)
+        self.step(delta, pushes, group, lr / self.rule.lr, owned=True)
 
     def apply_one(self, push: Push, lr: float, group: int) -> None:
         """``apply([push], lr, group)`` without building the list (ASGD: one per gradient).
@@ -152,19 +152,21 @@ class ParameterServer:
         if not finite or self.on_update is not None or self.max_updates:
             self._updated(finite, previous, version, now)
 
-    def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0) -> None:
+    def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0,
+             owned: bool = False) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
 
         With a learning-rate schedule or momentum (the rule's ``update``), *delta* is
         first scaled by the schedule and passed through the momentum recurrence
         (:mod:`netsim.rules.schedules`). *scale* is the step's rate relative to the
         rule's base rate (e.g. a group weight); each gradient is recorded with weight
-        ``scale / len(pushes)`` (its share of the step, for the bias metrics).
+        ``scale / len(pushes)`` (its share of the step, for the bias metrics). *owned*: as
+        in :meth:`_step_one`.
         """
         if len(pushes) == 1:
-            self._step_one(delta, pushes[0], group, scale)
+            self._step_one(delta, pushes[0], group, scale, owned)
             return
-        moved = self._new_model(delta, group, len(pushes))
+        moved = self._new_model(delta, group, len(pushes), owned)
         if moved is None:
             return
         before, now, previous, finite = moved
