@@ -508,8 +508,8 @@ class Simulation:
             extra["network"] = {
                 "topology": plan.topology, "ps_host": plan.ps_host, "worker_hosts": list(plan.worker_hosts),
                 "sharing": plan.sharing, "message_bytes": self.comm.model_bytes, "header_bytes": plan.header_bytes,
-                "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}
-                                  for u, v, x in self.net.link_utilisation(now)[:10]]}
+                "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}  # none over no time
+                                  for u, v, x in (self.net.link_utilisation(now)[:10] if now > 0 else [])]}
         return Result(scenario=self.scenario.name, algorithm=self.algorithm, label=self.label, seed=self.scenario.run.seed,
                       sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
                       workers=stats, records=self.recorder, status=status, message=self.interrupted or ps.diverged or ps.stalled,

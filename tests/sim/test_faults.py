@@ -114,6 +114,18 @@ def test_ssgd_stalls_when_a_worker_crashes_for_good():
     assert result.updates == 0
 
 
+def test_a_network_run_stalled_at_time_zero_ends_with_its_files():
+    """A crash at t = 0 on a topology: the run stalls before any simulated time passes, so
+    no link carried anything and no utilisation is defined (found by a scenario fuzzer:
+    the utilisation's division by zero time raised)."""
+    raw = base_raw()
+    raw["network"] = {"topology": "fat_tree_k4"}
+    raw["events"] = [{"time": 0.0, "kind": "crash", "worker": 1}]
+    result = simulate(make_scenario(raw), "ssgd")
+    stalled(result, 0.0, [1])
+    assert result.extra["network"]["busiest_links"] == []
+
+
 def test_ssp_stalls_once_everyone_waits_for_the_crashed_slowest():
     # s = 1; worker 2 crashes at 0.5. Workers 0, 1 push at 1 (clock 1, allowed) and 2 (clock
     # 2 > 0 + 1: blocked); at 2.0 both are blocked on worker 2 → stalled, 4 updates.
