@@ -21,14 +21,47 @@ from . import api
 from .errors import ScenarioError, one_line
 from .results import render
 
+def _exception_types(*names: str) -> tuple:
+    """The exception classes named ``module:Class`` that this install has (click's, which newer
+    typer vendors with typer's own exceptions as their base, and plain click's)."""
+    import importlib
+    found = []
+    for name in names:
+        module, _, cls = name.partition(":")
+        try:
+            found.append(getattr(importlib.import_module(module), cls))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(found)
+
+
+_USAGE_ERRORS = _exception_types("typer.exceptions:TyperException", "click.exceptions:ClickException")
+_ABORTS = _exception_types("typer.exceptions:Abort", "click.exceptions:Abort")
+
+
 class _App(typer.Typer):
-    """The typer app; run as the ``netsim`` script, an error of the file system (a path too
-    long, a folder where a file is expected, no permission, a missing directory) or memory
-    that no command turned into a message prints one line instead of a traceback."""
+    """The typer app; run as the ``netsim`` script, a usage error (an unknown option, a value
+    of the wrong type) and an error of the file system (a path too long, a folder where a
+    file is expected, no permission, a missing directory) or memory that no command turned
+    into a message print one line instead of a box or a traceback."""
 
     def __call__(self, *args, **kwargs):
+        kwargs.setdefault("standalone_mode", False)  # usage errors come back here instead of being drawn
         try:
-            return super().__call__(*args, **kwargs)
+            status = super().__call__(*args, **kwargs)
+        except _USAGE_ERRORS as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a group called alone: its help, as typer shows it
+                from typer import rich_utils
+                rich_utils.rich_format_error(exc)
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (try '{ctx.command_path} -h')" if ctx is not None else ""
+            err_console.print(f"[bold red]error:[/] {escape(one_line(exc.format_message()))}{escape(hint)}",
+                              highlight=False, soft_wrap=True)
+            sys.exit(getattr(exc, "exit_code", 2))
+        except _ABORTS:
+            err_console.print("aborted", highlight=False)
+            sys.exit(1)
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
             err_console.print(f"[bold red]error:[/] {escape(one_line(f'{exc.strerror or exc}{where}'))}",
@@ -38,6 +71,7 @@ class _App(typer.Typer):
             err_console.print(f"[bold red]error:[/] out of memory {escape(one_line(str(exc)))}", highlight=False,
                               soft_wrap=True)
             sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
 
 
 app = _App(add_completion=True, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},

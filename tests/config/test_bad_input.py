@@ -370,3 +370,23 @@ def test_file_system_errors_of_any_command_are_one_line(tmp_path):
         lines = [line for line in res.stderr.splitlines() if line.strip()]
         assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, (args, res.stderr)
         assert lines[0].startswith("error:"), lines
+
+
+def test_usage_errors_are_one_line_through_the_script(tmp_path):
+    """An option value of the wrong type, a missing argument, an unknown command or option:
+    one line naming the option and where to look, exit 2 (typer would draw a box); a group
+    called alone still shows its help."""
+    import subprocess
+    import sys
+    cases = ((["run", "quickstart", "--seed", "x"], "'--seed'"), (["run"], "Missing argument"),
+             (["bogus"], "No such command 'bogus'"), (["run", "quickstart", "--bogus"], "--bogus"))
+    for args, fragment in cases:
+        res = subprocess.run([sys.executable, "-m", "netsim.cli", *args], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=120)
+        lines = [line for line in res.stderr.splitlines() if line.strip()]
+        assert res.returncode == 2 and len(lines) == 1, (args, res.returncode, res.stderr)
+        assert lines[0].startswith("error:") and fragment in lines[0] and " -h'" in lines[0], lines
+    assert list(tmp_path.iterdir()) == []
+    res = subprocess.run([sys.executable, "-m", "netsim.cli", "topology"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert "topology [OPTIONS] COMMAND" in res.stdout + res.stderr and "Traceback" not in res.stderr
