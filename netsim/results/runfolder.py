@@ -100,6 +100,11 @@ def _check_summary(summary, path: Path) -> dict:
     return summary
 
 
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO}
+"""errno values that say the disk cannot take the output (full, read-only, over quota,
+failing), not that the path given is wrong."""
+
+
 class OutputError(RuntimeError):
     """An output folder cannot be used (``code`` 2: taken by another run or holding
     its results) or written (``code`` 1: disk full, read-only); one-line message."""
@@ -206,15 +211,17 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
     of another run, unless *overwrite* (then they are removed first) or *reuse*
     (the caller keeps them, e.g. a resumed sweep).
 
-    Raises OutputError (code 2) when another process writes there or when the folder
-    holds results; code 1 when it cannot be created.
+    Raises OutputError (code 2) when another process writes there, when the folder
+    holds results or when the path cannot hold a folder (no permission, a file on the
+    way); code 1 when the disk is full or read-only.
     """
     path = Path(out)
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise OutputError(f"{path}: cannot create the output folder: {exc.strerror or exc}") from None
+        code = 1 if exc.errno in _STORAGE_ERRNOS else 2  # the disk's state, else the path given
+        raise OutputError(f"{path}: cannot create the output folder: {exc.strerror or exc}", code) from None
     try:
         import fcntl
     except ImportError:  # not POSIX: no locking

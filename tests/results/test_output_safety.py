@@ -300,3 +300,20 @@ def test_kill_9_of_a_sweep_takes_its_pool_processes_along(tmp_path):
     while time.monotonic() < deadline and any(alive(pid) for pid in spawned):
         time.sleep(0.2)
     assert not [pid for pid in spawned if alive(pid)]
+
+
+@pytest.mark.parametrize("err, status", [(errno.EACCES, 2), (errno.EPERM, 2), (errno.ENOSPC, 1), (errno.EROFS, 1)])
+def test_an_output_folder_that_cannot_be_created(tmp_path, monkeypatch, err, status):
+    """No permission for the --out path is bad input (exit 2); a full or read-only disk is the
+    disk's state (exit 1); one line either way (a fuzzer's ``-o /sys/kernel/x`` exited 1)."""
+    real = Path.mkdir
+
+    def refuse(self, *args, **kwargs):
+        if self == tmp_path / "out":
+            raise OSError(err, os.strerror(err))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    res = invoke("run", QUICK, "--no-live", "--set", "run.until=5", "--out", tmp_path / "out")
+    assert res.exit_code == status, res.output
+    assert len(messages(res.stderr)) == 1 and "cannot create the output folder" in res.stderr
