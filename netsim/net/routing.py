@@ -146,28 +146,48 @@ def _pair(G, src, dst, cache):
     back, _ = _dag(G, src, cache)            # next hops toward src: invert them
     if dst not in back:
         raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
-    succ, stack = {dst: ()}, [dst]
-    while stack:
-        v = stack.pop()
-        for u in back[v]:
-            if u not in succ:
-                succ[u] = ()
-                stack.append(u)
-            succ[u] += (v,)
+    return _inverted(G, src, dst, back, cache)
+
+
+def _inverted(G, src, dst, back, cache):
+    """``(next_hops, count)`` toward *dst* on the shortest src->dst paths, from *back*, the
+    next hops toward *src* of the DAG rooted at *src* (memoised per pair).
+
+    A host hangs off one switch: every path to it ends with that link, so its paths are
+    the switch's plus one hop, in the same order, and the switch's serve all its hosts.
+    """
+    key = ("pair", src, dst)
+    if key in cache:
+        return cache[key]
+    last = back[dst]
+    if len(last) == 1 and last[0] != src and len(G[dst]) == 1:
+        via, count = _inverted(G, src, last[0], back, cache)
+        succ = {**via, last[0]: (dst,), dst: ()}
+        count = {**count, dst: 1}
+        cache[key] = (succ, count)
+        return succ, count
+    # Walk back from dst level by level (a node's next hops toward src are all one hop
+    # nearer src), so every node comes after all its successors toward dst.
+    succ, order, frontier = {dst: []}, [dst], [dst]
+    while frontier:
+        found = []
+        for v in frontier:
+            for u in back[v]:
+                s = succ.get(u)
+                if s is None:
+                    succ[u] = [v]
+                    found.append(u)
+                else:
+                    s.append(v)
+        order += found
+        frontier = found
     rank = _rank(G, cache).__getitem__
-    succ = {u: tuple(sorted(s, key=rank)) for u, s in succ.items()}
-    count, stack = {dst: 1}, [src]           # paths to dst, by iterative post-order
-    while stack:
-        u = stack[-1]
-        if u in count:
-            stack.pop()
-            continue
-        pending = [v for v in succ[u] if v not in count]
-        if pending:
-            stack.extend(pending)
-        else:
-            count[u] = sum(count[v] for v in succ[u])
-            stack.pop()
+    count = {dst: 1}
+    for u in order[1:]:
+        s = succ[u]
+        s.sort(key=rank)
+        count[u] = sum(count[v] for v in s)
+    succ = {u: tuple(s) for u, s in succ.items()}
     cache[key] = (succ, count)
     return succ, count
 
