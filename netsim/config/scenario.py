@@ -47,7 +47,8 @@ MIN_UNTIL = 1e-9
 """Shortest horizon (s): shorter ones are below the resolution of the event times."""
 MAX_SAMPLES = 10_000_000
 MAX_VALUES = 50_000_000
-"""Synthetic data: most rows, most features, and most rows × features (400 MB of float64)."""
+"""Synthetic data: most rows, and most rows × features (400 MB of float64); most features:
+:data:`~netsim.workload.datasets.MAX_FEATURES`."""
 MAX_CLASSES = 1000
 
 

@@ -24,10 +24,11 @@ MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
 """The four files of the original MNIST distribution, each plain or with ``.gz``."""
 
 LIBSVM_DEFAULT_FILES = ("a9a", "a9a.t")
+"""Train and test file names looked for when only a data directory is given."""
+
 MAX_FEATURES = 1_000_000
 """Most features a dataset may have (synthetic ``n_features``; a LIBSVM file's largest index):
 a model of 1e6 parameters is 8 MB, and every worker holds a snapshot."""
-"""Train and test file names looked for when only a data directory is given."""
 
 DIGITS_ROWS = 1797
 """Rows of scikit-learn's bundled digits data set."""
