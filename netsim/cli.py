@@ -56,20 +56,17 @@ class _App(typer.Typer):
                 sys.exit(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
             hint = f" (try '{ctx.command_path} -h')" if ctx is not None else ""
-            err_console.print(f"[bold red]error:[/] {escape(one_line(exc.format_message()))}{escape(hint)}",
-                              highlight=False, soft_wrap=True)
+            error_line(exc.format_message() + hint)
             sys.exit(getattr(exc, "exit_code", 2))
         except _ABORTS:
             err_console.print("aborted", highlight=False)
             sys.exit(1)
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
-            err_console.print(f"[bold red]error:[/] {escape(one_line(f'{exc.strerror or exc}{where}'))}",
-                              highlight=False, soft_wrap=True)
+            error_line(f"{exc.strerror or exc}{where}")
             sys.exit(2)
         except MemoryError as exc:
-            err_console.print(f"[bold red]error:[/] out of memory {escape(one_line(str(exc)))}", highlight=False,
-                              soft_wrap=True)
+            error_line(f"out of memory {exc}")
             sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)
 
@@ -93,7 +90,12 @@ def _path(value: str) -> Path:
     return Path(value)
 
 
-OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken).")]
+def _out_option(help: str):
+    """The ``--out``/``-o`` option: a path (an empty one refused), described by *help*."""
+    return typer.Option("--out", "-o", parser=_path, metavar="<path>", help=help)
+
+
+OutOpt = Annotated[Optional[Path], _out_option("Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken).")]
 LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).")]
 DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", parser=_path, metavar="<path>", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
 PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.")]
@@ -127,9 +129,14 @@ def note(text: str) -> None:
     err_console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
+def error_line(message: str) -> None:
+    """``error: MESSAGE`` as one line on stderr."""
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, then exit with *code*."""
-    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
+    error_line(message)
     raise typer.Exit(code)
 
 
@@ -261,7 +268,7 @@ def run(scenario: ScenarioArg,
 
 @app.command()
 def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml and summary.json).")],
-          out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
+          out: Annotated[Optional[Path], _out_option("Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
           live: LiveOpt = True, data_dir: DataOpt = None, json_: JsonOpt = False) -> None:
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
     from .results.runfolder import FolderError
@@ -348,7 +355,7 @@ FoldersArg = Annotated[list[Path], typer.Argument(help="Run, compare or sweep fo
 
 @app.command()
 def plot(folders: FoldersArg,
-         out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Folder for the figures (default: FOLDER/plots).")] = None,
+         out: Annotated[Optional[Path], _out_option("Folder for the figures (default: FOLDER/plots).")] = None,
          window: WindowOpt = None, format_: FigFormatOpt = "png", dpi: DpiOpt = None, xscale: XScaleOpt = "log") -> None:
     """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
     draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
@@ -357,7 +364,7 @@ def plot(folders: FoldersArg,
 @app.command()
 def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
            format_: Annotated[str, typer.Option("--format", "-f", help="md (PNG files beside it) or html (one self-contained file).")] = "md",
-           out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="Report file (default: FOLDER/report.md|html).")] = None,
+           out: Annotated[Optional[Path], _out_option("Report file (default: FOLDER/report.md|html).")] = None,
            window: WindowOpt = None) -> None:
     """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
@@ -375,7 +382,7 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
 def export(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
            what: Annotated[str, typer.Option("--to", "-t", help="trace (Chrome/Perfetto JSON of the worker timelines) "
                                                                 "or tensorboard (event files of the curves; needs tensorboardX).")] = "trace",
-           out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).")] = None) -> None:
+           out: Annotated[Optional[Path], _out_option("File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).")] = None) -> None:
     """Export timelines as a trace for ui.perfetto.dev / chrome://tracing, or curves for TensorBoard."""
     from .results.runfolder import FolderError
     if what not in ("trace", "tensorboard"):
@@ -593,7 +600,7 @@ def validate(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, d
 
 @app.command()
 def init(name: Annotated[str, typer.Argument(help="Scenario name (letters, digits, _ and -).")],
-         out: Annotated[Optional[Path], typer.Option("--out", "-o", parser=_path, metavar="<path>", help="File or folder to write (default: ./NAME.toml).")] = None,
+         out: Annotated[Optional[Path], _out_option("File or folder to write (default: ./NAME.toml).")] = None,
          overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing file.")] = False) -> None:
     """Write a commented scenario to start from (runs as it is: netsim run NAME.toml)."""
     try:
