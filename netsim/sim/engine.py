@@ -96,19 +96,34 @@ def _entries(X) -> int:
     return int(X.nnz) if hasattr(X, "nnz") else int(X.size)
 
 
-def check_data(scenario: Scenario) -> None:
+def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     """What :func:`prepare` would refuse about the data, for ``validate``: loads the
     files of sources whose size is not known from the scenario alone (mnist, libsvm),
     synthetic data (its size sets the evaluations' cost), and the data of any scenario
     whose partition could leave a worker without rows (a non-IID partition or a worker
-    class with its own labels or partition), and cuts it."""
+    class with its own labels or partition), and cuts it.
+
+    *labels*, when given, memoises what the checks need of each loaded draw (its
+    training labels, classes and entries) by data spec and seed, so a sweep checking
+    many points loads each draw once and keeps only its labels.
+    """
     skewed = scenario.data.partition.method != "iid" or any(
         wc.labels is not None or wc.partition is not None for wc in scenario.workers)
     if scenario.data.source in ("mnist", "libsvm", "synthetic") or skewed:
         streams = Streams(scenario.run.seed)
-        dataset = load_checked(scenario, streams.rng("data"))
+        # MNIST's files fix its split; the other sources draw theirs (or the data) from the seed
+        key = (scenario.data, None if scenario.data.source == "mnist" else scenario.run.seed)
+        if labels is not None and key in labels:
+            y, n_labels, entries = labels[key]
+            check_dataset(scenario, y.shape[0], n_labels, entries)  # its limits depend on the run and workers too
+        else:
+            dataset = load_checked(scenario, streams.rng("data"))
+            y, n_labels = dataset.y_train, dataset.n_classes
+            if labels is not None:
+                labels[key] = (y, n_labels, _entries(dataset.X_train) + _entries(dataset.X_test))
+            del dataset
         if skewed:
-            _partition(scenario, dataset, streams.rng("shards"))
+            _partition(scenario, y, n_labels, streams.rng("shards"))
 
 
 def prepare(scenario: Scenario) -> Prepared:
@@ -117,7 +132,7 @@ def prepare(scenario: Scenario) -> Prepared:
     dataset = load_checked(scenario, streams.rng("data"))
     model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes,
                        hidden=scenario.model.hidden)
-    shards, unused = _partition(scenario, dataset, streams.rng("shards"))
+    shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     d = model.n_params(dataset.X_train.shape[1])
     if scenario.model.init == "zeros":
         w0 = np.zeros(d)
@@ -128,11 +143,10 @@ def prepare(scenario: Scenario) -> Prepared:
     return Prepared(dataset, model, tuple(shards), w0, unused)
 
 
-def _partition(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tuple[list, int]:
-    """Each worker's rows (:func:`netsim.workload.partition.partition`); ScenarioError when
-    a label list or k does not fit the loaded labels, or a worker would get no rows."""
-    y = dataset.y_train
-    n_labels = dataset.n_classes
+def _partition(scenario: Scenario, y: np.ndarray, n_labels: int, rng: np.random.Generator) -> tuple[list, int]:
+    """Each worker's rows of the training labels *y* (n,) in 0..*n_labels* − 1
+    (:func:`netsim.workload.partition.partition`); ScenarioError when a label list or k
+    does not fit the labels, or a worker would get no rows."""
     default = scenario.data.partition
     for i, wc in enumerate(scenario.workers):
         if wc.labels is not None and max(wc.labels) >= n_labels:

@@ -34,9 +34,8 @@ from ..errors import ScenarioError
 from ..results.provenance import run_meta
 from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
-from ..rng import Streams
-from ..sim.engine import data_bytes, free_cycles, prepare, simulate
-from ..workload.loading import load_data
+from ..sim.engine import check_data, data_bytes, free_cycles, prepare, simulate
+from ..workload.datasets import DataNotFoundError
 from .executors import connect, dask_results, default_workers, local_results
 
 __all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "SweepFailed", "plan_sweep", "run_sweep", "run_task", "to_axes"]
@@ -139,11 +138,14 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
             where = ", ".join(point.overrides())
             raise ScenarioError(exc.key, f"{exc.message} (grid point {point.index}: {where})", exc.file) from None
         tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
-    for spec in dict.fromkeys(t.scenario.data for t in tasks):
-        try:
-            load_data(spec, Streams(0).rng("data"))  # missing files are found before anything runs
+    labels: dict = {}
+    for point, task in zip(points, tasks):
+        try:  # missing files, and partitions leaving a worker without rows, are found before anything runs
+            check_data(task.scenario, labels)
         except ScenarioError as exc:
             exc.file = exc.file or str(path)
+            if len(points) > 1 and not isinstance(exc, DataNotFoundError):
+                exc.message = f"{exc.message} (grid point {point.index}: {', '.join(point.overrides())})"
             raise
     sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,

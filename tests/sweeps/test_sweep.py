@@ -78,6 +78,52 @@ def test_every_point_is_validated_before_anything_runs(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+SKEWED = """
+[run]
+algorithm = "ssgd"
+until = 5
+[data]
+partition = "quantity"
+quantity = "power"
+exponent = 50.0
+[model]
+name = "logistic"
+[algorithms.ssgd]
+lr = 0.1
+[[workers]]
+name = "w"
+count = 2
+compute = 1.0
+"""
+
+
+def test_a_seed_whose_partition_leaves_a_worker_empty_is_refused_before_anything_runs(tmp_path):
+    """A steep quantity skew over 2 workers leaves one of them without rows on some seeds;
+    which ones is found by cutting each seed's data the way a run does (prepare)."""
+    from netsim.config.scenario import load_scenario
+    from netsim.sim.engine import prepare
+    path = tmp_path / "s.toml"
+    path.write_text(SKEWED)
+    fails = {}
+    for seed in range(1, 40):
+        try:
+            prepare(load_scenario(path, [f"run.seed={seed}"]))
+            fails[seed] = False
+        except ScenarioError as exc:
+            assert exc.key == "data.partition"
+            fails[seed] = True
+    good, bad = min(s for s, f in fails.items() if not f), min(s for s, f in fails.items() if f)
+    res = runner.invoke(app, ["sweep", str(path), "--grid", f"run.seed={good},{bad}", "-j", "1",
+                              "--out", str(tmp_path / "out"), "--no-live"])
+    assert res.exit_code == 2
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "data.partition" in lines[0] and f"grid point 1: run.seed={bad}" in lines[0]
+    assert not (tmp_path / "out").exists()
+    res = runner.invoke(app, ["sweep", str(path), "--grid", f"run.seed={good}", "-j", "1",
+                              "--out", str(tmp_path / "ok"), "--no-live"])
+    assert res.exit_code == 0 and (tmp_path / "ok" / "p000" / "summary.json").is_file()
+
+
 def test_unknown_grid_key_exit_2(tmp_path):
     res = runner.invoke(app, ["sweep", str(QUICK), "--grid", "run.speed=1,2", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "run.speed" in res.stderr and "unknown key" in res.stderr
