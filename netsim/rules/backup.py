@@ -63,6 +63,9 @@ class Backup(Rule):
         return cls(lr, cls.default_groups(ctx), backups=backups, late_policy=policy,
                    round_timeout=read_round_timeout(table))
 
+    def reads_current(self) -> bool:
+        return self.late_policy == "cancel"  # finish_then_drop: late workers finish on older models
+
     def aggregate_count(self, n_workers: int) -> int:
         """N, the gradients averaged per step."""
         return n_workers - self.backups

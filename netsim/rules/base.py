@@ -111,6 +111,16 @@ class Rule:
     evaluate together. Only a speed hint: stacked gradients are bitwise those one by one."""
     update: ServerUpdate = ServerUpdate()
 
+    def reads_current(self) -> bool:
+        """True when every computation in progress is on the PS's current model: each
+        update pre-empts or completes every other computation, and every worker restarts
+        on the new model (K-sync, K-batch-sync, backup workers that cancel). With
+        ``run.compact_gradients`` a worker then keeps its model (one version, shared)
+        and evaluates its gradient's factors when the computation ends, so pre-empted
+        computations cost nothing; otherwise it evaluates them as the model arrives and
+        lets the model go. The numbers are the same either way."""
+        return False
+
     def __init__(self, lr: float, groups: list[list[int]]):
         self.lr = lr
         self.groups = groups

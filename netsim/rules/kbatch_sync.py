@@ -24,6 +24,9 @@ class KBatchSync(KRule):
     description = "K-batch-sync SGD: average the first K minibatches computed on the current model, then restart everyone"
     source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
 
+    def reads_current(self) -> bool:
+        return True
+
     def start(self, ps) -> None:
         self.n_workers_ = len(self.group_index())
         self.buffer_: list[Push] = []

@@ -293,6 +293,7 @@ class Simulation:
         X, y = prep.dataset.X_train, prep.dataset.y_train
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
+        late = residual is not None and self.rule.reads_current()  # factors at the end: pre-emption wastes none
         batch = scenario.run.batch_size
         gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
         crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
@@ -305,7 +306,7 @@ class Simulation:
                 crew.add(st, sampler, draws)
             else:
                 st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                        residual, gather))
+                                                        residual, gather, late))
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()

@@ -189,7 +189,7 @@ class RowGather:
 
 
 def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
-                   residual=None, gather: RowGather | None = None):
+                   residual=None, gather: RowGather | None = None, late: bool = False):
     """SimPy process of worker ``st.wid``.
 
     Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
@@ -205,7 +205,10 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
     evaluated as soon as the model has arrived and the model is let go; the push is a
     :class:`~netsim.rules.base.CompactPush` holding a :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
-    b·(1 + classes) values instead of two d-vectors while it computes.
+    b·(1 + classes) values instead of two d-vectors while it computes. With *late* as
+    well (the rule's ``reads_current``: every computation is on the current model, so
+    keeping it costs nothing) the factor is evaluated when the computation ends, and a
+    pre-empted computation evaluates nothing.
 
     *gather* (:class:`RowGather` of *X*) collects minibatch rows; the engine gives every
     worker the same one, so a single scratch buffer stays in cache.
@@ -245,7 +248,7 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             duration = next_draw() * st.slowdown
             job.w, job.version, job.start, job.duration = w, version, now, duration
             st.job = job
-            if residual is not None:
+            if residual is not None and not late:
                 rows = sampler.peek()
                 factor = residual(w, gather(rows), y[rows])
                 w = job.w = None
@@ -254,6 +257,8 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
             rows = sampler.next()
             if residual is None:
                 grad = gradient(w, gather(rows), y[rows])
+            elif late:
+                factor = residual(w, gather(rows), y[rows])
             if not instant:
                 event = push(wid)
                 if event is not None:

@@ -67,18 +67,24 @@ def test_different_seeds_differ():
     assert not np.array_equal(r1.final_w, r2.final_w)
 
 
+PREEMPTING = {"ksync": {"lr": 0.3, "k": 2}, "kbatch_sync": {"lr": 0.3, "k": 3},
+              "backup": {"lr": 0.3, "backups": 2, "late_policy": "cancel"}}
+
+
 def test_compact_gradients_change_nothing():
-    # Low-rank factors instead of dense gradients (L2 = 0): the same numbers, bit for bit.
+    # Low-rank factors instead of dense gradients (L2 = 0): the same numbers, bit for bit,
+    # also under rules that pre-empt (whose workers evaluate the factors when they finish).
     for model in ("logistic", "softmax"):
         base = heterogeneous([[0, 1, 2], [3, 4], [5, 6]])
         raw = dict(base.raw)
+        raw["algorithms"] = {**raw["algorithms"], **PREEMPTING}
         raw["model"] = {"name": model, "l2": 0.0}
         raw["data"] = {"source": "digits", "labels": "multiclass" if model == "softmax" else "odd_even"}
         dense = make_scenario(raw)
         raw["run"] = dict(raw["run"], compact_gradients=True)
         compact = make_scenario(raw)
         prep = prepare(dense)
-        for rule in ("ssgd", "asgd", "gsgd"):
+        for rule in ("ssgd", "asgd", "gsgd", *PREEMPTING):
             same_run(simulate(dense, rule, prepared=prep), simulate(compact, rule, prepared=prep))
 
 
@@ -91,3 +97,37 @@ def test_compact_gradients_need_no_l2():
     with pytest.raises(ScenarioError) as err:
         make_scenario(raw)
     assert err.value.key == "run.compact_gradients" and "model.l2 = 0" in err.value.message
+
+
+def test_compact_factors_of_preempted_computations_are_never_evaluated(monkeypatch):
+    # K-sync with K = 1 of 7 pre-empts six computations per step. With compact gradients
+    # the factors are evaluated once per computation that ends (a push: applied or
+    # dropped); evaluated as the model arrives (the rule not reading the current model
+    # only), the pre-empted computations would have evaluated theirs too.
+    from dataclasses import replace
+
+    from netsim.rules.ksync import KSync
+    base = heterogeneous([[0, 1, 2], [3, 4], [5, 6]])
+    raw = dict(base.raw)
+    raw["model"] = {"name": "logistic", "l2": 0.0}
+    raw["algorithms"] = {**raw["algorithms"], "ksync": {"lr": 0.3, "k": 1}}
+    raw["run"] = dict(raw["run"], compact_gradients=True)
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    model = prep.model
+    calls = []
+
+    class Counting(type(model)):
+        def residual(self, *args):
+            calls.append(1)
+            return super().residual(*args)
+    counting = Counting.__new__(Counting)
+    counting.__dict__.update(model.__dict__)
+    late = simulate(sc, "ksync", prepared=replace(prep, model=counting))
+    pushed = len(late.records.time) + len(late.records.drop_time)
+    assert late.updates > 50 and len(calls) == pushed
+    calls.clear()
+    monkeypatch.setattr(KSync, "reads_current", lambda self: False)
+    eager = simulate(sc, "ksync", prepared=replace(prep, model=counting))
+    same_run(late, eager)
+    assert len(calls) > 2 * pushed
