@@ -60,14 +60,33 @@ def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     """K-means labels (n_workers,) of feature rows *X*, seeded, ten k-means++ starts.
 
     *seed* is any integer >= 0 (a scenario's ``run.seed`` has no upper bound); scikit-learn
-    takes seeds below 2**32, so it gets ``seed mod 2**32`` (the seed itself below that)."""
+    takes seeds below 2**32, so it gets ``seed mod 2**32`` (the seed itself below that).
+
+    The fit runs on one OpenMP thread. With more, scikit-learn adds the per-thread partial
+    sums of the centres in whatever order the threads finish (beyond 256 rows), so the
+    labels could depend on the machine and the moment; and on a busy machine each of the
+    70 Lloyd passes of a candidate set waited ~20 ms for the thread team (16 rows: 1.4 s,
+    now about 0.05 s)."""
     if k == 1:
         return np.zeros(len(X), dtype=int)
     if k >= len(X):
         return np.arange(len(X))
     from sklearn.cluster import KMeans   # imported here: scikit-learn costs ~2 s at start-up
 
-    return KMeans(n_clusters=k, n_init=10, random_state=int(seed) % 2**32).fit(X).labels_
+    with _one_thread():
+        return KMeans(n_clusters=k, n_init=10, random_state=int(seed) % 2**32).fit(X).labels_
+
+
+_CONTROLLER: list = []
+
+
+def _one_thread():
+    """A context limiting OpenMP to one thread (threadpoolctl; the libraries are looked up
+    once per process, after scikit-learn's k-means has loaded its OpenMP runtime)."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="openmp")
 
 
 def equal_groups(mean_times: np.ndarray, k: int) -> tuple:
