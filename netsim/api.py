@@ -510,7 +510,8 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     Returns a :class:`netsim.sim.recommend.Recommendation` (``name``, ``groups``, ``lr``,
     ``target``, ``reason``, ``ranking()`` of every candidate with its predicted time to
     target and interval, ``as_dict()``). *lrs*: the η grid (default: 5 values ×3 apart
-    around the scenario's GSGD η). *verify* > 0 runs that many top candidates in full and
+    around the scenario's GSGD η, widened after the first rung where the best η is at its
+    top or every η is unstable; a grid given is kept to). *verify* > 0 runs that many top candidates in full and
     fills ``verified`` (predicted vs emulated). *rounds*: probe rounds of the measurement
     (default: GSGD's ``probe_rounds``). *alike* > 0: do not race groupings whose timing is
     within a factor e**alike of an earlier candidate's (cheaper, see docs/GROUPING.md).

@@ -508,7 +508,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
           quick: Annotated[bool, typer.Option("--quick", help="No pilot emulations: silhouette clustering and the "
                                                               "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).")] = False,
           race: Annotated[bool, typer.Option("--race", hidden=True, help="The default (kept for old scripts).")] = False,
-          lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated (default: 5 values ×3 apart around GSGD's η).")] = "",
+          lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated, kept to (default: 5 values ×3 apart around GSGD's η, widened where its edge is best).")] = "",
           verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
           budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
           target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,

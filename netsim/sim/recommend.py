@@ -46,7 +46,7 @@ from .forkpool import StickyPool, usable_cpus
 from .measurement import Measurement, measure
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
-           "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target"]
+           "edge_steps", "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target"]
 
 
 TIE = 0.01
@@ -208,7 +208,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
               candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
               last: float = 1 / 2, finalists: int = 2, replicates: int = 2, budget_s: float | None = None,
               eval_rows: int = 2000, target: float | None = None, rule=None, alike: float = 0.0,
-              jobs: int | None = None, on_rung=None) -> Recommendation:
+              jobs: int | None = None, on_rung=None, widen: int = 3) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
     Parameters
@@ -240,6 +240,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         candidates. The result is the same for any *jobs* (wall times aside).
     on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based) is
         run, for progress displays; it may raise (e.g. KeyboardInterrupt) to abandon the race.
+    widen : with the default η grid and no *budget_s*, at most this many η steps (one grid
+        ratio each) are added beyond either end of the grid, per grouping, after the first
+        rung (:func:`edge_steps`): a grid centred on an η far from the best still finds it.
 
     The pick: with a given target, the last-rung candidate that reaches it first (none
     reaches it: the lowest loss, and the reason says so); otherwise the last-rung
@@ -265,7 +268,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
                                          k_max=spec.k_max if spec else 8, seed=seed)
     if not candidates:
         raise RecommendError("the candidate set is empty: no grouping to recommend")
+    widen = widen if lrs is None and budget_s is None else 0  # a grid or a budget given is kept to
     lrs = _validate_lrs(lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs)
+    ratio = lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
     if not (factor > 1 and 0 < first <= last <= 1):
         raise RecommendError(f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}")
     if replicates < 1:
@@ -300,25 +305,25 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             return p.wall_s / p.sim_s
         return 1e-4 * (1.0 + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0))
 
-    def pilot_run(sc, p: Pilot) -> Simulation:
-        """A run of scenario *sc* with *p*'s groups and η, its loss on the fixed evaluation rows."""
-        return Simulation(sc, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr, rule), eval_set=eval_set)
+    def pilot_run(sc, groups, lr) -> Simulation:
+        """A run of scenario *sc* with *groups* and η *lr*, its loss on the fixed evaluation rows."""
+        return Simulation(sc, "gsgd", prepared, rule=_pilot_rule(scenario, groups, lr, rule), eval_set=eval_set)
 
     def work(task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
-        (simulated s, wall s, curve [(t s, loss)], diverged)."""
-        kind, i, arg = task
-        p = pilots[i]
+        (simulated s, wall s, curve [(t s, loss)], diverged). The task carries the pilot's
+        groups and η: a child forked before a pilot was added does not know it."""
+        kind, i, arg, (groups, lr) = task
         if kind == "replicate":
             rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run))
-            sim = pilot_run(rep_sc, p)
+            sim = pilot_run(rep_sc, groups, lr)
             w0 = time.perf_counter()
             res = sim.run()
             return res.sim_time, time.perf_counter() - w0, _losses(res.curve), res.status != "ok"
         *before, until = arg  # the rung horizons so far (s): this rung's last
         sim, passed = sims.get(i, (None, -1))
         if passed != len(before):  # new here, or moved here from another process: replay the rungs before
-            sim = pilot_run(pilot_sc, p)
+            sim = pilot_run(pilot_sc, groups, lr)
             sim.begin()
             for h in before:
                 _to_rung(sim, h)
@@ -330,33 +335,48 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
+    def run_batch(pool, r: int, ids: list, replicate: bool) -> None:
+        """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
+        h = horizons[r]
+        tasks = [("advance", i, tuple(horizons[:r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids]
+        if replicate:  # the replicates do not depend on the last rung: one batch
+            tasks += [("replicate", i, rep, (pilots[i].groups, pilots[i].lr)) for i in ids
+                      for rep in range(1, replicates)]
+        start = horizons[r - 1] if r else 0.0
+        outcomes = pool.run(tasks, [i if kind == "advance" else None for kind, i, _, _ in tasks],
+                            [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _, _ in tasks],
+                            [per_s(i) * h for _, i, _, _ in tasks])
+        for (kind, i, _, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
+            p = pilots[i]
+            p.sim_s += sim_s
+            p.wall_s += wall_s
+            if kind == "advance":
+                p.rung, p.curve = r, curve
+                p.curves = [curve]
+            else:
+                p.curves.append(curve)
+            if diverged:
+                p.status = "diverged"
+
     with StickyPool(work, jobs) as pool:  # one thread per native pool, in every process
         for r, h in enumerate(horizons):
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
-            tasks = [("advance", i, tuple(horizons[:r + 1])) for i in alive]
-            if last:  # the replicates do not depend on the last rung: one batch
-                tasks += [("replicate", i, rep) for i in alive for rep in range(1, replicates)]
-            start = horizons[r - 1] if r else 0.0
-            outcomes = pool.run(tasks, [i if kind == "advance" else None for kind, i, _ in tasks],
-                                [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _ in tasks],
-                                [per_s(i) * h for _, i, _ in tasks])
-            for (kind, i, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
-                p = pilots[i]
-                p.sim_s += sim_s
-                p.wall_s += wall_s
-                if kind == "advance":
-                    p.rung, p.curve = r, curve
-                    p.curves = [curve]
-                else:
-                    p.curves.append(curve)
-                if diverged:
-                    p.status = "diverged"
+            run_batch(pool, r, alive, last)
+            keep = max(finalists, math.ceil(len(alive) / factor))  # pilots added below compete for these places
+            for _ in range(widen if r == 0 and not last else 0):
+                steps = edge_steps([pilots[i] for i in alive], ratio)
+                if not steps:
+                    break
+                new = list(range(len(pilots), len(pilots) + len(steps)))
+                pilots += [Pilot(p.name, p.groups, lr, timing=p.timing) for p, lr in steps]
+                run_batch(pool, 0, new, False)
+                alive += new
             if last:
                 break
             ranked = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))
-            alive = ranked[:max(finalists, math.ceil(len(alive) / factor))]
+            alive = ranked[:keep]
     sims.clear()  # free the SimPy state of every pilot
     for p in pilots:
         if p.rung < len(horizons) - 1:
@@ -402,6 +422,56 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     unseen = _unseen_events(scenario.events, horizons[-1])
     return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
                           measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned, unseen=unseen)
+
+
+def edge_steps(pilots: list, ratio: float) -> list[tuple]:
+    """The η steps beyond the grid the first rung calls for: ``[(pilot, η)]``, one per
+    grouping (in the order of *pilots*):
+
+    * its best pilot so far (lowest :func:`_score`) is at the top of its η values and
+      stable: η × *ratio*;
+    * all its pilots are unstable (diverged, or their loss risen to more than
+      :data:`UNSTABLE` times that at the start): the smallest η / *ratio* (the whole
+      grid lies beyond the edge of stability).
+
+    Nothing else: a best η at the bottom among stable larger ones is not extended. On a
+    short first rung, small steps look better than they end while larger ones go through
+    their first transients, and extra small-η pilots crowd good ones out of the next rung
+    (on the benchmark this lost good picks).
+
+    >>> a = [Pilot("g", ((0,),), lr, curve=[(0.0, 0.7), (1.0, loss)]) for lr, loss in ((1.0, 0.5), (3.0, 0.4))]
+    >>> [(p.lr, lr) for p, lr in edge_steps(a, 3.0)]
+    [(3.0, 9.0)]
+    >>> a.append(Pilot("g", ((0,),), 9.0, curve=[(0.0, 0.7), (1.0, 0.45)]))
+    >>> edge_steps(a, 3.0)
+    []
+    >>> b = [Pilot("g", ((0,),), 3.0, status="diverged"), Pilot("g", ((0,),), 1.0, curve=[(0.0, 0.7), (1.0, 2.0)])]
+    >>> [(p.lr, lr) for p, lr in edge_steps(b, 3.0)]
+    [(1.0, 0.333...)]
+    """
+    by_name: dict[str, list] = {}
+    for p in pilots:
+        by_name.setdefault(p.name, []).append(p)
+    out = []
+    for same in by_name.values():
+        same = sorted(same, key=lambda p: p.lr)
+        best = min(same, key=lambda p: (_score(p), p.lr))
+        if all(_unstable(p) for p in same):
+            out.append((same[0], same[0].lr / ratio))
+        elif best is same[-1]:
+            out.append((best, best.lr * ratio))
+    return out
+
+
+UNSTABLE = 1.5
+"""A pilot whose loss (:func:`_score`) is above this many times its loss at the start
+is unstable (:func:`edge_steps`); early transients of stable steps stay well below."""
+
+
+def _unstable(p: Pilot) -> bool:
+    """Diverged, or its loss risen above :data:`UNSTABLE` times that at the start."""
+    score = _score(p)
+    return not math.isfinite(score) or score > UNSTABLE * p.curve[0][1]
 
 
 def _tie_pick(ok: list, reached: list) -> tuple:

@@ -304,3 +304,39 @@ def test_finalists_within_one_percent_tie_and_the_fewest_groups_win():
     assert _tie_pick(ok, [seven, one]) == (seven, seven)   # a tied finalist must reach the target
     alone = _finalist("singletons", 16, 0.5)
     assert _tie_pick([alone, two], [alone, two]) == (alone, alone)
+
+
+def test_a_grid_centred_far_below_the_best_eta_is_widened():
+    """GSGD's η set 100× too small: the default grid (0.0011 to 0.09) lies wholly below the
+    stable steps (~1 here). The race steps beyond the grid's top after its first rung, and
+    its pick's η, beyond the grid, ends lower in full runs of the pick's grouping than
+    every η of the grid. Told to keep to the grid, it stays on it."""
+    raw = cluster([{"name": "fast", "count": 4, "compute": 1.0}, {"name": "slow", "count": 2, "compute": 3.0}],
+                  until=60.0)
+    raw["algorithms"]["gsgd"]["lr"] = 0.01
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    grid = lr_grid(0.01)
+    rec = recommend(sc, prep)
+    assert rec.lr > max(grid) * 1.01
+    assert any(p.lr > max(grid) * 1.01 for p in rec.pilots)
+    final = {lr: float(np.mean([c[-1][1] for c in full_runs(raw, rec.groups, lr)])) for lr in (*grid, rec.lr)}
+    assert final[rec.lr] < min(final[lr] for lr in grid)
+    kept = recommend(sc, prep, widen=0)
+    assert kept.lr <= max(grid) * 1.01 and len(kept.pilots) < len(rec.pilots)
+
+
+def test_a_widened_race_is_the_same_in_any_number_of_processes():
+    """The pilots added beyond the grid start after the children were forked: each task
+    carries its pilot's groups and η, so every process count gives the same race."""
+    import netsim.sim.forkpool as forkpool
+    if forkpool.usable_jobs(2) == 1:
+        pytest.skip("forking is not used on this platform: every jobs value runs in this process")
+    raw = cluster([{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}], until=60.0)
+    raw["algorithms"]["gsgd"]["lr"] = 30.0  # the grid straddles and passes the edge of stability
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    one = recommend(sc, prep, jobs=1)
+    assert len(one.pilots) > 5 * len({p.name for p in one.pilots})   # steps were added
+    for jobs in (2, 3):
+        assert _evidence(recommend(sc, prep, jobs=jobs)) == _evidence(one)
