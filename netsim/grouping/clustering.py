@@ -1,6 +1,7 @@
 """Forming worker groups from measured per-iteration times (pure; scikit-learn k-means)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,16 +78,17 @@ def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
         return KMeans(n_clusters=k, n_init=10, random_state=int(seed) % 2**32).fit(X).labels_
 
 
-_CONTROLLER: list = []
-
-
 def _one_thread():
-    """A context limiting OpenMP to one thread (threadpoolctl; the libraries are looked up
-    once per process, after scikit-learn's k-means has loaded its OpenMP runtime)."""
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="openmp")
+    """A context limiting OpenMP to one thread (threadpoolctl)."""
+    return _controller().limit(limits=1, user_api="openmp")
+
+
+@functools.cache
+def _controller():
+    """The native thread pools, looked up once per process (after scikit-learn's k-means has
+    loaded its OpenMP runtime; a lookup costs ~40 ms, a limit from it ~70 µs)."""
+    from threadpoolctl import ThreadpoolController
+    return ThreadpoolController()
 
 
 def equal_groups(mean_times: np.ndarray, k: int) -> tuple:
