@@ -111,8 +111,9 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
         wc.labels is not None or wc.partition is not None for wc in scenario.workers)
     if scenario.data.source in ("mnist", "libsvm", "synthetic") or skewed:
         streams = Streams(scenario.run.seed)
-        # MNIST's files fix its split; the other sources draw theirs (or the data) from the seed
-        key = (scenario.data, None if scenario.data.source == "mnist" else scenario.run.seed)
+        # the labels a partition cuts depend on the seed, except MNIST's (its files fix the split);
+        # the sizes the other checks read do not
+        key = (scenario.data, scenario.run.seed if skewed and scenario.data.source != "mnist" else None)
         if labels is not None and key in labels:
             y, n_labels, entries = labels[key]
             check_dataset(scenario, y.shape[0], n_labels, entries)  # its limits depend on the run and workers too
