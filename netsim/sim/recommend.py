@@ -335,6 +335,7 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
+
     def run_batch(pool, r: int, ids: list, replicate: bool) -> None:
         """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
         h = horizons[r]
