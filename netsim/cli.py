@@ -21,6 +21,7 @@ from . import api
 from .errors import ScenarioError, one_line
 from .results import render
 
+
 def _exception_types(*names: str) -> tuple:
     """The exception classes named ``module:Class`` that this install has (click's, which newer
     typer vendors with typer's own exceptions as their base, and plain click's)."""

@@ -104,8 +104,9 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     class with its own labels or partition), and cuts it.
 
     *labels*, when given, memoises what the checks need of each loaded draw (its
-    training labels, classes and entries) by data spec and seed, so a sweep checking
-    many points loads each draw once and keeps only its labels.
+    training labels, classes and entries) by data spec, and by seed where a partition
+    cuts the labels, so a sweep checking many points loads each draw once and keeps
+    only its labels.
     """
     skewed = scenario.data.partition.method != "iid" or any(
         wc.labels is not None or wc.partition is not None for wc in scenario.workers)

@@ -135,8 +135,7 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
         try:
             sc = base.with_overrides(point.overrides())
         except ScenarioError as exc:
-            where = ", ".join(point.overrides())
-            raise ScenarioError(exc.key, f"{exc.message} (grid point {point.index}: {where})", exc.file) from None
+            raise ScenarioError(exc.key, f"{exc.message} {_at(point)}", exc.file) from None
         tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
     labels: dict = {}
     for point, task in zip(points, tasks):
@@ -145,11 +144,16 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
         except ScenarioError as exc:
             exc.file = exc.file or str(path)
             if len(points) > 1 and not isinstance(exc, DataNotFoundError):
-                exc.message = f"{exc.message} (grid point {point.index}: {', '.join(point.overrides())})"
+                exc.message = f"{exc.message} {_at(point)}"
             raise
     sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
     return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,
                 tuple(axes), tuple(tasks), sha)
+
+
+def _at(point) -> str:
+    """Where in the grid an error arose: ``(grid point 4: run.until=-1, run.seed=2)``."""
+    return f"(grid point {point.index}: {', '.join(point.overrides())})"
 
 
 def run_task(scenario: Scenario) -> dict[str, bytes]:
