@@ -4,7 +4,7 @@ For each generated scenario (digits, logistic; 8–64 workers in 2–5 speed cla
 constant, lognormal, shifted-exponential or Pareto compute times, separated or
 overlapping speeds; some with per-class latencies, some on the geo3 topology; one in
 three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5, made milder where a
-seed of the search would leave a worker without rows: ``feasible``) the
+seed of the benchmark would leave a worker without rows: ``feasible``) the
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
 2 × 3 seeds (common random numbers: every candidate of a seed shares its data, shards,
@@ -13,17 +13,19 @@ the horizon) and averaged over seeds. The target is the loss the best one-group 
 run reaches at the horizon (best over η, averaged over the selection seeds); a
 candidate's score is the time its averaged curve first reaches the target (interpolated;
 2 × the horizon when never). The exhaustive pick is the best score on the 3 selection
-seeds; every pick, the exhaustive one included, is then scored on the 3 other (holdout)
-seeds, so the exhaustive pick's luck on its own seeds does not count. Regret of a pick =
-its holdout score / the exhaustive pick's holdout score − 1 (below 0 when it does better).
-A recommender's pick at an η beyond the grid (the race widens its grid when the first
-rung's best η is at an end) is run on the same 2 × 3 seeds and scored the same way.
+seeds. Every pick (the exhaustive one, each recommender's, and the second search's below)
+is then run on ``--holdout`` fresh seeds (default 12, none of the 2 × 3) and scored there,
+so the exhaustive pick's luck on its own seeds does not count, and the score of a pick
+carries a quarter of the seed noise that 3 seeds leave. Regret of a pick = its holdout
+score / the exhaustive pick's holdout score − 1 (below 0 when it does better). A
+recommender's pick at an η beyond the grid (the race widens its grid when the first
+rung's best η is at an end) is scored the same way.
 
 Two rows measure the benchmark itself: an exhaustive search on one seed (what a
-single-seed search would pick: the noise floor), and an exhaustive search on the holdout
-seeds scored on the selection seeds (how often two 3-seed exhaustive searches agree
-within 5 %: the benchmark's resolution; the per-seed spread of time to target among the
-best candidates is typically 10–30 %).
+single-seed search would pick: the noise floor), and a second exhaustive search, on the
+3 other seeds, scored like every pick on the holdout seeds (how often two 3-seed
+exhaustive searches land within 5 % of each other: the benchmark's resolution; the
+per-seed spread of time to target among the best candidates is typically 10–30 %).
 
 Recommenders: ``recommend`` (netsim.sim.recommend: successive halving of pilot
 emulations on the scenario seed), the advisor's closed form (``netsim group --quick``:
@@ -66,6 +68,8 @@ from netsim.sim.recommend import lr_grid, mean_curve, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 
 SEEDS = 3
+HOLDOUT = 12
+"""Seeds, beyond the two exhaustive searches' 2 × SEEDS, on which every pick is run and scored."""
 EVAL_ROWS = 5000  # larger training sets (MNIST) are evaluated on a fixed subsample of this many rows
 LR_BASE = 1.0   # centre of the η grid (logistic on digits)
 DISTS = ("constant", "lognormal", "shifted_exponential", "pareto")
@@ -131,12 +135,13 @@ def generate(suite_seed: int, index: int) -> dict:
 
 
 def feasible(raw: dict, seeds: int) -> dict:
-    """*raw*, or a copy whose partition every run seed of the search can draw.
+    """*raw*, or a copy whose partition each of its first *seeds* run seeds can draw (the
+    benchmark's: both searches' and the holdout's).
 
     A Dirichlet label skew can leave a worker with no rows on some seed (digits has 1,437
     training rows: with 64 workers and alpha 0.3 most draws do), which netsim refuses.
-    Such a scenario is made milder, alpha 0.5 and then IID, until the ``2 × seeds``
-    seeds all partition; its label marks the change with ``*``.
+    Such a scenario is made milder, alpha 0.5 and then IID, until the *seeds* seeds all
+    partition; its label marks the change with ``*``.
     """
     data = raw["data"]
     if data.get("partition") != "dirichlet":
@@ -145,7 +150,7 @@ def feasible(raw: dict, seeds: int) -> dict:
     for alpha in sorted({data["alpha"], max(data["alpha"], 0.5)}) + [None]:
         trial = {**raw, "data": {**plain, "partition": "dirichlet", "alpha": alpha} if alpha else plain}
         try:
-            for s in range(2 * seeds):
+            for s in range(seeds):
                 prepare(item_scenario(trial, raw_seed(trial) + s))
         except ScenarioError as exc:
             if exc.key != "data.partition":
@@ -292,6 +297,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=12, help="generated scenarios (default 12)")
     ap.add_argument("--suite-seed", type=int, default=2, help="generator seed (1: development; default 2: held out)")
     ap.add_argument("--seeds", type=int, default=SEEDS, help="run seeds per candidate (default 3)")
+    ap.add_argument("--holdout", type=int, default=HOLDOUT,
+                    help=f"fresh seeds every pick is scored on (default {HOLDOUT})")
     ap.add_argument("--workers", type=int, default=None, help="local processes (default: all CPUs)")
     ap.add_argument("--scheduler", default=None, help="Dask scheduler address instead of local processes")
     ap.add_argument("--only", type=str, default="", help="comma-separated scenario indices")
@@ -312,7 +319,7 @@ def main(argv=None) -> int:
                  "_data_dir": args.data_dir, "_seed": sc.run.seed, "_label": f"paper {sc.model.name}"}]
     else:
         idx = [int(i) for i in args.only.split(",")] if args.only else range(args.n)
-        raws = [feasible(generate(args.suite_seed, i), args.seeds) for i in idx]
+        raws = [feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout) for i in idx]
     client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
     start = time.perf_counter()
     options = {} if args.alike is None else {"alike": args.alike}
@@ -348,37 +355,43 @@ def main(argv=None) -> int:
         sel = mean_curves(names, lrs, range(args.seeds), curves, horizon)
         target, source = target_loss(sel, horizon)
         table = ttt_table(sel, target, horizon)
-        hold = ttt_table(mean_curves(names, lrs, range(args.seeds, 2 * args.seeds), curves, horizon), target, horizon)
+        second = ttt_table(mean_curves(names, lrs, range(args.seeds, 2 * args.seeds), curves, horizon), target,
+                           horizon)
         best = min(table, key=lambda k: (table[k], k))
         one = ttt_table(mean_curves(names, lrs, [0], curves, horizon), target, horizon)
         one_seed = min(one, key=lambda k: (one[k], k))
-        hold_best = min(hold, key=lambda k: (hold[k], k))
+        second_best = min(second, key=lambda k: (second[k], k))
         hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: (table[k], k))
         pick = (keyed.get(rec["groups"], "?"), rec["lr"]) if rec else None
-        if pick is not None and pick not in hold:  # an η beyond the grid (the race widened it): run it too
-            extra = [(raw, rec["groups"], rec["lr"], raw_seed(raw) + s) for s in range(2 * args.seeds)]
-            todo = [it for it in extra if (it[1], it[2], it[3] - raw_seed(raw)) not in done]
-            results = (dask_results(run_item, todo, client) if client is not None
-                       else local_results(run_item, todo, args.workers or default_workers()))
-            for i, value, error in results:
-                if error is not None:
-                    print(f"{raw['name']}: the pick's run {i} failed: {error!r}", file=sys.stderr)
-                    return 1
-                it = todo[i]
-                done[(it[1], it[2], it[3] - raw_seed(raw))] = value
-            if store is not None and todo:
-                store.parent.mkdir(parents=True, exist_ok=True)
-                store.write_bytes(pickle.dumps(done))
-            own = [done[(rec["groups"], rec["lr"], s)][0] for s in range(2 * args.seeds)]
-            for tab, seeds in ((table, range(args.seeds)), (hold, range(args.seeds, 2 * args.seeds))):
-                tab.update(ttt_table({pick: mean_curve([own[s] for s in seeds], horizon)}, target, horizon))
         top = advise(item_scenario(raw, raw_seed(raw)))["ranking"][0]
         quick = (keyed.get(canonical(top.groups), "?"), min(lrs, key=lambda lr: abs(math.log(lr / top.lr))))
+        picks = {k: canonical(cands[k[0]]) for k in (best, one_seed, second_best, hand_best, quick,
+                                                     (keyed[hand], base)) if k[0] in cands}
+        if sil in keyed:
+            picks[(keyed[sil], base)] = sil
+        if pick is not None:
+            picks[pick] = rec["groups"]  # its η may lie beyond the grid (the race widens it)
+        offsets = range(2 * args.seeds, 2 * args.seeds + args.holdout)
+        extra = [(raw, groups, lr, raw_seed(raw) + s) for (_, lr), groups in picks.items() for s in offsets]
+        todo = [it for it in extra if (it[1], it[2], it[3] - raw_seed(raw)) not in done]
+        results = (dask_results(run_item, todo, client) if client is not None
+                   else local_results(run_item, todo, args.workers or default_workers()))
+        for i, value, error in results:
+            if error is not None:
+                print(f"{raw['name']}: holdout run {i} failed: {error!r}", file=sys.stderr)
+                return 1
+            it = todo[i]
+            done[(it[1], it[2], it[3] - raw_seed(raw))] = value
+        if store is not None and todo:
+            store.parent.mkdir(parents=True, exist_ok=True)
+            store.write_bytes(pickle.dumps(done))
+        hold = ttt_table({(n, lr): mean_curve([done[(groups, lr, s)][0] for s in offsets], horizon)
+                          for (n, lr), groups in picks.items()}, target, horizon)
         row = {"label": raw["_label"], "best": best, "best_ttt": hold[best][0], "pick": pick,
                "rec": regret(hold, pick, best, horizon) if pick in hold else math.inf,
                "quick": regret(hold, quick, best, horizon) if quick in hold else math.inf,
                "one_seed": regret(hold, one_seed, best, horizon),
-               "resolution": regret(table, hold_best, best, horizon),
+               "resolution": regret(hold, second_best, best, horizon),
                "silhouette": regret(hold, (keyed[sil], base), best, horizon) if sil in keyed else math.inf,
                "hand": regret(hold, (keyed[hand], base), best, horizon),
                "hand_best_lr": regret(hold, hand_best, best, horizon),
@@ -388,7 +401,8 @@ def main(argv=None) -> int:
         rows.append(row)
         if args.dump:
             for k in sorted(table, key=lambda k: table[k])[:args.dump]:
-                print(f"    {k[0]:>10s} η={k[1]:<7.3g} selection {table[k][0]:7.3g} s  holdout {hold[k][0]:7.3g} s")
+                print(f"    {k[0]:>10s} η={k[1]:<7.3g} selection {table[k][0]:7.3g} s  second search "
+                      f"{second[k][0]:7.3g} s")
         rec_txt = (f"recommend {pick[0]:>10s} η={pick[1]:<7.3g} regret {_pct(row['rec'])} | "
                    f"cost {row['rec_sim'] / sim_sel:.1%} | " if rec else "")
         print(f"{raw['name']:10s} {row['label']}  target {target:.4g} ({source}) best {best[0]:>10s} η={best[1]:<7.3g} "
@@ -399,7 +413,8 @@ def main(argv=None) -> int:
         client.close()
     print()
     print(summary(rows))
-    print(f"\n{len(rows)} scenarios, {args.seeds} seeds, {time.perf_counter() - start:.0f} s wall")
+    print(f"\n{len(rows)} scenarios, {args.seeds} seeds per search, {args.holdout} holdout seeds, "
+          f"{time.perf_counter() - start:.0f} s wall")
     return 0
 
 
@@ -431,8 +446,8 @@ def summary(rows) -> str:
                             ("hand", "hand classes, scenario η", False),
                             ("hand_best_lr", "hand classes, best η (oracle η)", False),
                             ("one_seed", "exhaustive search on 1 seed (noise floor)", False),
-                            ("resolution", "exhaustive search on the holdout seeds, scored on the selection "
-                                           "seeds (the benchmark's resolution)", False)):
+                            ("resolution", "a second exhaustive search, on other seeds (the benchmark's "
+                                           "resolution)", False)):
         if key == "rec" and all(r["pick"] is None for r in rows):
             continue
         reg = np.array([r[key] for r in rows])
