@@ -311,6 +311,8 @@ def main(argv=None) -> int:
     ap.add_argument("--alike", type=float, default=None,
                     help="the recommender's alike threshold (default its own; 0 races every grouping)")
     ap.add_argument("--set", action="append", default=[], help="scenario override for --paper (KEY=VALUE)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a keyword of netsim.sim.recommend.recommend for the race (e.g. last=1, replicates=3)")
     args = ap.parse_args(argv)
     if args.paper:
         root = Path(__file__).resolve().parents[1]
@@ -323,6 +325,9 @@ def main(argv=None) -> int:
     client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
     start = time.perf_counter()
     options = {} if args.alike is None else {"alike": args.alike}
+    for text in args.option:
+        key, _, value = text.partition("=")
+        options[key] = json.loads(value)
     rows = []
     for raw in raws:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
