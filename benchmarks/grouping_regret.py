@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import math
 import pickle
@@ -325,9 +326,17 @@ def main(argv=None) -> int:
     client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
     start = time.perf_counter()
     options = {} if args.alike is None else {"alike": args.alike}
+    if args.holdout < 1:
+        ap.error(f"--holdout must be >= 1, got {args.holdout}")
+    keywords = set(inspect.signature(recommend).parameters) - {"scenario", "prepared"}
     for text in args.option:
         key, _, value = text.partition("=")
-        options[key] = json.loads(value)
+        if key not in keywords:
+            ap.error(f"--option {text!r}: {key!r} is not a keyword of recommend (allowed: {', '.join(sorted(keywords))})")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            ap.error(f"--option {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE")
     rows = []
     for raw in raws:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
