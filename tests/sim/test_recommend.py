@@ -343,3 +343,19 @@ def test_a_widened_race_is_the_same_in_any_number_of_processes():
     assert len(one.pilots) > 5 * len({p.name for p in one.pilots})   # steps were added
     for jobs in (2, 3):
         assert _evidence(recommend(sc, prep, jobs=jobs)) == _evidence(one)
+
+
+def test_the_last_rung_counts_the_loss_excursions_the_criterion_counts():
+    """A finalist whose loss leaves 0.4 for 2.0 during two evaluations of its last quarter:
+    the median of the raw last quarter ignores that (0.4), the curve smoothed as the
+    time-to-target criterion smooths it (trailing median over T/20 = 1 s, three evaluations
+    here) holds 2.0 for two of its six last-quarter points: (4 × 0.4 + 2 × 2.0) / 6."""
+    from netsim.sim.recommend import Pilot, _final_score, _score
+    times = [0.5 * k for k in range(21)]   # 0 .. 10 s: half of T = 20 s
+    spiky = [(t, 2.0 if t in (8.0, 8.5) else 0.4) for t in times]
+    steady = [(t, 0.5) for t in times]
+    a = Pilot("a", ((0,),), 1.0, curve=spiky, curves=[spiky])
+    b = Pilot("b", ((0,),), 1.0, curve=steady, curves=[steady])
+    assert _score(a) == pytest.approx(0.4) and _score(b) == pytest.approx(0.5)
+    assert _final_score(a, 20.0) == pytest.approx((4 * 0.4 + 2 * 2.0) / 6)
+    assert _final_score(b, 20.0) == pytest.approx(0.5)
