@@ -530,8 +530,9 @@ def _score(p: Pilot) -> float:
 
 def _final_score(p: Pilot, horizon: float) -> float:
     """Last-rung ranking: the mean over the candidate's runs of its loss curve smoothed as the
-    time-to-target criterion smooths it (trailing median over :data:`SMOOTH` × *horizon*, s),
-    averaged over the last quarter of the run; inf when diverged.
+    time-to-target criterion smooths it (trailing median over :data:`SMOOTH` × *horizon*, s;
+    at most a quarter of the run, which only rungs shrunk by a budget reach), averaged over
+    the last quarter of the run; inf when diverged.
 
     The rung ranking's median of the raw last quarter (:func:`_score`) ignores loss
     excursions up to an eighth of the run long; the criterion counts those longer than
@@ -540,10 +541,10 @@ def _final_score(p: Pilot, horizon: float) -> float:
     → 234 %; docs/GROUPING.md)."""
     if p.status != "ok" or not p.curve:
         return math.inf
-    window = SMOOTH * horizon
     out = []
     for c in p.curves or [p.curve]:
         end = c[-1][0]
+        window = min(SMOOTH * horizon, end / 4)  # rungs shrunk by a budget: at most the last quarter
         out.append(float(np.mean([loss for t, loss in smoothed(c, window) if t >= 0.75 * end])))
     return float(np.mean(out))
 
