@@ -332,7 +332,8 @@ def main(argv=None) -> int:
     for text in args.option:
         key, _, value = text.partition("=")
         if key not in keywords:
-            ap.error(f"--option {text!r}: {key!r} is not a keyword of recommend (allowed: {', '.join(sorted(keywords))})")
+            ap.error(f"--option {text!r}: {key!r} is not a keyword of recommend "
+                     f"(allowed: {', '.join(sorted(keywords))})")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:

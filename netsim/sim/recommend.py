@@ -582,9 +582,11 @@ def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, bu
     if cost <= budget_s:
         return horizons
     scale = budget_s / cost
-    if not budget_s > 0 or horizons[0] * scale < min_pilot:
-        raise RecommendError(f"pilot budget {budget_s:g} s is too small: {n} candidates need at least "
-                             f"{n * min_pilot:.4g} s for a first rung of {min_pilot:.4g} s each")
+    if not budget_s > 0 or horizons[0] * scale < min_pilot * (1 - 1e-12):  # rounding: the budget named below runs
+        need = math.ceil(cost * min_pilot / horizons[0] * (1 - 1e-12))  # the plan scaled to a first rung of min_pilot
+        raise RecommendError(f"pilot budget {budget_s:g} s is too small: {n} candidates through "
+                             f"{len(horizons)} rungs need at least {need:d} s (a first rung of "
+                             f"{min_pilot:.4g} s each)")
     return [h * scale for h in horizons]
 
 

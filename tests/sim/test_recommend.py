@@ -359,3 +359,19 @@ def test_the_last_rung_counts_the_loss_excursions_the_criterion_counts():
     assert _score(a) == pytest.approx(0.4) and _score(b) == pytest.approx(0.5)
     assert _final_score(a, 20.0) == pytest.approx((4 * 0.4 + 2 * 2.0) / 6)
     assert _final_score(b, 20.0) == pytest.approx(0.5)
+
+
+def test_a_refused_budget_names_the_smallest_that_runs():
+    """The budget the refusal names runs (its first rung is the shortest allowed); one second
+    less is refused with the same number."""
+    import re
+    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=200.0)
+    sc = make_scenario(raw)
+    prep = prepare(sc)
+    with pytest.raises(RecommendError) as err:
+        recommend(sc, prep, lrs=(0.3, 1.0), budget_s=1.0)
+    need = int(re.search(r"need at least (\d+) s", str(err.value)).group(1))
+    rec = recommend(sc, prep, lrs=(0.3, 1.0), budget_s=float(need))
+    assert rec.sim_s <= need + rec.measurement.duration + 1e-9 * need   # the pilots, and the measurement before them
+    with pytest.raises(RecommendError, match=f"need at least {need} s"):
+        recommend(sc, prep, lrs=(0.3, 1.0), budget_s=float(need - 1))
