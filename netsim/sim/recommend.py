@@ -386,10 +386,11 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             p.curves = []
     finals = [pilots[i] for i in alive]
     ok = [p for p in finals if p.status == "ok" and p.curve]
+    final = {id(p): _final_score(p, H) for p in ok}  # the last rung's ranking (Pilot is unhashable)
     if given_target:
         target, source = float(given_target), "given" if target is not None else "run.target_loss"
     elif ok:
-        best = min(ok, key=lambda p: (_final_score(p, H), p.label))
+        best = min(ok, key=lambda p: (final[id(p)], p.label))
         target = max(_last_quarter(c) for c in best.curves)
         source = f"loss every run of {best.label} holds at {H_run:g} s"
     else:
@@ -402,7 +403,6 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
             p.predicted, p.low, p.high = float(np.mean(each)), min(each), max(each)
             p.how = f"emulated, {len(each)} runs"
     reached = [p for p in ok if p.how.startswith("emulated")]
-    final = {id(p): _final_score(p, H) for p in ok}
     if reached and given_target:
         pick = min(reached, key=lambda p: (p.predicted, final[id(p)], p.label))
         reason = f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) among {len(finals)} finalists"
