@@ -315,16 +315,6 @@ def main(argv=None) -> int:
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="a keyword of netsim.sim.recommend.recommend for the race (e.g. last=1, replicates=3)")
     args = ap.parse_args(argv)
-    if args.paper:
-        root = Path(__file__).resolve().parents[1]
-        sc = load_scenario(root / "scenarios" / "gsgd_paper.toml", args.set, data_dir=args.data_dir)
-        raws = [{"name": sc.name, "_path": str(root / "scenarios" / "gsgd_paper.toml"), "_sets": args.set,
-                 "_data_dir": args.data_dir, "_seed": sc.run.seed, "_label": f"paper {sc.model.name}"}]
-    else:
-        idx = [int(i) for i in args.only.split(",")] if args.only else range(args.n)
-        raws = [feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout) for i in idx]
-    client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
-    start = time.perf_counter()
     options = {} if args.alike is None else {"alike": args.alike}
     if args.holdout < 1:
         ap.error(f"--holdout must be >= 1, got {args.holdout}")
@@ -338,6 +328,16 @@ def main(argv=None) -> int:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             ap.error(f"--option {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE")
+    if args.paper:
+        root = Path(__file__).resolve().parents[1]
+        sc = load_scenario(root / "scenarios" / "gsgd_paper.toml", args.set, data_dir=args.data_dir)
+        raws = [{"name": sc.name, "_path": str(root / "scenarios" / "gsgd_paper.toml"), "_sets": args.set,
+                 "_data_dir": args.data_dir, "_seed": sc.run.seed, "_label": f"paper {sc.model.name}"}]
+    else:
+        idx = [int(i) for i in args.only.split(",")] if args.only else range(args.n)
+        raws = [feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout) for i in idx]
+    client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
+    start = time.perf_counter()
     rows = []
     for raw in raws:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
@@ -347,8 +347,7 @@ def main(argv=None) -> int:
         done = pickle.loads(store.read_bytes()) if store is not None and store.exists() else {}
         todo = [it for it in items if (canonical(it[1]), it[2], it[3] - raw_seed(raw)) not in done]
         work = [("run", it) for it in todo] + ([] if args.no_rec else [("rec", (raw, raw_seed(raw), options))])
-        results = (dask_results(_dispatch, work, client) if client is not None
-                   else local_results(_dispatch, work, args.workers or default_workers()))
+        results = _results(_dispatch, work, client, args.workers)
         rec = None
         for i, value, error in results:
             if error is not None:
@@ -360,8 +359,7 @@ def main(argv=None) -> int:
             else:
                 done[(canonical(it[1]), it[2], it[3] - raw_seed(raw))] = value
         if store is not None and todo:
-            store.parent.mkdir(parents=True, exist_ok=True)
-            store.write_bytes(pickle.dumps(done))
+            _save(store, done)
         runs = {(keyed[g], lr, s): v for (g, lr, s), v in done.items() if g in keyed and s < 2 * args.seeds}
         curves = {k: v[0] for k, v in runs.items()}
         sim_sel = sum(v[1] for k, v in runs.items() if k[2] < args.seeds)
@@ -389,8 +387,7 @@ def main(argv=None) -> int:
         offsets = range(2 * args.seeds, 2 * args.seeds + args.holdout)
         extra = [(raw, groups, lr, raw_seed(raw) + s) for (_, lr), groups in picks.items() for s in offsets]
         todo = [it for it in extra if (it[1], it[2], it[3] - raw_seed(raw)) not in done]
-        results = (dask_results(run_item, todo, client) if client is not None
-                   else local_results(run_item, todo, args.workers or default_workers()))
+        results = _results(run_item, todo, client, args.workers)
         for i, value, error in results:
             if error is not None:
                 print(f"{raw['name']}: holdout run {i} failed: {error!r}", file=sys.stderr)
@@ -398,8 +395,7 @@ def main(argv=None) -> int:
             it = todo[i]
             done[(it[1], it[2], it[3] - raw_seed(raw))] = value
         if store is not None and todo:
-            store.parent.mkdir(parents=True, exist_ok=True)
-            store.write_bytes(pickle.dumps(done))
+            _save(store, done)
         hold = ttt_table({(n, lr): mean_curve([done[(groups, lr, s)][0] for s in offsets], horizon)
                           for (n, lr), groups in picks.items()}, target, horizon)
         row = {"label": raw["_label"], "best": best, "best_ttt": hold[best][0], "pick": pick,
@@ -438,6 +434,20 @@ def _cache_file(folder: Path, raw: dict, lrs) -> Path:
     keyed by the scenario and the η grid."""
     key = json.dumps([raw, list(lrs)], sort_keys=True, default=str)
     return Path(folder) / f"{raw['name']}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pkl"
+
+
+def _results(fn, items: list, client, workers: int | None):
+    """``(index, value, error)`` of ``fn(item)`` for *items*: on the Dask *client* when given,
+    else in *workers* local processes (default: all CPUs)."""
+    if client is not None:
+        return dask_results(fn, items, client)
+    return local_results(fn, items, workers or default_workers())
+
+
+def _save(store: Path, done: dict) -> None:
+    """Write a scenario's runs ``{(groups, η, seed offset): (curve, sim s, wall s)}`` to its cache file."""
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_bytes(pickle.dumps(done))
 
 
 def _dispatch(work):
