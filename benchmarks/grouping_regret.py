@@ -26,6 +26,11 @@ single-seed search would pick: the noise floor), and a second exhaustive search,
 3 other seeds, scored like every pick on the holdout seeds (how often two 3-seed
 exhaustive searches land within 5 % of each other: the benchmark's resolution; the
 per-seed spread of time to target among the best candidates is typically 10–30 %).
+With ``--ceiling N`` every candidate also runs on N more seeds (none of the search's or
+the holdout's), and a third exhaustive search on those, with the target they give, is
+scored the same way: how often a search N/3 times as costly as the reference lands
+within 5 % of it, the most a recommender costing a fraction of one can be expected to
+reach (docs/GROUPING.md).
 
 Recommenders: ``recommend`` (netsim.sim.recommend: successive halving of pilot
 emulations on the scenario seed), the advisor's closed form (``netsim group --quick``:
@@ -312,12 +317,18 @@ def main(argv=None) -> int:
     ap.add_argument("--alike", type=float, default=None,
                     help="the recommender's alike threshold (default its own; 0 races every grouping)")
     ap.add_argument("--set", action="append", default=[], help="scenario override for --paper (KEY=VALUE)")
+    ap.add_argument("--ceiling", type=int, default=0, metavar="N",
+                    help="also run every candidate on N more seeds (none of the search's or the holdout's) "
+                         "and score the search on them: how close a search costing N/3 times the exhaustive "
+                         "one lands (default 0: not run)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="a keyword of netsim.sim.recommend.recommend for the race (e.g. last=1, replicates=3)")
     args = ap.parse_args(argv)
     options = {} if args.alike is None else {"alike": args.alike}
     if args.holdout < 1:
         ap.error(f"--holdout must be >= 1, got {args.holdout}")
+    if args.ceiling < 0:
+        ap.error(f"--ceiling must be >= 0, got {args.ceiling}")
     keywords = set(inspect.signature(recommend).parameters) - {"scenario", "prepared"}
     for text in args.option:
         key, _, value = text.partition("=")
@@ -335,12 +346,14 @@ def main(argv=None) -> int:
                  "_data_dir": args.data_dir, "_seed": sc.run.seed, "_label": f"paper {sc.model.name}"}]
     else:
         idx = [int(i) for i in args.only.split(",")] if args.only else range(args.n)
-        raws = [feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout) for i in idx]
+        raws = [feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout + args.ceiling) for i in idx]
     client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
     start = time.perf_counter()
     rows = []
     for raw in raws:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
+        spare = range(2 * args.seeds + args.holdout, 2 * args.seeds + args.holdout + args.ceiling)
+        items += [(raw, groups, lr, raw_seed(raw) + s) for groups in cands.values() for lr in lrs for s in spare]
         names = list(cands)
         keyed = {canonical(g): n for n, g in cands.items()}
         store = _cache_file(args.cache, raw, lrs) if args.cache else None
@@ -374,12 +387,18 @@ def main(argv=None) -> int:
         one = ttt_table(mean_curves(names, lrs, [0], curves, horizon), target, horizon)
         one_seed = min(one, key=lambda k: (one[k], k))
         second_best = min(second, key=lambda k: (second[k], k))
+        ceiling = None
+        if spare:  # a search on the spare seeds, with the target those seeds give
+            wide = mean_curves(names, lrs, spare, {(keyed[g], lr, s): v[0] for (g, lr, s), v in done.items()
+                                                   if g in keyed and s in spare}, horizon)
+            table_c = ttt_table(wide, target_loss(wide, horizon)[0], horizon)
+            ceiling = min(table_c, key=lambda k: (table_c[k], k))
         hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: (table[k], k))
         pick = (keyed.get(rec["groups"], "?"), rec["lr"]) if rec else None
         top = advise(item_scenario(raw, raw_seed(raw)))["ranking"][0]
         quick = (keyed.get(canonical(top.groups), "?"), min(lrs, key=lambda lr: abs(math.log(lr / top.lr))))
         picks = {k: canonical(cands[k[0]]) for k in (best, one_seed, second_best, hand_best, quick,
-                                                     (keyed[hand], base)) if k[0] in cands}
+                                                     (keyed[hand], base), ceiling) if k and k[0] in cands}
         if sil in keyed:
             picks[(keyed[sil], base)] = sil
         if pick is not None:
@@ -406,6 +425,7 @@ def main(argv=None) -> int:
                "silhouette": regret(hold, (keyed[sil], base), best, horizon) if sil in keyed else math.inf,
                "hand": regret(hold, (keyed[hand], base), best, horizon),
                "hand_best_lr": regret(hold, hand_best, best, horizon),
+               "ceiling": regret(hold, ceiling, best, horizon) if ceiling else None,
                "rec_sim": rec["sim_s"] if rec else math.nan, "ex_sim": sim_sel,
                "rec_wall": rec["wall_s"] if rec else math.nan, "ex_wall": wall_sel,
                "n_cand": len(names) * len(lrs)}
@@ -423,7 +443,7 @@ def main(argv=None) -> int:
     if owned:
         client.close()
     print()
-    print(summary(rows))
+    print(summary(rows, args.seeds, args.ceiling))
     print(f"\n{len(rows)} scenarios, {args.seeds} seeds per search, {args.holdout} holdout seeds, "
           f"{time.perf_counter() - start:.0f} s wall")
     return 0
@@ -459,8 +479,9 @@ def _pct(x: float) -> str:
     return "   never" if not math.isfinite(x) else f"{100 * x:6.1f} %"
 
 
-def summary(rows) -> str:
-    """The Markdown table: share within 5 % regret, median and worst regret, cost ratios."""
+def summary(rows, seeds: int = SEEDS, spare: int = 0) -> str:
+    """The Markdown table: share within 5 % regret, median and worst regret, cost ratios
+    (*seeds* per search; *spare*: the seeds of ``--ceiling``, 0 when not run)."""
     lines = ["| recommender | within 5 % regret | median regret | worst regret | emulated cost | wall cost |",
              "|---|---:|---:|---:|---:|---:|"]
     ex_sim = sum(r["ex_sim"] for r in rows)
@@ -472,8 +493,12 @@ def summary(rows) -> str:
                             ("hand_best_lr", "hand classes, best η (oracle η)", False),
                             ("one_seed", "exhaustive search on 1 seed (noise floor)", False),
                             ("resolution", "a second exhaustive search, on other seeds (the benchmark's "
-                                           "resolution)", False)):
+                                           "resolution)", False),
+                            ("ceiling", f"an exhaustive search on {spare} other seeds, {spare / seeds:.3g} × the "
+                                        f"cost (the ceiling)", False)):
         if key == "rec" and all(r["pick"] is None for r in rows):
+            continue
+        if key == "ceiling" and not spare:
             continue
         reg = np.array([r[key] for r in rows])
         share = float(np.mean(reg <= 0.05))
