@@ -605,7 +605,12 @@ def smoothed(curve, window: float) -> list[tuple[float, float]]:
     loss = np.array([c[1] for c in curve], float)
     start = np.searchsorted(t, t - window - 1e-12, side="right")
     start = np.where(t - window <= t[0], 0, start)
-    return [(curve[k][0], float(np.median(loss[start[k]:k + 1]))) for k in range(len(curve))]
+    width = np.arange(1, len(t) + 1) - start  # points in each window
+    out = np.empty(len(t))
+    for w in np.unique(width):  # one median call per window width (a few: the ramp, then the rest)
+        at = np.flatnonzero(width == w)
+        out[at] = np.median(np.lib.stride_tricks.sliding_window_view(loss, w)[at - (w - 1)], axis=1)
+    return [(c[0], float(v)) for c, v in zip(curve, out)]
 
 
 def time_to_loss(curve, target: float, horizon: float) -> float | None:

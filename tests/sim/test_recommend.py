@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import base_raw, make_scenario
 
 from netsim.grouping.candidates import canonical, candidate_groupings
@@ -121,6 +123,20 @@ def test_groupings_with_alike_timing_are_raced_once():
     assert rec.as_dict()["not_raced_alike"] == {"b": "a"}
     rec = recommend(sc, prep, measurement=m, candidates=cands, lrs=(1.0,))
     assert rec.pruned == {} and len(rec.pilots) == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 5.0), st.floats(-10.0, 10.0)), min_size=1, max_size=60),
+       st.sampled_from([0.0, 0.5, 1.0, 2.5, 7.0, 1e6]))
+def test_smoothing_is_the_median_of_each_trailing_window(steps, window):
+    """Each point's smoothed loss is the median of the losses at times within *window*
+    before it (all of them once the window reaches back past the first point), point by point."""
+    t = np.cumsum([dt for dt, _ in steps])
+    curve = [(float(x), loss) for x, (_, loss) in zip(t, steps)]
+    got = smoothed(curve, window)
+    for k, (tk, _) in enumerate(curve):
+        inside = [loss for tj, loss in curve[:k + 1] if tj > tk - window - 1e-12 or tk - window <= curve[0][0]]
+        assert got[k] == (tk, float(np.median(inside)))
 
 
 def test_smoothing_and_time_to_loss():
