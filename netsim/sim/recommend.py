@@ -478,12 +478,11 @@ def _unstable(p: Pilot) -> bool:
     return not math.isfinite(score) or score > UNSTABLE * p.curve[0][1]
 
 
-def _tie_pick(ok: list, reached: list, score=None) -> tuple:
-    """(lowest-loss finalist, pick) among the finalists *ok* by *score* (a pilot's loss;
-    default :func:`_score`): the pick is, of those in *reached* (every run reaches the
-    target) within :data:`TIE` of the lowest loss, the one with the fewest groups (then the
-    lowest loss, then the label); the best itself when none."""
-    score = score or _score
+def _tie_pick(ok: list, reached: list, score) -> tuple:
+    """(lowest-loss finalist, pick) among the finalists *ok* by *score* (a pilot's loss): the
+    pick is, of those in *reached* (every run reaches the target) within :data:`TIE` of the
+    lowest loss, the one with the fewest groups (then the lowest loss, then the label); the
+    best itself when none."""
     best = min(ok, key=lambda p: (score(p), p.label))
     lowest = score(best)
     tied = [p for p in reached if score(p) - lowest <= TIE * abs(lowest)] or [best]

@@ -314,15 +314,15 @@ def _finalist(name: str, k: int, loss: float):
 
 
 def test_finalists_within_one_percent_tie_and_the_fewest_groups_win():
-    from netsim.sim.recommend import TIE, _tie_pick
+    from netsim.sim.recommend import TIE, _score, _tie_pick
     assert TIE == 0.01
     seven, two, one = _finalist("equal:7", 7, 1.000), _finalist("kmeans:2", 2, 1.008), _finalist("one", 1, 1.02)
     ok = [seven, two, one]
-    best, pick = _tie_pick(ok, ok)
+    best, pick = _tie_pick(ok, ok, _score)
     assert best is seven and pick is two          # 0.8 % behind: tied; 2 % behind: not
-    assert _tie_pick(ok, [seven, one]) == (seven, seven)   # a tied finalist must reach the target
+    assert _tie_pick(ok, [seven, one], _score) == (seven, seven)   # a tied finalist must reach the target
     alone = _finalist("singletons", 16, 0.5)
-    assert _tie_pick([alone, two], [alone, two]) == (alone, alone)
+    assert _tie_pick([alone, two], [alone, two], _score) == (alone, alone)
 
 
 def test_a_grid_centred_far_below_the_best_eta_is_widened():
