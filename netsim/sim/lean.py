@@ -71,6 +71,7 @@ class LeanCrew:
 
     def add(self, st, sampler, draws) -> "LeanWorker":
         """Worker ``st.wid`` with its minibatch *sampler* and compute-time iterator *draws* (s)."""
+        self.instants.sizes.add(sampler.size)
         return LeanWorker(self, st, sampler, draws)
 
 
@@ -109,7 +110,7 @@ class LeanWorker(_Entry):
     sampler : BatchSampler of the worker's shard.
     draws : iterator of compute times (s).
     """
-    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "register", "pushed",
+    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "ending", "pushed",
                  "step", "followers")
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
@@ -121,13 +122,14 @@ class LeanWorker(_Entry):
         self.wid = st.wid
         self.sampler = sampler
         self.draw = draws.__next__
-        self.register = None if getattr(crew.ps.rule, "solo", False) else crew.instants.register
-        """Registers the end of each computation for stacking, None for a ``solo`` rule (ASGD)."""
+        self.ending = None if getattr(crew.ps.rule, "solo", False) else crew.instants.ending
+        """Where the end of each computation is registered for stacking (``InstantBatch.ending``),
+        None for a ``solo`` rule (ASGD)."""
         self.w = None
         self.version = 0
         self.grad = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
-        self.pushed = _PUSH if self.register is not None else _PUSH_SOLO
+        self.pushed = _PUSH if self.ending is not None else _PUSH_SOLO
         """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.step: tuple | None = None
         """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
@@ -165,10 +167,22 @@ class LeanWorker(_Entry):
 
         *heads*: {drawn time s: worker} of the computations the ``send`` in progress has
         started so far; one with the same drawn time ends in that worker's entry."""
-        self.st.enter(COMPUTE, now)
+        st = self.st  # st.enter(COMPUTE, now), inlined (once per gradient)
+        since = st.since
+        st.spent[st.phase] += now - since
+        if st.spans is not None and now > since:
+            st.spans.append((self.wid, st.phase, since, now))
+        st.phase = COMPUTE
+        st.since = now
         duration = self.draw()
-        if self.register is not None:
-            self.register(self, now + duration)  # the time SimPy computes for the entry below
+        ending = self.ending
+        if ending is not None:  # the end of this computation, for stacking
+            key = (now + duration, self.version)  # the time SimPy computes for the entry below
+            same = ending.get(key)
+            if same is None:
+                ending[key] = [self]
+            else:
+                same.append(self)
         if heads is not None:
             head = heads.get(duration)
             if head is not None:
@@ -236,7 +250,7 @@ class InstantBatch:
     """The gradients of the lean workers' computations that end at one simulated instant,
     evaluated together.
 
-    Each worker registers the end of its computation (s); when the first of those
+    Each worker registers the end of its computation (s) in ``ending``; when the first of those
     ending at an instant asks for its gradient, the workers among them that read one
     model (an SSGD round, a GSGD group) are evaluated at once: each draws its next
     minibatch from its own sampler (the rows it would draw alone: one draw per
@@ -258,24 +272,20 @@ class InstantBatch:
     def __init__(self, model, y: np.ndarray, gather):
         self.model = model
         self.one = model.gradient
+        self.many = model.gradients
         self.y = y
         self.gather = gather
+        self.X = gather.X
         self.stacked = model.stacked and gather.buffers is not None
+        self.row_bytes = self.X.shape[1] * self.X.itemsize if self.stacked else 0
         self.rows = None
         """Scratch (m, n_features) for a stack's rows, grown to the largest stack (at most
         about :data:`STACK_BYTES` plus one minibatch), reused."""
+        self.sizes: set[int] = set()
+        """The minibatch sizes of the workers (one size: every stack is of one size)."""
         self.ending: dict[tuple[float, int], list[LeanWorker]] = {}
         """(end time s, model version read) → the workers whose computation ends then on
-        that model, not yet evaluated."""
-
-    def register(self, worker: LeanWorker, at: float) -> None:
-        """*worker*'s computation on its model (version ``worker.version``) ends at *at* (s)."""
-        key = (at, worker.version)
-        same = self.ending.get(key)
-        if same is None:
-            self.ending[key] = [worker]
-        else:
-            same.append(worker)
+        that model, not yet evaluated (each worker adds itself as it starts computing)."""
 
     def gradient(self, worker: LeanWorker, now: float) -> np.ndarray:
         """The gradient of *worker*'s computation, which ends at *now* (s), ndarray (d,).
@@ -295,13 +305,16 @@ class InstantBatch:
         """Evaluate the gradients of *workers* (two or more, on one model) in as few
         stacks as fit in :data:`STACK_BYTES`, as even as can be."""
         rows = [wk.sampler.next() for wk in workers]
-        k, b = len(rows), len(rows[0])
-        if any(len(r) != b for r in rows):  # minibatches of different sizes do not stack
+        if len(self.sizes) > 1 and any(len(r) != len(rows[0]) for r in rows):  # sizes differ: no stack
             for wk, r in zip(workers, rows):
                 wk.grad = self.one(wk.w, self.gather(r), self.y[r])
             return
-        X = self.gather.X
-        stacks = min(k, -(-k * b * X.shape[1] * X.itemsize // STACK_BYTES))
+        k = len(rows)
+        stacks = -(-k * len(rows[0]) * self.row_bytes // STACK_BYTES)
+        if stacks <= 1:
+            self._stack(workers, rows)
+            return
+        stacks = min(k, stacks)
         for i in range(stacks):
             lo, hi = i * k // stacks, (i + 1) * k // stacks
             self._stack(workers[lo:hi], rows[lo:hi])
@@ -309,12 +322,13 @@ class InstantBatch:
     def _stack(self, workers: list, rows: list) -> None:
         """One stacked evaluation of the gradients of *workers* (all on one model) on their
         minibatches *rows* (as many, of one size)."""
-        k = len(rows)
+        k, b = len(rows), len(rows[0])
         every = np.concatenate(rows)
-        X = self.gather.X
-        if self.rows is None or len(self.rows) < len(every):
-            self.rows = np.empty((len(every), X.shape[1]), dtype=X.dtype)
-        Xs = X.take(every, 0, self.rows[:len(every)], "clip").reshape(k, len(rows[0]), -1)
-        G = self.model.gradients(workers[0].w[None], Xs, self.y[every].reshape(k, -1))
+        n = k * b
+        scratch = self.rows
+        if scratch is None or len(scratch) < n:
+            self.rows = scratch = np.empty((n, self.X.shape[1]), dtype=self.X.dtype)
+        Xs = self.X.take(every, 0, scratch[:n], "clip").reshape(k, b, -1)
+        G = self.many(workers[0].w[None], Xs, self.y[every].reshape(k, b))
         for wk, g in zip(workers, G):
             wk.grad = g

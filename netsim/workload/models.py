@@ -137,7 +137,8 @@ class MarginModel(Model):
         return self.factor(X @ w, y)
 
     def gradients(self, W, Xs, Ys):
-        R = self.factor(np.matmul(Xs, W[:, :, None])[:, :, 0], Ys)
+        Z = np.matmul(Xs, W[0]) if len(W) == 1 else np.matmul(Xs, W[:, :, None])[:, :, 0]
+        R = self.factor(Z, Ys)
         G = np.matmul(Xs.transpose(0, 2, 1), R[:, :, None])[:, :, 0]
         if self.l2:
             G += self.l2 * W
