@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain, count, cycle, repeat
 import math
 from typing import Iterator
 
@@ -32,9 +33,10 @@ class TimeModel:
         raise NotImplementedError
 
     def draws(self, rng: np.random.Generator, member: int = 0) -> Iterator[float]:
-        """Endless iterator of draws for worker number *member* of its class."""
-        while True:
-            yield from self.sample(rng, CHUNK).tolist()
+        """Endless iterator of draws for worker number *member* of its class: blocks of
+        :data:`CHUNK`, each drawn when the previous one is used up (a C-level iterator
+        over them: the engine takes one draw per computation)."""
+        return chain.from_iterable(self.sample(rng, CHUNK).tolist() for _ in count())
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,7 @@ class Constant(TimeModel):
         return np.full(n, self.value)
 
     def draws(self, rng, member=0):
-        while True:
-            yield self.value
+        return repeat(self.value)
 
     def typical(self):
         return self.value
@@ -149,9 +150,7 @@ class Replay(TimeModel):
         return np.resize(flat, n)
 
     def draws(self, rng, member=0):
-        seq = self.times[member % len(self.times)]
-        while True:
-            yield from seq
+        return cycle(self.times[member % len(self.times)])
 
     def typical(self):
         return float(np.median(np.concatenate([np.asarray(t, float) for t in self.times])))
