@@ -13,6 +13,7 @@ scenario draws random times (no ties).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -92,6 +93,26 @@ def test_small_stacks_give_the_same_run_folder(rule, stack_bytes, tmp_path, monk
     general, _ = _folder(sc, rule, False, tmp_path)
     monkeypatch.setattr(lean, "STACK_BYTES", stack_bytes)
     assert _folder(sc, rule, True, tmp_path)[0] == general
+
+
+@pytest.mark.parametrize("rule", ["ssgd", "gsgd"])
+def test_minibatches_of_different_sizes_give_the_same_run_folder(rule, tmp_path, monkeypatch):
+    """A batch size above every shard clips each worker's minibatch to its shard (206 rows
+    for workers 0-2, 205 for 3-6): the fast class (0-3) then ends together with minibatches
+    of different sizes, which are evaluated one by one, not stacked."""
+    classes = [{"name": "fast", "count": 4, "compute": 1.0}, {"name": "slow", "count": 3, "compute": 2.0}]
+    sc = _scenario("tied", rule, workers=classes)
+    sc = replace(sc, run=replace(sc.run, batch_size=100_000))
+    general, _ = _folder(sc, rule, False, tmp_path)
+    together, stacked = [], []
+    stacks, gradients = lean.InstantBatch._stacks, Logistic.gradients
+    monkeypatch.setattr(lean.InstantBatch, "_stacks",
+                        lambda self, ws: together.append({w.sampler.size for w in ws}) or stacks(self, ws))
+    monkeypatch.setattr(Logistic, "gradients", lambda self, W, Xs, Ys: stacked.append(Xs.shape) or gradients(self, W, Xs, Ys))
+    files, sim = _folder(sc, rule, True, tmp_path)
+    assert files == general and sim.general_reason == ""
+    assert any(len(sizes) > 1 for sizes in together)  # some workers ended together with different sizes
+    assert len(stacked) == sum(len(sizes) == 1 for sizes in together)  # only those of one size were stacked
 
 
 @pytest.mark.parametrize("asgd", [
