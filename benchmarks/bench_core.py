@@ -17,8 +17,8 @@ Why the tuned loop is the limit: it does only what any implementation must do: f
 every gradient, gather the minibatch rows (b x d), two matrix-vector products and the
 link function (the model's own ``residual``), and one vector update per model update,
 with all d-sized and (b, d) buffers preallocated (rows gathered with ``take(out=)``, the
-products written with ``dot(out=)``, models kept in a ring of preallocated arrays) and
-no simulation, no events, no records. The emulator must do the same arithmetic (it
+products written with ``dot(out=)``, each new model written into the buffer of the
+version last let go) and no simulation, no events, no records. The emulator must do the same arithmetic (it
 produces the same bits) plus scheduling, so emulator / tuned is its overhead.
 
 Timing: the machine is shared, so emulator, old loop and tuned loop are run side by
@@ -105,28 +105,57 @@ def schedule(result) -> list[tuple[int, list[tuple[int, int]]]]:
     return out
 
 
-def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int, max_stale: int):
-    """The tuned loop: (wall s, CPU s, final model). Same minibatches, models and order as the run."""
+def release_plan(sched) -> list[list[int]]:
+    """Per update u of *sched*: the model versions no later update reads once u is done
+    (version u is read by update u itself, the step from it)."""
+    last = {}
+    for u, (_, items) in enumerate(sched):
+        last[u] = u
+        for _, read in items:
+            last[read] = u
+    plan: list[list[int]] = [[] for _ in sched]
+    for version, u in last.items():
+        plan[u].append(version)
+    return plan
+
+
+def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int):
+    """The tuned loop: (wall s, CPU s, final model). Same minibatches, models and order as the run.
+
+    A linear model's gradient is computed as ``X_b^T r`` with ``r = residual(w, X_b, y_b)``
+    into a preallocated vector; the MLP's (no such form) by its own ``gradient``, whose new
+    vector then holds the update's sum. Each new model version is written into the buffer
+    of the version last let go (no later update reads it: :func:`release_plan`), which is
+    the one most likely still in cache."""
     X, y, model = prep.dataset.X_train, prep.dataset.y_train, prep.model
     residual, l2 = model.residual, model.l2
+    low_rank = model.name != "mlp"
     streams = Streams(seed)
     samplers = [BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)]
     d = prep.w0.size
-    ring = np.empty((max_stale + 2, d))  # models by version modulo the ring size
-    ring[0] = prep.w0
+    plan = release_plan(sched)
+    models = {0: prep.w0.copy()}  # the versions still read, by version
+    free: list[np.ndarray] = []  # buffers let go, the last one on top
     size = samplers[0].size
     xb = np.empty((size, X.shape[1]))
     g, acc, reg = np.empty(d), np.empty(d), np.empty(d)
-    g2, acc2 = g.reshape(X.shape[1], -1), acc.reshape(X.shape[1], -1)
-    n_ring = len(ring)
+    g2, acc2 = (g.reshape(X.shape[1], -1), acc.reshape(X.shape[1], -1)) if low_rank else (g, acc)
     version = 0
     start, cpu = time.perf_counter(), time.process_time()
     for count, items in sched:
         first = True
         for worker, read in items:
-            w = ring[read % n_ring]
+            w = models[read]
             rows = samplers[worker].next()
             X.take(rows, axis=0, out=xb, mode="clip")
+            if not low_rank:  # the gradient is a new vector: the first one holds the sum
+                grad = model.gradient(w, xb, y[rows])
+                if first:
+                    total = grad
+                else:
+                    total += grad
+                first = False
+                continue
             r = residual(w, xb, y[rows])
             out, out2 = (acc, acc2) if first else (g, g2)
             np.dot(xb.T, r, out=out2 if r.ndim == 2 else out)
@@ -136,12 +165,18 @@ def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int, m
             if not first:
                 acc += g
             first = False
+        if low_rank:
+            total = acc
         if count > 1:
-            acc /= count
-        acc *= lr
-        np.subtract(ring[version % n_ring], acc, out=ring[(version + 1) % n_ring])
+            total /= count
+        total *= lr
+        new = free.pop() if free else np.empty(d)
+        np.subtract(models[version], total, out=new)
+        models[version + 1] = new
+        for done in plan[version]:
+            free.append(models.pop(done))
         version += 1
-    return time.perf_counter() - start, time.process_time() - cpu, ring[version % n_ring].copy()
+    return time.perf_counter() - start, time.process_time() - cpu, models[version].copy()
 
 
 def event_floor(result, sc) -> tuple[float, float]:
@@ -251,18 +286,17 @@ def paper(data_dir: str, reps: int, rules: list[str]) -> None:
     for name in rules:
         lr = sc.rule(name).lr
         emu, general, old, tuned, floor = [], [], [], [], []
-        sched = max_stale = None
+        sched = None
         for _ in range(reps):
             result, wall, cpu = _emulate(sc, name, prep)
             emu.append((wall, cpu))
             general.append(_emulate(sc, name, prep, lean=False)[2])
             if sched is None:
                 sched = schedule(result)
-                max_stale = max(result.records.staleness)
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
             old.append(plain_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, 0.01, sc.run.seed))
-            wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed, max_stale)
+            wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed)
             if not np.array_equal(w_final, result.final_w):
                 raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
             tuned.append((wall, cpu))

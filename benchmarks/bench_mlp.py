@@ -1,37 +1,53 @@
-"""Emulator overhead with the MLP: noniid_speed_skew (784-128-10 on MNIST, batch 32) vs a bare numpy loop.
+"""Emulator overhead with the MLP: noniid_speed_skew (784-128-10 on MNIST, batch 32) vs two bare numpy loops.
 
 Run with ``OPENBLAS_NUM_THREADS=1`` on a shared machine: threaded BLAS on tiny
 (32-row) products can be many times slower than one thread when cores are busy.
 
-For each rule, the emulated run (evaluation off) against a plain loop computing
-the same number of MLP minibatch gradients and model updates with no
-simulation; prints both wall times and their ratio (target ≤ 1.25). The two
-evaluations every run still makes (start and end) are subtracted from the
-emulator's time.
+For SSGD, ASGD and GSGD (evaluation off) this prints the emulator's time and, timed in
+the same process with the repetitions interleaved, the two references of
+``bench_core.py``:
 
-Usage: python benchmarks/bench_mlp.py [--data-dir DIR] [--until T]  (MNIST; default ../shared/data)
+* **old bare loop** (``bare_mlp_loop``): as many model updates of as many MLP gradients,
+  each worker's minibatches in turn, a new array per minibatch, gradient and update;
+* **tuned loop** (``bench_core.replay_loop``): the run replayed exactly, every gradient
+  computed from the same worker's same minibatch at the model version it read in the
+  emulation, summed in the same order into preallocated buffers; its final model is
+  checked bit-identical to the emulator's. The MLP's gradient is its own ``gradient``
+  (back-propagation writing into one new vector), which any implementation must run.
+
+Medians over ``--reps`` repetitions (default 5) and the min-max range of the ratios, in
+wall-clock and CPU time; target ≤ 1.25. The emulator runs on the model with its loss and
+predictions stubbed (``bench_core._NoEvaluation``), so the two evaluations every run makes
+are left out exactly.
+
+Usage: python benchmarks/bench_mlp.py [--data-dir DIR] [--until T] [--reps N]
+(MNIST; default ../shared/data)
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from pathlib import Path
 
+import numpy as np
+
+from bench_core import _emulate, _fmt, replay_loop, schedule
 from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
-from netsim.sim.engine import prepare, simulate
+from netsim.sim.engine import prepare
 from netsim.sim.worker import BatchSampler
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def bare_mlp_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int) -> float:
-    """Wall seconds for *updates* updates of *group_size* MLP gradients each (mean, then ``w − lr·g``)."""
+def bare_mlp_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int):
+    """(wall s, CPU s) for *updates* updates of *group_size* MLP gradients each (mean, then ``w − lr·g``)."""
     X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
     streams = Streams(seed)
     samplers = [BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)]
     w = prep.w0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     k = 0
     for _ in range(updates):
         g = None
@@ -43,41 +59,45 @@ def bare_mlp_loop(prep, n_workers: int, batch: int, updates: int, group_size: in
         if group_size > 1:
             g /= group_size
         w = w - lr * g
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
-def eval_cost(n_evaluations: int, prep) -> float:
-    ds, model = prep.dataset, prep.model
-    start = time.perf_counter()
-    for _ in range(n_evaluations):
-        model.loss(prep.w0, ds.X_train, ds.y_train)
-        model.predict(prep.w0, ds.X_test)
-    return time.perf_counter() - start
-
-
-def main(data_dir: str, until: float, repeats: int) -> None:
+def main(data_dir: str, until: float, reps: int) -> None:
     overrides = ['model.name="mlp"', "run.eval_every=0", f"run.until={until}"]
     sc = load_scenario(ROOT / "scenarios" / "noniid_speed_skew.toml", overrides, data_dir=data_dir)
     prep = prepare(sc)
     print(f"noniid_speed_skew: MLP {prep.w0.size:,} parameters, {sc.n_workers} workers, batch {sc.run.batch_size}, "
-          f"T = {sc.run.until:g}, evaluation off")
+          f"T = {sc.run.until:g}, evaluation off; {reps} interleaved repetitions, median [min-max of ratios]")
     for name in ("ssgd", "asgd", "gsgd"):
-        best_emu = best_bare = float("inf")
-        for _ in range(repeats):
-            result = simulate(sc, name, prepared=prep)
-            best_emu = min(best_emu, result.wall_s - eval_cost(len(result.curve), prep))
+        lr = sc.rule(name).lr
+        emu, old, tuned = [], [], []
+        sched = None
+        for _ in range(reps):
+            result, wall, cpu = _emulate(sc, name, prep)
+            emu.append((wall, cpu))
+            if sched is None:
+                sched = schedule(result)
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
-            best_bare = min(best_bare, bare_mlp_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group,
-                                                     sc.rule(name).lr, sc.run.seed))
-        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  emulator {best_emu:.3f} s  "
-              f"bare {best_bare:.3f} s  ratio {best_emu / best_bare:.2f}")
+            old.append(bare_mlp_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, lr, sc.run.seed))
+            wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed)
+            if not np.array_equal(w_final, result.final_w):
+                raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
+            tuned.append((wall, cpu))
+        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical)")
+        for k, clock in enumerate(("wall", "CPU ")):
+            e, o, t = ([x[k] for x in xs] for xs in (emu, old, tuned))
+            print(f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
+                  f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
+                  f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)", flush=True)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--until", type=float, default=200.0)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
-    main(args.data_dir, args.until, args.repeats)
+    if args.reps < 1:
+        parser.error("--reps must be at least 1")
+    main(args.data_dir, args.until, args.reps)
