@@ -169,13 +169,7 @@ class LeanWorker(_Entry):
 
         *heads*: {drawn time s: worker} of the computations the ``send`` in progress has
         started so far; one with the same drawn time ends in that worker's entry."""
-        st = self.st  # st.enter(COMPUTE, now), inlined (once per gradient)
-        since = st.since
-        st.spent[st.phase] += now - since
-        if st.spans is not None and now > since:
-            st.spans.append((self.wid, st.phase, since, now))
-        st.phase = COMPUTE
-        st.since = now
+        self.st.enter(COMPUTE, now)
         duration = self.draw()
         ending = self.ending
         if ending is not None:  # the end of this computation, for stacking
