@@ -236,6 +236,7 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                 model = yield st.wake
                 st.wake = None
             w, version = model
+            model = None  # the tuple holds the snapshot too: only w may keep it (compact gradients let it go)
             if not instant:
                 job.w, job.version, job.start, job.duration = w, version, None, 0.0
                 st.job = job

@@ -71,3 +71,26 @@ def test_small_data_is_left_to_the_collector(loads, monkeypatch):
     assert engine.data_bytes(loads[0]()) < engine.FREE_CYCLES_BYTES
     gc.collect()
     assert loads[0]() is None
+
+
+@pytest.mark.parametrize("compact, most", [(True, 1), (False, 8)])
+def test_workers_computing_with_compact_gradients_hold_no_model(compact, most):
+    """Compact gradients evaluate a minibatch's factor as the model arrives and let the
+    model go, so while 8 ASGD workers compute (each on the version it read, all different)
+    no snapshot but the PS's current one is alive; with dense gradients each worker keeps
+    its own (the control: the count does reach 8)."""
+    from netsim.sim.engine import Simulation
+    raw = base_raw(model={"name": "logistic", "l2": 0.0},
+                   workers=[{"name": "w", "count": 8, "compute": {"dist": "exponential", "mean": 1.0}}])
+    raw["run"].update(until=30.0, compact_gradients=compact)
+    sim = Simulation(make_scenario(raw), "asgd")
+    snapshots = []
+    sim.begin()
+    sim.ps.on_update = lambda ps: snapshots.append(weakref.ref(ps.w))
+    alive = []
+    for t in range(1, 30):
+        sim.advance(float(t))   # every worker is inside its computation (no transfers, no waiting)
+        alive.append(sum(ref() is not None for ref in snapshots))
+    sim.end()
+    assert len(snapshots) > 100
+    assert max(alive) == most
