@@ -3,12 +3,12 @@
 Every rule the lean path accepts (``rule.lean``) runs twice on small digits scenarios,
 once with lean workers and once forced onto the worker processes; the run folders
 (summary.json without ``wall_s``, updates.csv, curve.csv, bias.csv, timeline.csv,
-dropped.csv) must be byte-identical. The scenarios are built so that what the lean
-path changes is exercised: constant compute times make several computations end at
-one instant (stacked gradients, several wake-ups per send, several computation ends in
-one heap entry), evaluations fall on those
-instants (the order of evaluation and update), the timeline is recorded, and one
-scenario draws random times (no ties).
+dropped.csv) must be byte-identical. Three fixed scenarios are built so that what the lean
+path changes is exercised: constant compute times make several computations end at one
+instant (stacked gradients, several wake-ups per send, several computation ends in one
+heap entry), evaluations fall on those instants (the order of evaluation and update), the
+timeline is recorded, and one scenario draws random times (no ties). Generated scenarios
+(hypothesis) vary all of that at once.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from conftest import base_raw, make_scenario
 
 from netsim.results.runfolder import write_run
@@ -82,6 +84,34 @@ def test_lean_path_gives_the_same_run_folder(rule, case, tmp_path):
     for name in lean_files:
         assert lean_files[name] == general_files[name], name
     assert json.loads(lean_files["summary.json"])["updates"] > 5
+
+
+_TIMES = st.one_of(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]),
+                   st.builds(lambda m: {"dist": "exponential", "mean": m}, st.sampled_from([0.5, 1.0, 2.0])),
+                   st.builds(lambda lo: {"dist": "uniform", "low": lo, "high": lo + 1.0}, st.sampled_from([0.5, 1.0])))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rule=st.sampled_from(LEAN_RULES), classes=st.lists(st.tuples(st.integers(1, 4), _TIMES), min_size=1, max_size=3),
+       seed=st.integers(0, 10_000), batch=st.sampled_from([4, 8, 16]), until=st.sampled_from([8.0, 15.0]),
+       eval_every=st.sampled_from([0.0, 1.5, 2.0]), max_updates=st.sampled_from([0, 7, 30]),
+       timeline=st.sampled_from([0.0, 5.0]), stack_bytes=st.sampled_from([1, 1 << 21]))
+def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(rule, classes, seed, batch, until, eval_every,
+                                                                     max_updates, timeline, stack_bytes, tmp_path,
+                                                                     monkeypatch):
+    """Random small scenarios (1-3 classes of 1-4 workers, constant times that tie often or
+    random ones, evaluations by time, an update limit, the timeline, stacks of one
+    minibatch or many): every lean rule gives the worker processes' run folder, byte for byte."""
+    workers = [{"name": f"c{i}", "count": n, "compute": t} for i, (n, t) in enumerate(classes)]
+    workers[0]["count"] += max(0, 4 - sum(n for n, _ in classes))  # at least 4: every rule's K fits
+    run = {"seed": seed, "until": until, "batch_size": batch, "eval_every": eval_every,
+           "max_updates": max_updates, "timeline_until": timeline, "algorithm": rule}
+    sc = make_scenario(base_raw(workers=workers, algorithms={rule: _ALGORITHMS[rule]}, run=run))
+    general, _ = _folder(sc, rule, False, tmp_path / "g")
+    monkeypatch.setattr(lean, "STACK_BYTES", stack_bytes)
+    files, sim = _folder(sc, rule, True, tmp_path / "l")
+    assert sim.general_reason == ""
+    assert files == general
 
 
 @pytest.mark.parametrize("stack_bytes", [1, 2 * 8 * 65 * 8])
