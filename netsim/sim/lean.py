@@ -266,9 +266,10 @@ class InstantBatch:
     """
 
     def __init__(self, model, y: np.ndarray, gather):
-        self.model = model
         self.one = model.gradient
+        """The model's ``gradient(w, X, y)``: one minibatch."""
         self.many = model.gradients
+        """The model's ``gradients(W, Xs, Ys)``: a stack of minibatches."""
         self.y = y
         self.gather = gather
         self.X = gather.X
