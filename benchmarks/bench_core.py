@@ -278,13 +278,31 @@ def _fmt(values) -> str:
     return f"{statistics.median(values):.2f} [{min(values):.2f}-{max(values):.2f}]"
 
 
+def replay_checked(prep, sched, sc, name: str, result) -> tuple[float, float]:
+    """(wall s, CPU s) of :func:`replay_loop` for rule *name*'s run *result* of scenario *sc*;
+    exits when its final model is not bit-identical to the run's."""
+    wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, sc.rule(name).lr, sc.run.seed)
+    if not np.array_equal(w_final, result.final_w):
+        raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
+    return wall, cpu
+
+
+def print_ratios(emu, old, tuned) -> None:
+    """One line per clock (wall, CPU): the medians of (wall s, CPU s) pairs *emu*, *old* and
+    *tuned* (one per repetition) and the ratios emulator/old and emulator/tuned."""
+    for k, clock in enumerate(("wall", "CPU ")):
+        e, o, t = ([x[k] for x in xs] for xs in (emu, old, tuned))
+        print(f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
+              f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
+              f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)", flush=True)
+
+
 def paper(data_dir: str, reps: int, rules: list[str]) -> None:
     sc = load_scenario(ROOT / "scenarios" / "gsgd_paper.toml", ["run.eval_every=0"], data_dir=data_dir)
     prep = prepare(sc)
     print(f"paper scenario (MNIST odd/even, {sc.n_workers} workers, T = {sc.run.until:g}), evaluation off; "
           f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]")
     for name in rules:
-        lr = sc.rule(name).lr
         emu, general, old, tuned, floor = [], [], [], [], []
         sched = None
         for _ in range(reps):
@@ -296,19 +314,12 @@ def paper(data_dir: str, reps: int, rules: list[str]) -> None:
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
             old.append(plain_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, 0.01, sc.run.seed))
-            wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed)
-            if not np.array_equal(w_final, result.final_w):
-                raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
-            tuned.append((wall, cpu))
+            tuned.append(replay_checked(prep, sched, sc, name, result))
             floor.append(event_floor(result, sc))
         path = "lean workers" if not Simulation(sc, name, prep).general_reason else "worker processes"
         print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical; "
               f"emulator on {path})")
-        for k, clock in enumerate(("wall", "CPU ")):
-            e, o, t = ([x[k] for x in xs] for xs in (emu, old, tuned))
-            print(f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
-                  f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
-                  f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)", flush=True)
+        print_ratios(emu, old, tuned)
         f = [x[1] for x in floor]
         t = [x[1] for x in tuned]
         print(f"        general path (worker processes, CPU): {statistics.median(general):.3f} s = "

@@ -26,13 +26,10 @@ Usage: python benchmarks/bench_mlp.py [--data-dir DIR] [--until T] [--reps N]
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
-from bench_core import _emulate, _fmt, replay_loop, schedule
+from bench_core import _emulate, print_ratios, replay_checked, schedule
 from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
 from netsim.sim.engine import prepare
@@ -80,16 +77,9 @@ def main(data_dir: str, until: float, reps: int) -> None:
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
             old.append(bare_mlp_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, lr, sc.run.seed))
-            wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, lr, sc.run.seed)
-            if not np.array_equal(w_final, result.final_w):
-                raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
-            tuned.append((wall, cpu))
+            tuned.append(replay_checked(prep, sched, sc, name, result))
         print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical)")
-        for k, clock in enumerate(("wall", "CPU ")):
-            e, o, t = ([x[k] for x in xs] for xs in (emu, old, tuned))
-            print(f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
-                  f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
-                  f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)", flush=True)
+        print_ratios(emu, old, tuned)
 
 
 if __name__ == "__main__":
