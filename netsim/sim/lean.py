@@ -307,11 +307,7 @@ class InstantBatch:
                 wk.grad = self.one(wk.w, self.gather(r), self.y[r])
             return
         k = len(rows)
-        stacks = -(-k * len(rows[0]) * self.row_bytes // STACK_BYTES)
-        if stacks <= 1:
-            self._stack(workers, rows)
-            return
-        stacks = min(k, stacks)
+        stacks = min(k, -(-k * len(rows[0]) * self.row_bytes // STACK_BYTES))
         for i in range(stacks):
             lo, hi = i * k // stacks, (i + 1) * k // stacks
             self._stack(workers[lo:hi], rows[lo:hi])
