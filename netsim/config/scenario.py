@@ -19,14 +19,21 @@ from ..rules.schedules import read_update
 from ..workload.datasets import DIGITS_ROWS, MAX_FEATURES, train_rows
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
+from ..workload.torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
 from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
 
 __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
            "parse_scenario", "resolve_scenario_path", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
 
-DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic")
+DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
 MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
+BACKENDS = ("numpy", "torch")
+TORCH_LOSSES = ("cross_entropy", "mse")
+TORCH_INITS = ("default", "zeros", "normal")
+TORCH_DTYPES = ("float32", "float64")
+DEVICES = ("cpu", "cuda")
+MAX_THREADS = 256
 LABELINGS = ("odd_even", "multiclass", "binary")
 INITS = ("zeros", "normal", "he")
 BINARY_MODELS = ("logistic", "smooth_svm")
@@ -62,7 +69,9 @@ class RunSpec:
     keep minibatch gradients as their low-rank factors (needs ``model.l2 = 0``); same
     results, far less memory with thousands of workers. ``time_unit``: the name of
     one unit of simulated time in tables and figures (``"s"``, or ``"units"`` for a
-    scenario that counts abstract time units); it changes no number.
+    scenario that counts abstract time units); it changes no number. ``eval_rows``
+    (> 0): evaluations read a fixed random subset of that many training rows (the
+    loss) and test rows (the accuracy), drawn from the seed; 0: all rows.
     """
     seed: int = 0
     algorithm: str = "gsgd"
@@ -75,6 +84,7 @@ class RunSpec:
     target_loss: float = 0.0
     compact_gradients: bool = False
     time_unit: str = "s"
+    eval_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,7 @@ class DataSpec:
     n_samples: int = 2000
     n_classes: int = 2
     partition: PartitionSpec = PartitionSpec()
+    path: str | None = None
 
     def n_labels(self) -> int | None:
         """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
@@ -105,13 +116,59 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """``[model]``: the model name, its L2 weight λ, the initial model, and the
-    MLP's hidden widths (``init = "he"``: He normal weights, zero biases; the MLP's default)."""
+    """``[model]``: the model, its L2 weight λ and its initial model.
+
+    ``backend = "numpy"`` (default): *name* is one of :data:`MODEL_NAMES`, *hidden* the
+    MLP's widths (``init = "he"``: He normal weights, zero biases; the MLP's default).
+    ``backend = "torch"``: a built-in network *name* (:data:`TORCH_NETS`: ``hidden`` for
+    ``mlp``; ``channels``, ``hidden``, ``kernel`` for ``cnn``) or the user's *module*
+    ``"package.module:ClassName"`` built with *kwargs*; trained on *loss* in *dtype* on
+    *device* with *threads* intra-op threads; ``init = "default"`` keeps the module's own
+    initialisation (seeded from the scenario); *stack* evaluates the gradients of workers
+    that finish together in one ``vmap`` call.
+    """
     name: str = "logistic"
     l2: float = 0.0
     init: str = "zeros"
     init_scale: float = 0.01
     hidden: tuple[int, ...] = (128,)
+    backend: str = "numpy"
+    module: str = ""
+    kwargs: tuple = ()
+    loss: str = "cross_entropy"
+    channels: tuple[int, ...] = (16, 32)
+    kernel: int = 3
+    dtype: str = "float32"
+    device: str = "cpu"
+    threads: int = 1
+    stack: bool = False
+
+    @property
+    def key(self) -> str:
+        """The model's name in per-model tables (``lr = { <key> = ... }``): *name*, or the
+        class name of a user *module*."""
+        return self.module.rpartition(":")[2] if self.module else self.name
+
+    def kwargs_dict(self) -> dict:
+        """*kwargs* as the keyword arguments of the module's constructor (lists, tables)."""
+        return {k: _thaw(v) for k, v in self.kwargs}
+
+
+def _freeze(value):
+    """A TOML value as a hashable one (tables → sorted pairs tagged ``dict``, arrays → tuples)."""
+    if isinstance(value, dict):
+        return ("__dict__", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value):
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "__dict__":
+        return {k: _thaw(v) for k, v in value[1]}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -331,7 +388,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     top.get("description", str, "")
     run = _run(top.table("run", {}))
     data = _data(top.table("data", {}), path)
-    model = _model(top.table("model", {}))
+    model = _model(top.table("model", {}), path)
     if model.name in BINARY_MODELS and _n_classes(data) not in (None, 2):
         raise ScenarioError("data.labels", f"{data.labels!r} gives {_n_classes(data)} classes, but model "
                             f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')")
@@ -339,7 +396,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     gradients = _check_budget(run, workers)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
-    ctx = RuleContext(n_workers=start, classes=classes, model=model.name, until=run.until,
+    ctx = RuleContext(n_workers=start, classes=classes, model=model.key, until=run.until,
                       max_updates=run.max_updates)
     rules = _rules(top.table("algorithms"), ctx)
     _check_rule_budget(run, rules, start)
@@ -359,8 +416,9 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     if run.compact_gradients and model.l2:
         raise ScenarioError("run.compact_gradients", f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
                             "gradient is a dense vector of the model the worker read")
-    if run.compact_gradients and model.name == "mlp":
-        raise ScenarioError("run.compact_gradients", "needs a linear model (an MLP gradient has no low-rank form)")
+    if run.compact_gradients and (model.name == "mlp" or model.backend == "torch"):
+        raise ScenarioError("run.compact_gradients", "needs a linear numpy model (an MLP's or a torch "
+                            "model's gradient has no low-rank form)")
     if run.compact_gradients and "lgc" in rules:
         raise ScenarioError("run.compact_gradients", "not available with lgc, which reads partial gradients "
                             "at the model each straggler read (remove [algorithms.lgc] or this key)")
@@ -419,7 +477,7 @@ def check_dataset(scenario: "Scenario", n_train: int, n_classes: int, entries: i
         if run.eval_every and entries:
             n = _evaluation_horizon(run, scenario.workers) / run.eval_every
             model = scenario.model
-            width = {"softmax": n_classes, "mlp": model.hidden[0]}.get(model.name, 1)
+            width = _eval_width(model, n_classes)
             if n * entries * width > MAX_EVALUATED:
                 raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {n:.3g} evaluations, each of "
                                     f"{entries:.3g} data entries (training and test sets) × {width} model "
@@ -429,6 +487,15 @@ def check_dataset(scenario: "Scenario", n_train: int, n_classes: int, entries: i
     except ScenarioError as exc:
         exc.file = scenario.path
         raise
+
+
+def _eval_width(model: ModelSpec, n_classes: int) -> int:
+    """Multiply-adds per data entry of one evaluated row: 1 for the binary models, the
+    classes for softmax, the first hidden width for the MLP or a torch network's first
+    dense layer (a lower bound for a convolutional one, whose size is known only once built)."""
+    if model.backend == "torch":
+        return model.hidden[0] if model.name == "mlp" and model.hidden else 1
+    return {"softmax": n_classes, "mlp": model.hidden[0]}.get(model.name, 1)
 
 
 def _check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
@@ -534,6 +601,7 @@ def _run(t: Table) -> RunSpec:
         target_loss=t.get("target_loss", float, 0.0, minimum=0.0),
         compact_gradients=t.get("compact_gradients", bool, False),
         time_unit=t.get("time_unit", str, "s"),
+        eval_rows=t.get("eval_rows", int, 0, minimum=0),
     )
     t.done()
     return spec
@@ -546,7 +614,8 @@ def _data(t: Table, path: Path) -> DataSpec:
         directory = str((path.parent / os.path.expanduser(directory)).resolve())
     spec = DataSpec(
         source=source, dir=directory,
-        labels=t.get("labels", str, "odd_even" if source in ("digits", "mnist") else "binary", choices=LABELINGS),
+        labels=t.get("labels", str, {"digits": "odd_even", "mnist": "odd_even", "npz": "multiclass"}.get(
+            source, "binary"), choices=LABELINGS),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
         train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
@@ -555,6 +624,7 @@ def _data(t: Table, path: Path) -> DataSpec:
                          minimum=1 if source == "synthetic" else 0, maximum=MAX_FEATURES),
         n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),
         n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
+        path=_npz_path(t, path) if source == "npz" else None,
     )
     if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
         raise ScenarioError(t.key("n_samples"), f"{spec.n_samples} rows × {spec.n_features} features is more than "
@@ -568,32 +638,102 @@ def _data(t: Table, path: Path) -> DataSpec:
     return spec
 
 
-def _model(t: Table) -> ModelSpec:
-    name = t.get("name", str, "logistic", choices=MODEL_NAMES)
+def _npz_path(t: Table, path: Path) -> str:
+    """``data.path`` of source npz, resolved against the scenario's folder."""
+    given = check_path(t.get("path", str), t.key("path"))
+    return str((path.parent / os.path.expanduser(given)).resolve())
+
+
+def _model(t: Table, path: Path) -> ModelSpec:
+    backend = t.get("backend", str, "numpy", choices=BACKENDS)
+    spec = _torch_model(t, path) if backend == "torch" else _numpy_model(t)
+    t.done()
+    return spec
+
+
+def _l2(t: Table, name: str, names) -> float:
+    """``l2``: a number >= 0, or a table of them per model name (*names*: the keys allowed)."""
     l2 = t.get("l2", (float, dict), 0.0)
     if isinstance(l2, dict):
         per_model = t.table("l2")
         for key in per_model.data:
             per_model.get(key, float, minimum=0.0)
-            if key not in MODEL_NAMES:
-                raise ScenarioError(per_model.key(key), f"unknown model (allowed: {', '.join(MODEL_NAMES)})")
-        l2 = per_model.data.get(name, 0.0)
-    else:
-        t.get("l2", float, 0.0, minimum=0.0)
+            if key not in names:
+                raise ScenarioError(per_model.key(key), f"unknown model (allowed: {', '.join(names)})")
+        return float(per_model.data.get(name, 0.0))
+    return float(t.get("l2", float, 0.0, minimum=0.0))
+
+
+def _widths(t: Table, key: str, default: list, lo: int, hi: int | None) -> tuple[int, ...]:
+    """A list of *lo*..*hi* (None: any number of) positive integers."""
+    widths = t.get(key, list, default)
+    if not lo <= len(widths) <= (hi or len(widths)) or not all(
+            isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in widths):
+        count = f"{lo} or {hi}" if hi else f"{lo} or more"
+        raise ScenarioError(t.key(key), f"expected {count} layer widths > 0, got {widths!r}")
+    return tuple(widths)
+
+
+def _numpy_model(t: Table) -> ModelSpec:
+    name = t.get("name", str, "logistic", choices=MODEL_NAMES)
+    l2 = _l2(t, name, MODEL_NAMES)
     init = t.get("init", str, "he" if name == "mlp" else "zeros", choices=INITS)
     if name == "mlp" and init == "zeros":
         raise ScenarioError(t.key("init"), "'zeros' leaves every hidden unit of the MLP identical (allowed: he, normal)")
     if name != "mlp" and init == "he":
         raise ScenarioError(t.key("init"), f"'he' applies to the MLP only (allowed for {name}: zeros, normal)")
-    hidden = t.get("hidden", list, [128])
     if name != "mlp" and t.has("hidden"):
         raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
-    if not 1 <= len(hidden) <= 2 or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden):
-        raise ScenarioError(t.key("hidden"), f"expected 1 or 2 layer widths > 0, got {hidden!r}")
-    spec = ModelSpec(name=name, l2=float(l2), init=init, init_scale=t.get("init_scale", float, 0.01, positive=True),
-                     hidden=tuple(hidden))
-    t.done()
+    hidden = _widths(t, "hidden", [128], 1, 2)
+    return ModelSpec(name=name, l2=l2, init=init, init_scale=t.get("init_scale", float, 0.01, positive=True),
+                     hidden=hidden)
+
+
+def _torch_model(t: Table, path: Path) -> ModelSpec:
+    """``[model] backend = "torch"``: a built-in network (*name*) or the user's *module*."""
+    if torch_missing():
+        raise ScenarioError(t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}")
+    module = t.get("module", str, "")
+    if module and t.has("name"):
+        raise ScenarioError(t.key("name"), "give either name (a built-in network) or module (your own), not both")
+    name = "" if module else t.get("name", str, MISSING_NAME, choices=TORCH_NETS)
+    if name == MISSING_NAME:
+        raise ScenarioError(t.key("name"), f"missing: a built-in network ({', '.join(TORCH_NETS)}) or "
+                            "module = 'package.module:ClassName'")
+    kwargs = t.get("kwargs", dict, {})
+    if kwargs and not module:
+        raise ScenarioError(t.key("kwargs"), "applies to module only (the built-in networks take channels, "
+                            "hidden and kernel)")
+    for key, nets in (("channels", ("cnn",)), ("kernel", ("cnn",)), ("hidden", ("cnn", "mlp"))):
+        if t.has(key) and name not in nets:
+            raise ScenarioError(t.key(key), f"applies to name = {' or '.join(map(repr, nets))} only")
+    spec = ModelSpec(
+        backend="torch", name=name, module=module, kwargs=tuple((k, _freeze(v)) for k, v in sorted(kwargs.items())),
+        l2=0.0, loss=t.get("loss", str, "cross_entropy", choices=TORCH_LOSSES),
+        init=t.get("init", str, "default", choices=TORCH_INITS),
+        init_scale=t.get("init_scale", float, 0.01, positive=True),
+        hidden=_widths(t, "hidden", [64] if name == "cnn" else [128], 0, None),
+        channels=_widths(t, "channels", [16, 32], 1, None),
+        kernel=t.get("kernel", int, 3, positive=True, maximum=15),
+        dtype=t.get("dtype", str, "float32", choices=TORCH_DTYPES),
+        device=t.get("device", str, "cpu", choices=DEVICES),
+        threads=t.get("threads", int, 1, positive=True, maximum=MAX_THREADS),
+        stack=t.get("stack", bool, False))
+    spec = replace(spec, l2=_l2(t, spec.key, (spec.key,)))
+    if module:
+        from ..workload.torch_nets import load_module_class
+        try:
+            load_module_class(module, path.parent)
+        except ValueError as exc:
+            raise ScenarioError(t.key("module"), str(exc)) from None
+    if spec.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ScenarioError(t.key("device"), "'cuda' but torch sees no CUDA device here (allowed: cpu)")
     return spec
+
+
+MISSING_NAME = "\0missing"
 
 
 def _partition(t: Table, base: PartitionSpec, n_labels: int | None) -> PartitionSpec:

@@ -6,6 +6,7 @@ import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import simpy
@@ -83,7 +84,7 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
     # a malformed, truncated (EOFError, zlib.error from gzip) or unreadable file, or a size it cannot give
     except (ValueError, OSError, EOFError, zlib.error) as exc:
         key = "data.train_file" if scenario.data.train_file else "data.dir" if scenario.data.source in (
-            "mnist", "libsvm") else "data"
+            "mnist", "libsvm") else "data.path" if scenario.data.source == "npz" else "data"
         what = str(exc) if isinstance(exc, ValueError) else f"cannot be read: {exc or type(exc).__name__}"
         raise ScenarioError(key, what, scenario.path) from None
     check_dataset(scenario, dataset.X_train.shape[0], dataset.n_classes,
@@ -110,7 +111,7 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     """
     skewed = scenario.data.partition.method != "iid" or any(
         wc.labels is not None or wc.partition is not None for wc in scenario.workers)
-    if scenario.data.source in ("mnist", "libsvm", "synthetic") or skewed:
+    if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz") or skewed:
         streams = Streams(scenario.run.seed)
         # the labels a partition cuts depend on the seed, except MNIST's (its files fix the split);
         # the sizes the other checks read do not
@@ -132,17 +133,31 @@ def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
     streams = Streams(scenario.run.seed)
     dataset = load_checked(scenario, streams.rng("data"))
-    model = make_model(scenario.model.name, l2=scenario.model.l2, n_classes=dataset.n_classes,
-                       hidden=scenario.model.hidden)
+    model, w0 = _model(scenario, dataset, streams.rng("init"))
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
-    d = model.n_params(dataset.X_train.shape[1])
-    if scenario.model.init == "zeros":
-        w0 = np.zeros(d)
-    elif scenario.model.init == "he":
-        w0 = model.init_weights(dataset.X_train.shape[1], streams.rng("init"))
-    else:
-        w0 = streams.rng("init").normal(0.0, scenario.model.init_scale, d)
     return Prepared(dataset, model, tuple(shards), w0, unused)
+
+
+def _model(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tuple[Model, np.ndarray]:
+    """The scenario's model for *dataset* and its initial weights (n_params,), drawn from *rng*."""
+    spec = scenario.model
+    if spec.backend == "torch":
+        from ..workload.torch_nets import make_torch_model
+        seed = int(rng.integers(2 ** 63))  # the module's own initialisation, under torch's generator
+        try:
+            model = make_torch_model(spec, dataset.input_shape, dataset.n_classes, seed, Path(scenario.path).parent)
+        except ScenarioError as exc:
+            exc.file = exc.file or scenario.path
+            raise
+        d = model.n_params()
+        w0 = model.initial_weights() if spec.init == "default" else None
+    else:
+        model = make_model(spec.name, l2=spec.l2, n_classes=dataset.n_classes, hidden=spec.hidden)
+        d = model.n_params(dataset.X_train.shape[1])
+        w0 = model.init_weights(dataset.X_train.shape[1], rng) if spec.init == "he" else None
+    if w0 is None:
+        w0 = np.zeros(d) if spec.init == "zeros" else rng.normal(0.0, spec.init_scale, d)
+    return model, w0
 
 
 def _partition(scenario: Scenario, y: np.ndarray, n_labels: int, rng: np.random.Generator) -> tuple[list, int]:
@@ -205,6 +220,9 @@ class Simulation:
                                         scenario.network, self.prepared.w0.size)
         self.lean = lean
         """Whether the workers may run as lean callbacks (:mod:`netsim.sim.lean`) when the run allows it."""
+        self.eval_train, self.eval_test = evaluation_sets(self.prepared.dataset, scenario.run.eval_rows,
+                                                          self.streams.rng("eval"))
+        """(X, y) the loss is evaluated on, and the test set of the accuracy (all rows, or ``run.eval_rows``)."""
 
     @property
     def general_reason(self) -> str:
@@ -218,15 +236,16 @@ class Simulation:
         curve = self.recorder.curve
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
+        X_test, y_test = self.eval_test
         if self.eval_set is None:
-            loss = float(model.loss(w, ds.X_train, ds.y_train))
-            pred = model.predict(w, ds.X_test)
-            acc = float(np.mean(pred == ds.y_test))  # = model.accuracy, with the predictions kept
+            loss = float(model.loss(w, *self.eval_train))
+            pred = model.predict(w, X_test)
+            acc = float(np.mean(pred == y_test))  # = model.accuracy, with the predictions kept
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
             loss, acc, pred = float(model.loss(w, *self.eval_set)), float("nan"), None
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if pred is not None:
-            self.recorder.class_accuracy.append(class_accuracy(pred, ds.y_test, ds.n_classes))
+            self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))
         if not np.isfinite(loss):
             self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
 
@@ -293,6 +312,7 @@ class Simulation:
         self._progress_cb = progress
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
+        prep.model.start_run(scenario.run.seed)
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
         late = residual is not None and self.rule.reads_current()  # factors at the end: pre-emption wastes none
@@ -369,9 +389,9 @@ class Simulation:
         if self.ps.last_finite is None:
             return
         version, w = self.ps.last_finite
-        ds, model = self.prepared.dataset, self.prepared.model
-        loss = float(model.loss(w, ds.X_train, ds.y_train))
-        acc = float(model.accuracy(w, ds.X_test, ds.y_test))
+        model = self.prepared.model
+        loss = float(model.loss(w, *self.eval_train))
+        acc = float(model.accuracy(w, *self.eval_test))
         curve = self.recorder.curve
         if np.isfinite(loss) and not (curve and curve[-1][0] == version):
             curve.append((version, float(self.env.now), loss, acc))
@@ -552,6 +572,18 @@ class Simulation:
         return Snapshot(self.label, self.algorithm, now, run.until, self.ps.version, run.max_updates,
                         last[2] if last else None, last[3] if last else None,
                         last[1] if last else None, last[0] if last else None, tuple(groups))
+
+
+def evaluation_sets(ds: Dataset, rows: int, rng: np.random.Generator) -> tuple[tuple, tuple]:
+    """The (X, y) of the training loss and of the test accuracy: all rows when *rows* is 0
+    or at least the set's size, else *rows* of each drawn without replacement by *rng*
+    (kept in their order in the set)."""
+    def subset(X, y):
+        if not rows or rows >= len(y):
+            return X, y
+        keep = np.sort(rng.choice(len(y), rows, replace=False))
+        return X[keep], y[keep]
+    return subset(ds.X_train, ds.y_train), subset(ds.X_test, ds.y_test)
 
 
 def lean_blocker(scenario: Scenario, rule, comm) -> str:

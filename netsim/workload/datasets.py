@@ -16,7 +16,7 @@ from ..errors import ScenarioError
 __all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "train_rows", "SOURCES",
            "MNIST_FILES", "DIGITS_ROWS"]
 
-SOURCES = ("digits", "mnist", "libsvm", "synthetic")
+SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
 """Names accepted by :func:`load_dataset`."""
 
 MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
@@ -37,7 +37,11 @@ SYNTHETIC_NOISE = 0.1
 """Std of the Gaussian noise added to the unit-variance teacher scores."""
 
 _LABELLINGS = {"digits": ("odd_even", "multiclass"), "mnist": ("odd_even", "multiclass"),
-               "libsvm": ("binary", "multiclass"), "synthetic": ("binary", "multiclass")}
+               "libsvm": ("binary", "multiclass"), "synthetic": ("binary", "multiclass"),
+               "npz": ("binary", "multiclass")}
+
+NPZ_KEYS = ("X_train", "y_train", "X_test", "y_test")
+"""Arrays an ``.npz`` data file holds: examples (n, ...) of any shape, labels (n,)."""
 
 # IDX type code -> big-endian numpy dtype (the MNIST files use 0x08).
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
@@ -58,6 +62,9 @@ class Dataset:
     n_classes : int
     source : str
         Where the data came from: file paths, ``"sklearn digits"`` or ``"synthetic"``.
+    shape : tuple of int, optional
+        The shape of one example before flattening into a row (images: (channels,
+        height, width)); None: a flat vector of ``n_features``.
     """
 
     name: str
@@ -67,6 +74,12 @@ class Dataset:
     y_test: np.ndarray
     n_classes: int
     source: str
+    shape: tuple[int, ...] | None = None
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        """The shape of one example as a model reads it: :attr:`shape`, else (n_features,)."""
+        return self.shape if self.shape is not None else (self.n_features,)
 
     @property
     def n_features(self) -> int:
@@ -198,6 +211,41 @@ def _load_libsvm(data_dir, train, test, n_features):
     return (*out, n_classes, ", ".join(map(str, files)))
 
 
+def _load_npz(path):
+    """The four arrays of :data:`NPZ_KEYS` in *path*: examples flattened to rows, labels
+    mapped to 0..k-1 in sorted order; returns (X_tr, y_tr, X_te, y_te, k, shape, source)."""
+    if path is None:
+        raise ValueError("no file given: set data.path = 'my.npz' (arrays X_train, y_train, X_test, y_test)")
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file (an .npz with arrays {', '.join(NPZ_KEYS)}, "
+                         "as written by numpy.savez)")
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            missing = [k for k in NPZ_KEYS if k not in f.files]
+            if missing:
+                raise ValueError(f"{path}: no array {', '.join(missing)} (it has {', '.join(f.files) or 'none'}; "
+                                 f"needs {', '.join(NPZ_KEYS)})")
+            X_tr, y_tr, X_te, y_te = (f[k] for k in NPZ_KEYS)
+    except (OSError, EOFError, zlib.error) as exc:  # not a zip, truncated, or unreadable
+        raise ValueError(f"{path}: not a readable .npz file ({type(exc).__name__})") from None
+    for X, y, which in ((X_tr, y_tr, "train"), (X_te, y_te, "test")):
+        if X.ndim < 2 or y.ndim != 1 or len(X) != len(y) or len(X) == 0:
+            raise ValueError(f"{path}: X_{which} {X.shape} and y_{which} {y.shape} must be (n, ...) and (n,) "
+                             "with n >= 1")
+        if not (np.issubdtype(X.dtype, np.number) and np.isfinite(X).all()):
+            raise ValueError(f"{path}: X_{which} must hold finite numbers (dtype {X.dtype})")
+        if not (np.issubdtype(y.dtype, np.number) and np.all(y == np.round(y))):
+            raise ValueError(f"{path}: y_{which} must hold integer class labels (dtype {y.dtype})")
+    if X_tr.shape[1:] != X_te.shape[1:]:
+        raise ValueError(f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ")
+    classes = np.unique(np.concatenate([y_tr, y_te]))
+    ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
+    rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
+    shape = tuple(int(n) for n in X_tr.shape[1:])
+    return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape, str(path)
+
+
 def _synthetic(rng, n_samples, n_features, n_classes):
     if n_samples < 2 or n_features < 1 or n_classes < 2:
         raise ValueError(f"synthetic data needs n_samples >= 2, n_features >= 1, n_classes >= 2; "
@@ -243,13 +291,14 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
                  add_bias: bool = False, rng: np.random.Generator | int | None = None,
                  n_samples: int = 1000, n_features: int = 20, n_classes: int = 2,
                  libsvm_train=None, libsvm_test=None, n_features_libsvm: int | None = None,
-                 sparse: bool = False, scale: bool = True) -> Dataset:
+                 sparse: bool = False, scale: bool = True, npz_path=None) -> Dataset:
     """Load data set *name* as a train/test :class:`Dataset`.
 
     Parameters
     ----------
-    name : {"digits", "mnist", "libsvm", "synthetic"}
+    name : {"digits", "mnist", "libsvm", "synthetic", "npz"}
         ``"digits"``: scikit-learn's bundled 8x8 digits (1797 rows, 64 features).
+        ``"npz"``: the user's own arrays (:data:`NPZ_KEYS`) in the file *npz_path*.
         ``"mnist"``: the four original IDX files (60000 + 10000 rows, 784 features).
         ``"libsvm"``: LIBSVM text files (default ``a9a`` / ``a9a.t``).
         ``"synthetic"``: Gaussian features labelled by a noisy random linear teacher.
@@ -278,6 +327,8 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
         Return CSR matrices instead of dense arrays.
     scale : bool, default True
         Scale pixels to [0, 1] (digits / 16, MNIST / 255); other sources are kept as stored.
+    npz_path : str or Path, optional
+        The ``.npz`` file of source ``"npz"``.
 
     Raises
     ------
@@ -291,6 +342,7 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
     if labels is not None and labels not in _LABELLINGS[name]:
         raise ValueError(f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(_LABELLINGS[name])}")
     rng = np.random.default_rng(rng)
+    shape = None
     if name == "digits":
         from sklearn.datasets import load_digits
 
@@ -298,10 +350,12 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
         X = digits.data / 16.0 if scale else digits.data
         y = digits.target.astype(np.int64)
         X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
-        k, source = 10, "sklearn digits"
+        k, source, shape = 10, "sklearn digits", (1, 8, 8)
     elif name == "mnist":
         X_tr, y_tr, X_te, y_te, source = _load_mnist(data_dir, scale)
-        k = 10
+        k, shape = 10, (1, 28, 28)
+    elif name == "npz":
+        X_tr, y_tr, X_te, y_te, k, shape, source = _load_npz(npz_path)
     elif name == "libsvm":
         X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(data_dir, libsvm_train, libsvm_test, n_features_libsvm)
         if X_te is None:
@@ -315,7 +369,8 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
         raise ValueError(f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'")
     if labels == "odd_even":
         y_tr, y_te, k = y_tr % 2, y_te % 2, 2
-    return Dataset(name, _finish(X_tr, add_bias, sparse), y_tr, _finish(X_te, add_bias, sparse), y_te, k, source)
+    return Dataset(name, _finish(X_tr, add_bias, sparse), y_tr, _finish(X_te, add_bias, sparse), y_te, k, source,
+                   None if add_bias else shape)
 
 
 # ---------------------------------------------------------------- sharding

@@ -33,4 +33,5 @@ def load_data(spec, rng: np.random.Generator) -> Dataset:
     return load_dataset(
         spec.source, data_dir=directory, labels=spec.labels, test_fraction=spec.test_fraction,
         add_bias=spec.add_bias, rng=rng, n_samples=spec.n_samples, n_features=spec.n_features,
-        n_classes=spec.n_classes, libsvm_train=spec.train_file, libsvm_test=spec.test_file)
+        n_classes=spec.n_classes, libsvm_train=spec.train_file, libsvm_test=spec.test_file,
+        npz_path=spec.path)

@@ -100,6 +100,10 @@ class Model:
         """The data gradient ``X^T r`` as a flat array (d,) (C order for a matrix ``r``)."""
         return (X.T @ r).ravel()
 
+    def start_run(self, seed: int) -> None:
+        """Called as a run starts, with its seed: a model that draws random numbers while
+        computing (dropout) restarts its draws here; the numpy models draw none."""
+
     def _penalty(self, w: np.ndarray) -> float:
         return 0.5 * self.l2 * float(w @ w) if self.l2 else 0.0
 

@@ -1,0 +1,194 @@
+"""A PyTorch ``nn.Module`` as a netsim model: stateless math on a flat weight vector.
+
+The parameter server keeps every model as one flat float64 vector; for a torch module
+that vector is the module's parameters in ``torch.nn.utils.parameters_to_vector`` order
+(``module.parameters()`` order, each tensor flattened in C order). A gradient is taken
+at any vector with ``torch.func.functional_call``, so a worker computes at the version
+it pulled without touching the module's own parameters, and every rule, schedule and
+weighting of :mod:`netsim.rules` applies unchanged. torch is imported here only: the
+rest of netsim imports this module when a scenario asks for ``backend = "torch"``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch.func import functional_call, grad, vmap
+
+from .models import Model
+
+__all__ = ["TorchModel", "LOSSES", "DTYPES", "EVAL_CHUNK_ROWS"]
+
+LOSSES = ("cross_entropy", "mse")
+"""Objectives a torch model can train: mean cross-entropy of the logits (a single
+logit: binary cross-entropy of ``sigmoid``), or mean squared error of the logits
+against one-hot targets (torch's ``mse_loss``: the mean over rows and classes)."""
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+"""Arithmetic of the module's forward and backward passes."""
+
+EVAL_CHUNK_ROWS = 2048
+"""Rows per forward pass when a loss or prediction runs over a whole data set (bounds
+the memory of a convolutional net's activations)."""
+
+
+class TorchModel(Model):
+    """An ``nn.Module`` mapping inputs of shape (b, *input_shape*) to logits (b, c),
+    trained by the parameter server on the flat vector of its parameters.
+
+    *c* is ``n_classes``, or 1 for two classes (the logit of class 1, trained with
+    binary cross-entropy). The objective is the mean loss over the rows plus
+    ``l2/2 ||w||^2``. Gradients are computed in training mode (``module.train()``),
+    losses and predictions in evaluation mode; buffers the forward pass reads (not
+    running statistics, which :func:`netsim.workload.torch_nets.check_module` refuses)
+    stay the module's own. Randomness inside the forward pass (dropout) is drawn from
+    torch's generator seeded with ``seed + k`` for the k-th gradient since
+    :meth:`start_run`, so a run is reproducible.
+
+    Parameters
+    ----------
+    module : torch.nn.Module, already built and initialised.
+    input_shape : tuple of int, the shape of one example (e.g. (1, 28, 28)).
+    n_classes : int >= 2.
+    key : str, the model's name in per-model tables (``lr = { lenet5 = 0.1 }``).
+    loss : one of :data:`LOSSES`.
+    l2 : float >= 0.
+    dtype : ``"float32"`` or ``"float64"``.
+    device : ``"cpu"`` or ``"cuda"``.
+    stack : bool, default False
+        Evaluate the gradients of workers that read one model and finish at one instant
+        with one ``torch.func.vmap`` call (:meth:`gradients`) instead of one call each.
+    """
+
+    def __init__(self, module, *, input_shape: tuple[int, ...], n_classes: int, key: str = "torch",
+                 loss: str = "cross_entropy", l2: float = 0.0, dtype: str = "float32",
+                 device: str = "cpu", stack: bool = False):
+        super().__init__(l2, n_classes)
+        self.name = key
+        self.module = module.to(device=device, dtype=DTYPES[dtype])
+        self.input_shape = tuple(int(s) for s in input_shape)
+        self.loss_name = loss
+        self.dtype_name = dtype
+        self.dtype = DTYPES[dtype]
+        self.device = torch.device(device)
+        self.stacked = stack
+        named = list(self.module.named_parameters())
+        self._names = [n for n, _ in named]
+        self._shapes = [tuple(p.shape) for _, p in named]
+        self._sizes = [p.numel() for _, p in named]
+        self._seed = 0
+        self._draws = 0
+        self._stochastic = any(isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules())
+
+    def __repr__(self) -> str:
+        return (f"TorchModel({type(self.module).__name__}, n_params={sum(self._sizes)}, "
+                f"loss={self.loss_name!r}, dtype={self.dtype_name!r})")
+
+    # -- the flat vector ---------------------------------------------------
+    def n_params(self, n_features: int | None = None) -> int:
+        """Length of the flat vector: the number of the module's parameters."""
+        return sum(self._sizes)
+
+    def initial_weights(self) -> np.ndarray:
+        """The module's own parameters as a flat float64 ndarray (n_params,)."""
+        with torch.no_grad():
+            return torch.nn.utils.parameters_to_vector(self.module.parameters()).double().cpu().numpy().copy()
+
+    def _params(self, flat: torch.Tensor) -> dict:
+        """Views of *flat* (n_params,) named and shaped as the module's parameters."""
+        return {n: t.view(s) for n, t, s in zip(self._names, torch.split(flat, self._sizes), self._shapes)}
+
+    def _tensor(self, a: np.ndarray, dtype=None) -> torch.Tensor:
+        return torch.tensor(np.asarray(a), dtype=dtype or self.dtype, device=self.device)
+
+    def _inputs(self, X) -> torch.Tensor:
+        X = X.toarray() if hasattr(X, "toarray") else X
+        return self._tensor(X).view(X.shape[0], *self.input_shape)
+
+    # -- the objective -----------------------------------------------------
+    def _objective(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Mean loss of logits *out* (b, c) against labels *y* (b,) int64."""
+        if self.loss_name == "mse":
+            target = torch.nn.functional.one_hot(y, self.n_classes).to(out.dtype)
+            if out.shape[1] == 1:
+                target = target[:, 1:]
+            return torch.nn.functional.mse_loss(out, target)
+        if out.shape[1] == 1:
+            return torch.nn.functional.binary_cross_entropy_with_logits(out[:, 0], y.to(out.dtype))
+        return torch.nn.functional.cross_entropy(out, y)
+
+    def _data_loss(self, flat: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self._objective(functional_call(self.module, self._params(flat), (x,)), y)
+
+    def start_run(self, seed: int) -> None:
+        """Restart the draws of stochastic layers from *seed* (a run's first gradient)."""
+        self._seed, self._draws = int(seed), 0
+
+    def _seed_draws(self) -> None:
+        if self._stochastic:
+            torch.manual_seed(self._seed + self._draws)
+            self._draws += 1
+
+    def gradient(self, w, X, y):
+        """Gradient of :meth:`loss` at *w* (n_params,) on rows *X* (b, n_features) with
+        labels *y* (b,): a new float64 ndarray (n_params,)."""
+        flat = self._tensor(w).requires_grad_(True)
+        self.module.train()
+        self._seed_draws()
+        loss = self._data_loss(flat, self._inputs(X), self._tensor(y, torch.int64))
+        (g,) = torch.autograd.grad(loss, flat)
+        g = g.to(torch.float64).cpu().numpy()
+        if self.l2:
+            g += self.l2 * w
+        return g
+
+    def gradients(self, W, Xs, Ys):
+        """Gradients of k minibatches, float64 ndarray (k, n_params), by one
+        ``vmap`` of ``torch.func.grad``: row i equals ``gradient(W[i], Xs[i], Ys[i])``
+        to rounding (the batched kernels sum in another order).
+
+        *W* (k, n_params), or (1, n_params) when all share one model; *Xs* (k, b,
+        n_features); *Ys* (k, b).
+        """
+        k, b = Ys.shape
+        flats = self._tensor(W)
+        xs = self._tensor(Xs).view(k, b, *self.input_shape)
+        ys = self._tensor(Ys, torch.int64)
+        self.module.train()
+        self._seed_draws()
+        per = vmap(grad(self._data_loss), in_dims=(0 if len(W) > 1 else None, 0, 0), randomness="same")
+        G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(torch.float64).cpu().numpy()
+        if self.l2:
+            G += self.l2 * W
+        return G
+
+    def _chunks(self, w, X):
+        """Logits of *X* in chunks of :data:`EVAL_CHUNK_ROWS` rows, in evaluation mode."""
+        self.module.eval()
+        params = self._params(self._tensor(w))
+        with torch.no_grad():
+            for lo in range(0, X.shape[0], EVAL_CHUNK_ROWS):
+                yield lo, functional_call(self.module, params, (self._inputs(X[lo:lo + EVAL_CHUNK_ROWS]),))
+
+    def loss(self, w, X, y):
+        """Objective value (float): mean loss over the rows of *X* plus ``l2/2 ||w||^2``."""
+        total = 0.0
+        for lo, out in self._chunks(w, X):
+            rows = out.shape[0]
+            total += float(self._objective(out, self._tensor(y[lo:lo + rows], torch.int64))) * rows
+        value = total / X.shape[0]
+        return value + self._penalty(w) if math.isfinite(value) else value
+
+    def decision_function(self, w, X):
+        """Logits, float64 ndarray (n_samples, c)."""
+        return np.concatenate([out.to(torch.float64).cpu().numpy() for _, out in self._chunks(w, X)])
+
+    def predict(self, w, X):
+        """Predicted labels, int64 ndarray (n_samples,): the arg-max logit (a single logit: > 0)."""
+        Z = self.decision_function(w, X)
+        return (Z[:, 0] > 0).astype(np.int64) if Z.shape[1] == 1 else np.argmax(Z, axis=1).astype(np.int64)
+
+    def residual(self, w, X, y):
+        raise NotImplementedError("a torch model's gradient has no low-rank form; compact gradients need "
+                                  "a linear numpy model")

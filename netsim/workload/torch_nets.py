@@ -1,0 +1,191 @@
+"""Torch networks for ``[model] backend = "torch"``: the built-in ones, the user's own
+module, and the checks that run before any simulation starts.
+
+Nothing here imports torch at module level: the scenario reader names the built-ins
+and checks that torch is installed without paying for its import.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ScenarioError
+
+__all__ = ["TORCH_NETS", "TORCH_INSTALL", "torch_missing", "lenet5", "cnn", "mlp", "load_module_class",
+           "make_torch_model"]
+
+TORCH_NETS = ("lenet5", "cnn", "mlp")
+"""Built-in networks (``[model] name``)."""
+
+TORCH_INSTALL = ("pip install torch==2.13.0 && pip install -e '.[torch]' (a CPU build; a bare "
+                 "'pip install torch' may pull several GB of CUDA packages)")
+"""How to install the torch extra, for error messages."""
+
+
+def torch_missing() -> bool:
+    """Whether torch cannot be imported here."""
+    return importlib.util.find_spec("torch") is None
+
+
+def lenet5(input_shape: tuple[int, ...], n_classes: int):
+    """LeNet-5 for (C, H, W) images: conv 6@5×5 (padding 2) → ReLU → max-pool 2 → conv 16@5×5 →
+    ReLU → max-pool 2 → 120 → 84 → *n_classes* logits. On 1×28×28 it has 61,706 parameters."""
+    from torch import nn
+    c, h, w = _image(input_shape, "lenet5")
+    side = lambda s: ((s + 4 - 4) // 2 - 4) // 2  # noqa: E731  conv5 pad 2, pool 2, conv5, pool 2
+    if side(h) < 1 or side(w) < 1:
+        raise ValueError(f"lenet5 needs images of at least 12×12 pixels, got {h}×{w}")
+    return nn.Sequential(
+        nn.Conv2d(c, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(16 * side(h) * side(w), 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+        nn.Linear(84, n_classes))
+
+
+def cnn(input_shape: tuple[int, ...], n_classes: int, channels=(16, 32), hidden=(64,), kernel: int = 3):
+    """A small conv net: per entry of *channels*, conv *kernel*×*kernel* ('same' padding) →
+    ReLU → max-pool 2 (while the image is at least 2 pixels wide); then dense ReLU layers of
+    widths *hidden* and *n_classes* logits."""
+    from torch import nn
+    c, h, w = _image(input_shape, "cnn")
+    layers = []
+    for out in channels:
+        layers += [nn.Conv2d(c, out, kernel, padding=kernel // 2), nn.ReLU()]
+        h, w = h + 2 * (kernel // 2) - kernel + 1, w + 2 * (kernel // 2) - kernel + 1
+        if h >= 2 and w >= 2:
+            layers.append(nn.MaxPool2d(2))
+            h, w = h // 2, w // 2
+        c = out
+    layers.append(nn.Flatten())
+    return nn.Sequential(*layers, *_dense(c * h * w, hidden, n_classes))
+
+
+def mlp(input_shape: tuple[int, ...], n_classes: int, hidden=(128,)):
+    """Flatten → dense ReLU layers of widths *hidden* (any depth, none for a linear model) →
+    *n_classes* logits."""
+    from torch import nn
+    return nn.Sequential(nn.Flatten(), *_dense(int(np.prod(input_shape)), hidden, n_classes))
+
+
+def _dense(fan_in: int, hidden, n_classes: int) -> list:
+    from torch import nn
+    layers = []
+    for width in hidden:
+        layers += [nn.Linear(fan_in, width), nn.ReLU()]
+        fan_in = width
+    return [*layers, nn.Linear(fan_in, n_classes)]
+
+
+def _image(shape: tuple[int, ...], name: str) -> tuple[int, int, int]:
+    if len(shape) != 3:
+        raise ValueError(f"{name} needs image data of shape (channels, height, width); this data's "
+                         f"examples have shape {tuple(shape)} (sources with images: mnist, digits, npz)")
+    return shape
+
+
+@contextmanager
+def _on_path(folder: Path | None):
+    """*folder* first on ``sys.path`` for the duration (so a module next to the scenario imports)."""
+    added = folder is not None and str(folder) not in sys.path
+    if added:
+        sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        if added:
+            sys.path.remove(str(folder))
+
+
+def load_module_class(spec: str, folder: Path | None = None):
+    """The class named by *spec* ``"package.module:ClassName"``, imported from *folder*
+    (the scenario's) or the Python path. Raises ValueError saying what is wrong."""
+    import torch
+    mod_name, sep, cls_name = spec.partition(":")
+    if not sep or not mod_name or not cls_name:
+        raise ValueError(f"{spec!r} is not of the form 'package.module:ClassName'")
+    with _on_path(folder):
+        try:
+            mod = importlib.import_module(mod_name)
+        except Exception as exc:  # noqa: BLE001  any error of the user's import: name it, no traceback
+            raise ValueError(f"module {mod_name!r} does not import ({type(exc).__name__}: {exc}); "
+                             f"looked in {folder} and the Python path") from None
+    cls = getattr(mod, cls_name, None)
+    if cls is None:
+        raise ValueError(f"module {mod_name!r} has no {cls_name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise ValueError(f"{spec!r} is not a torch.nn.Module subclass")
+    return cls
+
+
+def check_module(module) -> None:
+    """Refuse modules whose state is not all in their parameters: running statistics
+    (batch norm) change with every forward pass and would not travel with the model."""
+    import torch
+    for name, m in module.named_modules():
+        if isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats:
+            raise ValueError(f"layer {name or type(m).__name__!r} keeps running statistics, which a parameter "
+                             "server does not share; use track_running_stats=False, GroupNorm or LayerNorm")
+    if not any(p.requires_grad for p in module.parameters()):
+        raise ValueError("the module has no trainable parameters")
+
+
+def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int, folder: Path | None):
+    """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
+    (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
+    its parameters initialised by the module under torch's generator seeded with *seed*
+    (torch's own global generator is left as it was).
+
+    Raises ScenarioError naming the ``model.*`` key when the module does not import, is not
+    an ``nn.Module``, does not fit the input or gives another number of logits.
+    """
+    import torch
+
+    from .torch_model import TorchModel
+
+    if spec.device == "cuda" and not torch.cuda.is_available():
+        raise ScenarioError("model.device", "'cuda' but torch sees no CUDA device here (allowed: cpu)")
+    torch.set_num_threads(spec.threads)
+    torch.use_deterministic_algorithms(True)
+    key = "model.module" if spec.module else "model.name"
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            if spec.module:
+                module = load_module_class(spec.module, folder)(**spec.kwargs_dict())
+            else:
+                options = {"cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
+                           "mlp": {"hidden": spec.hidden}}.get(spec.name, {})
+                module = {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
+        if not isinstance(module, torch.nn.Module):
+            raise ValueError(f"{spec.module!r} built a {type(module).__name__}, not a torch.nn.Module")
+        check_module(module)
+    except ScenarioError:
+        raise
+    except Exception as exc:  # noqa: BLE001  the user's constructor: name the key, no traceback
+        raise ScenarioError(key, str(exc) if isinstance(exc, ValueError) else
+                            f"building the module failed ({type(exc).__name__}: {exc})") from None
+    model = TorchModel(module, input_shape=input_shape, n_classes=n_classes, key=spec.key, loss=spec.loss,
+                       l2=spec.l2, dtype=spec.dtype, device=spec.device, stack=spec.stack)
+    _check_output(model, key, input_shape, n_classes)
+    return model
+
+
+def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int) -> None:
+    """A forward pass on two zero examples: the module must accept them and give
+    *n_classes* logits per row (or 1 for two classes)."""
+    X = np.zeros((2, int(np.prod(input_shape))))
+    try:
+        out = model.decision_function(model.initial_weights(), X)
+    except Exception as exc:  # noqa: BLE001  a module that does not fit the data: say so in one line
+        raise ScenarioError(key, f"the model does not accept this data's examples of shape {tuple(input_shape)} "
+                            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    allowed = (n_classes, 1) if n_classes == 2 else (n_classes,)
+    if out.ndim != 2 or out.shape[1] not in allowed:
+        raise ScenarioError(key, f"the model outputs shape {tuple(out.shape[1:])} per example, but the data has "
+                            f"{n_classes} classes: it needs one logit per class ({n_classes}"
+                            f"{' or 1 for two classes' if n_classes == 2 else ''})")
