@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..errors import ScenarioError
 
@@ -150,6 +151,9 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
     if spec.device == "cuda" and not torch.cuda.is_available():
         raise ScenarioError("model.device", "'cuda' but torch sees no CUDA device here (allowed: cpu)")
     torch.set_num_threads(spec.threads)
+    # numpy's BLAS too: the parameter server's vector operations on a network's parameters are
+    # above OpenBLAS's threading threshold, and its threads waiting for a busy core cost ms per call
+    threadpool_limits(spec.threads, user_api="blas")
     torch.use_deterministic_algorithms(True)
     key = "model.module" if spec.module else "model.name"
     try:
