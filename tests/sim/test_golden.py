@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import tomllib
 from functools import lru_cache
 
 import pytest
@@ -53,7 +54,11 @@ def test_cases_are_the_stored_ones_and_cover_every_rule_and_scenario():
         stored = STORED["cases"][case["id"]]
         assert (stored["scenario"], stored["set"], stored["rules"]) == (case["scenario"], case["set"], case["rules"])
     covered = {case["scenario"] for case in golden.CASES}
-    assert covered == {p.name for p in (ROOT / "scenarios").glob("*.toml")}
+    # torch scenarios' float32 kernels differ between CPUs and torch releases: their runs are
+    # held against the numpy models' instead (tests/workload/test_torch_model.py)
+    numpy_presets = {p.name for p in (ROOT / "scenarios").glob("*.toml")
+                     if tomllib.loads(p.read_text()).get("model", {}).get("backend", "numpy") == "numpy"}
+    assert covered == numpy_presets
     for rule in RULES:
         assert sum(rule in case["rules"] for case in golden.CASES) >= 2
     assert STORED["excluded_summary_keys"] == ["wall_s"]
