@@ -267,3 +267,33 @@ def test_a_diverging_torch_run_is_reported_with_its_files_kept():
                                                              "eval_every": 1.0, "batch_size": 8})
     result = simulate(make_scenario(raw))
     assert result.status == "diverged"
+
+
+@pytest.mark.parametrize("model,words", [
+    ('module = "not_there:Net"', "model.module"),
+    ('name = "lenet5"', "at least 12×12"),
+])
+def test_the_command_line_refuses_bad_torch_models_in_one_line_with_status_2(tmp_path, model, words):
+    from typer.testing import CliRunner
+
+    from netsim.cli import app
+    (tmp_path / "s.toml").write_text(textwrap.dedent(f"""
+        [run]
+        until = 5.0
+        [data]
+        source = "digits"
+        labels = "multiclass"
+        [model]
+        backend = "torch"
+        {model}
+        [[workers]]
+        name = "w"
+        count = 2
+        compute = 1.0
+        [algorithms.asgd]
+        lr = 0.1
+    """))
+    res = CliRunner().invoke(app, ["run", str(tmp_path / "s.toml"), "-a", "asgd", "--no-live",
+                                   "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2
+    assert words in res.output and "Traceback" not in res.output and "s.toml" in res.output
