@@ -19,6 +19,8 @@ from ..rules.schedules import read_update
 from ..workload.datasets import DIGITS_ROWS, MAX_FEATURES, train_rows
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
+from ..workload.torch_nets import DTYPES as TORCH_DTYPES
+from ..workload.torch_nets import LOSSES as TORCH_LOSSES
 from ..workload.torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
 from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
@@ -29,9 +31,7 @@ __all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_
 DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
 MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
 BACKENDS = ("numpy", "torch")
-TORCH_LOSSES = ("cross_entropy", "mse")
 TORCH_INITS = ("default", "zeros", "normal")
-TORCH_DTYPES = ("float32", "float64")
 DEVICES = ("cpu", "cuda")
 MAX_THREADS = 256
 LABELINGS = ("odd_even", "multiclass", "binary")

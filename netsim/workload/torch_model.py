@@ -13,20 +13,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
-from torch.func import functional_call, grad, vmap
 
 from .models import Model
+from .torch_nets import DTYPES, LOSSES
 
-__all__ = ["TorchModel", "LOSSES", "DTYPES", "EVAL_CHUNK_ROWS"]
+try:
+    import torch
+    from torch.func import functional_call, grad, vmap
+except ImportError:  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
+    torch = None
 
-LOSSES = ("cross_entropy", "mse")
-"""Objectives a torch model can train: mean cross-entropy of the logits (a single
-logit: binary cross-entropy of ``sigmoid``), or mean squared error of the logits
-against one-hot targets (torch's ``mse_loss``: the mean over rows and classes)."""
-
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
-"""Arithmetic of the module's forward and backward passes."""
+__all__ = ["TorchModel", "EVAL_CHUNK_ROWS"]
 
 EVAL_CHUNK_ROWS = 2048
 """Rows per forward pass when a loss or prediction runs over a whole data set (bounds
@@ -66,11 +63,11 @@ class TorchModel(Model):
                  device: str = "cpu", stack: bool = False):
         super().__init__(l2, n_classes)
         self.name = key
-        self.module = module.to(device=device, dtype=DTYPES[dtype])
+        self.module = module.to(device=device, dtype=getattr(torch, dtype))
         self.input_shape = tuple(int(s) for s in input_shape)
         self.loss_name = loss
         self.dtype_name = dtype
-        self.dtype = DTYPES[dtype]
+        self.dtype = getattr(torch, dtype)
         self.device = torch.device(device)
         self.stacked = stack
         named = list(self.module.named_parameters())

@@ -17,11 +17,19 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import ScenarioError
 
-__all__ = ["TORCH_NETS", "TORCH_INSTALL", "torch_missing", "lenet5", "cnn", "mlp", "load_module_class",
+__all__ = ["TORCH_NETS", "LOSSES", "DTYPES", "TORCH_INSTALL", "torch_missing", "lenet5", "cnn", "mlp", "load_module_class",
            "make_torch_model"]
 
 TORCH_NETS = ("lenet5", "cnn", "mlp")
 """Built-in networks (``[model] name``)."""
+
+LOSSES = ("cross_entropy", "mse")
+"""Objectives a torch model can train: mean cross-entropy of the logits (a single
+logit: binary cross-entropy of ``sigmoid``), or mean squared error of the logits
+against one-hot targets (torch's ``mse_loss``: the mean over rows and classes)."""
+
+DTYPES = ("float32", "float64")
+"""Arithmetic of the module's forward and backward passes (torch dtypes of these names)."""
 
 TORCH_INSTALL = ("pip install torch==2.13.0 && pip install -e '.[torch]' (a CPU build; a bare "
                  "'pip install torch' may pull several GB of CUDA packages)")
