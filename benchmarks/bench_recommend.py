@@ -20,8 +20,8 @@ from pathlib import Path
 
 from netsim.config.scenario import load_scenario
 from netsim.sim.engine import Simulation, prepare
-from netsim.sim.forkpool import usable_jobs
-from netsim.sim.recommend import recommend
+from netsim.tuning.pool import usable_jobs
+from netsim.tuning.race import recommend
 
 ROOT = Path(__file__).resolve().parents[1]
 

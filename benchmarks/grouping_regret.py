@@ -32,9 +32,9 @@ scored the same way: how often a search N/3 times as costly as the reference lan
 within 5 % of it, the most a recommender costing a fraction of one can be expected to
 reach (docs/GROUPING.md).
 
-Recommenders: ``recommend`` (netsim.sim.recommend: successive halving of pilot
+Recommenders: ``recommend`` (netsim.tuning.race: successive halving of pilot
 emulations on the scenario seed), the advisor's closed form (``netsim group --quick``:
-:func:`netsim.sim.engine.advise`, no emulation; its η, η_sync / (1 + mean staleness),
+:func:`netsim.tuning.advise.advise`, no emulation; its η, η_sync / (1 + mean staleness),
 snapped to the grid point nearest in log), the old ``silhouette`` auto and ``hand``
 classes (both at the scenario's η, the centre of the grid) and ``hand, best η`` (oracle η).
 Cost: emulated seconds (and wall seconds) of the recommender / of the exhaustive search.
@@ -65,12 +65,13 @@ import numpy as np
 
 from netsim.config.scenario import load_scenario, parse_scenario
 from netsim.errors import ScenarioError
-from netsim.grouping.candidates import ONE_GROUP, candidate_groupings, canonical
+from netsim.tuning.candidates import ONE_GROUP, candidate_groupings, canonical
 from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
-from netsim.sim.engine import advise, data_bytes, free_cycles, prepare, simulate
+from netsim.sim.engine import data_bytes, free_cycles, prepare, simulate
+from netsim.tuning.advise import advise
 from netsim.sim.measurement import measure
-from netsim.sim.recommend import lr_grid, mean_curve, recommend
+from netsim.tuning.race import lr_grid, mean_curve, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 
 SEEDS = 3
@@ -200,7 +201,7 @@ def run_item(item: tuple):
     raw, groups, lr, seed = item
     sc = item_scenario(raw, seed)
     prep = _prepared((raw["name"], seed), sc)
-    from netsim.sim.recommend import _pilot_rule
+    from netsim.tuning.race import _pilot_rule
     from netsim.sim.engine import Simulation
     n_train = prep.dataset.X_train.shape[0]
     rows = None if n_train <= EVAL_ROWS else np.sort(np.random.default_rng(seed).permutation(n_train)[:EVAL_ROWS])
@@ -268,7 +269,7 @@ def crossing(grid: np.ndarray, values: np.ndarray, target: float) -> float:
 
 
 def mean_curves(names, lrs, seeds, curves, horizon) -> dict:
-    """{(name, lr): (grid, mean smoothed loss over *seeds*)} (see netsim.sim.recommend.mean_curve)."""
+    """{(name, lr): (grid, mean smoothed loss over *seeds*)} (see netsim.tuning.race.mean_curve)."""
     return {(n, lr): mean_curve([curves[(n, lr, s)] for s in seeds], horizon) for n in names for lr in lrs}
 
 
@@ -322,7 +323,7 @@ def main(argv=None) -> int:
                          "and score the search on them: how close a search costing N/3 times the exhaustive "
                          "one lands (default 0: not run)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="a keyword of netsim.sim.recommend.recommend for the race (e.g. last=1, replicates=3)")
+                    help="a keyword of netsim.tuning.race.recommend for the race (e.g. last=1, replicates=3)")
     args = ap.parse_args(argv)
     options = {} if args.alike is None else {"alike": args.alike}
     if args.holdout < 1:

@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grouping_regret import mean_curves, run_item, target_loss, ttt_table  # noqa: E402
 
 from netsim.config.scenario import load_scenario  # noqa: E402
-from netsim.grouping.candidates import ONE_GROUP, canonical  # noqa: E402
+from netsim.tuning.candidates import ONE_GROUP, canonical  # noqa: E402
 from netsim.sim.engine import prepare  # noqa: E402
-from netsim.sim.recommend import lr_grid, recommend  # noqa: E402
+from netsim.tuning.race import lr_grid, recommend  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

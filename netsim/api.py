@@ -48,7 +48,9 @@ from .results.runfolder import (
 )
 from .results.tables import summary_fields
 from .rules import RULES
-from .sim.engine import RunInterrupted, Simulation, advise, data_bytes, free_cycles, prepare
+from .sim.engine import RunInterrupted, Simulation, data_bytes, free_cycles, prepare
+from .tuning.advise import advise
+from .tuning.race import decide
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 
@@ -299,7 +301,7 @@ def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *,
     started = datetime.now(timezone.utc)
     own = prepared is None  # data loaded here is freed before returning (free_cycles)
     prepared = prepared if prepared is not None else prepare(sc)
-    sim = Simulation(sc, None, prepared, label)
+    sim = Simulation(sc, None, prepared, label, decide=decide)
     if out is None:
         result = sim.run(progress, progress_every)
         done = Run(from_result(result), result)
@@ -490,7 +492,7 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
 def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, overrides=None,
           seed: int | None = None, data_dir=None) -> dict:
     """Measure the workers, cluster them and rank candidate groupings (see
-    :func:`netsim.sim.engine.advise`); also ``classes`` and ``hosts`` per worker."""
+    :func:`netsim.tuning.advise.advise`); also ``classes`` and ``hosts`` per worker."""
     sc = _scenario(scenario, overrides, seed, data_dir)
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:
@@ -507,7 +509,7 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
               on_rung=None):
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
-    Returns a :class:`netsim.sim.recommend.Recommendation` (``name``, ``groups``, ``lr``,
+    Returns a :class:`netsim.tuning.race.Recommendation` (``name``, ``groups``, ``lr``,
     ``target``, ``reason``, ``ranking()`` of every candidate with its predicted time to
     target and interval, ``as_dict()``). *lrs*: the η grid (default: 5 values ×3 apart
     around the scenario's GSGD η, widened after the first rung where the best η is at its
@@ -522,8 +524,8 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     """
     from .rng import Streams
     from .sim.measurement import measure
-    from .sim.recommend import recommend as race
-    from .sim.recommend import verify as check
+    from .tuning.race import recommend as race
+    from .tuning.race import verify as check
     sc = _scenario(scenario)
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:

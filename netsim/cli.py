@@ -519,7 +519,7 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
     Shows each (grouping, η) candidate's predicted time to the target loss; the pick is what grouping = "auto" uses. With --quick, only measure, cluster and rank by the advisor's closed form."""
-    from .sim.recommend import RecommendError
+    from .tuning.race import RecommendError
     sc = load(scenario, set_, seed, data_dir)
     if quick:
         if race or lrs or verify or budget is not None or target is not None or alike or jobs is not None:

@@ -54,3 +54,19 @@ def central_differences(f, w, h=1e-5):
         e[i] = h
         g[i] = (f(w + e) - f(w - e)) / (2 * h)
     return g
+
+
+@pytest.fixture
+def fork_beside_dask(monkeypatch):
+    """Let the race's pool fork beside Dask's idle offload thread.
+
+    The pool refuses to fork while another thread runs; the Dask sweep tests leave
+    distributed's offload thread idle for the life of the process, and forking beside an
+    idle thread is safe, so tests that fork count the threads without it."""
+    import threading
+
+    import netsim.tuning.pool as pool
+
+    def active_count() -> int:
+        return sum(not t.name.startswith("Dask-Offload") for t in threading.enumerate())
+    monkeypatch.setattr(pool.threading, "active_count", active_count)

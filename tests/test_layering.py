@@ -15,7 +15,7 @@ LAYERS = [
     {"rules"},                            # PS update rules and their pure math
     {"config"},                           # scenario files → frozen, validated Scenario
     {"sim"},                              # the SimPy emulation: engine, server, workers, records
-    {"results"},                          # run folders, tables, figures, reports
+    {"results", "tuning"},                # run folders, tables, figures, reports; the grouping decision
     {"sweeps"},                           # grids of runs, executors
     {"api"},                              # the one front door
     {"cli"},                              # parse, call the API, render
@@ -24,8 +24,8 @@ LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 SIMPY_HOMES = {"sim", "net"}
 RICH_HOMES = {"results/render.py", "cli.py"}
 PURE = ["net/fairshare.py", "net/routing.py", "net/topology.py", "rules/aggregation.py", "rules/blocks.py",
-        "workload/models.py", "workload/timemodels.py", "grouping/clustering.py", "grouping/advisor.py",
-        "grouping/candidates.py"]
+        "workload/models.py", "workload/timemodels.py", "grouping/clustering.py", "tuning/advisor.py",
+        "tuning/candidates.py"]
 
 
 def unit(path: Path) -> str:
@@ -122,7 +122,7 @@ def test_rules_do_not_touch_simpy():
 def test_tests_mirror_the_package():
     """Each subpackage with tests has them in tests/<subpackage>/."""
     tests = Path(__file__).resolve().parent
-    for sub in ("net", "workload", "grouping", "rules", "config", "sim", "results", "sweeps"):
+    for sub in ("net", "workload", "grouping", "rules", "config", "sim", "results", "sweeps", "tuning"):
         assert (tests / sub).is_dir(), f"tests/{sub}/ is missing"
 
 
@@ -149,3 +149,43 @@ def test_importing_netsim_leaves_scikit_learn_unloaded():
                          cwd=PKG.parent)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def _module_of(path: Path) -> str:
+    rel = path.relative_to(PKG).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(("netsim",) + parts)
+
+
+def module_imports(path: Path) -> set[str]:
+    """Modules of netsim that *path* imports anywhere in its body (dotted names), a
+    package's submodules where ``from package import submodule`` names one."""
+    here = _module_of(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            name = ".".join(base + (node.module.split(".") if node.module else []))
+            if not name.startswith("netsim"):
+                continue
+            for alias in node.names:
+                sub = f"{name}.{alias.name}"
+                found.add(sub if (PKG.parent / (sub.replace(".", "/") + ".py")).exists() else name)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("netsim."))
+    return {m for m in found if m != _module_of(path)}
+
+
+def test_no_import_cycle_between_modules():
+    """Not even through an import inside a function (the engine once imported the race, which
+    imports the engine)."""
+    import networkx as nx
+    graph = nx.DiGraph()
+    for path in modules():
+        graph.add_node(_module_of(path))
+        for other in module_imports(path):
+            if other != "netsim":  # the package's __init__ re-exports the API: not an edge inward
+                graph.add_edge(_module_of(path), other)
+    cycles = list(nx.simple_cycles(graph))
+    assert not cycles, cycles[:3]

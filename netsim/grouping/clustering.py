@@ -147,7 +147,7 @@ def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None
 
     ``silhouette`` picks K by silhouette (:func:`auto_groups`); so do ``auto`` and
     ``race`` here, where no pilot emulation is possible (in runs, both are the
-    pilot-emulation recommender of :mod:`netsim.sim.recommend`).
+    pilot-emulation recommender of :mod:`netsim.tuning.race`).
     """
     n = len(times)
     name, k = parse_method(method, n)

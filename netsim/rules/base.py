@@ -168,7 +168,7 @@ class Rule:
 
     def wants_recommendation(self) -> bool:
         """True when the engine should choose groups and η by racing pilot emulations
-        (:mod:`netsim.sim.recommend`) after the measurement, then call ``adopt(groups, lr)``."""
+        (:mod:`netsim.tuning.race`) after the measurement, then call ``adopt(groups, lr)``."""
         return False
 
     def grouping_record(self) -> dict | None:

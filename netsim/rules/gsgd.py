@@ -50,7 +50,7 @@ class GroupingSpec:
 
     ``method``: ``hand`` (the ``groups`` key), ``auto`` (= ``race``: the grouping
     and η that pilot emulations predict reach the target loss first,
-    :mod:`netsim.sim.recommend`), ``silhouette`` (K by silhouette, no emulation),
+    :mod:`netsim.tuning.race`), ``silhouette`` (K by silhouette, no emulation),
     ``kmeans:K`` or ``equal:K`` (formed from a measurement phase of ``probe_rounds``
     iterations per worker);
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
@@ -130,7 +130,7 @@ class GSGD(Rule):
 
     def wants_recommendation(self) -> bool:
         """True for ``grouping = "auto"`` or ``"race"``: the engine races pilot emulations
-        of candidate (grouping, η) pairs (:mod:`netsim.sim.recommend`) and calls :meth:`adopt`."""
+        of candidate (grouping, η) pairs (:mod:`netsim.tuning.race`) and calls :meth:`adopt`."""
         return self.grouping.method in ("auto", "race")
 
     def adopt(self, groups, lr: float) -> None:

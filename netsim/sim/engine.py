@@ -34,7 +34,7 @@ from .lean import LeanCrew
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "check_data", "load_checked", "simulate", "Simulation", "advise", "RunInterrupted"]
+__all__ = ["Prepared", "prepare", "check_data", "load_checked", "simulate", "Simulation", "RunInterrupted"]
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -142,7 +142,7 @@ def _model(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tu
     """The scenario's model for *dataset* and its initial weights (n_params,), drawn from *rng*."""
     spec = scenario.model
     if spec.backend == "torch":
-        from ..workload.torch_nets import make_torch_model
+        from ..workload.torch_model import make_torch_model
         seed = int(rng.integers(2 ** 63))  # the module's own initialisation, under torch's generator
         try:
             model = make_torch_model(spec, dataset.input_shape, dataset.n_classes, seed, Path(scenario.path).parent)
@@ -190,7 +190,7 @@ class Simulation:
 
     def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None,
                  label: str | None = None, *, rule=None, eval_set: tuple[np.ndarray, np.ndarray] | None = None,
-                 lean: bool = True):
+                 lean: bool = True, decide=None):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
         self.label = label or self.algorithm
@@ -218,6 +218,11 @@ class Simulation:
                 self.returning.update(event.workers)
         self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
                                         scenario.network, self.prepared.w0.size)
+        self.decide = decide
+        """The grouping decision for a rule that asks for one (``rule.wants_recommendation()``):
+        ``decide(scenario, prepared, measurement, rule, on_rung)`` returns an object with
+        ``groups``, ``lr`` and ``as_dict()`` (:func:`netsim.tuning.race.decide`). The engine
+        does not race candidates itself; whoever runs such a scenario passes the tuner in."""
         self.lean = lean
         """Whether the workers may run as lean callbacks (:mod:`netsim.sim.lean`) when the run allows it."""
         self.eval_train, self.eval_test = evaluation_sets(self.prepared.dataset, scenario.run.eval_rows,
@@ -406,8 +411,11 @@ class Simulation:
             return 0.0
         m = measure(self.scenario, self.prepared.w0.size, rounds, self.streams, [st.slowdown for st in self.states])
         if rule.wants_recommendation():
-            from .recommend import recommend  # races pilot emulations of (grouping, η) candidates
-            rec = recommend(self.scenario, self.prepared, measurement=m, rule=rule, on_rung=self._racing)
+            if self.decide is None:
+                raise ScenarioError(f"algorithms.{self.algorithm}.grouping", "'auto' races pilot runs, which this "
+                                    "caller did not provide: run the scenario through netsim.api (or the "
+                                    "netsim command), or pass decide=netsim.tuning.race.decide", self.scenario.path)
+            rec = self.decide(self.scenario, self.prepared, m, rule, self._racing)
             rule.adopt(rec.groups, rec.lr)
             record = rec.as_dict()
         else:
@@ -605,62 +613,14 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
     return ""
 
 
-def advise(scenario: Scenario, rounds: int | None = None) -> dict:
-    """The grouping decision, laid open: measure, cluster, and rank candidate groupings.
-
-    Returns ``measurement`` (Measurement), ``grouping`` (the Grouping GSGD's method
-    makes without emulation; ``silhouette`` when the scenario sets ``hand``, ``auto`` or
-    ``race``), ``silhouette`` (K by silhouette), ``lr_sync`` (the synchronous step the
-    ranking scales: the scenario's SSGD η when it configures SSGD, else GSGD's) and
-    ``ranking`` (advisor Predictions, best first, each with its η) over the candidates
-    the race would run (:func:`netsim.grouping.candidates.candidate_groupings`) and the
-    silhouette's. No pilot emulation: :mod:`netsim.sim.recommend` races them.
-    """
-    from ..grouping.advisor import rank
-    from ..grouping.candidates import candidate_groupings
-    rule = scenario.grouping_rule()
-    spec = rule.grouping
-    n_params = _n_params(scenario)
-    m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))
-    seed = scenario.run.seed
-    auto = rule.choose(m.iteration, seed, "silhouette")
-    chosen = auto if spec.method in ("hand", "auto", "race") else rule.choose(m.iteration, seed)
-    candidates = dict(candidate_groupings(m.iteration, hand=rule.groups, k_max=spec.k_max, seed=seed))
-    candidates["silhouette"] = auto.groups
-    lr_sync = scenario.rules["ssgd"].lr if "ssgd" in scenario.rules else rule.lr
-    return {"measurement": m, "grouping": chosen, "silhouette": auto, "lr_sync": lr_sync,
-            "ranking": rank(merge_same(candidates), m.iteration, lr_sync=lr_sync, seed=seed)}
-
-
-def merge_same(candidates: dict) -> dict:
-    """One entry per distinct partition; names of identical ones joined with `` = ``.
-
-    >>> merge_same({"hand": [[0, 1], [2]], "auto": [[2], [1, 0]], "one": [[0, 1, 2]]})
-    {'hand = auto': [[0, 1], [2]], 'one': [[0, 1, 2]]}
-    """
-    seen: dict = {}
-    for name, groups in candidates.items():
-        key = tuple(sorted(tuple(sorted(g)) for g in groups))
-        if key in seen:
-            seen[key] = (f"{seen[key][0]} = {name}", seen[key][1])
-        else:
-            seen[key] = (name, groups)
-    return {name: groups for name, groups in seen.values()}
-
-
-def _n_params(scenario: Scenario) -> int:
-    """Model size without loading the training data when the network does not need it."""
-    if scenario.network is None or scenario.network.message_bytes:
-        return 1
-    return prepare(scenario).w0.size
-
-
 def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,
-             progress=None, progress_every: float | None = None, label: str | None = None) -> Result:
+             progress=None, progress_every: float | None = None, label: str | None = None,
+             decide=None) -> Result:
     """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result
-    (labelled *label*, default the algorithm's name). Data it loads itself (no *prepared*)
-    is freed before it returns (:func:`free_cycles`)."""
-    sim = Simulation(scenario, algorithm, prepared, label)
+    (labelled *label*, default the algorithm's name); *decide*: the grouping decision of
+    :class:`Simulation`. Data it loads itself (no *prepared*) is freed before it returns
+    (:func:`free_cycles`)."""
+    sim = Simulation(scenario, algorithm, prepared, label, decide=decide)
     result = sim.run(progress, progress_every)
     if prepared is None:
         size = data_bytes(sim.prepared.dataset)

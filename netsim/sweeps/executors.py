@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from ..sim.forkpool import usable_cpus
+from ..tuning.pool import usable_cpus
 
 __all__ = ["ExecutorError", "local_results", "dask_results", "connect", "default_workers"]
 

@@ -35,6 +35,7 @@ from ..results.provenance import run_meta
 from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..sim.engine import check_data, data_bytes, free_cycles, prepare, simulate
+from ..tuning.race import decide
 from ..workload.datasets import DataNotFoundError
 from .executors import connect, dask_results, default_workers, local_results
 
@@ -161,7 +162,7 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
     as ``{file name: bytes}``, so no file system needs to be shared."""
     started = datetime.now(timezone.utc)
     prepared = prepare(scenario)
-    result = simulate(scenario, prepared=prepared)
+    result = simulate(scenario, prepared=prepared, decide=decide)
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
         write_run(result, tmp, scenario=scenario, meta=run_meta(scenario, prepared.dataset.source, started, result.label))
         files = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}

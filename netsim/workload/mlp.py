@@ -12,7 +12,7 @@ from itertools import pairwise
 import numpy as np
 import scipy.sparse as sp
 
-from .models import Model
+from .base import Model
 
 __all__ = ["MLP", "layer_sizes"]
 

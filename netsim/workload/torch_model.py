@@ -11,11 +11,14 @@ rest of netsim imports this module when a scenario asks for ``backend = "torch"`
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from .models import Model
-from .torch_nets import DTYPES, LOSSES
+from ..errors import ScenarioError
+from .base import Model
+from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
 
 try:
     import torch
@@ -23,7 +26,7 @@ try:
 except ImportError:  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
     torch = None
 
-__all__ = ["TorchModel", "EVAL_CHUNK_ROWS"]
+__all__ = ["TorchModel", "make_torch_model", "EVAL_CHUNK_ROWS"]
 
 EVAL_CHUNK_ROWS = 2048
 """Rows per forward pass when a loss or prediction runs over a whole data set (bounds
@@ -49,7 +52,7 @@ class TorchModel(Model):
     input_shape : tuple of int, the shape of one example (e.g. (1, 28, 28)).
     n_classes : int >= 2.
     key : str, the model's name in per-model tables (``lr = { lenet5 = 0.1 }``).
-    loss : one of :data:`LOSSES`.
+    loss : one of :data:`netsim.workload.torch_nets.LOSSES`.
     l2 : float >= 0.
     dtype : ``"float32"`` or ``"float64"``.
     device : ``"cpu"`` or ``"cuda"``.
@@ -189,3 +192,59 @@ class TorchModel(Model):
     def residual(self, w, X, y):
         raise NotImplementedError("a torch model's gradient has no low-rank form; compact gradients need "
                                   "a linear numpy model")
+
+
+def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int, folder: Path | None):
+    """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
+    (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
+    its parameters initialised by the module under torch's generator seeded with *seed*
+    (torch's own global generator is left as it was).
+
+    Raises ScenarioError naming the ``model.*`` key when the module does not import, is not
+    an ``nn.Module``, does not fit the input or gives another number of logits.
+    """
+    if spec.device == "cuda" and not torch.cuda.is_available():
+        raise ScenarioError("model.device", "'cuda' but torch sees no CUDA device here (allowed: cpu)")
+    torch.set_num_threads(spec.threads)
+    # numpy's BLAS too: the parameter server's vector operations on a network's parameters are
+    # above OpenBLAS's threading threshold, and its threads waiting for a busy core cost ms per call
+    threadpool_limits(spec.threads, user_api="blas")
+    torch.use_deterministic_algorithms(True)
+    key = "model.module" if spec.module else "model.name"
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            if spec.module:
+                module = load_module_class(spec.module, folder)(**spec.kwargs_dict())
+            else:
+                options = {"cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
+                           "mlp": {"hidden": spec.hidden}}.get(spec.name, {})
+                module = {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
+        if not isinstance(module, torch.nn.Module):
+            raise ValueError(f"{spec.module!r} built a {type(module).__name__}, not a torch.nn.Module")
+        check_module(module)
+    except ScenarioError:
+        raise
+    except Exception as exc:  # noqa: BLE001  the user's constructor: name the key, no traceback
+        raise ScenarioError(key, str(exc) if isinstance(exc, ValueError) else
+                            f"building the module failed ({type(exc).__name__}: {exc})") from None
+    model = TorchModel(module, input_shape=input_shape, n_classes=n_classes, key=spec.key, loss=spec.loss,
+                       l2=spec.l2, dtype=spec.dtype, device=spec.device, stack=spec.stack)
+    _check_output(model, key, input_shape, n_classes)
+    return model
+
+
+def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int) -> None:
+    """A forward pass on two zero examples: the module must accept them and give
+    *n_classes* logits per row (or 1 for two classes)."""
+    X = np.zeros((2, int(np.prod(input_shape))))
+    try:
+        out = model.decision_function(model.initial_weights(), X)
+    except Exception as exc:  # noqa: BLE001  a module that does not fit the data: say so in one line
+        raise ScenarioError(key, f"the model does not accept this data's examples of shape {tuple(input_shape)} "
+                            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    allowed = (n_classes, 1) if n_classes == 2 else (n_classes,)
+    if out.ndim != 2 or out.shape[1] not in allowed:
+        raise ScenarioError(key, f"the model outputs shape {tuple(out.shape[1:])} per example, but the data has "
+                            f"{n_classes} classes: it needs one logit per class ({n_classes}"
+                            f"{' or 1 for two classes' if n_classes == 2 else ''})")

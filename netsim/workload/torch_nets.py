@@ -13,12 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
-from ..errors import ScenarioError
 
 __all__ = ["TORCH_NETS", "LOSSES", "DTYPES", "TORCH_INSTALL", "torch_missing", "lenet5", "cnn", "mlp", "load_module_class",
-           "make_torch_model"]
+           "check_module"]
 
 TORCH_NETS = ("lenet5", "cnn", "mlp")
 """Built-in networks (``[model] name``)."""
@@ -141,63 +138,3 @@ def check_module(module) -> None:
                              "server does not share; use track_running_stats=False, GroupNorm or LayerNorm")
     if not any(p.requires_grad for p in module.parameters()):
         raise ValueError("the module has no trainable parameters")
-
-
-def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int, folder: Path | None):
-    """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
-    (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
-    its parameters initialised by the module under torch's generator seeded with *seed*
-    (torch's own global generator is left as it was).
-
-    Raises ScenarioError naming the ``model.*`` key when the module does not import, is not
-    an ``nn.Module``, does not fit the input or gives another number of logits.
-    """
-    import torch
-
-    from .torch_model import TorchModel
-
-    if spec.device == "cuda" and not torch.cuda.is_available():
-        raise ScenarioError("model.device", "'cuda' but torch sees no CUDA device here (allowed: cpu)")
-    torch.set_num_threads(spec.threads)
-    # numpy's BLAS too: the parameter server's vector operations on a network's parameters are
-    # above OpenBLAS's threading threshold, and its threads waiting for a busy core cost ms per call
-    threadpool_limits(spec.threads, user_api="blas")
-    torch.use_deterministic_algorithms(True)
-    key = "model.module" if spec.module else "model.name"
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            if spec.module:
-                module = load_module_class(spec.module, folder)(**spec.kwargs_dict())
-            else:
-                options = {"cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
-                           "mlp": {"hidden": spec.hidden}}.get(spec.name, {})
-                module = {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
-        if not isinstance(module, torch.nn.Module):
-            raise ValueError(f"{spec.module!r} built a {type(module).__name__}, not a torch.nn.Module")
-        check_module(module)
-    except ScenarioError:
-        raise
-    except Exception as exc:  # noqa: BLE001  the user's constructor: name the key, no traceback
-        raise ScenarioError(key, str(exc) if isinstance(exc, ValueError) else
-                            f"building the module failed ({type(exc).__name__}: {exc})") from None
-    model = TorchModel(module, input_shape=input_shape, n_classes=n_classes, key=spec.key, loss=spec.loss,
-                       l2=spec.l2, dtype=spec.dtype, device=spec.device, stack=spec.stack)
-    _check_output(model, key, input_shape, n_classes)
-    return model
-
-
-def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int) -> None:
-    """A forward pass on two zero examples: the module must accept them and give
-    *n_classes* logits per row (or 1 for two classes)."""
-    X = np.zeros((2, int(np.prod(input_shape))))
-    try:
-        out = model.decision_function(model.initial_weights(), X)
-    except Exception as exc:  # noqa: BLE001  a module that does not fit the data: say so in one line
-        raise ScenarioError(key, f"the model does not accept this data's examples of shape {tuple(input_shape)} "
-                            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
-    allowed = (n_classes, 1) if n_classes == 2 else (n_classes,)
-    if out.ndim != 2 or out.shape[1] not in allowed:
-        raise ScenarioError(key, f"the model outputs shape {tuple(out.shape[1:])} per example, but the data has "
-                            f"{n_classes} classes: it needs one logit per class ({n_classes}"
-                            f"{' or 1 for two classes' if n_classes == 2 else ''})")

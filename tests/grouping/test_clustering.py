@@ -9,7 +9,7 @@ from conftest import ROOT
 from sklearn.metrics import adjusted_rand_score
 
 from netsim.config.scenario import load_scenario
-from netsim.grouping.advisor import predict, rank
+from netsim.tuning.advisor import predict, rank
 from netsim.grouping.clustering import (
     choose_grouping,
     equal_groups,

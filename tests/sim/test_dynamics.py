@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from netsim.cli import app
 from netsim.errors import ScenarioError
 from netsim.sim.engine import simulate
+from netsim.tuning.race import decide
 
 
 def test_slowdown_changes_compute_times_by_hand():
@@ -50,7 +51,7 @@ def test_group_timeout_proceeds_without_the_crashed_member():
     raw["run"]["until"] = 5.0
     raw["algorithms"]["gsgd"]["group_timeout"] = 1.5
     raw["events"] = [{"time": 0.5, "kind": "crash", "worker": 1}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     g0 = sorted({round(t, 9) for t, g in zip(result.records.time, result.records.group) if g == 0})
     assert g0 == [1.5, 3.0, 4.5]
     timeouts = [e for e in result.records.events if e["kind"] == "group_timeout"]
@@ -62,7 +63,7 @@ def test_without_timeout_a_crashed_member_blocks_its_group():
     raw = base_raw()
     raw["run"]["until"] = 20.0
     raw["events"] = [{"time": 0.5, "kind": "crash", "worker": 1}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     assert 0 not in result.records.group  # group 0 never completes a round
     assert len(result.records.version) == 8  # group 1 alone: 2.4, 4.8, ..., 19.2
 
@@ -73,7 +74,7 @@ def test_online_regrouping_moves_a_slowed_worker():
     raw["run"]["until"] = 80.0
     raw["algorithms"]["gsgd"].update(regroup_every=10, regroup_window=3)
     raw["events"] = [{"time": 20.0, "kind": "slowdown", "worker": 0, "factor": 4.0}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     regroups = [e for e in result.records.events if e["kind"] == "regroup"]
     assert regroups and regroups[0]["before"] == [[0, 1, 2], [3, 4, 5]]
     assert regroups[-1]["after"] == [[1, 2], [0, 3, 4, 5]]
@@ -85,7 +86,7 @@ def test_raced_grouping_measures_first():
                             {"name": "slow", "count": 3, "compute": {"dist": "lognormal", "median": 4.0, "sigma": 0.05}}])
     raw["algorithms"]["gsgd"].update(grouping="race", probe_rounds=3)
     raw["run"]["until"] = 40.0
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     g = result.extra["grouping"]
     assert g["method"] == "race" and sorted(g["members"]) == sorted(result.groups)  # the recommendation is used
     assert g["lr"] in [c["lr"] for c in g["candidates"]] and g["recommended"] == g["candidates"][0]["name"]
@@ -205,7 +206,7 @@ def test_regrouping_on_a_time_interval():
     raw["run"]["until"] = 80.0
     raw["algorithms"]["gsgd"].update(regroup_every_s=10.0, regroup_window=3)
     raw["events"] = [{"time": 20.0, "kind": "slowdown", "worker": 0, "factor": 4.0}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     regroups = [e for e in result.records.events if e["kind"] == "regroup"]
     assert regroups and all(round(e["time"], 9) % 10 == 0 for e in regroups)
     assert result.groups == [[1, 2], [0, 3, 4, 5]]
@@ -216,7 +217,7 @@ def test_crash_and_return_during_the_measurement_phase():
     raw["algorithms"]["gsgd"].update(grouping="auto", probe_rounds=2)
     raw["run"]["until"] = 30.0
     raw["events"] = [{"time": 1.0, "kind": "crash", "worker": 0, "duration": 1.0}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     start = result.extra["grouping"]["measurement"]["duration_s"]
     assert start == 6.0 and min(result.records.time) > start
     assert result.workers[0].gradients_applied > 0

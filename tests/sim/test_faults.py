@@ -5,6 +5,7 @@ import pytest
 from conftest import base_raw, make_scenario
 
 from netsim.sim.engine import simulate
+from netsim.tuning.race import decide
 from netsim.sim.records import summarize
 
 
@@ -48,7 +49,7 @@ def test_crash_and_recover_at_zero_with_auto_grouping():
     raw["run"]["until"] = 30.0
     raw["algorithms"]["gsgd"].update(grouping="auto", probe_rounds=2)
     raw["events"] = [{"time": 0.0, "kind": "crash", "worker": 0}, {"time": 0.0, "kind": "recover", "worker": 0}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     duration = result.extra["grouping"]["measurement"]["duration_s"]
     assert result.status == "ok"
     assert min(pushes_of(result, 0)) > duration  # no push before training started
@@ -61,7 +62,7 @@ def test_regrouping_from_singletons_keeps_per_group_figures():
                             {"name": "slow", "count": 3, "compute": 4.0}])
     raw["run"]["until"] = 60.0
     raw["algorithms"]["gsgd"].update(groups=[[0], [1], [2], [3], [4], [5]], regroup_every=10, regroup_window=3)
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     summary = summarize(result)
     last = [e for e in result.records.events if e["kind"] == "regroup"][-1]
     assert len(summary["groups"]) < 6
@@ -159,7 +160,7 @@ def test_gsgd_stalls_only_when_every_group_is_blocked():
     raw = base_raw()
     raw["run"]["until"] = 20.0
     raw["events"] = [{"time": 0.5, "kind": "crash", "worker": 1}, {"time": 3.0, "kind": "crash", "worker": 2}]
-    result = simulate(make_scenario(raw), "gsgd")
+    result = simulate(make_scenario(raw), "gsgd", decide=decide)
     stalled(result, 3.0, [1, 2])
     assert result.updates == 1  # group 1 (worker 2) at 2.4
 

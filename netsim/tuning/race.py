@@ -1,7 +1,7 @@
 """Recommend a (grouping, learning rate) pair by racing short pilot emulations.
 
 The emulator itself is the model. Every candidate (a grouping from
-:func:`netsim.grouping.candidates.candidate_groupings` × a learning rate η from a
+:func:`netsim.tuning.candidates.candidate_groupings` × a learning rate η from a
 log grid) starts from the same prepared data, shards, initial model and time
 draws (common random numbers: one ``prepare`` and the scenario seed's streams);
 optionally (``alike``) groupings whose measured timing is close to an earlier
@@ -40,12 +40,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..grouping.candidates import candidate_groupings
-from ..grouping.progress import GroupTiming, group_timing, prune_alike
 from ..rng import Streams
-from .engine import Prepared, Simulation, prepare
-from .forkpool import StickyPool, usable_cpus
-from .measurement import Measurement, measure
+from ..sim.engine import Prepared, Simulation, prepare
+from ..sim.measurement import Measurement, measure
+from .candidates import candidate_groupings
+from .pool import StickyPool, usable_cpus
+from .progress import GroupTiming, group_timing, prune_alike
 
 __all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
            "edge_steps", "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target"]
@@ -72,7 +72,7 @@ class Pilot:
     time to target (s; inf when not expected within reach); ``how``: ``emulated`` or
     ``extrapolated``; ``curves``: a last-rung candidate's runs (its pilot first, then
     its replicates); ``timing``: the grouping's update rate and staleness from the
-    measured iteration times (:mod:`netsim.grouping.progress`).
+    measured iteration times (:mod:`netsim.tuning.progress`).
     """
     name: str
     groups: tuple
@@ -235,10 +235,10 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         options the pilots keep); default the scenario's ``[algorithms.gsgd]``.
     alike : when > 0, groupings whose measured update rate, 1 + staleness and gradients per
         update all lie within a factor ``e**alike`` of an earlier candidate's are not raced
-        (:func:`netsim.grouping.progress.prune_alike`; 0.2 is about ±22 %). Default 0: race
+        (:func:`netsim.tuning.progress.prune_alike`; 0.2 is about ±22 %). Default 0: race
         all (0.2 cost about 30 % less and one good pick in twelve on the benchmark).
     jobs : processes the pilots run in (this one and forked copies, where forking is safe:
-        :mod:`netsim.sim.forkpool`); None: the CPUs this process may use, at most one per 4
+        :mod:`netsim.tuning.pool`); None: the CPUs this process may use, at most one per 4
         candidates. The result is the same for any *jobs* (wall times aside).
     on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based) is
         run, for progress displays; it may raise (e.g. KeyboardInterrupt) to abandon the race.
@@ -678,6 +678,12 @@ def _predict(p: Pilot, target: float, horizon: float) -> None:
     p.predicted = max(cross(slope), float(t[-1]))
     p.low = max(cross(slope - 2 * se), float(t[-1]))
     p.high = max(cross(slope + 2 * se), float(t[-1]))
+
+
+def decide(scenario, prepared: Prepared, measurement: Measurement, rule, on_rung) -> Recommendation:
+    """The grouping decision a run with ``grouping = "auto"`` injects into the engine
+    (``Simulation(..., decide=decide)``): :func:`recommend` on the run's own measurement."""
+    return recommend(scenario, prepared, measurement=measurement, rule=rule, on_rung=on_rung)
 
 
 def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top: int = 3,

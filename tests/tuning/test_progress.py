@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from netsim.grouping.progress import group_timing
+from netsim.tuning.progress import group_timing
 
 
 def test_round_time_is_the_mean_of_the_per_round_maximum():

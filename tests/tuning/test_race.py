@@ -11,12 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from conftest import base_raw, make_scenario
 
-from netsim.grouping.candidates import canonical, candidate_groupings
+from netsim.tuning.candidates import canonical, candidate_groupings
 from netsim.rng import Streams
 from netsim.sim.engine import Simulation, prepare, simulate
 from netsim.sim.measurement import measure
-from netsim.sim.recommend import (RecommendError, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss,
+from netsim.tuning.race import (RecommendError, decide, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss,
                                    verify)
+
+pytestmark = pytest.mark.usefixtures("fork_beside_dask")
 
 SEEDS = (3, 4)
 
@@ -202,7 +204,7 @@ def _evidence(rec) -> dict:
 
 
 def test_the_race_is_the_same_in_any_number_of_processes(monkeypatch):
-    import netsim.sim.forkpool as forkpool
+    import netsim.tuning.pool as forkpool
     if forkpool.usable_jobs(2) == 1:
         pytest.skip("forking is not used on this platform: every jobs value runs in this process")
     moves = []
@@ -234,7 +236,7 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
     sc = make_scenario(raw)
     snaps = []
-    sim = Simulation(sc, "gsgd", prepare(sc))
+    sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
     sim.run(progress=snaps.append)
     notes = [s.note for s in snaps if s.note]
     # rungs at 1/27, 1/9, 1/3 and 1/2 of the horizon; a third of the candidates (at least 2) go on
@@ -249,7 +251,7 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
 
 def test_a_stop_request_abandons_the_race():
     raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
-    sim = Simulation(make_scenario(raw), "gsgd")
+    sim = Simulation(make_scenario(raw), "gsgd", decide=decide)
     sim.request_stop()
     with pytest.raises(KeyboardInterrupt) as info:
         sim.run()
@@ -308,13 +310,13 @@ def test_timed_events_after_the_race_are_named():
 
 def _finalist(name: str, k: int, loss: float):
     """A finalist of *k* groups whose runs hold *loss* throughout (so its rung score is *loss*)."""
-    from netsim.sim.recommend import Pilot
+    from netsim.tuning.race import Pilot
     curve = [(t, loss) for t in (0.0, 1.0, 2.0, 3.0, 4.0)]
     return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve, curve])
 
 
 def test_finalists_within_one_percent_tie_and_the_fewest_groups_win():
-    from netsim.sim.recommend import TIE, _score, _tie_pick
+    from netsim.tuning.race import TIE, _score, _tie_pick
     assert TIE == 0.01
     seven, two, one = _finalist("equal:7", 7, 1.000), _finalist("kmeans:2", 2, 1.008), _finalist("one", 1, 1.02)
     ok = [seven, two, one]
@@ -348,7 +350,7 @@ def test_a_grid_centred_far_below_the_best_eta_is_widened():
 def test_a_widened_race_is_the_same_in_any_number_of_processes():
     """The pilots added beyond the grid start after the children were forked: each task
     carries its pilot's groups and η, so every process count gives the same race."""
-    import netsim.sim.forkpool as forkpool
+    import netsim.tuning.pool as forkpool
     if forkpool.usable_jobs(2) == 1:
         pytest.skip("forking is not used on this platform: every jobs value runs in this process")
     raw = cluster([{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}], until=60.0)
@@ -366,7 +368,7 @@ def test_the_last_rung_counts_the_loss_excursions_the_criterion_counts():
     the median of the raw last quarter ignores that (0.4), the curve smoothed as the
     time-to-target criterion smooths it (trailing median over T/20 = 1 s, three evaluations
     here) holds 2.0 for two of its six last-quarter points: (4 × 0.4 + 2 × 2.0) / 6."""
-    from netsim.sim.recommend import Pilot, _final_score, _score
+    from netsim.tuning.race import Pilot, _final_score, _score
     times = [0.5 * k for k in range(21)]   # 0 .. 10 s: half of T = 20 s
     spiky = [(t, 2.0 if t in (8.0, 8.5) else 0.4) for t in times]
     steady = [(t, 0.5) for t in times]

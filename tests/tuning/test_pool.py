@@ -6,10 +6,11 @@ import threading
 
 import pytest
 
-from netsim.sim.forkpool import StickyPool, usable_jobs
+from netsim.tuning.pool import StickyPool, usable_jobs
 
 FORKS = usable_jobs(2) == 2  # Linux, no other Python thread
 needs_fork = pytest.mark.skipif(not FORKS, reason="forking is not used on this platform")
+pytestmark = pytest.mark.usefixtures("fork_beside_dask")
 
 
 def test_assign_longest_first_then_owners_stay_and_moves_lower_the_peak():
@@ -81,7 +82,7 @@ import sys
 sys.path.insert(0, {tests!r})
 from conftest import base_raw, make_scenario
 from netsim.sim.engine import prepare
-from netsim.sim.recommend import recommend
+from netsim.tuning.race import recommend
 raw = base_raw(workers=[{{"name": "fast", "count": 3, "compute": 1.0}}, {{"name": "slow", "count": 3, "compute": 3.0}}])
 raw["run"].update(algorithm="gsgd", until=30.0, eval_every=0.3)
 raw["algorithms"] = {{"gsgd": {{"lr": 1.0, "probe_rounds": 3, "regroup_every": 5, "regroup_window": 3}}}}

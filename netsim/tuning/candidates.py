@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .clustering import equal_groups, features, kmeans_groups, _ordered
+from ..grouping.clustering import equal_groups, features, kmeans_groups, _ordered
 
 __all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical"]
 
