@@ -91,3 +91,40 @@ def test_a_rules_cited_section_is_the_one_that_documents_it(name):
     for number in numbers:
         assert number in known, f"{name}.source cites §{number}, which does not exist"
         assert f"`{name}`" in known[number], f"§{number} ({known[number]!r}) does not name `{name}`"
+
+
+_DOTTED = re.compile(r"\bnetsim(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _resolves(name: str) -> bool:
+    """Whether *name* (``netsim.x.y``) is an importable module or an attribute chain of one."""
+    import importlib
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_dotted_netsim_reference_resolves():
+    """Docstrings, README.md and docs/ name modules and objects by dotted path: each must exist
+    (file names such as ``netsim.lock`` are written with their leading dot, ``.netsim.lock``)."""
+    files = sorted((ROOT / "netsim").rglob("*.py")) + sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    stale = set()
+    for path in files:
+        for match in _DOTTED.finditer(path.read_text()):
+            start = match.start()
+            text = path.read_text()
+            if start and text[start - 1] in "./-_":  # .netsim.lock, a path, another name's tail
+                continue
+            name = match.group(0)
+            if not _resolves(name):
+                stale.add(f"{path.relative_to(ROOT)}: {name}")
+    assert not stale, sorted(stale)

@@ -52,7 +52,7 @@ class FixedLatency:
 
 
 class NetworkComm:
-    """Transfers over a :class:`netsim.network.FlowNetwork`: a pull carries the model
+    """Transfers over a :class:`netsim.net.flows.FlowNetwork`: a pull carries the model
     PS → worker host, a push carries the gradient worker host → PS (bytes include
     the header). A transfer that takes no time at all (zero latency, infinite
     bandwidth) is instantaneous, exactly as a zero fixed latency.

@@ -42,7 +42,7 @@ class FlowNetwork:
 
     A transfer first waits out the sum of the link latencies of its path
     (using no bandwidth), then sends its bytes at its fair rate. Rates are
-    recomputed (water-filling, :mod:`netsim.fairshare`) whenever flows start
+    recomputed (water-filling, :mod:`netsim.net.fairshare`) whenever flows start
     sending or finish; all starts and ends at one instant are batched into one
     recomputation, and only the earliest completion is scheduled (a
     generation counter invalidates the timeout when rates change).
@@ -127,7 +127,7 @@ class FlowNetwork:
         nbytes : int or float
             Payload, bytes (>= 0); ``header_bytes`` is added.
         flow_key : optional
-            ECMP key (see :func:`netsim.routing.route`); default ``(src, dst)``.
+            ECMP key (see :func:`netsim.net.routing.route`); default ``(src, dst)``.
 
         Returns
         -------

@@ -7,12 +7,12 @@ stable hash of the flow's key (ECMP). Latency sums equal within a relative
 
 The general algorithm builds one shortest-path DAG per root node (Dijkstra on
 (latency, hops)), which encodes every equal-cost path to that root, and walks
-it. A graph that is exactly :func:`~netsim.topology.fat_tree` with one latency
+it. A graph that is exactly :func:`~netsim.net.topology.fat_tree` with one latency
 on every link takes a fast path between hosts that returns the same paths
 arithmetically (see :func:`_fat_tree_layout`).
 
 All functions are pure. Work is memoised in an optional ``cache`` dict owned
-by the caller (e.g. one per :class:`~netsim.network.FlowNetwork`); it holds the
+by the caller (e.g. one per :class:`~netsim.net.flows.FlowNetwork`); it holds the
 fat-tree layout (or ``None``), plain-tuple adjacency, the natural node order,
 how often each node was an endpoint, one DAG per root node and, per (src, dst)
 pair routed on the inverted DAG of its source, that sub-DAG with path counts.
@@ -236,7 +236,7 @@ def _fat_tree_layout(G):
     """The layout of *G* if it is exactly ``fat_tree(k)`` with one latency, else None.
 
     *G* qualifies when it has the nodes and links (by name) of
-    :func:`~netsim.topology.fat_tree` and no other, and every link has the same
+    :func:`~netsim.net.topology.fat_tree` and no other, and every link has the same
     latency ``L`` (s), an int or float with ``0 <= L`` and ``8 * L`` finite. Then
     every path of ``n`` hops sums to the same latency, which never decreases
     with ``n``, so the equal-cost paths of the general algorithm are the

@@ -5,7 +5,7 @@ an inline dict) has exactly one of these sources, plus an optional
 ``description``:
 
 ``builder = "fat_tree"`` with ``[args]``
-    A builder of :data:`netsim.topology.BUILDERS` called with ``args``.
+    A builder of :data:`netsim.net.topology.BUILDERS` called with ``args``.
 ``graphml = "file.graphml"``
     A GraphML file (relative to the spec's directory or *base_dir*).
 ``topohub = "topozoo/Abilene"``
@@ -68,7 +68,7 @@ def load_topology(spec_or_path, *, base_dir=None):
     Returns
     -------
     networkx.Graph
-        Validated by :func:`netsim.topology.validate_graph`.
+        Validated by :func:`netsim.net.topology.validate_graph`.
 
     Raises
     ------

@@ -176,7 +176,7 @@ def write_report(folder: str | Path, *, fmt: str = "md", out: str | Path | None 
     drawn by ``netsim plot``, is never redrawn) and write ``folder/report.md`` (or
     ``report.html``, or *out*). Returns the report's path.
 
-    Raises :class:`netsim.runfolder.FolderError` for a folder without runs and
+    Raises :class:`netsim.results.runfolder.FolderError` for a folder without runs and
     ValueError for an unknown *fmt*.
     """
     if fmt not in FORMATS:

@@ -66,7 +66,7 @@ class RuleContext:
 
 
 class ServerActions(Protocol):
-    """What a rule may ask of the parameter server (see :mod:`netsim.server`)."""
+    """What a rule may ask of the parameter server (see :mod:`netsim.sim.server`)."""
     version: int
     w: np.ndarray
     now: float

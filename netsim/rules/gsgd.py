@@ -54,7 +54,7 @@ class GroupingSpec:
     ``kmeans:K`` or ``equal:K`` (formed from a measurement phase of ``probe_rounds``
     iterations per worker);
     ``k_max``, ``jitter``, ``min_silhouette``, ``homogeneous_ratio``: see
-    :func:`netsim.clustering.auto_groups`. ``timeout`` (s, 0: none): a group's round that
+    :func:`netsim.grouping.clustering.auto_groups`. ``timeout`` (s, 0: none): a group's round that
     started (its members were sent the model) at t closes at t + timeout with the
     gradients it has; when it has none, the first gradient to arrive closes it. ``regroup_every`` (updates, 0: never) or
     ``regroup_every_s`` (simulated s, 0: never): re-cluster from the last

@@ -15,7 +15,7 @@ class LGC(Rule):
     """LGC-style rule (ALGORITHMS.md §4 reconstruction; not a reproduction).
 
     Every minibatch of B rows is seen as *blocks* blocks computed one after
-    another (equal time each; see :meth:`netsim.server.ParameterServer.collect`).
+    another (equal time each; see :meth:`netsim.sim.server.ParameterServer.collect`).
     Round t (model ``w_t``): the PS waits until K workers have pushed a whole
     minibatch computed on ``w_t`` (they then wait). At that moment it forms
 

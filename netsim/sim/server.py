@@ -50,7 +50,7 @@ class ParameterServer:
     env : simpy.Environment
     w0 : ndarray of shape (d,), the initial model (version 0).
     rule : Rule
-    workers : list of WorkerState (see :mod:`netsim.worker`).
+    workers : list of WorkerState (see :mod:`netsim.sim.worker`).
     recorder : Recorder
     stop : simpy.Event triggered when the run must end (max updates or divergence).
     max_updates : int, 0 for no limit.
@@ -285,9 +285,9 @@ class ParameterServer:
         """The partial gradient of *worker*'s computation in progress (LGC-style).
 
         The minibatch is seen as *blocks* contiguous row blocks
-        (:func:`netsim.blocks.block_rows`) computed one after another, each taking
+        (:func:`netsim.rules.blocks.block_rows`) computed one after another, each taking
         ``duration / blocks`` seconds. At ``now``, ``done`` blocks are complete
-        (:func:`netsim.blocks.completed_blocks`); the PS reads the mean gradient of
+        (:func:`netsim.rules.blocks.completed_blocks`); the PS reads the mean gradient of
         blocks ``first .. done - 1`` at the model the worker read, at once and at
         no simulated cost. The worker is not disturbed: it finishes and pushes its
         whole minibatch as usual.

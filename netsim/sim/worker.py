@@ -74,7 +74,7 @@ class Job:
 
     Set when the worker takes a model, cleared when its computation ends (before
     the push) or is pre-empted. Read only through
-    :meth:`netsim.server.ParameterServer.reading` and ``collect``; the worker's
+    :meth:`netsim.sim.server.ParameterServer.reading` and ``collect``; the worker's
     own behaviour does not depend on it.
 
     Attributes
@@ -204,7 +204,7 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
 
     With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
     evaluated as soon as the model has arrived and the model is let go; the push is a
-    :class:`~netsim.rules.base.CompactPush` holding a :class:`~netsim.models.CompactGradient`. The numbers are the same, but a worker holds
+    :class:`~netsim.rules.base.CompactPush` holding a :class:`~netsim.workload.models.CompactGradient`. The numbers are the same, but a worker holds
     b·(1 + classes) values instead of two d-vectors while it computes. With *late* as
     well (the rule's ``reads_current``: every computation is on the current model, so
     keeping it costs nothing) the factor is evaluated when the computation ends, and a

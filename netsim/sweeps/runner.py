@@ -111,7 +111,7 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
 
     ``seeds`` > 1 adds a last axis ``run.seed`` = s, s+1, ... from the scenario's
     seed. Raises ScenarioError naming the point and key of the first bad value,
-    and :class:`netsim.datasets.DataNotFoundError` when a point's data is missing.
+    and :class:`netsim.workload.datasets.DataNotFoundError` when a point's data is missing.
     """
     if isinstance(scenario, Scenario):
         path, sets = Path(scenario.path), tuple(sets)
