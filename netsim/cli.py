@@ -451,9 +451,10 @@ def sweep(scenario: ScenarioArg,
 
     from .sweeps.executors import ExecutorError
     from .sweeps.runner import SweepError, SweepFailed
+    flag = "--jobs" if jobs is not None else "--workers"  # name the option the user typed
     jobs = jobs if jobs is not None else workers_old
     if jobs is not None and jobs < 1:
-        fail(f"--jobs: {jobs!r} is not allowed (must be >= 1)")
+        fail(f"{flag}: {jobs!r} is not allowed (must be >= 1)")
     bar = None
     if live and err_console.is_terminal:
         bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -58,7 +58,9 @@ def _ordered(labels: np.ndarray, speed: np.ndarray) -> tuple:
 
 
 def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
-    """K-means labels (n_workers,) of feature rows *X*, seeded, ten k-means++ starts.
+    """K-means labels (n_workers,) of feature rows *X*, seeded, ten k-means++ starts; at most
+    as many clusters as distinct rows (``kmeans:3`` on workers of two speeds forms the 2
+    groups that exist, without scikit-learn's convergence warning).
 
     *seed* is any integer >= 0 (a scenario's ``run.seed`` has no upper bound); scikit-learn
     takes seeds below 2**32, so it gets ``seed mod 2**32`` (the seed itself below that).
@@ -68,6 +70,7 @@ def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     labels could depend on the machine and the moment; and on a busy machine each of the
     70 Lloyd passes of a candidate set waited ~20 ms for the thread team (16 rows: 1.4 s,
     now about 0.05 s)."""
+    k = min(k, len(np.unique(X.round(12), axis=0)))  # k groups of fewer distinct workers: the ones that exist
     if k == 1:
         return np.zeros(len(X), dtype=int)
     if k >= len(X):

@@ -145,3 +145,14 @@ def test_kmeans_takes_seeds_beyond_32_bits():
         labels = kmeans_groups(X, 3, seed)
         assert adjusted_rand_score(labels, expected) == 1.0
     assert (kmeans_groups(X, 3, 2**32 + 7) == kmeans_groups(X, 3, 7)).all()
+
+
+def test_kmeans_asked_for_more_groups_than_distinct_speeds_forms_those_that_exist():
+    import warnings
+
+    from netsim.grouping.clustering import kmeans_groups
+    X = np.array([[1.0], [1.0], [1.0], [3.0], [3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scikit-learn's ConvergenceWarning would raise here
+        labels = kmeans_groups(X, 3, seed=0)
+    assert len(set(labels[:3])) == 1 and len(set(labels[3:])) == 1 and labels[0] != labels[3]
