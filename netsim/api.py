@@ -378,7 +378,8 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
     configured, unless *groupings* or *weightings* are given), then GSGD once per
     grouping of *groupings* (``auto``, ``hand``, ``kmeans:K``, ``equal:K``), labelled
     ``gsgd[auto]``, ..., then GSGD once per group weighting of *weightings*
-    (``none``, ``inverse_rate``, ``fedat``), labelled ``gsgd[fedat]``, ...
+    (``none``, ``inverse_rate``, ``fedat``), labelled ``gsgd[fedat]``, ... (not the
+    scenario's own weighting when plain ``gsgd`` runs too: that run is the same).
 
     Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
     """
@@ -396,6 +397,8 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
     for g in weightings:
         variant = scenario.with_overrides([f"algorithms.gsgd.group_weighting={toml_value(g)}",
                                            'run.algorithm="gsgd"'])
+        if "gsgd" in names and variant.rules["gsgd"].grouping == scenario.rules["gsgd"].grouping:
+            continue  # the scenario's own weighting: the plain gsgd run is this one
         out.append(Variant(f"gsgd[{g}]", f"gsgd-{g}", variant, "gsgd"))
     labels = [v.label for v in out]
     for v in out:

@@ -26,11 +26,15 @@ def group_weights(updates, method: str) -> np.ndarray:
       this is ∝ 1 / observed update rate), normalised to mean 1.
     - ``fedat``: FedAT's cross-tier rule (Chai et al., SC 2021): with groups ranked by
       update count, most first, the group of rank r gets the count of the group of
-      rank K−1−r, normalised to mean 1 (FedAT weights tier i by T_(M+1−i)/T).
+      rank K−1−r, normalised to mean 1 (FedAT weights tier i by T_(M+1−i)/T). Groups
+      with equal counts share their ranks: each gets the mean of those ranks' weights,
+      so equal counts give equal weights, whatever the groups' order.
     - ``none``: all ones.
 
-    Ties in the count keep group order (a stable sort), so equal counts give equal weights.
     See ALGORITHMS.md §10.4.
+
+    >>> group_weights([5, 5, 1], "fedat").round(4).tolist()
+    [0.8571, 0.8571, 1.2857]
     """
     c = np.asarray(updates, dtype=float) + 1.0
     if method == "none":
@@ -38,9 +42,15 @@ def group_weights(updates, method: str) -> np.ndarray:
     if method == "inverse_rate":
         w = 1.0 / c
     else:
-        order = np.argsort(-c, kind="stable")
+        order = np.argsort(-c, kind="stable")  # ranks, most updates first
+        ranked = c[order]
+        mirrored = ranked[::-1].copy()  # rank r's weight: the count of rank K-1-r
+        _, first, size = np.unique(-ranked, return_index=True, return_counts=True)
+        for i, n in zip(first, size):
+            if n > 1:  # tied ranks share the mean of their weights
+                mirrored[i:i + n] = mirrored[i:i + n].mean()
         w = np.empty_like(c)
-        w[order] = c[order[::-1]]
+        w[order] = mirrored
     return w / w.mean()
 
 
@@ -157,6 +167,8 @@ class GSGD(Rule):
         self.observed_: list[list[float]] = [[] for _ in range(n)]
         self.observing_ = bool(self.grouping.regroup_every or self.grouping.regroup_every_s)
         """Iteration times are kept (``observed_``) only for regrouping, their one reader."""
+        self.counted_at_: float | None = None
+        self.counted_: list[int] = []
         ps.send(range(n))
         if self.grouping.regroup_every_s:
             self._schedule_regroup(ps)
@@ -212,7 +224,7 @@ class GSGD(Rule):
         if self.grouping.weighting == "none":
             ps.apply(pushes, self.lr, k)
         else:
-            self.weights_ = group_weights(ps.group_updates, self.grouping.weighting)
+            self.weights_ = group_weights(self._counts_before(ps), self.grouping.weighting)
             ps.apply(pushes, self.lr * float(self.weights_[k]), k)
         self.buffers_[k] = {}
         self._open_round(ps, k)
@@ -224,6 +236,15 @@ class GSGD(Rule):
         every = self.grouping.regroup_every
         if every and ps.version % every == 0:
             self._regroup(ps)
+
+    def _counts_before(self, ps) -> list[int]:
+        """The groups' update counts before this simulated instant. Updates at one instant
+        are simultaneous: counting the ones the PS happened to apply first would give the
+        later groups other weights (two identical groups finishing together would not
+        share their steps equally)."""
+        if self.counted_at_ != ps.now:
+            self.counted_at_, self.counted_ = ps.now, list(ps.group_updates)
+        return self.counted_
 
     def _timeout(self, ps, k: int, round_id: int) -> None:
         if k >= len(self.groups) or self.rounds_[k] != round_id:
@@ -249,6 +270,7 @@ class GSGD(Rule):
         pending = {w: p for buffer in self.buffers_ for w, p in buffer.items()}
         self._regroup_to(new)
         ps.reset_groups(len(new))
+        self.counted_at_ = None  # counts start again from the new groups
         self.buffers_ = [{w: pending[w] for w in g if w in pending} for g in new]
         self.rounds_ = [0] * len(new)
         self.expired_ = [False] * len(new)

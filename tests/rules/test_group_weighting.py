@@ -70,3 +70,52 @@ def test_bad_weighting():
     with pytest.raises(ScenarioError) as info:
         two_groups("bogus")
     assert info.value.key == "algorithms.gsgd.group_weighting"
+
+
+def test_fedat_tied_groups_share_their_ranks_weights():
+    # c = 6, 6, 2: ranks 0-1 tie and share (2 + 6) / 2 = 4, rank 2 gets 6; mean 14/3
+    assert group_weights([5, 5, 1], "fedat") == pytest.approx([6 / 7, 6 / 7, 9 / 7])
+    # c = 8, 3, 3, 3: rank 0 gets 3; ranks 1-3 share (3 + 3 + 8) / 3; mean 17/4
+    assert group_weights([7, 2, 2, 2], "fedat") == pytest.approx([12 / 17, 56 / 51, 56 / 51, 56 / 51])
+
+
+def test_fedat_weights_follow_the_groups_under_any_permutation_of_ties():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.integers(0, 6), min_size=1, max_size=9), st.randoms(use_true_random=False))
+    def check(counts, rnd):
+        w = group_weights(counts, "fedat")
+        assert w.mean() == pytest.approx(1.0)
+        for value in set(counts):  # equal counts, equal weights
+            tied = [w[i] for i, c in enumerate(counts) if c == value]
+            assert max(tied) - min(tied) <= 1e-12
+        perm = list(range(len(counts)))
+        rnd.shuffle(perm)
+        w_perm = group_weights([counts[i] for i in perm], "fedat")
+        assert np.allclose(w_perm, w[perm], rtol=0, atol=1e-12)  # the weights follow their groups
+        assert np.allclose(np.sort(w_perm), np.sort(w), rtol=0, atol=1e-12)
+    check()
+
+
+def test_two_identical_groups_get_equal_step_shares():
+    """The issue's reproducer on a small cluster: the slow class split into two identical
+    groups; both make as many updates and carry as many gradients, so under fedat their step
+    shares are equal too (the first-listed was halved)."""
+    raw = base_raw(workers=[{"name": "fast", "count": 2, "compute": 1.0}, {"name": "slow", "count": 4, "compute": 3.0}],
+                   algorithms={"gsgd": {"lr": 0.1, "group_weighting": "fedat", "groups": [["fast"], [2, 3], [4, 5]]}})
+    raw["run"].update(until=60.0, algorithm="gsgd")
+    from netsim.sim.records import summarize
+    summary = summarize(simulate(make_scenario(raw), "gsgd"))
+    groups = summary["groups"]
+    assert groups[1]["updates"] == groups[2]["updates"] > 0
+    grad, step = summary["bias"]["gradient_share_by_group"], summary["bias"]["step_share_by_group"]
+    assert grad[1] == pytest.approx(grad[2]) and step[1] == pytest.approx(step[2], rel=1e-12)
+
+
+def test_compare_runs_the_scenarios_own_weighting_once():
+    from netsim.api import variants
+    sc = two_groups("none")
+    assert [v.label for v in variants(sc, ["gsgd"], weightings=["none", "fedat"])] == ["gsgd", "gsgd[fedat]"]
+    assert [v.label for v in variants(sc, weightings=["none", "fedat"])] == ["gsgd[none]", "gsgd[fedat]"]
