@@ -102,6 +102,7 @@ class DataSpec:
     n_classes: int = 2
     partition: PartitionSpec = PartitionSpec()
     path: str | None = None
+    min_rows: int = 1
 
     def n_labels(self) -> int | None:
         """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
@@ -455,7 +456,10 @@ def _train_rows(data: DataSpec) -> int | None:
 
 
 def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
-    """Every worker needs at least one training row of its own."""
+    """Every worker needs at least ``data.min_rows`` (default 1) training rows of its own."""
+    if n_workers * data.min_rows > rows and data.min_rows > 1:
+        raise ScenarioError("data.min_rows", f"{data.min_rows} rows for each of {n_workers} workers, but data "
+                            f"{data.source!r} has only {rows} training rows: lower data.min_rows or use fewer workers")
     if n_workers > rows:
         hint = "raise data.n_samples" if data.source == "synthetic" else "use a larger data set"
         raise ScenarioError("workers", f"{n_workers} workers but only {rows} training rows in data "
@@ -625,6 +629,7 @@ def _data(t: Table, path: Path) -> DataSpec:
         n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),
         n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
         path=_npz_path(t, path) if source == "npz" else None,
+        min_rows=t.get("min_rows", int, 1, positive=True, maximum=MAX_SAMPLES),
     )
     if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
         raise ScenarioError(t.key("n_samples"), f"{spec.n_samples} rows × {spec.n_features} features is more than "

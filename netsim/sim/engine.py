@@ -58,8 +58,10 @@ class Prepared:
     w0: np.ndarray
     unused_rows: int = 0
 
-    def data_summary(self, spec) -> dict:
-        """The ``data`` entry of summary.json: partition, rows and label histogram per worker."""
+    def data_summary(self, spec, batch_size: int = 0) -> dict:
+        """The ``data`` entry of summary.json: partition, rows and label histogram per worker;
+        ``workers_below_batch``: the workers with fewer rows than *batch_size* (each of
+        their minibatches is their whole shard, smaller than the batch), when there are any."""
         ds = self.dataset
         p = spec.partition
         params = {"iid": {}, "dirichlet": {"alpha": p.alpha}, "shards": {"classes_per_worker": p.classes_per_worker},
@@ -67,7 +69,9 @@ class Prepared:
         return {"partition": p.method, **params[p.method], "train_rows": int(ds.X_train.shape[0]),
                 "test_rows": int(ds.X_test.shape[0]), "n_classes": int(ds.n_classes),
                 "unused_rows": int(self.unused_rows), "rows_per_worker": [len(s) for s in self.shards],
-                "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes)}
+                "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes),
+                **({"workers_below_batch": few} if (few := [i for i, s in enumerate(self.shards)
+                                                            if len(s) < batch_size]) else {})}
 
 
 def load_checked(scenario: Scenario, rng) -> Dataset:
@@ -176,12 +180,13 @@ def _partition(scenario: Scenario, y: np.ndarray, n_labels: int, rng: np.random.
                                 scenario.path)
     classes = [ClassData(wc.count, wc.partition, wc.labels) for wc in scenario.workers]
     try:
-        return partition(y, classes, default, rng)
+        return partition(y, classes, default, rng, scenario.data.min_rows)
     except (PartitionError, ValueError) as exc:
         j = getattr(exc, "worker_class", None)
         key = "data.partition" if j is None or (scenario.workers[j].partition is None
                                                 and scenario.workers[j].labels is None) else f"workers[{j}].data"
-        raise ScenarioError(key, f"{exc} (every worker needs at least one row: change the partition "
+        need = "one row" if scenario.data.min_rows == 1 else "data.min_rows rows"
+        raise ScenarioError(key, f"{exc} (every worker needs at least {need}: change the partition "
                             "parameters, the label lists or the worker counts)", scenario.path) from None
 
 
@@ -537,7 +542,7 @@ class Simulation:
         ps = self.ps
         status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
                   else "stalled" if ps.stalled else "ok")
-        extra = {"data": self.prepared.data_summary(self.scenario.data)}
+        extra = {"data": self.prepared.data_summary(self.scenario.data, self.scenario.run.batch_size)}
         if self.scenario.run.time_unit != "s":
             extra["time_unit"] = self.scenario.run.time_unit
         if ps.diverged:

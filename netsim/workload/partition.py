@@ -3,9 +3,12 @@
 Pure numpy. Every function takes the row indices to split (or the labels), the
 number of workers and a numpy Generator, and returns one sorted int64 index
 array per worker. The vocabulary follows the federated-learning literature:
-Dirichlet label skew (Hsu et al. 2019), pathological shards of k classes per
-client (McMahan et al. 2017), and quantity skew (shard sizes from a Dirichlet
-or a power law). Specified in ALGORITHMS.md §10.1.
+Dirichlet label skew as a per-label split over workers (each label's rows cut by
+proportions drawn from Dir(α), as in Yurochkin et al. 2019 and Flower's
+DirichletPartitioner; not Hsu et al.'s per-client draw of label proportions), label
+shards that give each worker exactly k labels (the k-classes-per-client setting of the
+federated literature, not McMahan et al.'s sort-and-shard), and quantity skew (shard
+sizes from a Dirichlet or a power law). Specified in ALGORITHMS.md §10.1.
 """
 from __future__ import annotations
 
@@ -65,10 +68,12 @@ def _sorted(parts) -> list[np.ndarray]:
     return [np.sort(np.asarray(p)).astype(np.int64) for p in parts]
 
 
-def _check_nonempty(parts: list[np.ndarray], what: str) -> None:
+def _check_nonempty(parts: list[np.ndarray], what: str, min_rows: int = 1) -> None:
     for i, p in enumerate(parts):
-        if len(p) == 0:
-            raise PartitionError(f"{what} leaves worker {i} with no rows", worker=i)
+        if len(p) < min_rows:
+            rows = "no rows" if len(p) == 0 else f"{len(p)} row{'s' if len(p) > 1 else ''}"
+            need = "" if min_rows <= 1 else f" (data.min_rows = {min_rows})"
+            raise PartitionError(f"{what} leaves worker {i} with {rows}{need}", worker=i)
 
 
 def iid(rows: np.ndarray, n_workers: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -107,13 +112,14 @@ def _cut(idx: np.ndarray, proportions: np.ndarray) -> list[np.ndarray]:
 
 
 def dirichlet(rows: np.ndarray, y: np.ndarray, n_workers: int, alpha: float,
-              rng: np.random.Generator) -> list[np.ndarray]:
+              rng: np.random.Generator, min_rows: int = 1) -> list[np.ndarray]:
     """Label skew: the rows of each label are split by proportions drawn from Dirichlet(α·1).
 
     For each label c present (ascending), its rows are shuffled and cut into
     consecutive pieces of ``floor(cumsum(p)·n_c)`` with ``p ~ Dir(α, ..., α)``
     (P entries). Small α gives each worker few labels, large α approaches IID.
-    The whole draw is repeated (up to :data:`REDRAWS` times) while some worker is empty.
+    The whole draw is repeated (up to :data:`REDRAWS` times) while some worker has fewer
+    than *min_rows* rows.
 
     Parameters
     ----------
@@ -132,9 +138,9 @@ def dirichlet(rows: np.ndarray, y: np.ndarray, n_workers: int, alpha: float,
             for i, piece in enumerate(_cut(idx, rng.dirichlet(np.full(n_workers, alpha)))):
                 parts[i].append(piece)
         out = _sorted(np.concatenate(p) for p in parts)
-        if all(len(p) for p in out):
+        if all(len(p) >= min_rows for p in out):
             return out
-    _check_nonempty(out, f"dirichlet label skew with alpha={alpha:g} ({REDRAWS} draws)")
+    _check_nonempty(out, f"dirichlet label skew with alpha={alpha:g} ({REDRAWS} draws)", min_rows)
     return out
 
 
@@ -183,35 +189,41 @@ def quantity_proportions(n_workers: int, law: str, alpha: float, exponent: float
 
 
 def quantity(rows: np.ndarray, n_workers: int, law: str, alpha: float, exponent: float,
-             rng: np.random.Generator) -> list[np.ndarray]:
+             rng: np.random.Generator, min_rows: int = 1) -> list[np.ndarray]:
     """Quantity skew: IID rows, unequal shard sizes ``floor(cumsum(p)·n)`` differences,
-    p from :func:`quantity_proportions`; Dirichlet draws are repeated while a worker is empty."""
+    p from :func:`quantity_proportions`; Dirichlet draws are repeated while a worker has
+    fewer than *min_rows* rows."""
     for _ in range(REDRAWS if law == "dirichlet" else 1):
         p = quantity_proportions(n_workers, law, alpha, exponent, rng)
         idx = rows[rng.permutation(len(rows))]
         out = _sorted(_cut(idx, p))
-        if all(len(q) for q in out):
+        if all(len(q) >= min_rows for q in out):
             return out
-    _check_nonempty(out, f"quantity skew ({law})")
+    _check_nonempty(out, f"quantity skew ({law})", min_rows)
     return out
 
 
 def split_rows(rows: np.ndarray, y: np.ndarray, n_workers: int, spec: PartitionSpec,
-               rng: np.random.Generator) -> list[np.ndarray]:
-    """Split *rows* among *n_workers* as *spec* says (one of the four partitioners)."""
+               rng: np.random.Generator, min_rows: int = 1) -> list[np.ndarray]:
+    """Split *rows* among *n_workers* as *spec* says (one of the four partitioners); every
+    worker gets at least *min_rows* rows (random partitions are redrawn for it, the others
+    raise PartitionError)."""
     if spec.method == "iid":
-        return iid(rows, n_workers, rng)
-    if spec.method == "dirichlet":
-        return dirichlet(rows, y, n_workers, spec.alpha, rng)
-    if spec.method == "shards":
-        return shards(rows, y, n_workers, spec.classes_per_worker, rng)
-    if spec.method == "quantity":
-        return quantity(rows, n_workers, spec.law, spec.alpha, spec.exponent, rng)
-    raise ValueError(f"unknown partition {spec.method!r}; allowed: {', '.join(PARTITIONS)}")
+        out = iid(rows, n_workers, rng)
+    elif spec.method == "dirichlet":
+        out = dirichlet(rows, y, n_workers, spec.alpha, rng, min_rows)
+    elif spec.method == "shards":
+        out = shards(rows, y, n_workers, spec.classes_per_worker, rng)
+    elif spec.method == "quantity":
+        out = quantity(rows, n_workers, spec.law, spec.alpha, spec.exponent, rng, min_rows)
+    else:
+        raise ValueError(f"unknown partition {spec.method!r}; allowed: {', '.join(PARTITIONS)}")
+    _check_nonempty(out, f"partition {spec.method!r}", min_rows)
+    return out
 
 
 def partition(y: np.ndarray, classes: list[ClassData], default: PartitionSpec,
-              rng: np.random.Generator) -> tuple[list[np.ndarray], int]:
+              rng: np.random.Generator, min_rows: int = 1) -> tuple[list[np.ndarray], int]:
     """Shards for every worker of the run (ids in class order) and the number of unused rows.
 
     When no class has its own spec or labels, all rows are split among all workers
@@ -221,17 +233,18 @@ def partition(y: np.ndarray, classes: list[ClassData], default: PartitionSpec,
     ``labels``), shuffled and cut in proportion to those classes' worker counts; a
     label no class may hold is unused. (2) Each class splits its rows among its
     workers with its own spec (else *default*). Unused rows: labels no class may
-    hold, and labels no worker holds under ``shards``.
+    hold, and labels no worker holds under ``shards``. Every worker gets at least
+    *min_rows* rows.
 
     Raises
     ------
     PartitionError
-        If a worker would get no rows; ``worker`` is its id, ``worker_class`` its class index.
+        If a worker would get fewer than *min_rows* rows; ``worker`` is its id, ``worker_class`` its class index.
     """
     n = len(y)
     total = sum(c.count for c in classes)
     if all(c.spec is None and c.labels is None for c in classes):
-        out = split_rows(np.arange(n, dtype=np.int64), y, total, default, rng)
+        out = split_rows(np.arange(n, dtype=np.int64), y, total, default, rng, min_rows)
         return out, n - sum(len(s) for s in out)
     pools: list[list[np.ndarray]] = [[] for _ in classes]
     for label in np.unique(y):
@@ -250,9 +263,9 @@ def partition(y: np.ndarray, classes: list[ClassData], default: PartitionSpec,
     for j, c in enumerate(classes):
         rows = np.sort(np.concatenate(pools[j])) if pools[j] else np.zeros(0, np.int64)
         try:
-            if len(rows) < c.count:
+            if len(rows) < c.count * min_rows:
                 raise PartitionError(f"{len(rows)} rows for {c.count} workers", worker=0)
-            out += split_rows(rows, y, c.count, c.spec or default, rng)
+            out += split_rows(rows, y, c.count, c.spec or default, rng, min_rows)
         except PartitionError as exc:
             raise PartitionError(f"worker class {j}: {exc}", worker=None if exc.worker is None else first + exc.worker,
                                  worker_class=j) from None

@@ -208,3 +208,38 @@ def test_a_class_with_one_label_needs_no_classes_per_worker():
     assert info.value.key == "workers[0].data.classes_per_worker"
     raw["workers"][0]["data"] = {"labels": [3], "classes_per_worker": 1}
     assert make_scenario(raw).workers[0].labels == (3,)
+
+
+def test_min_rows_redraws_dirichlet_and_refuses_what_cannot_hold():
+    from conftest import base_raw, make_scenario
+
+    from netsim.errors import ScenarioError
+    from netsim.sim.engine import prepare, simulate
+    workers = [{"name": "w", "count": 8, "compute": 1.0}]
+    raw = base_raw(workers=workers, data={"source": "digits", "labels": "odd_even", "partition": "dirichlet",
+                                          "alpha": 0.5, "min_rows": 40})
+    shards = prepare(make_scenario(raw)).shards
+    assert min(len(s) for s in shards) >= 40
+    raw["data"]["min_rows"] = 1000  # 8 × 1000 > 1,438 training rows: refused when read
+    with pytest.raises(ScenarioError) as err:
+        make_scenario(raw)
+    assert err.value.key == "data.min_rows"
+    raw["data"].update(min_rows=170, alpha=0.05)  # possible in total, not by 100 Dirichlet draws
+    with pytest.raises(ScenarioError) as err:
+        prepare(make_scenario(raw))
+    assert "data.min_rows = 170" in str(err.value)
+
+
+def test_the_summary_names_workers_with_fewer_rows_than_a_batch():
+    from conftest import base_raw, make_scenario
+
+    from netsim.sim.engine import simulate
+    from netsim.sim.records import summarize
+    raw = base_raw(workers=[{"name": "w", "count": 4, "compute": 1.0}],
+                   data={"source": "digits", "partition": "quantity", "quantity": "power",
+                         "exponent": 3.0})
+    raw["run"]["batch_size"] = 64
+    result = simulate(make_scenario(raw))
+    sizes = result.extra["data"]["rows_per_worker"]
+    assert result.extra["data"]["workers_below_batch"] == [i for i, n in enumerate(sizes) if n < 64] != []
+    assert "workers_below_batch" not in summarize(simulate(make_scenario(base_raw())))["data"]
