@@ -75,8 +75,8 @@ class _App(typer.Typer):
 app = _App(add_completion=True, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters. "
                        "Results go to stdout, progress and messages to stderr.")
-out_console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True)
+out_console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)  # user text printed as written
+err_console = Console(stderr=True, emoji=False)
 
 ScenarioArg = Annotated[str, typer.Argument(help="Scenario file, or a preset name (netsim scenarios).",
                                             show_default=False)]

@@ -57,6 +57,9 @@ MAX_VALUES = 50_000_000
 """Synthetic data: most rows, and most rows × features (400 MB of float64); most features:
 :data:`~netsim.workload.datasets.MAX_FEATURES`."""
 MAX_CLASSES = 1000
+MAX_SCENARIO_BYTES = 8 * 2 ** 20
+"""Largest scenario file read (8 MiB, about a million replay times): validating a larger
+one takes longer than a run."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +357,9 @@ def read_toml(path: Path) -> dict:
     try:
         if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO or device: reading could block
             raise ScenarioError("(file)", "not a regular file (give a .toml file)", str(path))
+        if path.is_file() and path.stat().st_size > MAX_SCENARIO_BYTES:
+            raise ScenarioError("(file)", f"{path.stat().st_size:,} bytes; a scenario file may have at most "
+                                f"{MAX_SCENARIO_BYTES:,} (about a million replay times)", str(path))
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioError("(file)", "no such file", str(path)) from None

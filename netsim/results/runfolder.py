@@ -263,30 +263,48 @@ def _unbroken():
 
 
 class _Table:
-    """One CSV file written row by row, opened on the first row (or at once when *eager*)."""
+    """One CSV file written row by row, opened on the first row (or at once when *eager*).
+
+    Rows go straight to the file (no buffer); when a write fails (a full disk) the file is
+    cut back to its last complete row, so a reader never sees half a row."""
 
     def __init__(self, path: Path, header, eager: bool):
         self.path = path
         self.header = header
         self.fh = None
         self.done = 0
+        self.size = 0
+        """Bytes of complete rows in the file."""
         if eager:
             self._open()
 
     def _open(self) -> None:
-        self.fh = open(self.path, "w", newline="")
-        self.fh.write(",".join(self.header) + "\n")
+        self.fh = open(self.path, "wb", buffering=0)
+        self._append((",".join(self.header) + "\n").encode())
+
+    def _append(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[self.fh.write(view):]
+        except OSError:
+            try:
+                os.ftruncate(self.fh.fileno(), self.size)  # drop the part of a row that was written
+                self.fh.seek(self.size)
+            except OSError:
+                pass
+            raise
+        self.size += len(data)
 
     def write(self, rows) -> None:
-        """Append *rows* (lists of values already formatted) in one write, then flush."""
+        """Append *rows* (lists of values already formatted) in one write."""
         if not rows:
             return
         if self.fh is None:
             self._open()
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows(rows)
-        self.fh.write(text.getvalue())
-        self.fh.flush()
+        self._append(text.getvalue().encode())
 
     def close(self) -> None:
         if self.fh is not None:

@@ -286,6 +286,22 @@ def read_round_timeout(table: Table) -> float:
     return table.get("round_timeout", float, 0.0, minimum=0.0)
 
 
+def check_model_names(per_model: Table, model: str) -> None:
+    """Refuse a per-model table (``lr = { logistic = 0.1 }``) naming a model that does not
+    exist: a typo would otherwise be silently ignored. The names allowed: every registered
+    model (numpy and torch built-ins) and the scenario's own *model* (a user module's class)."""
+    import difflib
+
+    from ..workload.models import MODELS
+    from ..workload.torch_nets import TORCH_NETS
+    known = sorted({*MODELS, *TORCH_NETS, model})
+    for name in per_model.data:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ScenarioError(per_model.key(name), f"unknown model ({hint}allowed: {', '.join(known)})")
+
+
 def read_lr(table: Table, ctx: RuleContext) -> float:
     """The ``lr`` key: a number > 0, or a table with one such number per model name."""
     if not isinstance(table.get("lr", (float, dict)), dict):
@@ -293,6 +309,7 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
     per_model = table.table("lr")
     for name in per_model.data:
         per_model.get(name, float, positive=True)
+    check_model_names(per_model, ctx.model)
     if ctx.model not in per_model.data:
         given = ", ".join(per_model.data) or "none"
         raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")

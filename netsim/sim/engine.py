@@ -258,6 +258,9 @@ class Simulation:
             self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))
         if not np.isfinite(loss):
             self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
+        elif loss > divergence_limit(curve[0][2]):
+            self.ps.finish(f"loss {loss:.3g} at update {self.ps.version}, simulated time {self.env.now:g} s, "
+                           f"above {DIVERGENCE_FACTOR:.0e} × the initial loss {curve[0][2]:.3g}")
 
     def _on_update(self, ps) -> None:
         if ps.version % self.scenario.run.eval_every_updates == 0:
@@ -585,6 +588,17 @@ class Simulation:
         return Snapshot(self.label, self.algorithm, now, run.until, self.ps.version, run.max_updates,
                         last[2] if last else None, last[3] if last else None,
                         last[1] if last else None, last[0] if last else None, tuple(groups))
+
+
+DIVERGENCE_FACTOR = 1e6
+"""A run has diverged when an evaluated loss exceeds this many times the initial loss (at
+least 1): a loss that grew a million-fold is not coming back, and no healthy run of the
+shipped scenarios comes near (their losses stay below their initial value)."""
+
+
+def divergence_limit(initial: float) -> float:
+    """The loss above which a run whose first evaluated loss is *initial* has diverged."""
+    return DIVERGENCE_FACTOR * max(1.0, initial) if np.isfinite(initial) else np.inf
 
 
 def evaluation_sets(ds: Dataset, rows: int, rng: np.random.Generator) -> tuple[tuple, tuple]:

@@ -191,7 +191,10 @@ def _load_libsvm(data_dir, train, test, n_features):
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise DataNotFoundError(f"LIBSVM files not found: {', '.join(missing)}")
-    arrays = load_svmlight_files([str(f) for f in files], n_features=n_features, dtype=np.float64)
+    try:
+        arrays = load_svmlight_files([str(f) for f in files], n_features=n_features, dtype=np.float64)
+    except ValueError:  # its message quotes the offending text: name the file and line instead
+        raise ValueError(_libsvm_error(files)) from None
     if arrays[0].shape[1] > MAX_FEATURES:
         raise ValueError(f"{files[0]}: {arrays[0].shape[1]} features (its largest feature index); at most "
                          f"{MAX_FEATURES:,}")
@@ -244,6 +247,19 @@ def _load_npz(path):
     rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
     shape = tuple(int(n) for n in X_tr.shape[1:])
     return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape, str(path)
+
+
+def _libsvm_error(files) -> str:
+    """Where *files* stop being LIBSVM text: the first file and line (1-based) that is not
+    ``label index:value ...`` (a comment after ``#`` allowed), without quoting it."""
+    import re
+    token = re.compile(rb"^\s*[-+0-9.eE]+(\s+(qid:\d+|\d+:[-+0-9.eEinfINFaA]+))*\s*(#.*)?$")
+    for f in files:
+        with open(f, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip() and not line.lstrip().startswith(b"#") and not token.match(line.rstrip(b"\r\n")):
+                    return f"{f}: not in LIBSVM format at line {number} (expected 'label index:value ...')"
+    return f"{', '.join(map(str, files))}: not in LIBSVM format (expected 'label index:value ...' lines)"
 
 
 def _synthetic(rng, n_samples, n_features, n_classes):

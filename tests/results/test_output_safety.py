@@ -317,3 +317,39 @@ def test_an_output_folder_that_cannot_be_created(tmp_path, monkeypatch, err, sta
     res = invoke("run", QUICK, "--no-live", "--set", "run.until=5", "--out", tmp_path / "out")
     assert res.exit_code == status, res.output
     assert len(messages(res.stderr)) == 1 and "cannot create the output folder" in res.stderr
+
+
+def test_a_full_disk_leaves_only_complete_rows(tmp_path):
+    """The disk fills in the middle of a row: the file is cut back to the last whole row."""
+    import errno
+
+    from netsim.results.runfolder import _Table
+
+    class FillsUp:
+        def __init__(self, fh, room):
+            self.fh, self.room = fh, room
+
+        def write(self, data):
+            if self.room <= 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            n = min(len(data), self.room)
+            self.room -= n
+            return self.fh.write(data[:n])
+
+        def fileno(self):
+            return self.fh.fileno()
+
+        def seek(self, pos):
+            return self.fh.seek(pos)
+
+        def close(self):
+            self.fh.close()
+
+    table = _Table(tmp_path / "updates.csv", ["version", "time", "worker", "group"], eager=True)
+    table.write([[1, "0.5", 3, 0], [2, "1.0", 4, 1]])
+    table.fh = FillsUp(table.fh, room=13)  # room for one row and half of the next
+    with pytest.raises(OSError):
+        table.write([[3, "273.0", 12, 2], [499, "273.0", 12, 2]])
+    table.close()
+    text = (tmp_path / "updates.csv").read_text()
+    assert text == "version,time,worker,group\n1,0.5,3,0\n2,1.0,4,1\n"

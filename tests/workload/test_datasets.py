@@ -307,3 +307,13 @@ def test_shard_properties(n_rows, n_workers, seed):
 def test_shard_rejects_zero_workers():
     with pytest.raises(ValueError, match="into 0"):
         shard(5, 0, 0)
+
+
+def test_a_file_that_is_not_libsvm_is_named_by_line_without_its_content(tmp_path):
+    from netsim.workload.datasets import load_dataset
+    f = tmp_path / "secrets.txt"
+    f.write_text("1 3:0.5 7:1\n-1 2:1\nroot:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(ValueError) as err:
+        load_dataset("libsvm", libsvm_train=f)
+    assert str(err.value) == f"{f}: not in LIBSVM format at line 3 (expected 'label index:value ...')"
+    assert "root" not in str(err.value).replace(str(f), "")
