@@ -98,6 +98,23 @@ def _interruptible(sim: Simulation):
 
 
 @contextmanager
+def _sigterm_interrupts():
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (main thread only): a sweep stopped
+    by a job supervisor ends its pool and exits like one stopped from the terminal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+@contextmanager
 def _sheltered():
     """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
     if threading.current_thread() is not threading.main_thread():
@@ -480,8 +497,9 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
         base = Path("runs") / f"{folder_name(plan.name)}-sweep"
         out = latest_folder(base) if resume else unique_folder(base)
     out = Path(out)
-    outcome = run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done,
-                        overwrite=overwrite, on_start=None if on_plan is None else lambda: on_plan(plan, out))
+    with _sigterm_interrupts():
+        outcome = run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done,
+                            overwrite=overwrite, on_start=None if on_plan is None else lambda: on_plan(plan, out))
     if outcome.failures and not outcome.executed and not outcome.skipped:
         folder, message = outcome.failures[0]
         hint = ""

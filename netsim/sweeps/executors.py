@@ -72,6 +72,7 @@ def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
     pool = ProcessPoolExecutor(max_workers=min(workers, len(items)),
                                mp_context=multiprocessing.get_context("spawn"),
                                initializer=_die_with_parent, initargs=(os.getpid(),))
+    finished = False
     try:
         pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
         while pending:
@@ -80,8 +81,24 @@ def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
                 i = pending.pop(future)
                 error = future.exception()
                 yield i, None if error else future.result(), error
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if not finished:  # stopped early (Ctrl-C, SIGTERM): the runs in flight are abandoned now,
+            _terminate(pool)  # not finished first (a run can take minutes; --resume redoes them)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """End *pool*'s worker processes at once (SIGTERM, then SIGKILL after 2 s)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(2.0)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(1.0)
 
 
 def connect(scheduler):

@@ -1,0 +1,63 @@
+"""A sweep stops when told: SIGINT or SIGTERM sent to its process (not its terminal's whole
+group) ends it with status 130 within seconds and leaves no process behind; --resume then
+finishes it with the results an uninterrupted sweep gives."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+ARGS = ["sweep", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=400000",
+        "--set", "run.eval_every=0", "--grid", "run.seed=1,2,3", "--no-live"]
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _descendants_alive(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            stat = Path(f"/proc/{pid}/stat").read_text().split()[2]
+            if stat != "Z":
+                alive.append(pid)
+        except (ProcessLookupError, FileNotFoundError):
+            pass
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a session of its own (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_signal_to_the_sweep_process_ends_it_and_its_workers(tmp_path, sig, jobs):
+    out = tmp_path / "sweep"
+    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", *ARGS, "--jobs", str(jobs), "--out", str(out)],
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    seen: set[int] = set()
+    while time.monotonic() < deadline:  # wait until the runs are under way
+        seen.update(_children(proc.pid))
+        if (jobs == 1 or len(seen) >= 2) and out.exists():
+            break
+        time.sleep(0.2)
+    time.sleep(1.5)
+    seen.update(_children(proc.pid))
+    os.kill(proc.pid, sig)
+    try:
+        _, err = proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError(f"the sweep was still running 5 s after {sig.name}")
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    time.sleep(0.5)
+    assert not _descendants_alive(sorted(seen)), "worker processes outlived the sweep"
