@@ -356,38 +356,50 @@ def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) 
     again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered).
 
     Returns a :class:`Rerun`: the new ``run`` and the files that ``differ`` from the
-    original (empty when reproduced byte for byte, wall times aside).
+    original (empty when reproduced byte for byte, wall times aside). An original that
+    did not end (interrupted, or killed before writing ``summary.json``) is rerun but not
+    compared: ``Rerun.not_compared`` says why.
     Raises FolderError when *folder* holds no ``scenario.toml``.
     """
     folder = Path(folder)
-    if not (folder / "scenario.toml").is_file() or not (folder / "summary.json").is_file():
-        raise FolderError(f"{folder}: no scenario.toml and summary.json (not a run folder, or one written "
-                          f"before run folders recorded their scenario; run it again with netsim run)")
+    if not (folder / "scenario.toml").is_file():
+        raise FolderError(f"{folder}: no scenario.toml (not a run folder, or one written before run folders "
+                          "recorded their scenario; run it again with netsim run)")
     try:
-        summary = json.loads((folder / "summary.json").read_text())
-        algorithm = summary["algorithm"]
-        overrides = tuple(json.loads((folder / "meta.json").read_text()).get("overrides", [])) \
-            if (folder / "meta.json").is_file() else None
+        summary = json.loads((folder / "summary.json").read_text()) if (folder / "summary.json").is_file() else None
+        meta = json.loads((folder / "meta.json").read_text()) if (folder / "meta.json").is_file() else {}
+        algorithm = summary["algorithm"] if summary is not None else None
+        label = summary.get("label") if summary is not None else meta.get("label")
+        overrides = tuple(meta.get("overrides", [])) if meta else None
     except (ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
         raise FolderError(f"{folder}: summary.json or meta.json is not a run's ({type(exc).__name__}: {exc})") from None
     sc = load(folder / "scenario.toml", data_dir=data_dir)
     sc = replace(sc, overrides=overrides) if overrides is not None else sc
     home = folder.resolve()  # "." and "sub/.." have no name of their own
     out = Path(out) if out is not None else unique_folder(home.with_name(home.name + "-rerun"))
-    new = run(sc, algorithm, out=out, progress=progress, label=summary.get("label"))
-    return Rerun(new, folder, differences(folder, out))
+    new = run(sc, algorithm, out=out, progress=progress, label=label)
+    if summary is None:
+        why = "the original has no summary.json (it was stopped before it ended, e.g. killed)"
+    elif summary.get("status") == "interrupted":
+        why = (f"the original was interrupted at simulated time {summary.get('sim_time', 0):g}, "
+               "where the rerun went on to the end")
+    else:
+        return Rerun(new, folder, differences(folder, out))
+    return Rerun(new, folder, [], not_compared=why)
 
 
 @dataclass(frozen=True)
 class Rerun:
-    """A rerun: the new ``run``, the ``original`` folder and the files that ``differ`` (names)."""
+    """A rerun: the new ``run``, the ``original`` folder and the files that ``differ``
+    (names); ``not_compared``: why the two were not compared ('' : they were)."""
     run: "Run"
     original: Path
     differ: list
+    not_compared: str = ""
 
     @property
     def identical(self) -> bool:
-        return not self.differ
+        return not self.differ and not self.not_compared
 
 
 def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=None) -> list[Variant]:

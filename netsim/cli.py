@@ -268,7 +268,7 @@ def run(scenario: ScenarioArg,
 
 
 @app.command()
-def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml and summary.json).")],
+def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml).")],
           out: Annotated[Optional[Path], _out_option("Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
           live: LiveOpt = True, data_dir: DataOpt = None, json_: JsonOpt = False) -> None:
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
@@ -279,12 +279,16 @@ def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding sce
         fail(str(exc))
     if json_:
         emit_json({"original": str(folder), "rerun": str(again.run.path), "identical": again.identical,
-                   "differ": again.differ})
+                   "differ": again.differ, "not_compared": again.not_compared})
+    elif again.not_compared:
+        out_console.print(f"{again.run.path}: rerun; not compared with {folder}: {again.not_compared}",
+                          highlight=False, markup=False)
+        return
     elif again.identical:
         out_console.print(f"{again.run.path}: identical to {folder} (wall times aside)", highlight=False)
     else:
         out_console.print(f"{again.run.path}: differs from {folder} in {', '.join(again.differ)}", highlight=False)
-    if not again.identical:
+    if not again.identical and not again.not_compared:
         raise typer.Exit(1)
 
 

@@ -559,14 +559,28 @@ def _cell_ok(row, i, kind) -> bool:
         return False
 
 
+def check_complete(path: Path, summary: dict, curve_rows: int, update_rows: int) -> None:
+    """FolderError when the files of run folder *path* disagree with its ``summary.json``:
+    ``updates.csv`` must hold one row per applied gradient and ``curve.csv`` at least the
+    first evaluation (a truncated or emptied file, or files of another run)."""
+    if update_rows != summary["gradients_applied"]:
+        raise FolderError(f"{path / 'updates.csv'}: {update_rows} rows, but summary.json counts "
+                          f"{summary['gradients_applied']} applied gradients (a truncated file, or another run's)")
+    if curve_rows == 0:
+        raise FolderError(f"{path / 'curve.csv'}: no evaluation (every run has at least the first); the file is "
+                          "truncated or emptied")
+
+
 def read_run(path: str | Path, label: str = "", group: str = "", values: dict | None = None) -> RunData:
-    """Read the run folder *path*. Raises FolderError when ``summary.json`` is missing."""
+    """Read the run folder *path*. Raises FolderError when ``summary.json`` is missing or
+    the folder's files disagree with it (:func:`check_complete`)."""
     path = Path(path)
     if not (path / "summary.json").is_file():
         raise FolderError(f"{path}: no summary.json (not a run folder)")
     summary = _check_summary(_read_json(path / "summary.json"), path / "summary.json")
     curve = _columns(path / "curve.csv", CURVE, (int, float, float, float))
     updates = _columns(path / "updates.csv", UPDATES, (int, float, int, int, int))
+    check_complete(path, summary, len(curve["update"]), len(updates["version"]))
     timeline = None
     if (path / "timeline.csv").is_file():
         index = {name: i for i, name in enumerate(PHASES)}

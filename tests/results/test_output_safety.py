@@ -353,3 +353,46 @@ def test_a_full_disk_leaves_only_complete_rows(tmp_path):
     table.close()
     text = (tmp_path / "updates.csv").read_text()
     assert text == "version,time,worker,group\n1,0.5,3,0\n2,1.0,4,1\n"
+
+
+@pytest.mark.parametrize("damage", ["truncate_updates", "empty_curve"])
+@pytest.mark.parametrize("command", ["report", "plot", "export"])
+def test_readers_refuse_a_folder_whose_files_disagree_with_its_summary(tmp_path, damage, command):
+    from typer.testing import CliRunner
+
+    from netsim.cli import app
+    runner = CliRunner()
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", "quickstart", "--set", "run.until=20", "--no-live", "--out", str(run)]).exit_code == 0
+    if damage == "truncate_updates":
+        lines = (run / "updates.csv").read_text().splitlines(keepends=True)
+        (run / "updates.csv").write_text("".join(lines[:-3]))
+    else:
+        (run / "curve.csv").write_text("update,sim_time,loss,test_accuracy\n")
+    args = {"report": ["report", str(run)], "plot": ["plot", str(run), "--out", str(tmp_path / "p")],
+            "export": ["export", str(run), "--out", str(tmp_path / "t.json")]}[command]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert ("updates.csv" if damage == "truncate_updates" else "curve.csv") in res.output
+
+
+@pytest.mark.parametrize("how", ["interrupted", "killed"])
+def test_rerun_of_a_run_that_did_not_end_reruns_without_a_false_difference(tmp_path, how):
+    import json
+
+    from typer.testing import CliRunner
+
+    from netsim.cli import app
+    runner = CliRunner()
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", "quickstart", "--set", "run.until=20", "--no-live", "--out", str(run)]).exit_code == 0
+    if how == "interrupted":  # what an interrupted run's summary says
+        summary = json.loads((run / "summary.json").read_text())
+        summary.update(status="interrupted", sim_time=7.5)
+        (run / "summary.json").write_text(json.dumps(summary))
+    else:  # SIGKILL: scenario.toml and meta.json, no summary.json
+        (run / "summary.json").unlink()
+    res = runner.invoke(app, ["rerun", str(run), "--no-live", "--out", str(tmp_path / "again")])
+    assert res.exit_code == 0, res.output
+    assert "not compared" in res.output and "differs" not in res.output
+    assert (tmp_path / "again" / "summary.json").is_file()
