@@ -61,3 +61,33 @@ def test_a_signal_to_the_sweep_process_ends_it_and_its_workers(tmp_path, sig, jo
     assert "--resume" in err and "Traceback" not in err
     time.sleep(0.5)
     assert not _descendants_alive(sorted(seen)), "worker processes outlived the sweep"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a session of its own (Linux)")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_resume_after_a_signal_gives_the_uninterrupted_sweeps_results(tmp_path, jobs):
+    args = ["sweep", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=3000",
+            "--grid", "run.seed=1,2,3,4", "--no-live", "--jobs", str(jobs)]
+    cut = tmp_path / "cut"
+    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", *args, "--out", str(cut)],
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(cut.glob("*/summary.json")):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert proc.returncode in (0, 130)  # 0 only if every point had finished before the signal
+    resumed = subprocess.run([sys.executable, "-m", "netsim.cli", *args, "--out", str(cut), "--resume"],
+                             capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = tmp_path / "whole"
+    done = subprocess.run([sys.executable, "-m", "netsim.cli", *args, "--out", str(whole)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    def without_wall_time(path):
+        rows = [line.split(",") for line in path.read_text().splitlines()]
+        wall = rows[0].index("wall_s")
+        return [r[:wall] + r[wall + 1:] for r in rows]
+    assert without_wall_time(cut / "sweep.csv") == without_wall_time(whole / "sweep.csv")
+    for csv_file in sorted(whole.glob("*/*.csv")):
+        assert (cut / csv_file.relative_to(whole)).read_bytes() == csv_file.read_bytes(), csv_file
