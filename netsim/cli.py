@@ -125,6 +125,26 @@ def emit_json(data) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+WideOpt = Annotated[bool, typer.Option("--wide", help="Show every column of the results table, wrapping cells "
+                                                   "that do not fit (default on a terminal: the columns that fit).")]
+
+
+def print_table(table, wide: bool) -> None:
+    """Print a results table: on a terminal the columns that fit (its caption names the others),
+    with --wide or to a pipe or file every column, lines as long as they need."""
+    out_console.print(table, width=None if table_width(wide) else WHOLE_TABLE)
+
+
+WHOLE_TABLE = 1000
+"""Characters a results table may take when it is shown whole (--wide, or not a terminal)."""
+
+
+def table_width(wide: bool) -> int | None:
+    """Columns the results table may take: the terminal's width, or None (every column) with
+    --wide or when stdout is not a terminal (a pipe or file gets the whole table)."""
+    return out_console.width if out_console.is_terminal and not wide else None
+
+
 def note(text: str) -> None:
     """A message for the user (stderr), kept apart from the results on stdout."""
     err_console.print(text, highlight=False, soft_wrap=True, markup=False)
@@ -247,7 +267,7 @@ def guarded(out, call):
 def run(scenario: ScenarioArg,
         algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
         set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-        data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
+        data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False, wide: WideOpt = False,
         overwrite: OverwriteOpt = False) -> None:
     """Run one scenario with one update rule; write summary.json, curves, scenario.toml and meta.json."""
     window_range = parse_window_opt(window)
@@ -260,7 +280,8 @@ def run(scenario: ScenarioArg,
     if json_:
         emit_json({**result.summary, "folder": str(out)})
     else:
-        out_console.print(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})"))
+        print_table(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})",
+                                         width=table_width(wide)), wide)
     note(f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})")
     if plots:
         draw([out], None, window_range)
@@ -302,7 +323,7 @@ def compare(scenario: ScenarioArg,
             groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
             weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
             set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False,
+            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False, wide: WideOpt = False,
             overwrite: OverwriteOpt = False) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
@@ -322,7 +343,8 @@ def compare(scenario: ScenarioArg,
     if json_:
         emit_json({"folder": str(out), "runs": cmp.summaries})
     else:
-        out_console.print(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}"))
+        print_table(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}",
+                                         width=table_width(wide)), wide)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
@@ -442,7 +464,7 @@ def sweep(scenario: ScenarioArg,
           workers_old: Annotated[Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")] = None,
           scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
           resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
-          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False, json_: JsonOpt = False,
+          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False, json_: JsonOpt = False, wide: WideOpt = False,
           overwrite: OverwriteOpt = False) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from rich.progress import (
@@ -498,7 +520,8 @@ def sweep(scenario: ScenarioArg,
         emit_json({"folder": str(outcome.path), "keys": outcome.keys, "runs": outcome.rows, "points": outcome.table,
                    "failures": [{"folder": f, "message": m} for f, m in outcome.failures]})
     else:
-        out_console.print(render.sweep_table(outcome.table, outcome.keys, f"{outcome.name}: mean ± 95 % CI over seeds"))
+        print_table(render.sweep_table(outcome.table, outcome.keys, f"{outcome.name}: mean ± 95 % CI over seeds",
+                                       width=table_width(wide)), wide)
     note(f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
          f"wrote {outcome.path}/sweep.csv, sweep_summary.csv")
     if plots and outcome.rows:

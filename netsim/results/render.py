@@ -23,28 +23,71 @@ def _fmt(value, spec: str = ".4g") -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
 
 
-def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,)) -> Table:
+COLUMN_PAD = 3
+"""Characters a column takes besides its text in a rich Table: a space on each side and a border."""
+
+RUN_PRIORITY = ("run", "final loss", "test acc", "updates", "staleness mean", "idle %", "status", "time to target",
+                "groups", "sim time", "worst class acc", "p95", "max", "per-update mean")
+"""The compare/run table's columns, most wanted first; at a narrow width the last go first
+(the gradient and step shares by worker class after all of these)."""
+
+
+def fit_columns(header: list[str], rows: list[list[str]], width: int | None, priority=()) -> list[int]:
+    """Indices of the columns of a table that fit in *width* characters (None: all), in
+    table order, without cutting a cell: each column takes its longest cell or header word
+    plus :data:`COLUMN_PAD`. Columns leave by *priority* (header names, most wanted first;
+    unnamed ones leave first, the last column of the table before the first); the first
+    column always stays."""
+    need = [_text_width(header, rows, i) + COLUMN_PAD for i in range(len(header))]
+    keep = list(range(len(header)))
+    if width is None:
+        return keep
+    rank = {name: k for k, name in enumerate(priority)}
+    leaving = sorted(keep[1:], key=lambda i: (rank.get(header[i], len(rank)), i), reverse=True)
+    while leaving and sum(need[i] for i in keep) + 1 > width:
+        keep.remove(leaving.pop(0))
+    return keep
+
+
+def _text_width(header: list[str], rows: list[list[str]], i: int) -> int:
+    """Characters column *i* needs so that no cell and no word of its header is cut."""
+    return max([len(r[i]) for r in rows] + [max(map(len, header[i].split() or [""])), 1])
+
+
+def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,), width: int | None = None,
+           priority=()) -> Table:
     """A rich Table of text *rows*; columns whose index is in *left* are left-aligned.
-    The first column (the run's label) is never wrapped or cut: narrow consoles wrap the others."""
-    table = Table(title=title or None)
-    for i, col in enumerate(header):
-        width = max([len(row[0]) for row in rows] + [len(col)]) if i == 0 else None
-        table.add_column(col, justify="left" if i in left else "right", no_wrap=i == 0, min_width=width)
+    No cell is ever cut: with a *width* (the console's), the columns that do not fit are
+    left out (:func:`fit_columns`) and the caption says how many; without, every column
+    is shown and a cell too wide for the console wraps onto the next line."""
+    keep = fit_columns(header, rows, width, priority)
+    caption = None
+    if len(keep) < len(header):
+        hidden = [header[i] for i in range(len(header)) if i not in keep]
+        caption = f"{len(hidden)} more column{'s' if len(hidden) > 1 else ''} ({', '.join(hidden)}): --wide shows all"
+    table = Table(title=title or None, caption=caption)
+    for i in keep:
+        table.add_column(header[i], justify="left" if i in left else "right",
+                         width=_text_width(header, rows, i), overflow="fold")
     for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
+        table.add_row(*(Text(row[i], overflow="fold") for i in keep))
     return table
 
 
-def compare_table(summaries: list[dict], title: str = "") -> Table:
-    """One row per run (see :func:`netsim.results.tables.run_rows`)."""
+def compare_table(summaries: list[dict], title: str = "", width: int | None = None) -> Table:
+    """One row per run (see :func:`netsim.results.tables.run_rows`); *width*: fit the columns
+    to this many characters (:func:`fit_columns`), None: all columns."""
     header, rows = run_rows(summaries)
-    return _table(header, rows, title, left=(0, len(header) - 1))
+    return _table(header, rows, title, left=(0, len(header) - 1), width=width, priority=RUN_PRIORITY)
 
 
-def sweep_table(table: list[dict], keys: list[str], title: str) -> Table:
-    """Mean ± 95 % CI per grid point (see :func:`netsim.results.tables.mean_ci_rows`)."""
+def sweep_table(table: list[dict], keys: list[str], title: str, width: int | None = None) -> Table:
+    """Mean ± 95 % CI per grid point (see :func:`netsim.results.tables.mean_ci_rows`); *width*
+    as for :func:`compare_table` (the grid's own columns and the final loss stay longest)."""
     header, rows = mean_ci_rows(table, keys)
-    return _table(header, rows, title)
+    own = [k.rsplit(".", 1)[-1] for k in keys]
+    return _table(header, rows, title, width=width,
+                  priority=(*own, "final loss", "final test accuracy", "runs", "updates", "staleness mean"))
 
 
 def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta: float | None = None) -> Group:
