@@ -54,12 +54,24 @@ def _text_width(header: list[str], rows: list[list[str]], i: int) -> int:
     return max([len(r[i]) for r in rows] + [max(map(len, header[i].split() or [""])), 1])
 
 
-def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,), width: int | None = None,
-           priority=()) -> Table:
+def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,)) -> Table:
     """A rich Table of text *rows*; columns whose index is in *left* are left-aligned.
-    No cell is ever cut: with a *width* (the console's), the columns that do not fit are
-    left out (:func:`fit_columns`) and the caption says how many; without, every column
-    is shown and a cell too wide for the console wraps onto the next line."""
+    The first column (the run's label) is never wrapped or cut: narrow consoles wrap the others."""
+    table = Table(title=title or None)
+    for i, col in enumerate(header):
+        width = max([len(row[0]) for row in rows] + [len(col)]) if i == 0 else None
+        table.add_column(col, justify="left" if i in left else "right", no_wrap=i == 0, min_width=width)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def _fitted_table(header: list[str], rows: list[list[str]], title: str, left=(0,), width: int | None = None,
+                  priority=()) -> Table:
+    """A results table whose cells are never cut: each column exactly as wide as its longest
+    cell or header word; with a *width* (the terminal's), the columns that do not fit are
+    left out (:func:`fit_columns`) and the caption says which; without, every column (print
+    it at a width that holds it all)."""
     keep = fit_columns(header, rows, width, priority)
     caption = None
     if len(keep) < len(header):
@@ -78,7 +90,7 @@ def compare_table(summaries: list[dict], title: str = "", width: int | None = No
     """One row per run (see :func:`netsim.results.tables.run_rows`); *width*: fit the columns
     to this many characters (:func:`fit_columns`), None: all columns."""
     header, rows = run_rows(summaries)
-    return _table(header, rows, title, left=(0, len(header) - 1), width=width, priority=RUN_PRIORITY)
+    return _fitted_table(header, rows, title, left=(0, len(header) - 1), width=width, priority=RUN_PRIORITY)
 
 
 def sweep_table(table: list[dict], keys: list[str], title: str, width: int | None = None) -> Table:
@@ -86,8 +98,8 @@ def sweep_table(table: list[dict], keys: list[str], title: str, width: int | Non
     as for :func:`compare_table` (the grid's own columns and the final loss stay longest)."""
     header, rows = mean_ci_rows(table, keys)
     own = [k.rsplit(".", 1)[-1] for k in keys]
-    return _table(header, rows, title, width=width,
-                  priority=(*own, "final loss", "final test accuracy", "runs", "updates", "staleness mean"))
+    return _fitted_table(header, rows, title, width=width,
+                         priority=(*own, "final loss", "final test accuracy", "runs", "updates", "staleness mean"))
 
 
 def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta: float | None = None) -> Group:

@@ -94,8 +94,10 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     for proc in procs:
         if proc.is_alive():
             proc.terminate()
+    deadline = time.monotonic() + 2.0
     for proc in procs:
-        proc.join(2.0)
+        proc.join(max(0.0, deadline - time.monotonic()))
+    for proc in procs:
         if proc.is_alive():
             proc.kill()
             proc.join(1.0)
