@@ -47,6 +47,7 @@ for 1,000 ASGD workers on digits.
 Usage: python benchmarks/bench_core.py [--data-dir DIR] [--reps N] [--rules ssgd,asgd,gsgd]
 (MNIST; default ../shared/data)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,11 +67,15 @@ from netsim.workload.models import Model
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def plain_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int):
+def plain_loop(
+    prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int
+):
     """The previously shipped bare loop: (wall s, CPU s) for *updates* updates of *group_size* gradients."""
     X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
     streams = Streams(seed)
-    samplers = [BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)]
+    samplers = [
+        BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)
+    ]
     w = prep.w0
     start, cpu = time.perf_counter(), time.process_time()
     k = 0
@@ -131,7 +136,9 @@ def replay_loop(prep, sched, n_workers: int, batch: int, lr: float, seed: int):
     residual, l2 = model.residual, model.l2
     low_rank = model.name != "mlp"
     streams = Streams(seed)
-    samplers = [BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)]
+    samplers = [
+        BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)
+    ]
     d = prep.w0.size
     plan = release_plan(sched)
     models = {0: prep.w0.copy()}  # the versions still read, by version
@@ -184,6 +191,7 @@ def event_floor(result, sc) -> tuple[float, float]:
     the worker's class time, the run's gradient count, no numerics and no PS: the least
     any SimPy-based emulator of this run costs on top of the arithmetic."""
     import simpy
+
     env = simpy.Environment()
     left = [len(result.records.staleness)]
     done = env.event()
@@ -240,7 +248,9 @@ class _FreeGradient(Model):
         self.g = np.full(d, 1e-9)
 
     def gradient(self, w, X, y) -> np.ndarray:
-        return self.g.copy()  # a new array, as every model's gradient (the PS may scale it in place)
+        return (
+            self.g.copy()
+        )  # a new array, as every model's gradient (the PS may scale it in place)
 
     def loss(self, w, X, y) -> float:
         return 0.0
@@ -252,9 +262,16 @@ class _FreeGradient(Model):
 def own_cost(sc, prep, rules: list[str], reps: int) -> None:
     """Print the emulator's CPU µs per gradient with :class:`_FreeGradient` (median of *reps*)."""
     ds = prep.dataset
-    free = replace(prep, model=_FreeGradient(prep.w0.size),
-                   dataset=replace(ds, X_train=np.ascontiguousarray(ds.X_train[:, :1]), X_test=ds.X_test[:1, :1],
-                                   y_test=ds.y_test[:1]))
+    free = replace(
+        prep,
+        model=_FreeGradient(prep.w0.size),
+        dataset=replace(
+            ds,
+            X_train=np.ascontiguousarray(ds.X_train[:, :1]),
+            X_test=ds.X_test[:1, :1],
+            y_test=ds.y_test[:1],
+        ),
+    )
     parts = []
     for name in rules:
         per = []
@@ -263,7 +280,10 @@ def own_cost(sc, prep, rules: list[str], reps: int) -> None:
             result = simulate(sc, name, prepared=free)
             per.append((time.process_time() - cpu) / len(result.records.staleness) * 1e6)
         parts.append(f"{name} {statistics.median(per):.1f} µs")
-    print(f"  emulator's own CPU time per gradient (free gradient, median of {reps}): {', '.join(parts)}", flush=True)
+    print(
+        f"  emulator's own CPU time per gradient (free gradient, median of {reps}): {', '.join(parts)}",
+        flush=True,
+    )
 
 
 def _emulate(sc, name, prep, lean: bool = True):
@@ -281,7 +301,9 @@ def _fmt(values) -> str:
 def replay_checked(prep, sched, sc, name: str, result) -> tuple[float, float]:
     """(wall s, CPU s) of :func:`replay_loop` for rule *name*'s run *result* of scenario *sc*;
     exits when its final model is not bit-identical to the run's."""
-    wall, cpu, w_final = replay_loop(prep, sched, sc.n_workers, sc.run.batch_size, sc.rule(name).lr, sc.run.seed)
+    wall, cpu, w_final = replay_loop(
+        prep, sched, sc.n_workers, sc.run.batch_size, sc.rule(name).lr, sc.run.seed
+    )
     if not np.array_equal(w_final, result.final_w):
         raise SystemExit(f"{name}: the tuned loop's final model differs from the emulator's")
     return wall, cpu
@@ -292,16 +314,23 @@ def print_ratios(emu, old, tuned) -> None:
     *tuned* (one per repetition) and the ratios emulator/old and emulator/tuned."""
     for k, clock in enumerate(("wall", "CPU ")):
         e, o, t = ([x[k] for x in xs] for xs in (emu, old, tuned))
-        print(f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
-              f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
-              f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)", flush=True)
+        print(
+            f"        {clock}: emulator {statistics.median(e):.3f} s  old bare {statistics.median(o):.3f} s  "
+            f"tuned {statistics.median(t):.3f} s  emulator/old {_fmt([a / b for a, b in zip(e, o)])}  "
+            f"emulator/tuned {_fmt([a / b for a, b in zip(e, t)])}  (goal <= 1.25)",
+            flush=True,
+        )
 
 
 def paper(data_dir: str, reps: int, rules: list[str]) -> None:
-    sc = load_scenario(ROOT / "scenarios" / "gsgd_paper.toml", ["run.eval_every=0"], data_dir=data_dir)
+    sc = load_scenario(
+        ROOT / "scenarios" / "gsgd_paper.toml", ["run.eval_every=0"], data_dir=data_dir
+    )
     prep = prepare(sc)
-    print(f"paper scenario (MNIST odd/even, {sc.n_workers} workers, T = {sc.run.until:g}), evaluation off; "
-          f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]")
+    print(
+        f"paper scenario (MNIST odd/even, {sc.n_workers} workers, T = {sc.run.until:g}), evaluation off; "
+        f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]"
+    )
     for name in rules:
         emu, general, old, tuned, floor = [], [], [], [], []
         sched = None
@@ -313,30 +342,53 @@ def paper(data_dir: str, reps: int, rules: list[str]) -> None:
                 sched = schedule(result)
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
-            old.append(plain_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, 0.01, sc.run.seed))
+            old.append(
+                plain_loop(
+                    prep, sc.n_workers, sc.run.batch_size, result.updates, group, 0.01, sc.run.seed
+                )
+            )
             tuned.append(replay_checked(prep, sched, sc, name, result))
             floor.append(event_floor(result, sc))
-        path = "lean workers" if not Simulation(sc, name, prep).general_reason else "worker processes"
-        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical; "
-              f"emulator on {path})")
+        path = (
+            "lean workers" if not Simulation(sc, name, prep).general_reason else "worker processes"
+        )
+        print(
+            f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical; "
+            f"emulator on {path})"
+        )
         print_ratios(emu, old, tuned)
         f = [x[1] for x in floor]
         t = [x[1] for x in tuned]
-        print(f"        general path (worker processes, CPU): {statistics.median(general):.3f} s = "
-              f"{_fmt([a / b for a, b in zip(general, t)])} of the tuned loop", flush=True)
-        print(f"        SimPy floor (events only, CPU): {statistics.median(f):.3f} s = "
-              f"{_fmt([a / b for a, b in zip(f, t)])} of the tuned loop", flush=True)
+        print(
+            f"        general path (worker processes, CPU): {statistics.median(general):.3f} s = "
+            f"{_fmt([a / b for a, b in zip(general, t)])} of the tuned loop",
+            flush=True,
+        )
+        print(
+            f"        SimPy floor (events only, CPU): {statistics.median(f):.3f} s = "
+            f"{_fmt([a / b for a, b in zip(f, t)])} of the tuned loop",
+            flush=True,
+        )
     own_cost(sc, prep, rules, max(reps, 5))
 
 
 def scale() -> None:
-    sc = load_scenario(ROOT / "scenarios" / "quickstart.toml",
-                       ["run.eval_every=0", "run.until=200", "run.batch_size=1", 'run.algorithm="asgd"',
-                        'workers=[{name="w", count=1000, compute={dist="exponential", mean=10.0}}]',
-                        'algorithms={asgd={lr=0.05}}'])
+    sc = load_scenario(
+        ROOT / "scenarios" / "quickstart.toml",
+        [
+            "run.eval_every=0",
+            "run.until=200",
+            "run.batch_size=1",
+            'run.algorithm="asgd"',
+            'workers=[{name="w", count=1000, compute={dist="exponential", mean=10.0}}]',
+            "algorithms={asgd={lr=0.05}}",
+        ],
+    )
     result = simulate(sc, "asgd")
-    print(f"1,000 ASGD workers, exponential times, digits: {result.updates} updates in {result.wall_s:.2f} s "
-          f"= {result.updates / result.wall_s:,.0f} simulated updates per wall second")
+    print(
+        f"1,000 ASGD workers, exponential times, digits: {result.updates} updates in {result.wall_s:.2f} s "
+        f"= {result.updates / result.wall_s:,.0f} simulated updates per wall second"
+    )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 Run: ``python benchmarks/bench_flows.py``. Prints figures only; asserts nothing.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,7 +18,7 @@ from netsim.net.topology import fat_tree, hosts
 K = 16
 GRAD_BYTES = MODEL_BYTES = 1_000_000
 BANDWIDTH = 10e9
-ROUTING_TARGET = 0.050       # s to route 1,023 pairs on the k=16 fat-tree, cold cache
+ROUTING_TARGET = 0.050  # s to route 1,023 pairs on the k=16 fat-tree, cold cache
 
 
 def best_of(fn, repeat):
@@ -44,12 +45,16 @@ def route_cold(G, pairs):
 
 def bench_routing(cases):
     """Best-of-5 cold-cache routing time of each ``(name, graph, pairs)`` vs the target."""
-    print(f"ECMP routing, cold cache, best of 5 (target {ROUTING_TARGET * 1e3:.0f} ms per 1,023 pairs):")
+    print(
+        f"ECMP routing, cold cache, best of 5 (target {ROUTING_TARGET * 1e3:.0f} ms per 1,023 pairs):"
+    )
     for name, graph, pairs in cases:
         runs = [route_cold(graph, pairs) for _ in range(5)]
         wall, cpu = min(r[0] for r in runs), min(r[1] for r in runs)
-        print(f"  {name}: wall {wall * 1e3:8.2f} ms = {wall / ROUTING_TARGET:6.3f} x target "
-              f"(CPU {cpu * 1e3:8.2f} ms = {cpu / ROUTING_TARGET:6.3f} x)")
+        print(
+            f"  {name}: wall {wall * 1e3:8.2f} ms = {wall / ROUTING_TARGET:6.3f} x target "
+            f"(CPU {cpu * 1e3:8.2f} ms = {cpu / ROUTING_TARGET:6.3f} x)"
+        )
 
 
 def incidence(G, pairs):
@@ -71,6 +76,7 @@ def bench_solver(G, name, pairs):
     coo = best_of(lambda: progressive_filling(li, fi, caps, n_flows=n), 20)
     try:
         import scipy.sparse as sp
+
         A = sp.csr_matrix((np.ones(li.size), (li, fi)), shape=(caps.size, n))
         csr = best_of(lambda: max_min_rates(A, caps), 20)
     except ImportError:
@@ -79,8 +85,10 @@ def bench_solver(G, name, pairs):
     dense_A[li, fi] = 1
     dense = best_of(lambda: max_min_rates(dense_A, caps), 3)
     rates = progressive_filling(li, fi, caps, n_flows=n)
-    print(f"{name}: {n} flows over {caps.size} used links ({li.size} crossings), "
-          f"routing {t_route * 1e3:.1f} ms")
+    print(
+        f"{name}: {n} flows over {caps.size} used links ({li.size} crossings), "
+        f"routing {t_route * 1e3:.1f} ms"
+    )
     print(f"  solve (COO index arrays): {coo * 1e3:7.3f} ms = {n / coo:12,.0f} flows/s")
     print(f"  solve (scipy CSR input):  {csr * 1e3:7.3f} ms = {n / csr:12,.0f} flows/s")
     print(f"  solve (dense input):      {dense * 1e3:7.3f} ms = {n / dense:12,.0f} flows/s")
@@ -110,10 +118,14 @@ def bench_round(G):
     sim = env.now - start
     bound = 2 * len(workers) * 8 * GRAD_BYTES / BANDWIDTH
     print(f"SSGD round, {len(workers)} workers, 1 MB push + 1 MB pull through FlowNetwork:")
-    print(f"  FlowNetwork build {t_build * 1e3:.1f} ms; round wall time "
-          f"{walls[0] * 1e3:.1f} ms (cold route cache), {walls[1] * 1e3:.1f} ms (warm)")
-    print(f"  simulated round {sim:.6f} s vs PS-link bound {bound:.6f} s "
-          f"(ratio {sim / bound:.6f}); wall/simulated = {walls[1] / sim:.3f}")
+    print(
+        f"  FlowNetwork build {t_build * 1e3:.1f} ms; round wall time "
+        f"{walls[0] * 1e3:.1f} ms (cold route cache), {walls[1] * 1e3:.1f} ms (warm)"
+    )
+    print(
+        f"  simulated round {sim:.6f} s vs PS-link bound {bound:.6f} s "
+        f"(ratio {sim / bound:.6f}); wall/simulated = {walls[1] / sim:.3f}"
+    )
     busiest = net.link_utilisation()[0]
     print(f"  busiest link {busiest[0]} -> {busiest[1]}: utilisation {busiest[2]:.4f}")
 
@@ -121,8 +133,10 @@ def bench_round(G):
 def main():
     t0 = time.perf_counter()
     G = fat_tree(K, bandwidth=BANDWIDTH, latency=1e-6)
-    print(f"fat_tree({K}): {len(hosts(G))} hosts, {G.number_of_nodes() - len(hosts(G))} switches, "
-          f"{2 * G.number_of_edges()} directed links, built in {(time.perf_counter() - t0) * 1e3:.1f} ms")
+    print(
+        f"fat_tree({K}): {len(hosts(G))} hosts, {G.number_of_nodes() - len(hosts(G))} switches, "
+        f"{2 * G.number_of_edges()} directed links, built in {(time.perf_counter() - t0) * 1e3:.1f} ms"
+    )
     H = hosts(G)
     bench_solver(G, "all-to-PS (1,023 workers -> h0)", [(h, H[0]) for h in H[1:]])
     rng = np.random.default_rng(2024)
@@ -135,11 +149,15 @@ def main():
     slow = G.copy()
     slow.edges["core0", "p0-agg0"]["latency"] += 1e-9
     to_ps, from_ps = [(h, H[0]) for h in H[1:]], [(H[0], h) for h in H[1:]]
-    bench_routing([("1,023 random pairs", G, pairs),
-                   ("all-to-PS (1,023 -> h0)", G, to_ps),
-                   ("PS-to-all (h0 -> 1,023)", G, from_ps),
-                   ("all-to-PS, one link changed (general algorithm)", slow, to_ps),
-                   ("PS-to-all, one link changed (general algorithm)", slow, from_ps)])
+    bench_routing(
+        [
+            ("1,023 random pairs", G, pairs),
+            ("all-to-PS (1,023 -> h0)", G, to_ps),
+            ("PS-to-all (h0 -> 1,023)", G, from_ps),
+            ("all-to-PS, one link changed (general algorithm)", slow, to_ps),
+            ("PS-to-all, one link changed (general algorithm)", slow, from_ps),
+        ]
+    )
     bench_round(G)
 
 

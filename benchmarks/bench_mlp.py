@@ -23,6 +23,7 @@ are left out exactly.
 Usage: python benchmarks/bench_mlp.py [--data-dir DIR] [--until T] [--reps N]
 (MNIST; default ../shared/data)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 from bench_core import _emulate, print_ratios, replay_checked, schedule
+
 from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
 from netsim.sim.engine import prepare
@@ -38,11 +40,15 @@ from netsim.sim.worker import BatchSampler
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def bare_mlp_loop(prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int):
+def bare_mlp_loop(
+    prep, n_workers: int, batch: int, updates: int, group_size: int, lr: float, seed: int
+):
     """(wall s, CPU s) for *updates* updates of *group_size* MLP gradients each (mean, then ``w − lr·g``)."""
     X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
     streams = Streams(seed)
-    samplers = [BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)]
+    samplers = [
+        BatchSampler(prep.shards[i], batch, streams.rng("batch", i)) for i in range(n_workers)
+    ]
     w = prep.w0
     start, cpu = time.perf_counter(), time.process_time()
     k = 0
@@ -63,8 +69,10 @@ def main(data_dir: str, until: float, reps: int) -> None:
     overrides = ['model.name="mlp"', "run.eval_every=0", f"run.until={until}"]
     sc = load_scenario(ROOT / "scenarios" / "noniid_speed_skew.toml", overrides, data_dir=data_dir)
     prep = prepare(sc)
-    print(f"noniid_speed_skew: MLP {prep.w0.size:,} parameters, {sc.n_workers} workers, batch {sc.run.batch_size}, "
-          f"T = {sc.run.until:g}, evaluation off; {reps} interleaved repetitions, median [min-max of ratios]")
+    print(
+        f"noniid_speed_skew: MLP {prep.w0.size:,} parameters, {sc.n_workers} workers, batch {sc.run.batch_size}, "
+        f"T = {sc.run.until:g}, evaluation off; {reps} interleaved repetitions, median [min-max of ratios]"
+    )
     for name in ("ssgd", "asgd", "gsgd"):
         lr = sc.rule(name).lr
         emu, old, tuned = [], [], []
@@ -76,9 +84,15 @@ def main(data_dir: str, until: float, reps: int) -> None:
                 sched = schedule(result)
             grads = len(result.records.staleness)
             group = max(1, round(grads / max(1, result.updates)))
-            old.append(bare_mlp_loop(prep, sc.n_workers, sc.run.batch_size, result.updates, group, lr, sc.run.seed))
+            old.append(
+                bare_mlp_loop(
+                    prep, sc.n_workers, sc.run.batch_size, result.updates, group, lr, sc.run.seed
+                )
+            )
             tuned.append(replay_checked(prep, sched, sc, name, result))
-        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical)")
+        print(
+            f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (tuned final model bit-identical)"
+        )
         print_ratios(emu, old, tuned)
 
 

@@ -11,6 +11,7 @@ recommend / run, with and without the shared load (the aim in the issue is <= 2)
 
 Usage: python benchmarks/bench_recommend.py [--data-dir DIR] [--reps N] [--set KEY=VALUE ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,12 +49,16 @@ def main() -> None:
             rec = recommend(sc, prepared, jobs=j)
             recs[j].append(time.perf_counter() - t)
     run = statistics.median(runs)
-    print(f"{sc.name} ({sc.model.name}): load {load_s:.2f} s | one full run {run:.2f} s | "
-          f"{len(rec.pilots)} candidates, pick {rec.name} η={rec.lr:.3g}")
+    print(
+        f"{sc.name} ({sc.model.name}): load {load_s:.2f} s | one full run {run:.2f} s | "
+        f"{len(rec.pilots)} candidates, pick {rec.name} η={rec.lr:.3g}"
+    )
     for j, walls in recs.items():
         race = statistics.median(walls)
-        print(f"recommend, {j} process{'es' if j > 1 else ''}: {race:.2f} s; / run: {race / run:.2f} (without the "
-              f"load), {(race + load_s) / (run + load_s):.2f} (each with its own load); aim <= 2")
+        print(
+            f"recommend, {j} process{'es' if j > 1 else ''}: {race:.2f} s; / run: {race / run:.2f} (without the "
+            f"load), {(race + load_s) / (run + load_s):.2f} (each with its own load); aim <= 2"
+        )
 
 
 if __name__ == "__main__":

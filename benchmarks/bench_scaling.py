@@ -19,6 +19,7 @@ wall second, peak RSS (MB). The table is printed and written to docs/SCALING.md.
 Usage: python benchmarks/bench_scaling.py [--big] [--quick] [--out FILE]
        python benchmarks/bench_scaling.py point WORKERS FEATURES CLASSES UPDATES BATCH NETWORK
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,25 +32,39 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ONE_THREAD = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+ONE_THREAD = {
+    **os.environ,
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
 """Points run with single-threaded BLAS: a minibatch product is far too small to gain from
 threads, and on a shared 2-core machine OpenBLAS's spinning threads slowed the 100,000-
 parameter run more than tenfold (164 s for 2,000 updates; 125 s for 20,000 single-threaded)."""
 QUICK = ROOT / "scenarios" / "quickstart.toml"
 
 
-def point(workers: int, features: int, classes: int, updates: int, batch: int, network: bool) -> dict:
+def point(
+    workers: int, features: int, classes: int, updates: int, batch: int, network: bool
+) -> dict:
     """Run one point in this process; returns its figures."""
     from netsim import load
     from netsim.sim.engine import prepare, simulate
 
     rows = max(2_500, workers * 5 // 4)
     labels, model = ("binary", "logistic") if classes == 2 else ("multiclass", "softmax")
-    sets = ["run.eval_every=0", "run.until=1e12", f"run.max_updates={updates}", f"run.batch_size={batch}",
-            "run.timeline_until=0", 'run.algorithm="asgd"', "algorithms={asgd={lr=0.01}}",
-            f'data={{source="synthetic", n_samples={rows}, n_features={features}, n_classes={classes}, labels="{labels}"}}',
-            f'model={{name="{model}", l2=0.0001}}',
-            f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean=10.0}}}}]']
+    sets = [
+        "run.eval_every=0",
+        "run.until=1e12",
+        f"run.max_updates={updates}",
+        f"run.batch_size={batch}",
+        "run.timeline_until=0",
+        'run.algorithm="asgd"',
+        "algorithms={asgd={lr=0.01}}",
+        f'data={{source="synthetic", n_samples={rows}, n_features={features}, n_classes={classes}, labels="{labels}"}}',
+        f'model={{name="{model}", l2=0.0001}}',
+        f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean=10.0}}}}]',
+    ]
     if network:
         sets.append(f'network={{topology={{builder="star", args={{n_hosts={workers + 1}}}}}}}')
     sc = load(QUICK, sets)
@@ -58,8 +73,14 @@ def point(workers: int, features: int, classes: int, updates: int, batch: int, n
     result = simulate(sc, "asgd", prepared=prep)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    return {"workers": workers, "params": prep.w0.size, "network": network, "updates": result.updates,
-            "wall_s": wall, "peak_mb": peak}
+    return {
+        "workers": workers,
+        "params": prep.w0.size,
+        "network": network,
+        "updates": result.updates,
+        "wall_s": wall,
+        "peak_mb": peak,
+    }
 
 
 def plan(big: bool, quick: bool) -> list[tuple[str, tuple]]:
@@ -76,11 +97,15 @@ def plan(big: bool, quick: bool) -> list[tuple[str, tuple]]:
 
 
 def table(rows: list[tuple[str, dict]]) -> str:
-    lines = ["| sweep | workers | parameters | network | updates | wall (s) | updates/s | peak RSS (MB) |",
-             "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| sweep | workers | parameters | network | updates | wall (s) | updates/s | peak RSS (MB) |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
     for section, r in rows:
-        lines.append(f"| {section} | {r['workers']:,} | {r['params']:,} | {'star, flows' if r['network'] else 'none'} | "
-                     f"{r['updates']:,} | {r['wall_s']:.1f} | {r['updates'] / r['wall_s']:,.0f} | {r['peak_mb']:,.0f} |")
+        lines.append(
+            f"| {section} | {r['workers']:,} | {r['params']:,} | {'star, flows' if r['network'] else 'none'} | "
+            f"{r['updates']:,} | {r['wall_s']:.1f} | {r['updates'] / r['wall_s']:,.0f} | {r['peak_mb']:,.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -90,18 +115,40 @@ def main() -> None:
         print(json.dumps(point(int(w), int(f), int(c), int(u), int(b), net == "1")))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--big", action="store_true", help="add 100,000 workers (and 10,000 with the network)")
-    parser.add_argument("--quick", action="store_true", help="10x fewer updates (a smoke test of this script)")
+    parser.add_argument(
+        "--big", action="store_true", help="add 100,000 workers (and 10,000 with the network)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="10x fewer updates (a smoke test of this script)"
+    )
     parser.add_argument("--out", default=str(ROOT / "docs" / "SCALING.md"))
     args = parser.parse_args()
     rows = []
     for section, (w, f, c, u, b, net) in plan(args.big, args.quick):
-        proc = subprocess.run([sys.executable, __file__, "point", str(w), str(f), str(c), str(u), str(b),
-                               "1" if net else "0"], check=True, capture_output=True, text=True, env=ONE_THREAD)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "point",
+                str(w),
+                str(f),
+                str(c),
+                str(u),
+                str(b),
+                "1" if net else "0",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=ONE_THREAD,
+        )
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         rows.append((section, r))
-        print(f"{section:20s} workers {w:>7,} params {r['params']:>7,}: {r['updates']:,} updates in "
-              f"{r['wall_s']:.1f} s, peak {r['peak_mb']:,.0f} MB", flush=True)
+        print(
+            f"{section:20s} workers {w:>7,} params {r['params']:>7,}: {r['updates']:,} updates in "
+            f"{r['wall_s']:.1f} s, peak {r['peak_mb']:,.0f} MB",
+            flush=True,
+        )
     text = table(rows)
     print(text)
     if not args.quick:

@@ -18,6 +18,7 @@ evaluations every run makes (t = 0 and the end) are left out (``bench_core._NoEv
 Usage: python benchmarks/bench_torch.py [--data-dir DIR] [--reps N] [--until T]
 (MNIST and PyTorch; default data ../shared/data)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_core import _emulate, _fmt, release_plan, schedule
+
 from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
 from netsim.sim.engine import prepare
@@ -41,12 +42,16 @@ ROOT = Path(__file__).resolve().parents[1]
 def torch_replay(prep, sched, sc, lr: float):
     """(wall s, CPU s, final model (n_params,)) of the bare loop replaying schedule *sched*."""
     import torch
+
     model = prep.model
     module = copy.deepcopy(model.module).train()
     params = list(module.parameters())
     X, y = prep.dataset.X_train, prep.dataset.y_train
     streams = Streams(sc.run.seed)
-    samplers = [BatchSampler(prep.shards[i], sc.run.batch_size, streams.rng("batch", i)) for i in range(sc.n_workers)]
+    samplers = [
+        BatchSampler(prep.shards[i], sc.run.batch_size, streams.rng("batch", i))
+        for i in range(sc.n_workers)
+    ]
     plan = release_plan(sched)
     models = {0: prep.w0.copy()}
     version = 0
@@ -55,10 +60,16 @@ def torch_replay(prep, sched, sc, lr: float):
         total = None
         for worker, read in items:
             rows = samplers[worker].next()
-            torch.nn.utils.vector_to_parameters(torch.tensor(models[read], dtype=model.dtype), params)
+            torch.nn.utils.vector_to_parameters(
+                torch.tensor(models[read], dtype=model.dtype), params
+            )
             x = torch.tensor(X[rows], dtype=model.dtype).view(len(rows), *model.input_shape)
             loss = torch.nn.functional.cross_entropy(module(x), torch.tensor(y[rows]))
-            g = torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, params)]).to(torch.float64).numpy()
+            g = (
+                torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, params)])
+                .to(torch.float64)
+                .numpy()
+            )
             if total is None:
                 total = g
             else:
@@ -74,13 +85,18 @@ def torch_replay(prep, sched, sc, lr: float):
 
 
 def main(data_dir: str, reps: int, until: float, rules: list[str]) -> None:
-    sc = load_scenario(ROOT / "scenarios" / "paper_cnn.toml", ["run.eval_every=0", f"run.until={until}"],
-                       data_dir=data_dir)
+    sc = load_scenario(
+        ROOT / "scenarios" / "paper_cnn.toml",
+        ["run.eval_every=0", f"run.until={until}"],
+        data_dir=data_dir,
+    )
     prep = prepare(sc)
-    print(f"paper_cnn: LeNet-5 {prep.w0.size:,} parameters ({sc.model.dtype}, {sc.model.threads} thread), "
-          f"{sc.n_workers} workers, batch {sc.run.batch_size}, T = {sc.run.until:g}, evaluation off; "
-          f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]; "
-          f"{platform.processor() or platform.machine()}, load average {', '.join(f'{x:.1f}' for x in _load())}")
+    print(
+        f"paper_cnn: LeNet-5 {prep.w0.size:,} parameters ({sc.model.dtype}, {sc.model.threads} thread), "
+        f"{sc.n_workers} workers, batch {sc.run.batch_size}, T = {sc.run.until:g}, evaluation off; "
+        f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]; "
+        f"{platform.processor() or platform.machine()}, load average {', '.join(f'{x:.1f}' for x in _load())}"
+    )
     for name in rules:
         emu, bare = [], []
         for _ in range(reps):
@@ -92,17 +108,23 @@ def main(data_dir: str, reps: int, until: float, rules: list[str]) -> None:
                 raise SystemExit(f"{name}: the bare loop's final model differs from the emulator's")
             bare.append((b_wall, b_cpu))
         grads = len(result.records.staleness)
-        print(f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (bare loop's final model "
-              "bit-identical)")
+        print(
+            f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (bare loop's final model "
+            "bit-identical)"
+        )
         for k, clock in enumerate(("wall", "CPU ")):
             e, t = [x[k] for x in emu], [x[k] for x in bare]
-            print(f"        {clock}: emulator {statistics.median(e):.2f} s  bare torch loop "
-                  f"{statistics.median(t):.2f} s  emulator/bare {_fmt([a / b for a, b in zip(e, t)])}  "
-                  "(goal <= 1.25)", flush=True)
+            print(
+                f"        {clock}: emulator {statistics.median(e):.2f} s  bare torch loop "
+                f"{statistics.median(t):.2f} s  emulator/bare {_fmt([a / b for a, b in zip(e, t)])}  "
+                "(goal <= 1.25)",
+                flush=True,
+            )
 
 
 def _load() -> tuple[float, ...]:
     import os
+
     return os.getloadavg()
 
 

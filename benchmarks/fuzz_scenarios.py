@@ -11,6 +11,7 @@ each failure with the seed that reproduces it.
 Usage: python benchmarks/fuzz_scenarios.py [--n 5000] [--seed 0] [--run-every 10] [--compare-every 15]
        [--group-every 20] [--timeout 30] [--data-dir ../shared/data] [--keep fuzz-failures]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / "config"),
-                str(Path(__file__).resolve().parents[1] / "tests")]
+sys.path[:0] = [
+    str(Path(__file__).resolve().parents[1] / "tests" / "config"),
+    str(Path(__file__).resolve().parents[1] / "tests"),
+]
 
 from mutants import base_scenarios, check_outcome, make_case  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
@@ -53,15 +56,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=5000, help="mutants")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--run-every", type=int, default=10, help="also `run` every k-th mutant (0: never)")
-    ap.add_argument("--compare-every", type=int, default=15, help="also `compare` every k-th mutant (0: never)")
-    ap.add_argument("--group-every", type=int, default=20, help="also `group` (the race) every k-th mutant (0: never)")
-    ap.add_argument("--timeout", type=float, default=30.0, help="wall seconds per command before it counts as a hang")
+    ap.add_argument(
+        "--run-every", type=int, default=10, help="also `run` every k-th mutant (0: never)"
+    )
+    ap.add_argument(
+        "--compare-every", type=int, default=15, help="also `compare` every k-th mutant (0: never)"
+    )
+    ap.add_argument(
+        "--group-every",
+        type=int,
+        default=20,
+        help="also `group` (the race) every k-th mutant (0: never)",
+    )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="wall seconds per command before it counts as a hang",
+    )
     ap.add_argument("--data-dir", default=None, help="data root for MNIST/LIBSVM scenarios")
-    ap.add_argument("--memory-gb", type=float, default=3.0, help="address-space limit (a MemoryError counts)")
+    ap.add_argument(
+        "--memory-gb", type=float, default=3.0, help="address-space limit (a MemoryError counts)"
+    )
     ap.add_argument("--keep", default=None, help="folder to copy failing mutants into")
     args = ap.parse_args()
-    limit = int(args.memory_gb * 2 ** 30)
+    limit = int(args.memory_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     runner = CliRunner()
     bases = base_scenarios()
@@ -78,16 +97,62 @@ def main() -> None:
             commands = [("validate", ["validate", str(path), *set_args, *extra], (0, 2))]
             if args.run_every and i % args.run_every == 0:
                 until = rnd.choice(["0.5", "2", "1e-6"])
-                commands.append(("run", ["run", str(path), *set_args, "--set", f"run.until={until}", "--set", "run.max_updates=300",
-                                         "--no-live",
-                                         "--out", str(folder / f"out{i}"), *extra], (0, 1, 2)))
+                commands.append(
+                    (
+                        "run",
+                        [
+                            "run",
+                            str(path),
+                            *set_args,
+                            "--set",
+                            f"run.until={until}",
+                            "--set",
+                            "run.max_updates=300",
+                            "--no-live",
+                            "--out",
+                            str(folder / f"out{i}"),
+                            *extra,
+                        ],
+                        (0, 1, 2),
+                    )
+                )
             if args.compare_every and i % args.compare_every == 1:
-                commands.append(("compare", ["compare", str(path), *set_args, "--set", "run.until=2",
-                                             "--set", "run.max_updates=100", "--no-live",
-                                             "--out", str(folder / f"cmp{i}"), *extra], (0, 1, 2)))
+                commands.append(
+                    (
+                        "compare",
+                        [
+                            "compare",
+                            str(path),
+                            *set_args,
+                            "--set",
+                            "run.until=2",
+                            "--set",
+                            "run.max_updates=100",
+                            "--no-live",
+                            "--out",
+                            str(folder / f"cmp{i}"),
+                            *extra,
+                        ],
+                        (0, 1, 2),
+                    )
+                )
             if args.group_every and i % args.group_every == 2:
-                commands.append(("group", ["group", str(path), *set_args, "--set", "run.until=2",
-                                           "--lrs", rnd.choice(["0.1", "0.1,1", "1e-3,10,1e3"]), *extra], (0, 2)))
+                commands.append(
+                    (
+                        "group",
+                        [
+                            "group",
+                            str(path),
+                            *set_args,
+                            "--set",
+                            "run.until=2",
+                            "--lrs",
+                            rnd.choice(["0.1", "0.1,1", "1e-3,10,1e3"]),
+                            *extra,
+                        ],
+                        (0, 2),
+                    )
+                )
             for name, command, allowed in commands:
                 try:
                     result = one(runner, command, args.timeout)

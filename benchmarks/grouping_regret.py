@@ -48,6 +48,7 @@ Usage:
 Generator seeds: 1 was used while developing the recommender; the default 2 (and any
 other) was not looked at before reporting.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,20 +66,22 @@ import numpy as np
 
 from netsim.config.scenario import load_scenario, parse_scenario
 from netsim.errors import ScenarioError
-from netsim.tuning.candidates import ONE_GROUP, candidate_groupings, canonical
 from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
-from netsim.sim.engine import data_bytes, free_cycles, prepare, simulate
-from netsim.tuning.advise import advise
+from netsim.sim.engine import data_bytes, free_cycles, prepare
 from netsim.sim.measurement import measure
-from netsim.tuning.race import lr_grid, mean_curve, recommend
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
+from netsim.tuning.advise import advise
+from netsim.tuning.candidates import ONE_GROUP, candidate_groupings, canonical
+from netsim.tuning.race import lr_grid, mean_curve, recommend
 
 SEEDS = 3
 HOLDOUT = 12
 """Seeds, beyond the two exhaustive searches' 2 × SEEDS, on which every pick is run and scored."""
-EVAL_ROWS = 5000  # larger training sets (MNIST) are evaluated on a fixed subsample of this many rows
-LR_BASE = 1.0   # centre of the η grid (logistic on digits)
+EVAL_ROWS = (
+    5000  # larger training sets (MNIST) are evaluated on a fixed subsample of this many rows
+)
+LR_BASE = 1.0  # centre of the η grid (logistic on digits)
 DISTS = ("constant", "lognormal", "shifted_exponential", "pareto")
 SIZES = (8, 8, 12, 12, 16, 16, 24, 32, 64)
 
@@ -89,9 +92,17 @@ def compute_spec(dist: str, mean: float, rng: np.random.Generator):
         return float(mean)
     if dist == "lognormal":
         sigma = float(rng.uniform(0.1, 0.5))
-        return {"dist": "lognormal", "median": float(mean * np.exp(-sigma ** 2 / 2)), "sigma": sigma}
+        return {
+            "dist": "lognormal",
+            "median": float(mean * np.exp(-(sigma**2) / 2)),
+            "sigma": sigma,
+        }
     if dist == "shifted_exponential":
-        return {"dist": "shifted_exponential", "shift": float(0.7 * mean), "mean": float(0.3 * mean)}
+        return {
+            "dist": "shifted_exponential",
+            "shift": float(0.7 * mean),
+            "mean": float(0.3 * mean),
+        }
     shape = float(rng.uniform(2.5, 4.0))
     return {"dist": "pareto", "shape": shape, "scale": float(mean * (shape - 1) / shape)}
 
@@ -115,29 +126,44 @@ def generate(suite_seed: int, index: int) -> dict:
         net = "latency"
     workers = []
     for k in range(n_classes):
-        w = {"name": f"c{k}", "count": int(counts[k]), "compute": compute_spec(dist, float(speeds[k]), rng)}
+        w = {
+            "name": f"c{k}",
+            "count": int(counts[k]),
+            "compute": compute_spec(dist, float(speeds[k]), rng),
+        }
         if net == "latency":
             lat = float(rng.uniform(0.0, 0.4))
             w.update(pull_latency=lat, push_latency=lat)
         workers.append(w)
-    rate = float(sum(c / s for c, s in zip(counts, speeds)))    # gradients per second, all workers
-    until = float(np.round(40.0 * P / rate, 2))                  # about 40 gradients per worker
+    rate = float(sum(c / s for c, s in zip(counts, speeds)))  # gradients per second, all workers
+    until = float(np.round(40.0 * P / rate, 2))  # about 40 gradients per worker
     raw = {
         "name": f"gen{suite_seed}-{index}",
-        "run": {"seed": int(rng.integers(1 << 20)), "algorithm": "gsgd", "until": until,
-                "eval_every": until / 100, "batch_size": 16},
+        "run": {
+            "seed": int(rng.integers(1 << 20)),
+            "algorithm": "gsgd",
+            "until": until,
+            "eval_every": until / 100,
+            "batch_size": 16,
+        },
         "data": {"source": "digits", "labels": "odd_even"},
         "model": {"name": "logistic", "l2": 0.001},
         "workers": workers,
         "algorithms": {"gsgd": {"lr": LR_BASE, "groups": [[f"c{k}"] for k in range(n_classes)]}},
     }
     if net == "topology":
-        raw["network"] = {"topology": "geo3", "ps_host": "dc0-h0", "message_bytes": 2e5,
-                          "placement": "random"}
+        raw["network"] = {
+            "topology": "geo3",
+            "ps_host": "dc0-h0",
+            "message_bytes": 2e5,
+            "placement": "random",
+        }
     data = _data_variant(np.random.default_rng([suite_seed, index, 1]))
     raw["data"].update(data)
-    raw["_label"] = (f"P={P:2d} K={n_classes} {dist[:9]:9s} {'sep' if separated else 'ovl'} {net[:4]} "
-                     f"{'iid' if not data else 'dir' + str(data['alpha'])}")
+    raw["_label"] = (
+        f"P={P:2d} K={n_classes} {dist[:9]:9s} {'sep' if separated else 'ovl'} {net[:4]} "
+        f"{'iid' if not data else 'dir' + str(data['alpha'])}"
+    )
     return raw
 
 
@@ -155,7 +181,10 @@ def feasible(raw: dict, seeds: int) -> dict:
         return raw
     plain = {k: v for k, v in data.items() if k not in ("partition", "alpha")}
     for alpha in sorted({data["alpha"], max(data["alpha"], 0.5)}) + [None]:
-        trial = {**raw, "data": {**plain, "partition": "dirichlet", "alpha": alpha} if alpha else plain}
+        trial = {
+            **raw,
+            "data": {**plain, "partition": "dirichlet", "alpha": alpha} if alpha else plain,
+        }
         try:
             for s in range(seeds):
                 prepare(item_scenario(trial, raw_seed(trial) + s))
@@ -165,7 +194,9 @@ def feasible(raw: dict, seeds: int) -> dict:
             continue
         if alpha == data["alpha"]:
             return raw
-        trial["_label"] = raw["_label"].replace(f"dir{data['alpha']}", f"dir{alpha}*" if alpha else "iid*")
+        trial["_label"] = raw["_label"].replace(
+            f"dir{data['alpha']}", f"dir{alpha}*" if alpha else "iid*"
+        )
         return trial
     raise AssertionError("an IID partition always draws")
 
@@ -201,15 +232,24 @@ def run_item(item: tuple):
     raw, groups, lr, seed = item
     sc = item_scenario(raw, seed)
     prep = _prepared((raw["name"], seed), sc)
-    from netsim.tuning.race import _pilot_rule
     from netsim.sim.engine import Simulation
+    from netsim.tuning.race import _pilot_rule
+
     n_train = prep.dataset.X_train.shape[0]
-    rows = None if n_train <= EVAL_ROWS else np.sort(np.random.default_rng(seed).permutation(n_train)[:EVAL_ROWS])
+    rows = (
+        None
+        if n_train <= EVAL_ROWS
+        else np.sort(np.random.default_rng(seed).permutation(n_train)[:EVAL_ROWS])
+    )
     eval_set = None if rows is None else (prep.dataset.X_train[rows], prep.dataset.y_train[rows])
     sim = Simulation(sc, "gsgd", prep, rule=_pilot_rule(sc, groups, lr), eval_set=eval_set)
     res = sim.run()
     curve = [(t, loss) for _, t, loss, _ in res.curve]
-    return curve if res.status == "ok" else curve + [(res.sim_time, math.inf)], res.sim_time, res.wall_s
+    return (
+        curve if res.status == "ok" else curve + [(res.sim_time, math.inf)],
+        res.sim_time,
+        res.wall_s,
+    )
 
 
 def recommend_item(item: tuple):
@@ -221,8 +261,14 @@ def recommend_item(item: tuple):
     rec = recommend(sc, prep, **options)
     wall = time.perf_counter() - wall
     finals = [(p.groups, p.lr) for p in rec.pilots if p.rung == len(rec.rungs) - 1]
-    return {"groups": canonical(rec.groups), "lr": rec.lr, "name": rec.name, "sim_s": rec.sim_s, "wall_s": wall,
-            "finalists": finals}
+    return {
+        "groups": canonical(rec.groups),
+        "lr": rec.lr,
+        "name": rec.name,
+        "sim_s": rec.sim_s,
+        "wall_s": wall,
+        "finalists": finals,
+    }
 
 
 def item_scenario(raw: dict, seed: int):
@@ -237,14 +283,26 @@ def plan(raw: dict, seeds: int):
     """Candidates {name: groups}, η grid, silhouette groups, items for the executor
     (every candidate × η on ``2 × seeds`` seeds: the selection seeds, then as many holdout seeds)."""
     sc = item_scenario(raw, raw_seed(raw))
-    m = measure(sc, 1 if sc.network is None or sc.network.message_bytes else prepare(sc).w0.size,
-                sc.rules["gsgd"].grouping.probe_rounds, Streams(sc.run.seed))
+    m = measure(
+        sc,
+        1 if sc.network is None or sc.network.message_bytes else prepare(sc).w0.size,
+        sc.rules["gsgd"].grouping.probe_rounds,
+        Streams(sc.run.seed),
+    )
     gs = sc.rules["gsgd"]
-    cands = candidate_groupings(m.iteration, hand=gs.groups, k_max=gs.grouping.k_max, seed=sc.run.seed)
+    cands = candidate_groupings(
+        m.iteration, hand=gs.groups, k_max=gs.grouping.k_max, seed=sc.run.seed
+    )
     lrs = lr_grid(gs.lr)
-    sil = canonical(choose_grouping("auto", m.iteration, k_max=gs.grouping.k_max, seed=sc.run.seed).groups)
-    items = [(raw, groups, lr, raw_seed(raw) + s) for groups in cands.values() for lr in lrs
-             for s in range(2 * seeds)]
+    sil = canonical(
+        choose_grouping("auto", m.iteration, k_max=gs.grouping.k_max, seed=sc.run.seed).groups
+    )
+    items = [
+        (raw, groups, lr, raw_seed(raw) + s)
+        for groups in cands.values()
+        for lr in lrs
+        for s in range(2 * seeds)
+    ]
     return cands, lrs, sil, items, gs.lr, canonical(gs.groups)
 
 
@@ -270,7 +328,11 @@ def crossing(grid: np.ndarray, values: np.ndarray, target: float) -> float:
 
 def mean_curves(names, lrs, seeds, curves, horizon) -> dict:
     """{(name, lr): (grid, mean smoothed loss over *seeds*)} (see netsim.tuning.race.mean_curve)."""
-    return {(n, lr): mean_curve([curves[(n, lr, s)] for s in seeds], horizon) for n in names for lr in lrs}
+    return {
+        (n, lr): mean_curve([curves[(n, lr, s)] for s in seeds], horizon)
+        for n in names
+        for lr in lrs
+    }
 
 
 def target_loss(means: dict, horizon: float) -> tuple[float, str]:
@@ -279,7 +341,7 @@ def target_loss(means: dict, horizon: float) -> tuple[float, str]:
     ssgd = [m[-1] for (n, _), (_, m) in means.items() if n == ONE_GROUP and math.isfinite(m[-1])]
     if ssgd:
         return float(min(ssgd)), "best SSGD at the horizon"
-    half = [float(m[:len(m) // 2 + 1].min()) for _, m in means.values()]
+    half = [float(m[: len(m) // 2 + 1].min()) for _, m in means.values()]
     return float(min(half)), "best candidate at half the horizon (SSGD diverged)"
 
 
@@ -302,28 +364,63 @@ def regret(holdout: dict, pick, best, horizon: float) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=12, help="generated scenarios (default 12)")
-    ap.add_argument("--suite-seed", type=int, default=2, help="generator seed (1: development; default 2: held out)")
+    ap.add_argument(
+        "--suite-seed",
+        type=int,
+        default=2,
+        help="generator seed (1: development; default 2: held out)",
+    )
     ap.add_argument("--seeds", type=int, default=SEEDS, help="run seeds per candidate (default 3)")
-    ap.add_argument("--holdout", type=int, default=HOLDOUT,
-                    help=f"fresh seeds every pick is scored on (default {HOLDOUT})")
+    ap.add_argument(
+        "--holdout",
+        type=int,
+        default=HOLDOUT,
+        help=f"fresh seeds every pick is scored on (default {HOLDOUT})",
+    )
     ap.add_argument("--workers", type=int, default=None, help="local processes (default: all CPUs)")
-    ap.add_argument("--scheduler", default=None, help="Dask scheduler address instead of local processes")
+    ap.add_argument(
+        "--scheduler", default=None, help="Dask scheduler address instead of local processes"
+    )
     ap.add_argument("--only", type=str, default="", help="comma-separated scenario indices")
-    ap.add_argument("--dump", type=int, default=0, help="print the best N candidates of each scenario")
-    ap.add_argument("--paper", action="store_true", help="the GSGD paper scenario instead of generated ones")
+    ap.add_argument(
+        "--dump", type=int, default=0, help="print the best N candidates of each scenario"
+    )
+    ap.add_argument(
+        "--paper", action="store_true", help="the GSGD paper scenario instead of generated ones"
+    )
     ap.add_argument("--data-dir", default=None, help="MNIST directory for --paper")
-    ap.add_argument("--cache", type=Path, default=None,
-                    help="folder keeping each scenario's exhaustive curves (reused when the scenario is unchanged)")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="folder keeping each scenario's exhaustive curves (reused when the scenario is unchanged)",
+    )
     ap.add_argument("--no-rec", action="store_true", help="exhaustive search only (fill --cache)")
-    ap.add_argument("--alike", type=float, default=None,
-                    help="the recommender's alike threshold (default its own; 0 races every grouping)")
-    ap.add_argument("--set", action="append", default=[], help="scenario override for --paper (KEY=VALUE)")
-    ap.add_argument("--ceiling", type=int, default=0, metavar="N",
-                    help="also run every candidate on N more seeds (none of the search's or the holdout's) "
-                         "and score the search on them: how close a search costing N/3 times the exhaustive "
-                         "one lands (default 0: not run)")
-    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="a keyword of netsim.tuning.race.recommend for the race (e.g. last=1, replicates=3)")
+    ap.add_argument(
+        "--alike",
+        type=float,
+        default=None,
+        help="the recommender's alike threshold (default its own; 0 races every grouping)",
+    )
+    ap.add_argument(
+        "--set", action="append", default=[], help="scenario override for --paper (KEY=VALUE)"
+    )
+    ap.add_argument(
+        "--ceiling",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run every candidate on N more seeds (none of the search's or the holdout's) "
+        "and score the search on them: how close a search costing N/3 times the exhaustive "
+        "one lands (default 0: not run)",
+    )
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a keyword of netsim.tuning.race.recommend for the race (e.g. last=1, replicates=3)",
+    )
     args = ap.parse_args(argv)
     options = {} if args.alike is None else {"alike": args.alike}
     if args.holdout < 1:
@@ -334,33 +431,55 @@ def main(argv=None) -> int:
     for text in args.option:
         key, _, value = text.partition("=")
         if key not in keywords:
-            ap.error(f"--option {text!r}: {key!r} is not a keyword of recommend "
-                     f"(allowed: {', '.join(sorted(keywords))})")
+            ap.error(
+                f"--option {text!r}: {key!r} is not a keyword of recommend "
+                f"(allowed: {', '.join(sorted(keywords))})"
+            )
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
-            ap.error(f"--option {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE")
+            ap.error(
+                f"--option {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE"
+            )
     if args.paper:
         root = Path(__file__).resolve().parents[1]
         sc = load_scenario(root / "scenarios" / "gsgd_paper.toml", args.set, data_dir=args.data_dir)
-        raws = [{"name": sc.name, "_path": str(root / "scenarios" / "gsgd_paper.toml"), "_sets": args.set,
-                 "_data_dir": args.data_dir, "_seed": sc.run.seed, "_label": f"paper {sc.model.name}"}]
+        raws = [
+            {
+                "name": sc.name,
+                "_path": str(root / "scenarios" / "gsgd_paper.toml"),
+                "_sets": args.set,
+                "_data_dir": args.data_dir,
+                "_seed": sc.run.seed,
+                "_label": f"paper {sc.model.name}",
+            }
+        ]
     else:
         idx = [int(i) for i in args.only.split(",")] if args.only else range(args.n)
-        raws = [feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout + args.ceiling) for i in idx]
-    client, owned = (connect(args.scheduler) if args.scheduler else (None, False))
+        raws = [
+            feasible(generate(args.suite_seed, i), 2 * args.seeds + args.holdout + args.ceiling)
+            for i in idx
+        ]
+    client, owned = connect(args.scheduler) if args.scheduler else (None, False)
     start = time.perf_counter()
     rows = []
     for raw in raws:
         cands, lrs, sil, items, base, hand = plan(raw, args.seeds)
         spare = range(2 * args.seeds + args.holdout, 2 * args.seeds + args.holdout + args.ceiling)
-        items += [(raw, groups, lr, raw_seed(raw) + s) for groups in cands.values() for lr in lrs for s in spare]
+        items += [
+            (raw, groups, lr, raw_seed(raw) + s)
+            for groups in cands.values()
+            for lr in lrs
+            for s in spare
+        ]
         names = list(cands)
         keyed = {canonical(g): n for n, g in cands.items()}
         store = _cache_file(args.cache, raw, lrs) if args.cache else None
         done = pickle.loads(store.read_bytes()) if store is not None and store.exists() else {}
         todo = [it for it in items if (canonical(it[1]), it[2], it[3] - raw_seed(raw)) not in done]
-        work = [("run", it) for it in todo] + ([] if args.no_rec else [("rec", (raw, raw_seed(raw), options))])
+        work = [("run", it) for it in todo] + (
+            [] if args.no_rec else [("rec", (raw, raw_seed(raw), options))]
+        )
         results = _results(_dispatch, work, client, args.workers)
         rec = None
         for i, value, error in results:
@@ -374,7 +493,9 @@ def main(argv=None) -> int:
                 done[(canonical(it[1]), it[2], it[3] - raw_seed(raw))] = value
         if store is not None and todo:
             _save(store, done)
-        runs = {(keyed[g], lr, s): v for (g, lr, s), v in done.items() if g in keyed}  # every seed offset
+        runs = {
+            (keyed[g], lr, s): v for (g, lr, s), v in done.items() if g in keyed
+        }  # every seed offset
         curves = {k: v[0] for k, v in runs.items()}
         sim_sel = sum(v[1] for k, v in runs.items() if k[2] < args.seeds)
         wall_sel = sum(v[2] for k, v in runs.items() if k[2] < args.seeds)
@@ -382,8 +503,11 @@ def main(argv=None) -> int:
         sel = mean_curves(names, lrs, range(args.seeds), curves, horizon)
         target, source = target_loss(sel, horizon)
         table = ttt_table(sel, target, horizon)
-        second = ttt_table(mean_curves(names, lrs, range(args.seeds, 2 * args.seeds), curves, horizon), target,
-                           horizon)
+        second = ttt_table(
+            mean_curves(names, lrs, range(args.seeds, 2 * args.seeds), curves, horizon),
+            target,
+            horizon,
+        )
         best = min(table, key=lambda k: (table[k], k))
         one = ttt_table(mean_curves(names, lrs, [0], curves, horizon), target, horizon)
         one_seed = min(one, key=lambda k: (one[k], k))
@@ -396,15 +520,25 @@ def main(argv=None) -> int:
         hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: (table[k], k))
         pick = (keyed.get(rec["groups"], "?"), rec["lr"]) if rec else None
         top = advise(item_scenario(raw, raw_seed(raw)))["ranking"][0]
-        quick = (keyed.get(canonical(top.groups), "?"), min(lrs, key=lambda lr: abs(math.log(lr / top.lr))))
-        picks = {k: canonical(cands[k[0]]) for k in (best, one_seed, second_best, hand_best, quick,
-                                                     (keyed[hand], base), ceiling) if k and k[0] in cands}
+        quick = (
+            keyed.get(canonical(top.groups), "?"),
+            min(lrs, key=lambda lr: abs(math.log(lr / top.lr))),
+        )
+        picks = {
+            k: canonical(cands[k[0]])
+            for k in (best, one_seed, second_best, hand_best, quick, (keyed[hand], base), ceiling)
+            if k and k[0] in cands
+        }
         if sil in keyed:
             picks[(keyed[sil], base)] = sil
         if pick is not None:
             picks[pick] = rec["groups"]  # its η may lie beyond the grid (the race widens it)
         offsets = range(2 * args.seeds, 2 * args.seeds + args.holdout)
-        extra = [(raw, groups, lr, raw_seed(raw) + s) for (_, lr), groups in picks.items() for s in offsets]
+        extra = [
+            (raw, groups, lr, raw_seed(raw) + s)
+            for (_, lr), groups in picks.items()
+            for s in offsets
+        ]
         todo = [it for it in extra if (it[1], it[2], it[3] - raw_seed(raw)) not in done]
         results = _results(run_item, todo, client, args.workers)
         for i, value, error in results:
@@ -415,37 +549,63 @@ def main(argv=None) -> int:
             done[(it[1], it[2], it[3] - raw_seed(raw))] = value
         if store is not None and todo:
             _save(store, done)
-        hold = ttt_table({(n, lr): mean_curve([done[(groups, lr, s)][0] for s in offsets], horizon)
-                          for (n, lr), groups in picks.items()}, target, horizon)
-        row = {"label": raw["_label"], "best": best, "best_ttt": hold[best][0], "pick": pick,
-               "rec": regret(hold, pick, best, horizon) if pick in hold else math.inf,
-               "quick": regret(hold, quick, best, horizon) if quick in hold else math.inf,
-               "one_seed": regret(hold, one_seed, best, horizon),
-               "resolution": regret(hold, second_best, best, horizon),
-               "silhouette": regret(hold, (keyed[sil], base), best, horizon) if sil in keyed else math.inf,
-               "hand": regret(hold, (keyed[hand], base), best, horizon),
-               "hand_best_lr": regret(hold, hand_best, best, horizon),
-               "ceiling": regret(hold, ceiling, best, horizon) if ceiling else None,
-               "rec_sim": rec["sim_s"] if rec else math.nan, "ex_sim": sim_sel,
-               "rec_wall": rec["wall_s"] if rec else math.nan, "ex_wall": wall_sel,
-               "n_cand": len(names) * len(lrs)}
+        hold = ttt_table(
+            {
+                (n, lr): mean_curve([done[(groups, lr, s)][0] for s in offsets], horizon)
+                for (n, lr), groups in picks.items()
+            },
+            target,
+            horizon,
+        )
+        row = {
+            "label": raw["_label"],
+            "best": best,
+            "best_ttt": hold[best][0],
+            "pick": pick,
+            "rec": regret(hold, pick, best, horizon) if pick in hold else math.inf,
+            "quick": regret(hold, quick, best, horizon) if quick in hold else math.inf,
+            "one_seed": regret(hold, one_seed, best, horizon),
+            "resolution": regret(hold, second_best, best, horizon),
+            "silhouette": regret(hold, (keyed[sil], base), best, horizon)
+            if sil in keyed
+            else math.inf,
+            "hand": regret(hold, (keyed[hand], base), best, horizon),
+            "hand_best_lr": regret(hold, hand_best, best, horizon),
+            "ceiling": regret(hold, ceiling, best, horizon) if ceiling else None,
+            "rec_sim": rec["sim_s"] if rec else math.nan,
+            "ex_sim": sim_sel,
+            "rec_wall": rec["wall_s"] if rec else math.nan,
+            "ex_wall": wall_sel,
+            "n_cand": len(names) * len(lrs),
+        }
         rows.append(row)
         if args.dump:
-            for k in sorted(table, key=lambda k: table[k])[:args.dump]:
-                print(f"    {k[0]:>10s} η={k[1]:<7.3g} selection {table[k][0]:7.3g} s  second search "
-                      f"{second[k][0]:7.3g} s")
-        rec_txt = (f"recommend {pick[0]:>10s} η={pick[1]:<7.3g} regret {_pct(row['rec'])} | "
-                   f"cost {row['rec_sim'] / sim_sel:.1%} | " if rec else "")
-        print(f"{raw['name']:10s} {row['label']}  target {target:.4g} ({source}) best {best[0]:>10s} η={best[1]:<7.3g} "
-              f"ttt {row['best_ttt']:7.3g} s | {rec_txt}1 seed {_pct(row['one_seed'])} | "
-              f"quick {quick[0]:>10s} η={quick[1]:<7.3g} {_pct(row['quick'])} | "
-              f"silhouette {_pct(row['silhouette'])} | hand {_pct(row['hand'])}", flush=True)
+            for k in sorted(table, key=lambda k: table[k])[: args.dump]:
+                print(
+                    f"    {k[0]:>10s} η={k[1]:<7.3g} selection {table[k][0]:7.3g} s  second search "
+                    f"{second[k][0]:7.3g} s"
+                )
+        rec_txt = (
+            f"recommend {pick[0]:>10s} η={pick[1]:<7.3g} regret {_pct(row['rec'])} | "
+            f"cost {row['rec_sim'] / sim_sel:.1%} | "
+            if rec
+            else ""
+        )
+        print(
+            f"{raw['name']:10s} {row['label']}  target {target:.4g} ({source}) best {best[0]:>10s} η={best[1]:<7.3g} "
+            f"ttt {row['best_ttt']:7.3g} s | {rec_txt}1 seed {_pct(row['one_seed'])} | "
+            f"quick {quick[0]:>10s} η={quick[1]:<7.3g} {_pct(row['quick'])} | "
+            f"silhouette {_pct(row['silhouette'])} | hand {_pct(row['hand'])}",
+            flush=True,
+        )
     if owned:
         client.close()
     print()
     print(summary(rows, args.seeds, args.ceiling))
-    print(f"\n{len(rows)} scenarios, {args.seeds} seeds per search, {args.holdout} holdout seeds, "
-          f"{time.perf_counter() - start:.0f} s wall")
+    print(
+        f"\n{len(rows)} scenarios, {args.seeds} seeds per search, {args.holdout} holdout seeds, "
+        f"{time.perf_counter() - start:.0f} s wall"
+    )
     return 0
 
 
@@ -482,20 +642,31 @@ def _pct(x: float) -> str:
 def summary(rows, seeds: int = SEEDS, ceiling: int = 0) -> str:
     """The Markdown table: share within 5 % regret, median and worst regret, cost ratios
     (*seeds* per search; *ceiling*: the seeds of ``--ceiling``, 0 when not run)."""
-    lines = ["| recommender | within 5 % regret | median regret | worst regret | emulated cost | wall cost |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| recommender | within 5 % regret | median regret | worst regret | emulated cost | wall cost |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     ex_sim = sum(r["ex_sim"] for r in rows)
     ex_wall = sum(r["ex_wall"] for r in rows)
-    for key, name, cost in (("rec", "recommend (pilots, successive halving)", True),
-                            ("quick", "advisor's closed form (--quick), no emulation", False),
-                            ("silhouette", "old auto (silhouette), scenario η", False),
-                            ("hand", "hand classes, scenario η", False),
-                            ("hand_best_lr", "hand classes, best η (oracle η)", False),
-                            ("one_seed", "exhaustive search on 1 seed (noise floor)", False),
-                            ("resolution", "a second exhaustive search, on other seeds (the benchmark's "
-                                           "resolution)", False),
-                            ("ceiling", f"an exhaustive search on {ceiling} other seeds, {ceiling / seeds:.3g} × the "
-                                        f"cost (the ceiling)", False)):
+    for key, name, cost in (
+        ("rec", "recommend (pilots, successive halving)", True),
+        ("quick", "advisor's closed form (--quick), no emulation", False),
+        ("silhouette", "old auto (silhouette), scenario η", False),
+        ("hand", "hand classes, scenario η", False),
+        ("hand_best_lr", "hand classes, best η (oracle η)", False),
+        ("one_seed", "exhaustive search on 1 seed (noise floor)", False),
+        (
+            "resolution",
+            "a second exhaustive search, on other seeds (the benchmark's resolution)",
+            False,
+        ),
+        (
+            "ceiling",
+            f"an exhaustive search on {ceiling} other seeds, {ceiling / seeds:.3g} × the "
+            f"cost (the ceiling)",
+            False,
+        ),
+    ):
         if key == "rec" and all(r["pick"] is None for r in rows):
             continue
         if key == "ceiling" and not ceiling:
@@ -504,8 +675,10 @@ def summary(rows, seeds: int = SEEDS, ceiling: int = 0) -> str:
         share = float(np.mean(reg <= 0.05))
         c1 = f"{sum(r['rec_sim'] for r in rows) / ex_sim:.1%}" if cost else "—"
         c2 = f"{sum(r['rec_wall'] for r in rows) / ex_wall:.1%}" if cost else "—"
-        lines.append(f"| {name} | {share:.0%} | {_pct(float(np.median(reg))).strip()} | "
-                     f"{_pct(float(reg.max())).strip()} | {c1} | {c2} |")
+        lines.append(
+            f"| {name} | {share:.0%} | {_pct(float(np.median(reg))).strip()} | "
+            f"{_pct(float(reg.max())).strip()} | {c1} | {c2} |"
+        )
     return "\n".join(lines)
 
 

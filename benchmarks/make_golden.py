@@ -20,6 +20,7 @@ Horizons are short so that the test is quick.
 
 Usage: python benchmarks/make_golden.py [--check] [--data-dir DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,50 +38,136 @@ DATA_DIR = ROOT.parent / "shared" / "data"
 FILES = ("updates.csv", "curve.csv", "summary.json")
 EXCLUDED_SUMMARY_KEYS = ("wall_s",)
 
-ALL_RULES = ("ssgd", "asgd", "gsgd", "backup", "abs", "lgc", "dcasgd_c", "dcasgd_a", "ssp", "ksync",
-             "kbatch_sync", "kasync", "kbatch_async", "sa_asgd")
+ALL_RULES = (
+    "ssgd",
+    "asgd",
+    "gsgd",
+    "backup",
+    "abs",
+    "lgc",
+    "dcasgd_c",
+    "dcasgd_a",
+    "ssp",
+    "ksync",
+    "kbatch_sync",
+    "kasync",
+    "kbatch_async",
+    "sa_asgd",
+)
 """Every rule; the test checks that this list is netsim.rules.RULES."""
 
 # Hyper-parameters of the rules the digits scenarios do not configure (8 workers).
-_EXTRA_RULES = ("algorithms.backup={lr=0.3, backups=2}", "algorithms.abs={lr=0.1, k0=2, p=0.5, c=1.0}",
-                "algorithms.lgc={lr=0.3, k=4, blocks=4}", "algorithms.dcasgd_c={lr=0.05, lambda0=0.04}",
-                "algorithms.dcasgd_a={lr=0.05, lambda0=2.0, m=0.95, eps=1e-7}", "algorithms.ssp={lr=0.05, s=2}",
-                "algorithms.ksync={lr=0.3, k=4}", "algorithms.kbatch_sync={lr=0.3, k=4}",
-                "algorithms.kasync={lr=0.1, k=3}", "algorithms.kbatch_async={lr=0.1, k=3}",
-                "algorithms.sa_asgd={lr=0.1}")
-_EXP_TIMES = ('workers=[{name="fast", count=2, compute={dist="exponential", mean=1.0}}, '
-              '{name="medium", count=2, compute={dist="shifted_exponential", shift=1.0, mean=1.0}}, '
-              '{name="slow", count=4, compute={dist="uniform", low=2.0, high=5.0}, latency=0.05}]')
+_EXTRA_RULES = (
+    "algorithms.backup={lr=0.3, backups=2}",
+    "algorithms.abs={lr=0.1, k0=2, p=0.5, c=1.0}",
+    "algorithms.lgc={lr=0.3, k=4, blocks=4}",
+    "algorithms.dcasgd_c={lr=0.05, lambda0=0.04}",
+    "algorithms.dcasgd_a={lr=0.05, lambda0=2.0, m=0.95, eps=1e-7}",
+    "algorithms.ssp={lr=0.05, s=2}",
+    "algorithms.ksync={lr=0.3, k=4}",
+    "algorithms.kbatch_sync={lr=0.3, k=4}",
+    "algorithms.kasync={lr=0.1, k=3}",
+    "algorithms.kbatch_async={lr=0.1, k=3}",
+    "algorithms.sa_asgd={lr=0.1}",
+)
+_EXP_TIMES = (
+    'workers=[{name="fast", count=2, compute={dist="exponential", mean=1.0}}, '
+    '{name="medium", count=2, compute={dist="shifted_exponential", shift=1.0, mean=1.0}}, '
+    '{name="slow", count=4, compute={dist="uniform", low=2.0, high=5.0}, latency=0.05}]'
+)
 
 CASES = [
     # every shipped scenario, the rules it configures, a short horizon
-    {"id": "quickstart", "scenario": "quickstart.toml", "rules": ["ssgd", "asgd", "gsgd"],
-     "set": ["run.until=60"]},
-    {"id": "crash", "scenario": "crash.toml", "rules": ["ssgd", "asgd", "gsgd"], "set": ["run.until=160"]},
-    {"id": "drift", "scenario": "drift.toml", "rules": ["ssgd", "asgd", "gsgd"], "set": ["run.until=240", "algorithms.gsgd.regroup_every=150"]},
-    {"id": "fat_tree_ps", "scenario": "fat_tree_ps.toml", "rules": ["ssgd", "asgd", "gsgd"],
-     "set": ["run.until=8"]},
-    {"id": "geo_gsgd", "scenario": "geo_gsgd.toml", "rules": ["ssgd", "asgd", "gsgd"], "set": ["run.until=8"]},
-    {"id": "noniid", "scenario": "noniid_speed_skew.toml", "rules": ["ssgd", "asgd", "gsgd"], "mnist": True,
-     "set": ["run.until=12", "run.eval_every=4"]},
-    {"id": "paper", "scenario": "gsgd_paper.toml", "rules": list(ALL_RULES), "mnist": True,
-     "set": ["run.until=24", "run.eval_every=8"]},
+    {
+        "id": "quickstart",
+        "scenario": "quickstart.toml",
+        "rules": ["ssgd", "asgd", "gsgd"],
+        "set": ["run.until=60"],
+    },
+    {
+        "id": "crash",
+        "scenario": "crash.toml",
+        "rules": ["ssgd", "asgd", "gsgd"],
+        "set": ["run.until=160"],
+    },
+    {
+        "id": "drift",
+        "scenario": "drift.toml",
+        "rules": ["ssgd", "asgd", "gsgd"],
+        "set": ["run.until=240", "algorithms.gsgd.regroup_every=150"],
+    },
+    {
+        "id": "fat_tree_ps",
+        "scenario": "fat_tree_ps.toml",
+        "rules": ["ssgd", "asgd", "gsgd"],
+        "set": ["run.until=8"],
+    },
+    {
+        "id": "geo_gsgd",
+        "scenario": "geo_gsgd.toml",
+        "rules": ["ssgd", "asgd", "gsgd"],
+        "set": ["run.until=8"],
+    },
+    {
+        "id": "noniid",
+        "scenario": "noniid_speed_skew.toml",
+        "rules": ["ssgd", "asgd", "gsgd"],
+        "mnist": True,
+        "set": ["run.until=12", "run.eval_every=4"],
+    },
+    {
+        "id": "paper",
+        "scenario": "gsgd_paper.toml",
+        "rules": list(ALL_RULES),
+        "mnist": True,
+        "set": ["run.until=24", "run.eval_every=8"],
+    },
     # every rule on digits with random (exponential) compute times and a latency
-    {"id": "digits_all_rules", "scenario": "quickstart.toml", "rules": list(ALL_RULES),
-     "set": ["run.until=50", "run.eval_every=5", _EXP_TIMES, *_EXTRA_RULES]},
+    {
+        "id": "digits_all_rules",
+        "scenario": "quickstart.toml",
+        "rules": list(ALL_RULES),
+        "set": ["run.until=50", "run.eval_every=5", _EXP_TIMES, *_EXTRA_RULES],
+    },
     # compact gradients (L2 = 0), evaluation every k updates, max_updates
-    {"id": "digits_compact", "scenario": "quickstart.toml", "rules": ["ssgd", "asgd", "gsgd", "kasync", "dcasgd_a"],
-     "set": ["run.until=60", "run.compact_gradients=true", "model.l2=0.0", "run.eval_every=0",
-             "run.eval_every_updates=7", "run.max_updates=40",
-             *(r for r in _EXTRA_RULES if not r.startswith("algorithms.lgc"))]},
+    {
+        "id": "digits_compact",
+        "scenario": "quickstart.toml",
+        "rules": ["ssgd", "asgd", "gsgd", "kasync", "dcasgd_a"],
+        "set": [
+            "run.until=60",
+            "run.compact_gradients=true",
+            "model.l2=0.0",
+            "run.eval_every=0",
+            "run.eval_every_updates=7",
+            "run.max_updates=40",
+            *(r for r in _EXTRA_RULES if not r.startswith("algorithms.lgc")),
+        ],
+    },
     # GSGD options: measured grouping, group timeout, regrouping on a time interval
-    {"id": "digits_gsgd_auto", "scenario": "quickstart.toml", "rules": ["gsgd"],
-     "set": ["run.until=80", 'algorithms.gsgd.grouping="silhouette"', "algorithms.gsgd.group_timeout=1.5",
-             "algorithms.gsgd.regroup_every_s=35.0"]},
-    {"id": "crash_timeout_all", "scenario": "crash.toml", "rules": ["ssgd", "asgd", "gsgd", "abs", "lgc", "ssp"],
-     "set": ["run.until=150", "run.eval_every=25",
-             "algorithms.abs={lr=0.1, k0=3, p=0.5, c=1.0}", "algorithms.lgc={lr=0.3, k=6, blocks=3}",
-             "algorithms.ssp={lr=0.02, s=2}"]},
+    {
+        "id": "digits_gsgd_auto",
+        "scenario": "quickstart.toml",
+        "rules": ["gsgd"],
+        "set": [
+            "run.until=80",
+            'algorithms.gsgd.grouping="silhouette"',
+            "algorithms.gsgd.group_timeout=1.5",
+            "algorithms.gsgd.regroup_every_s=35.0",
+        ],
+    },
+    {
+        "id": "crash_timeout_all",
+        "scenario": "crash.toml",
+        "rules": ["ssgd", "asgd", "gsgd", "abs", "lgc", "ssp"],
+        "set": [
+            "run.until=150",
+            "run.eval_every=25",
+            "algorithms.abs={lr=0.1, k0=3, p=0.5, c=1.0}",
+            "algorithms.lgc={lr=0.3, k=6, blocks=3}",
+            "algorithms.ssp={lr=0.02, s=2}",
+        ],
+    },
 ]
 
 
@@ -89,7 +176,9 @@ def load_case(case: dict, data_dir: Path | str = DATA_DIR):
     from netsim.config.scenario import load_scenario
     from netsim.sim.engine import prepare
 
-    sc = load_scenario(ROOT / "scenarios" / case["scenario"], list(case["set"]), data_dir=str(data_dir))
+    sc = load_scenario(
+        ROOT / "scenarios" / case["scenario"], list(case["set"]), data_dir=str(data_dir)
+    )
     return sc, prepare(sc)
 
 
@@ -133,14 +222,23 @@ def float_fingerprint() -> str:
     for n, d in ((32, 785), (16, 65), (1000, 785), (8, 7850)):
         X, w, r = rng.normal(size=(n, d)), rng.normal(size=d), rng.normal(size=n)
         z = X @ w
-        for arr in (z, X.T @ r, np.logaddexp(0.0, z), np.exp(-np.abs(z)), X.T @ X[:, :10], np.array([z.sum(), z.mean()])):
+        for arr in (
+            z,
+            X.T @ r,
+            np.logaddexp(0.0, z),
+            np.exp(-np.abs(z)),
+            X.T @ X[:, :10],
+            np.array([z.sum(), z.mean()]),
+        ):
             h.update(np.ascontiguousarray(arr).tobytes())
     return h.hexdigest()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare with the stored hashes, write nothing")
+    parser.add_argument(
+        "--check", action="store_true", help="compare with the stored hashes, write nothing"
+    )
     parser.add_argument("--data-dir", default=str(DATA_DIR))
     args = parser.parse_args()
     stored = json.loads(GOLDEN.read_text())["cases"] if GOLDEN.exists() else {}
@@ -152,11 +250,24 @@ def main() -> int:
         for rule, files in hashes.items():
             diff = [name for name in FILES if old.get(rule, {}).get(name) != files[name]]
             bad += bool(diff)
-            print(f"{case['id']:18s} {rule:12s} {'same' if not diff else 'DIFFERS: ' + ', '.join(diff)}", flush=True)
+            print(
+                f"{case['id']:18s} {rule:12s} {'same' if not diff else 'DIFFERS: ' + ', '.join(diff)}",
+                flush=True,
+            )
     if args.check:
         return 1 if bad else 0
-    GOLDEN.write_text(json.dumps({"files": list(FILES), "excluded_summary_keys": list(EXCLUDED_SUMMARY_KEYS),
-                                  "float_fingerprint": float_fingerprint(), "cases": cases}, indent=1) + "\n")
+    GOLDEN.write_text(
+        json.dumps(
+            {
+                "files": list(FILES),
+                "excluded_summary_keys": list(EXCLUDED_SUMMARY_KEYS),
+                "float_fingerprint": float_fingerprint(),
+                "cases": cases,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     print(f"wrote {GOLDEN.relative_to(ROOT)}")
     return 0
 

@@ -10,6 +10,7 @@ race, on the scenario seed) runs first; its pick is added to the groupings.
 
 Usage: python benchmarks/paper_grouping_check.py --data-dir /work/shared/data [--set model.name=smooth_svm]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grouping_regret import mean_curves, run_item, target_loss, ttt_table  # noqa: E402
 
 from netsim.config.scenario import load_scenario  # noqa: E402
-from netsim.tuning.candidates import ONE_GROUP, canonical  # noqa: E402
 from netsim.sim.engine import prepare  # noqa: E402
+from netsim.tuning.candidates import ONE_GROUP, canonical  # noqa: E402
 from netsim.tuning.race import lr_grid, recommend  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,11 +39,16 @@ def main() -> None:
     sc = load_scenario(path, args.set, data_dir=args.data_dir)
     wall = time.perf_counter()
     rec = recommend(sc, prepare(sc))
-    print(f"recommendation: {rec.name} η={rec.lr:.3g} ({time.perf_counter() - wall:.1f} s wall): {rec.reason}")
+    print(
+        f"recommendation: {rec.name} η={rec.lr:.3g} ({time.perf_counter() - wall:.1f} s wall): {rec.reason}"
+    )
     H = sc.run.until
-    groupings = {"hand": [list(range(4)), list(range(4, 8)), list(range(8, 16))],
-                 "kmeans:2": [list(range(4)), list(range(4, 16))],
-                 "singletons": [[i] for i in range(16)], ONE_GROUP: [list(range(16))]}
+    groupings = {
+        "hand": [list(range(4)), list(range(4, 8)), list(range(8, 16))],
+        "kmeans:2": [list(range(4)), list(range(4, 16))],
+        "singletons": [[i] for i in range(16)],
+        ONE_GROUP: [list(range(16))],
+    }
     names = {canonical(g): n for n, g in groupings.items()}
     if canonical(rec.groups) not in names:
         groupings[f"pick {rec.name}"] = [list(g) for g in rec.groups]
@@ -51,7 +57,7 @@ def main() -> None:
     raw = {"name": sc.name, "_path": str(path), "_sets": sets, "_data_dir": args.data_dir}
     lrs = lr_grid(sc.rules["gsgd"].lr)
     curves = {}
-    for s in range(args.seeds):   # seed outermost: the runs of one seed share its loaded data
+    for s in range(args.seeds):  # seed outermost: the runs of one seed share its loaded data
         for name, groups in groupings.items():
             for lr in lrs:
                 curves[(name, lr, s)] = run_item((raw, groups, lr, sc.run.seed + s))[0]
@@ -63,8 +69,10 @@ def main() -> None:
     for k in sorted(table, key=lambda k: table[k]):
         t, final = table[k]
         mark = "  <- recommended" if k == pick else ""
-        print(f"{k[0]:18s} η={k[1]:<8.3g} time to target {t if t < 2 * H else float('nan'):7.4g} s  "
-              f"final {final:.5f}{mark}")
+        print(
+            f"{k[0]:18s} η={k[1]:<8.3g} time to target {t if t < 2 * H else float('nan'):7.4g} s  "
+            f"final {final:.5f}{mark}"
+        )
 
 
 if __name__ == "__main__":

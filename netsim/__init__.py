@@ -3,6 +3,7 @@
 The front door is :mod:`netsim.api` (re-exported here); see README.md for the
 layout of the subpackages.
 """
+
 from __future__ import annotations
 
 from .api import (
@@ -34,9 +35,38 @@ from .rules import RULES
 from .sim.engine import Prepared, Simulation, prepare, simulate
 from .sim.records import Result, Snapshot, summarize
 
-__all__ = ["load_scenario", "Scenario", "prepare", "simulate", "Simulation", "Prepared", "Result", "Snapshot",
-           "summarize", "RULES", "ScenarioError",
-           "load", "run", "compare", "sweep", "group", "plot", "write_report", "open_run", "open_runs",
-           "topologies", "topology", "Run", "Comparison", "Sweep", "Runs", "rerun", "init", "keys", "scenarios",
-           "export_trace", "figures"]
+__all__ = [
+    "load_scenario",
+    "Scenario",
+    "prepare",
+    "simulate",
+    "Simulation",
+    "Prepared",
+    "Result",
+    "Snapshot",
+    "summarize",
+    "RULES",
+    "ScenarioError",
+    "load",
+    "run",
+    "compare",
+    "sweep",
+    "group",
+    "plot",
+    "write_report",
+    "open_run",
+    "open_runs",
+    "topologies",
+    "topology",
+    "Run",
+    "Comparison",
+    "Sweep",
+    "Runs",
+    "rerun",
+    "init",
+    "keys",
+    "scenarios",
+    "export_trace",
+    "figures",
+]
 __version__ = "0.1.0"

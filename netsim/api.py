@@ -12,6 +12,7 @@ parses its options, calls one function here and renders what it returns.
 Results convert to pandas DataFrames when pandas is installed
 (``pip install 'netsim[pandas]'``); everything else works without it.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,16 +50,49 @@ from .results.runfolder import (
 from .results.tables import summary_fields
 from .rules import RULES
 from .sim.engine import RunInterrupted, Simulation, data_bytes, free_cycles, prepare
-from .tuning.advise import advise
-from .tuning.race import decide
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
+from .tuning.advise import advise
+from .tuning.race import decide
 
-__all__ = ["RULES", "version", "load", "run", "rerun", "default_out", "Rerun", "Runs", "init", "keys", "json_schema",
-           "scenarios", "export_trace", "export_tensorboard", "figures", "compare", "sweep", "group", "recommend", "plot",
-           "write_report", "open_run", "open_runs",
-           "topologies", "topology", "variants", "Run", "Comparison", "Sweep", "Variant",
-           "RunInterrupted", "OutputError", "SweepError", "SweepFailed", "exit_status", "claim"]
+__all__ = [
+    "RULES",
+    "version",
+    "load",
+    "run",
+    "rerun",
+    "default_out",
+    "Rerun",
+    "Runs",
+    "init",
+    "keys",
+    "json_schema",
+    "scenarios",
+    "export_trace",
+    "export_tensorboard",
+    "figures",
+    "compare",
+    "sweep",
+    "group",
+    "recommend",
+    "plot",
+    "write_report",
+    "open_run",
+    "open_runs",
+    "topologies",
+    "topology",
+    "variants",
+    "Run",
+    "Comparison",
+    "Sweep",
+    "Variant",
+    "RunInterrupted",
+    "OutputError",
+    "SweepError",
+    "SweepFailed",
+    "exit_status",
+    "claim",
+]
 
 EXIT_STATUS = {"ok": 0, "diverged": 1, "stalled": 1, "failed": 1, "interrupted": 130}
 """Process exit status for a run's status (README, "Exit status"); bad input is 2."""
@@ -89,6 +123,7 @@ def _interruptible(sim: Simulation):
         if sim.stop_requested:
             raise KeyboardInterrupt
         sim.request_stop()
+
     old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
@@ -107,6 +142,7 @@ def _sigterm_interrupts():
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt
+
     old = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield
@@ -155,7 +191,6 @@ def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) 
     return scenario.with_overrides(extra) if extra else scenario
 
 
-
 class Run:
     """One run: ``summary`` (the summary.json dict), columns ``curve``, ``updates``
     and ``timeline`` (dicts of ndarrays), ``label``, ``path`` (its folder or None)
@@ -195,14 +230,18 @@ class Run:
     def __repr__(self) -> str:
         s = self.summary
         loss = "-" if s["final_loss"] is None else f"{s['final_loss']:.5f}"
-        return (f"<Run {s['scenario']} {self.label} seed={s['seed']}: {s['updates']} updates, "
-                f"loss {loss}, status {s['status']}>")
+        return (
+            f"<Run {s['scenario']} {self.label} seed={s['seed']}: {s['updates']} updates, "
+            f"loss {loss}, status {s['status']}>"
+        )
 
 
 class Comparison(dict):
     """Runs by label (``ssgd``, ``gsgd[auto]``, ...), plus ``path`` and the written ``plots``."""
 
-    def __init__(self, runs: dict[str, Run], path: Path | None = None, plots: list[Path] | None = None):
+    def __init__(
+        self, runs: dict[str, Run], path: Path | None = None, plots: list[Path] | None = None
+    ):
         super().__init__(runs)
         self.path = path
         self.plots = plots or []
@@ -250,19 +289,27 @@ class Sweep:
         self.outcome = outcome
         self.path = outcome.out
         self.rows, self.table = outcome.rows, outcome.table
-        self.executed, self.skipped, self.failures = outcome.executed, outcome.skipped, outcome.failures
+        self.executed, self.skipped, self.failures = (
+            outcome.executed,
+            outcome.skipped,
+            outcome.failures,
+        )
         self.name = outcome.plan.name
         self.keys = [k for k in outcome.plan.keys if k != "run.seed"]
 
     def frame(self):
         """DataFrame of sweep.csv: one row per run, swept values then summary fields."""
-        return _frame({k: [row[k] for row in self.rows] for k in (self.rows[0] if self.rows else {})})
+        return _frame(
+            {k: [row[k] for row in self.rows] for k in (self.rows[0] if self.rows else {})}
+        )
 
     to_pandas = to_frame = frame
 
     def summary_frame(self):
         """DataFrame of sweep_summary.csv: mean and 95 % CI half-width per point."""
-        return _frame({k: [row[k] for row in self.table] for k in (self.table[0] if self.table else {})})
+        return _frame(
+            {k: [row[k] for row in self.table] for k in (self.table[0] if self.table else {})}
+        )
 
     def runs(self) -> list[Run]:
         """Every finished run, read back from its folder, in grid order."""
@@ -272,6 +319,7 @@ class Sweep:
 @dataclass(frozen=True)
 class Variant:
     """One run of a comparison: its ``label``, ``folder`` name, scenario and rule."""
+
     label: str
     folder: str
     scenario: Scenario
@@ -281,20 +329,43 @@ class Variant:
 def version() -> str:
     """The netsim version (installed metadata, else the source tree's)."""
     from .results.provenance import netsim_version
+
     return netsim_version()
 
 
-def load(path: str | os.PathLike, overrides=None, *, seed: int | None = None, algorithm: str | None = None,
-         data_dir: str | os.PathLike | None = None) -> Scenario:
+def load(
+    path: str | os.PathLike,
+    overrides=None,
+    *,
+    seed: int | None = None,
+    algorithm: str | None = None,
+    data_dir: str | os.PathLike | None = None,
+) -> Scenario:
     """Load and validate a scenario; *overrides* is ``{"run.until": 600}`` or
     ``["run.until=600"]`` (values are TOML, as with ``--set``). Raises ScenarioError."""
-    return load_scenario(path, _overrides(overrides), seed=seed, algorithm=algorithm,
-                         data_dir=str(data_dir) if data_dir is not None else None)
+    return load_scenario(
+        path,
+        _overrides(overrides),
+        seed=seed,
+        algorithm=algorithm,
+        data_dir=str(data_dir) if data_dir is not None else None,
+    )
 
 
-def run(scenario: Scenario | str | os.PathLike, algorithm: str | None = None, *, out=None, progress=None,
-        label: str | None = None, prepared=None, overwrite: bool = False,
-        progress_every: float | None = None, overrides=None, seed: int | None = None, data_dir=None) -> Run:
+def run(
+    scenario: Scenario | str | os.PathLike,
+    algorithm: str | None = None,
+    *,
+    out=None,
+    progress=None,
+    label: str | None = None,
+    prepared=None,
+    overwrite: bool = False,
+    progress_every: float | None = None,
+    overrides=None,
+    seed: int | None = None,
+    data_dir=None,
+) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
 
     *scenario* is a loaded Scenario, a file or a preset name; *overrides*, *seed*
@@ -363,16 +434,28 @@ def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) 
     """
     folder = Path(folder)
     if not (folder / "scenario.toml").is_file():
-        raise FolderError(f"{folder}: no scenario.toml (not a run folder, or one written before run folders "
-                          "recorded their scenario; run it again with netsim run)")
+        raise FolderError(
+            f"{folder}: no scenario.toml (not a run folder, or one written before run folders "
+            "recorded their scenario; run it again with netsim run)"
+        )
     try:
-        summary = json.loads((folder / "summary.json").read_text()) if (folder / "summary.json").is_file() else None
-        meta = json.loads((folder / "meta.json").read_text()) if (folder / "meta.json").is_file() else {}
+        summary = (
+            json.loads((folder / "summary.json").read_text())
+            if (folder / "summary.json").is_file()
+            else None
+        )
+        meta = (
+            json.loads((folder / "meta.json").read_text())
+            if (folder / "meta.json").is_file()
+            else {}
+        )
         algorithm = summary["algorithm"] if summary is not None else None
         label = summary.get("label") if summary is not None else meta.get("label")
         overrides = tuple(meta.get("overrides", [])) if meta else None
     except (ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
-        raise FolderError(f"{folder}: summary.json or meta.json is not a run's ({type(exc).__name__}: {exc})") from None
+        raise FolderError(
+            f"{folder}: summary.json or meta.json is not a run's ({type(exc).__name__}: {exc})"
+        ) from None
     sc = load(folder / "scenario.toml", data_dir=data_dir)
     sc = replace(sc, overrides=overrides) if overrides is not None else sc
     home = folder.resolve()  # "." and "sub/.." have no name of their own
@@ -381,8 +464,10 @@ def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) 
     if summary is None:
         why = "the original has no summary.json (it was stopped before it ended, e.g. killed)"
     elif summary.get("status") == "interrupted":
-        why = (f"the original was interrupted at simulated time {summary.get('sim_time', 0):g}, "
-               "where the rerun went on to the end")
+        why = (
+            f"the original was interrupted at simulated time {summary.get('sim_time', 0):g}, "
+            "where the rerun went on to the end"
+        )
     else:
         return Rerun(new, folder, differences(folder, out))
     return Rerun(new, folder, [], not_compared=why)
@@ -392,6 +477,7 @@ def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) 
 class Rerun:
     """A rerun: the new ``run``, the ``original`` folder and the files that ``differ``
     (names); ``not_compared``: why the two were not compared ('' : they were)."""
+
     run: "Run"
     original: Path
     differ: list
@@ -414,18 +500,24 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
     """
     groupings = list(groupings or [])
     weightings = list(weightings or [])
-    names = list(algorithms) if algorithms else ([] if groupings or weightings else list(scenario.rules))
+    names = (
+        list(algorithms)
+        if algorithms
+        else ([] if groupings or weightings else list(scenario.rules))
+    )
     out = [Variant(name, name, scenario.with_algorithm(name), name) for name in names]
     for option, values in (("--groupings", groupings), ("--weightings", weightings)):
         if values and "gsgd" not in scenario.rules:
             raise ScenarioError(option, "needs an [algorithms.gsgd] table", scenario.path)
     for g in groupings:
-        variant = scenario.with_overrides([f"algorithms.gsgd.grouping={toml_value(g)}",
-                                           'run.algorithm="gsgd"'])
+        variant = scenario.with_overrides(
+            [f"algorithms.gsgd.grouping={toml_value(g)}", 'run.algorithm="gsgd"']
+        )
         out.append(Variant(f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant, "gsgd"))
     for g in weightings:
-        variant = scenario.with_overrides([f"algorithms.gsgd.group_weighting={toml_value(g)}",
-                                           'run.algorithm="gsgd"'])
+        variant = scenario.with_overrides(
+            [f"algorithms.gsgd.group_weighting={toml_value(g)}", 'run.algorithm="gsgd"']
+        )
         if "gsgd" in names and variant.rules["gsgd"].grouping == scenario.rules["gsgd"].grouping:
             continue  # the scenario's own weighting: the plain gsgd run is this one
         out.append(Variant(f"gsgd[{g}]", f"gsgd-{g}", variant, "gsgd"))
@@ -436,10 +528,22 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
     return out
 
 
-def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, groupings=None, weightings=None, out=None,
-            plots: bool = False, window: tuple[float, float] | None = None, progress=None,
-            on_run=None, overwrite: bool = False, overrides=None, seed: int | None = None,
-            data_dir=None) -> Comparison:
+def compare(
+    scenario: Scenario | str | os.PathLike,
+    algorithms=None,
+    *,
+    groupings=None,
+    weightings=None,
+    out=None,
+    plots: bool = False,
+    window: tuple[float, float] | None = None,
+    progress=None,
+    on_run=None,
+    overwrite: bool = False,
+    overrides=None,
+    seed: int | None = None,
+    data_dir=None,
+) -> Comparison:
     """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
     group weighting in *weightings* (see :func:`variants`) on the same data, shards,
     initial model and time draws.
@@ -461,8 +565,14 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
         for v in plan:
             folder = Path(out) / v.folder if out is not None else None
             try:
-                done = run(v.scenario, v.algorithm, out=folder, progress=progress, label=v.label,
-                           prepared=prepared)
+                done = run(
+                    v.scenario,
+                    v.algorithm,
+                    out=folder,
+                    progress=progress,
+                    label=v.label,
+                    prepared=prepared,
+                )
             except RunInterrupted as stop:
                 if folder is not None and hasattr(stop, "summary"):
                     write_compare(summaries + [{**stop.summary, "folder": v.folder}], out)
@@ -484,9 +594,22 @@ def compare(scenario: Scenario | str | os.PathLike, algorithms=None, *, grouping
     return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
 
 
-def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int = 1, overrides=None,
-          data_dir=None, jobs: int | None = None, scheduler=None, resume: bool = False, on_done=None,
-          on_plan=None, overwrite: bool = False, workers: int | None = None) -> Sweep:
+def sweep(
+    scenario: Scenario | str | os.PathLike,
+    grid,
+    *,
+    out=None,
+    seeds: int = 1,
+    overrides=None,
+    data_dir=None,
+    jobs: int | None = None,
+    scheduler=None,
+    resume: bool = False,
+    on_done=None,
+    on_plan=None,
+    overwrite: bool = False,
+    workers: int | None = None,
+) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (default
     ``runs/<scenario>-sweep``, numbered ``-2``, ... if taken; with *resume* the
     last of them; see :mod:`netsim.sweeps.runner`).
@@ -503,43 +626,82 @@ def sweep(scenario: Scenario | str | os.PathLike, grid, *, out=None, seeds: int 
     if jobs is not None and workers is not None and jobs != workers:
         raise ValueError("give jobs= (local processes) only; workers= is its old name")
     jobs = jobs if jobs is not None else workers
-    plan = plan_sweep(scenario, grid, seeds=seeds, sets=_overrides(overrides),
-                      data_dir=str(data_dir) if data_dir is not None else None)
+    plan = plan_sweep(
+        scenario,
+        grid,
+        seeds=seeds,
+        sets=_overrides(overrides),
+        data_dir=str(data_dir) if data_dir is not None else None,
+    )
     if out is None:
         base = Path("runs") / f"{folder_name(plan.name)}-sweep"
         out = latest_folder(base) if resume else unique_folder(base)
     out = Path(out)
     with _sigterm_interrupts():
-        outcome = run_sweep(plan, out, workers=jobs, scheduler=scheduler, resume=resume, on_done=on_done,
-                            overwrite=overwrite, on_start=None if on_plan is None else lambda: on_plan(plan, out))
+        outcome = run_sweep(
+            plan,
+            out,
+            workers=jobs,
+            scheduler=scheduler,
+            resume=resume,
+            on_done=on_done,
+            overwrite=overwrite,
+            on_start=None if on_plan is None else lambda: on_plan(plan, out),
+        )
     if outcome.failures and not outcome.executed and not outcome.skipped:
         folder, message = outcome.failures[0]
         hint = ""
-        if any(w in message for w in ("BrokenProcessPool", "bootstrapping", "freeze_support", "__main__")):
-            hint = (" (a script that calls netsim.sweep with local processes must guard its code with "
-                    "`if __name__ == \"__main__\":`, or pass jobs=1)")
-        raise SweepFailed(f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}{hint}")
+        if any(
+            w in message
+            for w in ("BrokenProcessPool", "bootstrapping", "freeze_support", "__main__")
+        ):
+            hint = (
+                " (a script that calls netsim.sweep with local processes must guard its code with "
+                '`if __name__ == "__main__":`, or pass jobs=1)'
+            )
+        raise SweepFailed(
+            f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}{hint}"
+        )
     return Sweep(outcome)
 
 
-def group(scenario: Scenario | str | os.PathLike, rounds: int | None = None, *, overrides=None,
-          seed: int | None = None, data_dir=None) -> dict:
+def group(
+    scenario: Scenario | str | os.PathLike,
+    rounds: int | None = None,
+    *,
+    overrides=None,
+    seed: int | None = None,
+    data_dir=None,
+) -> dict:
     """Measure the workers, cluster them and rank candidate groupings (see
     :func:`netsim.tuning.advise.advise`); also ``classes`` and ``hosts`` per worker."""
     sc = _scenario(scenario, overrides, seed, data_dir)
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:
-        raise ScenarioError("--rounds", f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
-                            "probe iterations over all workers)", sc.path)
+        raise ScenarioError(
+            "--rounds",
+            f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
+            "probe iterations over all workers)",
+            sc.path,
+        )
     info = advise(sc, rounds)
     info["classes"] = sc.worker_class_names()
     info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
     return info
 
 
-def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int = 0, budget_s: float | None = None,
-              target: float | None = None, rounds: int | None = None, alike: float = 0.0, jobs: int | None = None,
-              on_rung=None):
+def recommend(
+    scenario: Scenario | str | os.PathLike,
+    *,
+    lrs=None,
+    verify: int = 0,
+    budget_s: float | None = None,
+    target: float | None = None,
+    rounds: int | None = None,
+    alike: float = 0.0,
+    jobs: int | None = None,
+    on_rung=None,
+):
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
     Returns a :class:`netsim.tuning.race.Recommendation` (``name``, ``groups``, ``lr``,
@@ -559,17 +721,31 @@ def recommend(scenario: Scenario | str | os.PathLike, *, lrs=None, verify: int =
     from .sim.measurement import measure
     from .tuning.race import recommend as race
     from .tuning.race import verify as check
+
     sc = _scenario(scenario)
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:
-        raise ScenarioError("--rounds", f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
-                            "probe iterations over all workers)", sc.path)
+        raise ScenarioError(
+            "--rounds",
+            f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
+            "probe iterations over all workers)",
+            sc.path,
+        )
     prepared = prepare(sc)
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
-    rec = race(sc, prepared, lrs=lrs, budget_s=budget_s, target=target, measurement=m, alike=alike, jobs=jobs,
-               on_rung=on_rung)
+    rec = race(
+        sc,
+        prepared,
+        lrs=lrs,
+        budget_s=budget_s,
+        target=target,
+        measurement=m,
+        alike=alike,
+        jobs=jobs,
+        on_rung=on_rung,
+    )
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
     size = data_bytes(prepared.dataset)
@@ -596,14 +772,21 @@ def topology(name: str, base: str | os.PathLike | None = None) -> dict:
     return describe(load_named_topology(name, Path.cwd() if base is None else Path(base)))
 
 
-def plot(*folders, out=None, window: tuple[float, float] | None = None, format=("png",), dpi: int | None = None,
-         xscale: str = "log") -> list[Path]:
+def plot(
+    *folders,
+    out=None,
+    window: tuple[float, float] | None = None,
+    format=("png",),
+    dpi: int | None = None,
+    xscale: str = "log",
+) -> list[Path]:
     """Draw every figure for run, compare or sweep *folders* into *out* (default
     ``<folder>/plots``) in each of *format* (``png``, ``pdf``, ``svg``; a list or
     ``"png,pdf"``) at *dpi* (PNG); *xscale* ``log`` or ``linear`` for the updates
     axis; return the file paths. Raises FolderError for a folder without runs,
     ValueError for an unknown format or scale. For Figure objects see :func:`figures`."""
     from .results.plots import plot_folders  # matplotlib is imported only when drawing
+
     formats = [f.strip() for f in format.split(",")] if isinstance(format, str) else list(format)
     if dpi is not None and not 10 <= dpi <= 1200:
         raise ValueError(f"dpi must be in 10..1200, got {dpi!r}")
@@ -615,12 +798,15 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
     matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
     ``update_rate``), to restyle or save as you like."""
     from .results import plots
+
     runs = _runs_of(source)
-    out = {name.removesuffix(".png"): plots.curve_figure(runs, y, x, xscale)
-           for (y, x), name in plots.CURVE_FILES.items()}
+    out = {
+        name.removesuffix(".png"): plots.curve_figure(runs, y, x, xscale)
+        for (y, x), name in plots.CURVE_FILES.items()
+    }
     timed = [r for r in runs if r.timeline is not None]
     if timed:
-        out["timeline"] = plots.timeline_figure(timed[:plots.MAX_TIMELINES], window)
+        out["timeline"] = plots.timeline_figure(timed[: plots.MAX_TIMELINES], window)
     out["staleness"] = plots.staleness_figure(runs)
     out["update_rate"] = plots.update_rate_figure(runs)
     if any(r.bias is not None for r in runs):
@@ -628,11 +814,18 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
     return out
 
 
-def write_report(folder: str | os.PathLike, *, format: str | None = None, out=None,
-                 window: tuple[float, float] | None = None, fmt: str | None = None) -> Path:
+def write_report(
+    folder: str | os.PathLike,
+    *,
+    format: str | None = None,
+    out=None,
+    window: tuple[float, float] | None = None,
+    fmt: str | None = None,
+) -> Path:
     """Write ``folder/report.md`` (*format* ``md``) or a self-contained ``report.html``
     (``html``) with parameters, tables and figures; *fmt* is the old name of *format*."""
     from .results.report import write_report as write
+
     if format is not None and fmt is not None and format != fmt:
         raise ValueError("give format= only; fmt= is its old name")
     return write(folder, fmt=format or fmt or "md", out=out, window=window)
@@ -661,6 +854,7 @@ def init(name: str, *, out=None, overwrite: bool = False) -> Path:
     for a name that is not a plain word (letters, digits, ``_``, ``-``).
     """
     from .config.template import scenario_template
+
     stem = Path(name).name.removesuffix(".toml")
     if not stem or not all(c.isalnum() or c in "_-" for c in stem):
         raise ValueError(f"NAME: {name!r} is not allowed (letters, digits, _ and - only)")
@@ -678,12 +872,14 @@ def keys():
     """Every scenario key: a list of :class:`netsim.config.schema.KeySpec` (key, type,
     default, allowed, unit)."""
     from .config.schema import scenario_keys
+
     return scenario_keys()
 
 
 def json_schema() -> dict:
     """A JSON Schema of scenario files, for editors."""
     from .config.schema import json_schema as schema
+
     return schema()
 
 
@@ -712,7 +908,13 @@ def export_trace(source, out=None) -> Path:
     :mod:`netsim.results.trace`) to *out* (default ``<folder>/trace.json``); return its path.
     Open it at ui.perfetto.dev or chrome://tracing."""
     from .results.trace import write_trace
-    return write_trace(_runs_of(source), _export_path(source, out, "trace.json", "out: give a file for a trace of runs made in memory"))
+
+    return write_trace(
+        _runs_of(source),
+        _export_path(
+            source, out, "trace.json", "out: give a file for a trace of runs made in memory"
+        ),
+    )
 
 
 def export_tensorboard(source, out=None) -> list[Path]:
@@ -720,4 +922,8 @@ def export_tensorboard(source, out=None) -> list[Path]:
     *out* (default ``<folder>/tensorboard``), one subfolder per run; needs tensorboardX
     (``pip install 'netsim[tensorboard]'``). Open with ``tensorboard --logdir OUT``."""
     from .results.trace import write_tensorboard
-    return write_tensorboard(_runs_of(source), _export_path(source, out, "tensorboard", "out: give a folder for runs made in memory"))
+
+    return write_tensorboard(
+        _runs_of(source),
+        _export_path(source, out, "tensorboard", "out: give a folder for runs made in memory"),
+    )

@@ -3,6 +3,7 @@
 Each command parses its options, calls one function of :mod:`netsim.api` and
 renders the result with :mod:`netsim.results.render`; nothing else happens here.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,6 +27,7 @@ def _exception_types(*names: str) -> tuple:
     """The exception classes named ``module:Class`` that this install has (click's, which newer
     typer vendors with typer's own exceptions as their base, and plain click's)."""
     import importlib
+
     found = []
     for name in names:
         module, _, cls = name.partition(":")
@@ -36,7 +38,9 @@ def _exception_types(*names: str) -> tuple:
     return tuple(found)
 
 
-_USAGE_ERRORS = _exception_types("typer.exceptions:TyperException", "click.exceptions:ClickException")
+_USAGE_ERRORS = _exception_types(
+    "typer.exceptions:TyperException", "click.exceptions:ClickException"
+)
 _ABORTS = _exception_types("typer.exceptions:Abort", "click.exceptions:Abort")
 
 
@@ -47,12 +51,17 @@ class _App(typer.Typer):
     into a message print one line instead of a box or a traceback."""
 
     def __call__(self, *args, **kwargs):
-        kwargs.setdefault("standalone_mode", False)  # usage errors come back here instead of being drawn
+        kwargs.setdefault(
+            "standalone_mode", False
+        )  # usage errors come back here instead of being drawn
         try:
             status = super().__call__(*args, **kwargs)
         except _USAGE_ERRORS as exc:
-            if type(exc).__name__ == "NoArgsIsHelpError":  # a group called alone: its help, as typer shows it
+            if (
+                type(exc).__name__ == "NoArgsIsHelpError"
+            ):  # a group called alone: its help, as typer shows it
                 from typer import rich_utils
+
                 rich_utils.rich_format_error(exc)
                 sys.exit(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
@@ -72,22 +81,39 @@ class _App(typer.Typer):
         sys.exit(status if isinstance(status, int) else 0)
 
 
-app = _App(add_completion=True, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
-                  help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters. "
-                       "Results go to stdout, progress and messages to stderr.")
-out_console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)  # user text printed as written
+app = _App(
+    add_completion=True,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters. "
+    "Results go to stdout, progress and messages to stderr.",
+)
+out_console = Console(
+    width=None if sys.stdout.isatty() else 160, emoji=False
+)  # user text printed as written
 err_console = Console(stderr=True, emoji=False)
 
-ScenarioArg = Annotated[str, typer.Argument(help="Scenario file, or a preset name (netsim scenarios).",
-                                            show_default=False)]
-SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Override a scenario key: KEY=VALUE (dotted path; netsim keys lists them).")]
+ScenarioArg = Annotated[
+    str,
+    typer.Argument(help="Scenario file, or a preset name (netsim scenarios).", show_default=False),
+]
+SetOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--set",
+        "-s",
+        help="Override a scenario key: KEY=VALUE (dotted path; netsim keys lists them).",
+    ),
+]
 SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Override run.seed.")]
 
 
 def _path(value: str) -> Path:
     """A path option's value; an empty one (an unset shell variable) is refused, not taken as '.'."""
     if not value:
-        raise typer.BadParameter("an empty path is not allowed (leave the option out for its default)")
+        raise typer.BadParameter(
+            "an empty path is not allowed (leave the option out for its default)"
+        )
     return Path(value)
 
 
@@ -96,16 +122,45 @@ def _out_option(help: str):
     return typer.Option("--out", "-o", parser=_path, metavar="<path>", help=help)
 
 
-OutOpt = Annotated[Optional[Path], _out_option("Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken).")]
-LiveOpt = Annotated[bool, typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).")]
-DataOpt = Annotated[Optional[Path], typer.Option("--data-dir", parser=_path, metavar="<path>", help="Data directory (else data.dir, else $NETSIM_DATA_DIR).")]
+OutOpt = Annotated[
+    Optional[Path],
+    _out_option(
+        "Output folder (default: runs/<scenario>-<kind>, numbered -2, -3, ... when taken)."
+    ),
+]
+LiveOpt = Annotated[
+    bool, typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).")
+]
+DataOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--data-dir",
+        parser=_path,
+        metavar="<path>",
+        help="Data directory (else data.dir, else $NETSIM_DATA_DIR).",
+    ),
+]
 PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.")]
-WindowOpt = Annotated[Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")]
-OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")]
-FigFormatOpt = Annotated[str, typer.Option("--format", "-f", help="Figure formats, comma-separated: png, pdf, svg.")]
-DpiOpt = Annotated[Optional[int], typer.Option("--dpi", help="Resolution of PNG figures, dots per inch (default 150).")]
-XScaleOpt = Annotated[str, typer.Option("--xscale", help="Axis of the loss/accuracy-vs-updates figures: linear or log.")]
+WindowOpt = Annotated[
+    Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")
+]
+OverwriteOpt = Annotated[
+    bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")
+]
+FigFormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="Figure formats, comma-separated: png, pdf, svg.")
+]
+DpiOpt = Annotated[
+    Optional[int],
+    typer.Option("--dpi", help="Resolution of PNG figures, dots per inch (default 150)."),
+]
+XScaleOpt = Annotated[
+    str,
+    typer.Option("--xscale", help="Axis of the loss/accuracy-vs-updates figures: linear or log."),
+]
 
 
 def version_callback(value: bool) -> None:
@@ -115,8 +170,18 @@ def version_callback(value: bool) -> None:
 
 
 @app.callback()
-def main(version: Annotated[Optional[bool], typer.Option("--version", "-V", callback=version_callback,
-                                                         is_eager=True, help="Print the version and exit.")] = None) -> None:
+def main(
+    version: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--version",
+            "-V",
+            callback=version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = None,
+) -> None:
     """Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters."""
 
 
@@ -125,8 +190,14 @@ def emit_json(data) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-WideOpt = Annotated[bool, typer.Option("--wide", help="Show every column of the results table, wrapping cells "
-                                                   "that do not fit (default on a terminal: the columns that fit).")]
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="Show every column of the results table, wrapping cells "
+        "that do not fit (default on a terminal: the columns that fit).",
+    ),
+]
 
 
 def print_table(table, wide: bool) -> None:
@@ -152,7 +223,9 @@ def note(text: str) -> None:
 
 def error_line(message: str) -> None:
     """``error: MESSAGE`` as one line on stderr."""
-    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True
+    )
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -198,14 +271,20 @@ class Progress:
             self.next_mark = 0.1
             self.started = time.perf_counter()
         if self.current is not None and self.current.note and not snap.note:
-            self.started = time.perf_counter()  # training starts after the grouping race: the ETA counts from here
+            self.started = (
+                time.perf_counter()
+            )  # training starts after the grouping race: the ETA counts from here
         self.current = snap
         if self.live is not None:
             now = time.perf_counter()
             if now - self.last >= 0.1 or snap.fraction >= 1.0:
                 self.last = now
-                self.live.update(render.live_view(snap, done=self.done, position=self.position(),
-                                                  eta=self.eta(snap)), refresh=True)
+                self.live.update(
+                    render.live_view(
+                        snap, done=self.done, position=self.position(), eta=self.eta(snap)
+                    ),
+                    refresh=True,
+                )
         elif snap.note:  # before training: each step of the grouping race gets a line
             note(render.plain_line(snap, self.position()))
         elif snap.fraction >= self.next_mark - 1e-9:
@@ -224,6 +303,7 @@ def with_progress(live: bool, call, total: int = 1):
 def check_out(out: Path) -> None:
     """Fail (exit 2) before simulating when *out* cannot hold the run's files."""
     from .results.runfolder import FolderError, check_writable
+
     try:
         check_writable(out)
     except FolderError as exc:
@@ -232,8 +312,12 @@ def check_out(out: Path) -> None:
 
 def interrupted(stop, out) -> None:
     """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
-    err_console.print(f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
-                      f"{escape(str(out))} (status interrupted)", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
+        f"{escape(str(out))} (status interrupted)",
+        highlight=False,
+        soft_wrap=True,
+    )
     raise typer.Exit(130)
 
 
@@ -244,8 +328,10 @@ def report_status(summary: dict, out: Path | None) -> None:
         note(line)
     if summary["status"] != "ok":
         where = f"; files so far kept in {out}" if out is not None else ""
-        err_console.print(f"[bold red]{escape(summary['label'])}:[/] {escape(summary['message'])}{escape(where)}",
-                          highlight=False)
+        err_console.print(
+            f"[bold red]{escape(summary['label'])}:[/] {escape(summary['message'])}{escape(where)}",
+            highlight=False,
+        )
 
 
 def guarded(out, call):
@@ -264,51 +350,95 @@ def guarded(out, call):
 
 
 @app.command()
-def run(scenario: ScenarioArg,
-        algorithm: Annotated[Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")] = None,
-        set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-        data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False, wide: WideOpt = False,
-        overwrite: OverwriteOpt = False) -> None:
+def run(
+    scenario: ScenarioArg,
+    algorithm: Annotated[
+        Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")
+    ] = None,
+    set_: SetOpt = None,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    live: LiveOpt = True,
+    data_dir: DataOpt = None,
+    plots: PlotsOpt = False,
+    window: WindowOpt = None,
+    json_: JsonOpt = False,
+    wide: WideOpt = False,
+    overwrite: OverwriteOpt = False,
+) -> None:
     """Run one scenario with one update rule; write summary.json, curves, scenario.toml and meta.json."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir, algorithm)
     out = out or api.default_out(sc)
     check_out(out)
-    result = guarded(out, lambda: with_progress(
-        live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite)))
+    result = guarded(
+        out,
+        lambda: with_progress(
+            live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite)
+        ),
+    )
     report_status(result.summary, out)
     if json_:
         emit_json({**result.summary, "folder": str(out)})
     else:
-        print_table(render.compare_table([result.summary], title=f"{sc.name} (seed {sc.run.seed})",
-                                         width=table_width(wide)), wide)
-    note(f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})")
+        print_table(
+            render.compare_table(
+                [result.summary], title=f"{sc.name} (seed {sc.run.seed})", width=table_width(wide)
+            ),
+            wide,
+        )
+    note(
+        f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})"
+    )
     if plots:
         draw([out], None, window_range)
     raise typer.Exit(api.exit_status([result.status]))
 
 
 @app.command()
-def rerun(folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml).")],
-          out: Annotated[Optional[Path], _out_option("Folder of the new run (default: FOLDER-rerun, numbered).")] = None,
-          live: LiveOpt = True, data_dir: DataOpt = None, json_: JsonOpt = False) -> None:
+def rerun(
+    folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml).")],
+    out: Annotated[
+        Optional[Path], _out_option("Folder of the new run (default: FOLDER-rerun, numbered).")
+    ] = None,
+    live: LiveOpt = True,
+    data_dir: DataOpt = None,
+    json_: JsonOpt = False,
+) -> None:
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
     from .results.runfolder import FolderError
+
     try:
-        again = with_progress(live, lambda progress: api.rerun(folder, out=out, progress=progress, data_dir=data_dir))
+        again = with_progress(
+            live, lambda progress: api.rerun(folder, out=out, progress=progress, data_dir=data_dir)
+        )
     except (FolderError, ScenarioError) as exc:
         fail(str(exc))
     if json_:
-        emit_json({"original": str(folder), "rerun": str(again.run.path), "identical": again.identical,
-                   "differ": again.differ, "not_compared": again.not_compared})
+        emit_json(
+            {
+                "original": str(folder),
+                "rerun": str(again.run.path),
+                "identical": again.identical,
+                "differ": again.differ,
+                "not_compared": again.not_compared,
+            }
+        )
     elif again.not_compared:
-        out_console.print(f"{again.run.path}: rerun; not compared with {folder}: {again.not_compared}",
-                          highlight=False, markup=False)
+        out_console.print(
+            f"{again.run.path}: rerun; not compared with {folder}: {again.not_compared}",
+            highlight=False,
+            markup=False,
+        )
         return
     elif again.identical:
-        out_console.print(f"{again.run.path}: identical to {folder} (wall times aside)", highlight=False)
+        out_console.print(
+            f"{again.run.path}: identical to {folder} (wall times aside)", highlight=False
+        )
     else:
-        out_console.print(f"{again.run.path}: differs from {folder} in {', '.join(again.differ)}", highlight=False)
+        out_console.print(
+            f"{again.run.path}: differs from {folder} in {', '.join(again.differ)}", highlight=False
+        )
     if not again.identical and not again.not_compared:
         raise typer.Exit(1)
 
@@ -318,33 +448,80 @@ def split(text: str) -> list[str]:
 
 
 @app.command()
-def compare(scenario: ScenarioArg,
-            algorithms: Annotated[str, typer.Option("--algorithms", "-a", help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).")] = "",
-            groupings: Annotated[str, typer.Option("--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.")] = "",
-            weightings: Annotated[str, typer.Option("--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.")] = "",
-            set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None, live: LiveOpt = True,
-            data_dir: DataOpt = None, plots: PlotsOpt = False, window: WindowOpt = None, json_: JsonOpt = False, wide: WideOpt = False,
-            overwrite: OverwriteOpt = False) -> None:
+def compare(
+    scenario: ScenarioArg,
+    algorithms: Annotated[
+        str,
+        typer.Option(
+            "--algorithms",
+            "-a",
+            help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).",
+        ),
+    ] = "",
+    groupings: Annotated[
+        str,
+        typer.Option(
+            "--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2."
+        ),
+    ] = "",
+    weightings: Annotated[
+        str,
+        typer.Option(
+            "--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat."
+        ),
+    ] = "",
+    set_: SetOpt = None,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    live: LiveOpt = True,
+    data_dir: DataOpt = None,
+    plots: PlotsOpt = False,
+    window: WindowOpt = None,
+    json_: JsonOpt = False,
+    wide: WideOpt = False,
+    overwrite: OverwriteOpt = False,
+) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
     sc = load(scenario, set_, seed, data_dir)
     names = split(algorithms)
     for name in names:
         if name not in sc.rules:
-            fail(f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
-                 f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})")
+            fail(
+                f"{sc.path}: --algorithms: {name!r} has no [algorithms.{name}] table "
+                f"(configured: {', '.join(sc.rules)}; known rules: {', '.join(api.RULES)})"
+            )
     out = out or api.default_out(sc, "compare")
     check_out(out)
     plan = guarded(out, lambda: api.variants(sc, names, split(groupings), split(weightings)))
-    cmp = guarded(out, lambda: with_progress(live, lambda progress: api.compare(
-        sc, names, groupings=split(groupings), weightings=split(weightings), out=out, progress=progress,
-        overwrite=overwrite,
-        on_run=lambda label, r: report_status(r.summary, r.path)), total=len(plan)))
+    cmp = guarded(
+        out,
+        lambda: with_progress(
+            live,
+            lambda progress: api.compare(
+                sc,
+                names,
+                groupings=split(groupings),
+                weightings=split(weightings),
+                out=out,
+                progress=progress,
+                overwrite=overwrite,
+                on_run=lambda label, r: report_status(r.summary, r.path),
+            ),
+            total=len(plan),
+        ),
+    )
     if json_:
         emit_json({"folder": str(out), "runs": cmp.summaries})
     else:
-        print_table(render.compare_table(cmp.summaries, title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}",
-                                         width=table_width(wide)), wide)
+        print_table(
+            render.compare_table(
+                cmp.summaries,
+                title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}",
+                width=table_width(wide),
+            ),
+            wide,
+        )
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
@@ -356,21 +533,38 @@ def parse_window_opt(text: str | None):
     if text is None:
         return None
     from .results.timeline import parse_window
+
     try:
         return parse_window(text)
     except ValueError as exc:
         fail(str(exc))
 
 
-def draw(folders: list[Path], out: Path | None, window, formats: str = "png", dpi: int | None = None,
-         xscale: str = "log") -> list[Path]:
+def draw(
+    folders: list[Path],
+    out: Path | None,
+    window,
+    formats: str = "png",
+    dpi: int | None = None,
+    xscale: str = "log",
+) -> list[Path]:
     """Draw every figure of *folders*; say where they went (stderr)."""
     from .results.runfolder import FolderError
+
     try:
-        paths = api.plot(*folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale)
+        paths = api.plot(
+            *folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale
+        )
     except (FolderError, ValueError) as exc:
         fail(str(exc))
-    except (OSError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # a malformed folder
+    except (
+        OSError,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+        ValueError,
+    ) as exc:  # a malformed folder
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
     note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
@@ -381,20 +575,37 @@ FoldersArg = Annotated[list[Path], typer.Argument(help="Run, compare or sweep fo
 
 
 @app.command()
-def plot(folders: FoldersArg,
-         out: Annotated[Optional[Path], _out_option("Folder for the figures (default: FOLDER/plots).")] = None,
-         window: WindowOpt = None, format_: FigFormatOpt = "png", dpi: DpiOpt = None, xscale: XScaleOpt = "log") -> None:
+def plot(
+    folders: FoldersArg,
+    out: Annotated[
+        Optional[Path], _out_option("Folder for the figures (default: FOLDER/plots).")
+    ] = None,
+    window: WindowOpt = None,
+    format_: FigFormatOpt = "png",
+    dpi: DpiOpt = None,
+    xscale: XScaleOpt = "log",
+) -> None:
     """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
     draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
 
 
 @app.command()
-def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
-           format_: Annotated[str, typer.Option("--format", "-f", help="md (PNG files beside it) or html (one self-contained file).")] = "md",
-           out: Annotated[Optional[Path], _out_option("Report file (default: FOLDER/report.md|html).")] = None,
-           window: WindowOpt = None) -> None:
+def report(
+    folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
+    format_: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="md (PNG files beside it) or html (one self-contained file)."
+        ),
+    ] = "md",
+    out: Annotated[
+        Optional[Path], _out_option("Report file (default: FOLDER/report.md|html).")
+    ] = None,
+    window: WindowOpt = None,
+) -> None:
     """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
+
     window_range = parse_window_opt(window)
     try:
         path = api.write_report(folder, format=format_, out=out, window=window_range)
@@ -406,12 +617,27 @@ def report(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
 
 
 @app.command("export")
-def export(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
-           what: Annotated[str, typer.Option("--to", "-t", help="trace (Chrome/Perfetto JSON of the worker timelines) "
-                                                                "or tensorboard (event files of the curves; needs tensorboardX).")] = "trace",
-           out: Annotated[Optional[Path], _out_option("File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).")] = None) -> None:
+def export(
+    folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
+    what: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            "-t",
+            help="trace (Chrome/Perfetto JSON of the worker timelines) "
+            "or tensorboard (event files of the curves; needs tensorboardX).",
+        ),
+    ] = "trace",
+    out: Annotated[
+        Optional[Path],
+        _out_option(
+            "File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard)."
+        ),
+    ] = None,
+) -> None:
     """Export timelines as a trace for ui.perfetto.dev / chrome://tracing, or curves for TensorBoard."""
     from .results.runfolder import FolderError
+
     if what not in ("trace", "tensorboard"):
         fail(f"--to: {what!r} is not allowed (allowed: trace, tensorboard)")
     try:
@@ -420,7 +646,9 @@ def export(folder: Annotated[Path, typer.Argument(help="Run, compare or sweep fo
             note(f"wrote {path} (open it at https://ui.perfetto.dev or chrome://tracing)")
         else:
             paths = api.export_tensorboard(folder, out)
-            note(f"wrote {len(paths)} run(s) under {paths[0].parent if paths else out} (tensorboard --logdir ...)")
+            note(
+                f"wrote {len(paths)} run(s) under {paths[0].parent if paths else out} (tensorboard --logdir ...)"
+            )
     except FolderError as exc:
         fail(str(exc))
     except ImportError as exc:
@@ -440,7 +668,9 @@ class SweepProgress:
         self.total = total
         self.start = time.perf_counter()
         self.first = None
-        self.task = progress.add_task("sweep", total=total, eta="-") if progress is not None else None
+        self.task = (
+            progress.add_task("sweep", total=total, eta="-") if progress is not None else None
+        )
 
     def __call__(self, done: int, total: int, folder: str, summary, error) -> None:
         if self.first is None:
@@ -449,23 +679,55 @@ class SweepProgress:
         elapsed = time.perf_counter() - self.start
         eta = elapsed / (done - self.first) * (total - done)
         if self.progress is not None:
-            self.progress.update(self.task, completed=done, description=f"sweep ({folder} {status})",
-                                 eta=f"{eta:.0f} s")
+            self.progress.update(
+                self.task,
+                completed=done,
+                description=f"sweep ({folder} {status})",
+                eta=f"{eta:.0f} s",
+            )
             return
-        note(f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, eta {eta:.0f} s")
+        note(
+            f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, eta {eta:.0f} s"
+        )
 
 
 @app.command()
-def sweep(scenario: ScenarioArg,
-          grid: Annotated[Optional[list[str]], typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see README).")] = None,
-          seeds: Annotated[int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")] = 1,
-          set_: SetOpt = None, seed: SeedOpt = None, out: OutOpt = None,
-          jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Local processes running the sweep (default: the CPUs; 1: this process). Not \\[\\[workers]], the simulated workers.")] = None,
-          workers_old: Annotated[Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")] = None,
-          scheduler: Annotated[Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")] = None,
-          resume: Annotated[bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")] = False,
-          live: LiveOpt = True, data_dir: DataOpt = None, plots: PlotsOpt = False, json_: JsonOpt = False, wide: WideOpt = False,
-          overwrite: OverwriteOpt = False) -> None:
+def sweep(
+    scenario: ScenarioArg,
+    grid: Annotated[
+        Optional[list[str]],
+        typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see README)."),
+    ] = None,
+    seeds: Annotated[
+        int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")
+    ] = 1,
+    set_: SetOpt = None,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Local processes running the sweep (default: the CPUs; 1: this process). Not \\[\\[workers]], the simulated workers.",
+        ),
+    ] = None,
+    workers_old: Annotated[
+        Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")
+    ] = None,
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")
+    ] = False,
+    live: LiveOpt = True,
+    data_dir: DataOpt = None,
+    plots: PlotsOpt = False,
+    json_: JsonOpt = False,
+    wide: WideOpt = False,
+    overwrite: OverwriteOpt = False,
+) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from rich.progress import (
         BarColumn,
@@ -477,19 +739,29 @@ def sweep(scenario: ScenarioArg,
 
     from .sweeps.executors import ExecutorError
     from .sweeps.runner import SweepError, SweepFailed
+
     flag = "--jobs" if jobs is not None else "--workers"  # name the option the user typed
     jobs = jobs if jobs is not None else workers_old
     if jobs is not None and jobs < 1:
         fail(f"{flag}: {jobs!r} is not allowed (must be >= 1)")
     bar = None
     if live and err_console.is_terminal:
-        bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("eta {task.fields[eta]}"), console=err_console, transient=True)
+        bar = Bar(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta {task.fields[eta]}"),
+            console=err_console,
+            transient=True,
+        )
     state = {}
 
     def on_plan(plan, where):
         check_out(Path(where))
-        where_text = f"Dask scheduler {scheduler}" if scheduler else f"{jobs or 'all'} local process(es)"
+        where_text = (
+            f"Dask scheduler {scheduler}" if scheduler else f"{jobs or 'all'} local process(es)"
+        )
         note(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}")
         state["out"] = where
         state["progress"] = SweepProgress(bar, len(plan.tasks))
@@ -497,9 +769,21 @@ def sweep(scenario: ScenarioArg,
     sets = list(set_ or []) + ([f"run.seed={seed}"] if seed is not None else [])
 
     def go():
-        return api.sweep(scenario, grid or [], out=out, seeds=seeds, overrides=sets, data_dir=data_dir,
-                         jobs=jobs, scheduler=scheduler, resume=resume, on_plan=on_plan,
-                         on_done=lambda *args: state["progress"](*args), overwrite=overwrite)
+        return api.sweep(
+            scenario,
+            grid or [],
+            out=out,
+            seeds=seeds,
+            overrides=sets,
+            data_dir=data_dir,
+            jobs=jobs,
+            scheduler=scheduler,
+            resume=resume,
+            on_plan=on_plan,
+            on_done=lambda *args: state["progress"](*args),
+            overwrite=overwrite,
+        )
+
     try:
         if bar is not None:
             with bar:
@@ -513,60 +797,152 @@ def sweep(scenario: ScenarioArg,
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     except KeyboardInterrupt:
-        note(f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
-             "to finish the rest")
+        note(
+            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
+            "to finish the rest"
+        )
         raise typer.Exit(130)
     if json_:
-        emit_json({"folder": str(outcome.path), "keys": outcome.keys, "runs": outcome.rows, "points": outcome.table,
-                   "failures": [{"folder": f, "message": m} for f, m in outcome.failures]})
+        emit_json(
+            {
+                "folder": str(outcome.path),
+                "keys": outcome.keys,
+                "runs": outcome.rows,
+                "points": outcome.table,
+                "failures": [{"folder": f, "message": m} for f, m in outcome.failures],
+            }
+        )
     else:
-        print_table(render.sweep_table(outcome.table, outcome.keys, f"{outcome.name}: mean ± 95 % CI over seeds",
-                                       width=table_width(wide)), wide)
-    note(f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
-         f"wrote {outcome.path}/sweep.csv, sweep_summary.csv")
+        print_table(
+            render.sweep_table(
+                outcome.table,
+                outcome.keys,
+                f"{outcome.name}: mean ± 95 % CI over seeds",
+                width=table_width(wide),
+            ),
+            wide,
+        )
+    note(
+        f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
+        f"wrote {outcome.path}/sweep.csv, sweep_summary.csv"
+    )
     if plots and outcome.rows:
         draw([outcome.path], None, None)
     for folder, message in outcome.failures:
-        err_console.print(f"[bold red]{escape(str(folder))}:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows])))
+        err_console.print(
+            f"[bold red]{escape(str(folder))}:[/] {escape(message)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    raise typer.Exit(
+        max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
+    )
 
 
 @app.command()
-def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None,
-          rounds: Annotated[Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")] = None,
-          quick: Annotated[bool, typer.Option("--quick", help="No pilot emulations: silhouette clustering and the "
-                                                              "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).")] = False,
-          race: Annotated[bool, typer.Option("--race", hidden=True, help="The default (kept for old scripts).")] = False,
-          lrs: Annotated[str, typer.Option("--lrs", help="η grid, comma-separated, kept to (default: 5 values ×3 apart around GSGD's η, widened where its edge is best).")] = "",
-          verify: Annotated[int, typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated.")] = 0,
-          budget: Annotated[Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")] = None,
-          target: Annotated[Optional[float], typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots).")] = None,
-          alike: Annotated[float, typer.Option("--alike", help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).")] = 0.0,
-          jobs: Annotated[Optional[int], typer.Option("--jobs", help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.")] = None,
-          ) -> None:
+def group(
+    scenario: ScenarioArg,
+    set_: SetOpt = None,
+    seed: SeedOpt = None,
+    data_dir: DataOpt = None,
+    rounds: Annotated[
+        Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")
+    ] = None,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick",
+            help="No pilot emulations: silhouette clustering and the "
+            "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).",
+        ),
+    ] = False,
+    race: Annotated[
+        bool, typer.Option("--race", hidden=True, help="The default (kept for old scripts).")
+    ] = False,
+    lrs: Annotated[
+        str,
+        typer.Option(
+            "--lrs",
+            help="η grid, comma-separated, kept to (default: 5 values ×3 apart around GSGD's η, widened where its edge is best).",
+        ),
+    ] = "",
+    verify: Annotated[
+        int,
+        typer.Option(
+            "--verify", help="Run the top N candidates in full; print predicted vs emulated."
+        ),
+    ] = 0,
+    budget: Annotated[
+        Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")
+    ] = None,
+    target: Annotated[
+        Optional[float],
+        typer.Option(
+            "--target", help="Target loss (default: run.target_loss, else from the pilots)."
+        ),
+    ] = None,
+    alike: Annotated[
+        float,
+        typer.Option(
+            "--alike",
+            help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).",
+        ),
+    ] = 0.0,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--jobs",
+            help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
+        ),
+    ] = None,
+) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
     Shows each (grouping, η) candidate's predicted time to the target loss; the pick is what grouping = "auto" uses. With --quick, only measure, cluster and rank by the advisor's closed form."""
     from .tuning.race import RecommendError
+
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if race or lrs or verify or budget is not None or target is not None or alike or jobs is not None:
-            fail("--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs")
+        if (
+            race
+            or lrs
+            or verify
+            or budget is not None
+            or target is not None
+            or alike
+            or jobs is not None
+        ):
+            fail(
+                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs"
+            )
         try:
             info = api.group(sc, rounds)
         except ScenarioError as exc:
             fail(str(exc))
         m, chosen = info["measurement"], info["grouping"]
-        out_console.print(render.measurement_table(info, f"{sc.name}: measured over {m.iteration.shape[1]} probe "
-                                                         f"rounds ({m.duration:.4g} s of simulated time)"))
+        out_console.print(
+            render.measurement_table(
+                info,
+                f"{sc.name}: measured over {m.iteration.shape[1]} probe "
+                f"rounds ({m.duration:.4g} s of simulated time)",
+            )
+        )
         out_console.print(render.silhouette_table(info["silhouette"]))
-        out_console.print(f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
-                          f"{chosen.reason}", highlight=False, soft_wrap=True)
+        out_console.print(
+            f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
+            f"{chosen.reason}",
+            highlight=False,
+            soft_wrap=True,
+        )
         out_console.print(render.ranking_table(info["ranking"]))
         top = info["ranking"][0]
-        out_console.print(f"advisor's pick: {top.name}, η = {top.lr:.3g} (η_sync {info['lr_sync']:g} / "
-                          f"(1 + mean staleness {top.mean_staleness:.3g})); race the candidates (without --quick) "
-                          f"for a pick from emulation", highlight=False, soft_wrap=True)
+        out_console.print(
+            f"advisor's pick: {top.name}, η = {top.lr:.3g} (η_sync {info['lr_sync']:g} / "
+            f"(1 + mean staleness {top.mean_staleness:.3g})); race the candidates (without --quick) "
+            f"for a pick from emulation",
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     try:
         grid = [float(x) for x in lrs.split(",") if x.strip()] or None
@@ -579,9 +955,19 @@ def group(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data
     if jobs is not None and jobs < 1:
         fail(f"--jobs: {jobs} is not allowed (>= 1)")
     try:
-        rec = api.recommend(sc, lrs=grid, verify=verify, budget_s=budget, target=target, rounds=rounds, alike=alike,
-                            jobs=jobs, on_rung=lambda r, n, k: note(f"{sc.name}: racing rung {r + 1} of {n}, "
-                                                                    f"{k} (grouping, η) candidates"))
+        rec = api.recommend(
+            sc,
+            lrs=grid,
+            verify=verify,
+            budget_s=budget,
+            target=target,
+            rounds=rounds,
+            alike=alike,
+            jobs=jobs,
+            on_rung=lambda r, n, k: note(
+                f"{sc.name}: racing rung {r + 1} of {n}, {k} (grouping, η) candidates"
+            ),
+        )
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:
@@ -602,10 +988,17 @@ def topology_list() -> None:
 
 
 @topology_app.command("show")
-def topology_show(name: Annotated[str, typer.Argument(
-        help="Preset name, .toml/.graphml file, or topohub:KEY (e.g. topohub:topozoo/Abilene, topohub:sndlib/polska).")]) -> None:
+def topology_show(
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Preset name, .toml/.graphml file, or topohub:KEY (e.g. topohub:topozoo/Abilene, topohub:sndlib/polska)."
+        ),
+    ],
+) -> None:
     """Hosts, switches, links, diameter (hops and latency) and bisection bandwidth."""
     from .net.topology import TopologyError
+
     try:
         info = api.topology(name)
     except (TopologyError, FileNotFoundError) as exc:
@@ -614,23 +1007,34 @@ def topology_show(name: Annotated[str, typer.Argument(
 
 
 @app.command()
-def validate(scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None) -> None:
+def validate(
+    scenario: ScenarioArg, set_: SetOpt = None, seed: SeedOpt = None, data_dir: DataOpt = None
+) -> None:
     """Check a scenario file without running it (MNIST/LIBSVM files are read and checked too)."""
     sc = load(scenario, set_, seed, data_dir)
     from .sim.engine import check_data
+
     try:
         check_data(sc)
     except ScenarioError as exc:
         fail(str(exc))
-    out_console.print(f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
-                      f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
-                      highlight=False)
+    out_console.print(
+        f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
+        f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
+        highlight=False,
+    )
 
 
 @app.command()
-def init(name: Annotated[str, typer.Argument(help="Scenario name (letters, digits, _ and -).")],
-         out: Annotated[Optional[Path], _out_option("File or folder to write (default: ./NAME.toml).")] = None,
-         overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing file.")] = False) -> None:
+def init(
+    name: Annotated[str, typer.Argument(help="Scenario name (letters, digits, _ and -).")],
+    out: Annotated[
+        Optional[Path], _out_option("File or folder to write (default: ./NAME.toml).")
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing file.")
+    ] = False,
+) -> None:
     """Write a commented scenario to start from (runs as it is: netsim run NAME.toml)."""
     try:
         path = api.init(name, out=out, overwrite=overwrite)
@@ -640,9 +1044,20 @@ def init(name: Annotated[str, typer.Argument(help="Scenario name (letters, digit
 
 
 @app.command()
-def keys(json_: JsonOpt = False,
-         schema: Annotated[Optional[Path], typer.Option("--schema", help="Write a JSON Schema of scenario files to this file ('-': stdout), for editors.")] = None,
-         match: Annotated[Optional[str], typer.Argument(help="Show only keys containing this text, e.g. run. or gsgd.")] = None) -> None:
+def keys(
+    json_: JsonOpt = False,
+    schema: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--schema",
+            help="Write a JSON Schema of scenario files to this file ('-': stdout), for editors.",
+        ),
+    ] = None,
+    match: Annotated[
+        Optional[str],
+        typer.Argument(help="Show only keys containing this text, e.g. run. or gsgd."),
+    ] = None,
+) -> None:
     """List every scenario key with its type, default, allowed values and unit."""
     if schema is not None:
         text = json.dumps(api.json_schema(), indent=2) + "\n"
@@ -654,8 +1069,19 @@ def keys(json_: JsonOpt = False,
         return
     specs = [k for k in api.keys() if match is None or match in k.key]
     if json_:
-        emit_json([{"key": k.key, "type": k.type, "default": k.default, "required": k.required,
-                    "allowed": k.allowed, "unit": k.unit} for k in specs])
+        emit_json(
+            [
+                {
+                    "key": k.key,
+                    "type": k.type,
+                    "default": k.default,
+                    "required": k.required,
+                    "allowed": k.allowed,
+                    "unit": k.unit,
+                }
+                for k in specs
+            ]
+        )
     else:
         out_console.print(render.keys_table(specs))
 

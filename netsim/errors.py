@@ -1,4 +1,5 @@
 """Exceptions that carry enough context for a one-line message."""
+
 from __future__ import annotations
 
 __all__ = ["ScenarioError", "one_line"]
@@ -13,7 +14,9 @@ def one_line(text: str) -> str:
     """
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 class ScenarioError(Exception):

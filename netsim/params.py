@@ -1,4 +1,5 @@
 """Reading TOML tables with exact, one-line errors; dotted-path overrides."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,29 @@ from typing import Any
 
 from .errors import ScenarioError
 
-__all__ = ["Table", "apply_overrides", "parse_value", "set_path", "check_value", "quote_key", "MISSING", "MAX_DEPTH",
-           "recording"]
+__all__ = [
+    "Table",
+    "apply_overrides",
+    "parse_value",
+    "set_path",
+    "check_value",
+    "quote_key",
+    "MISSING",
+    "MAX_DEPTH",
+    "recording",
+]
 
 MISSING = object()
 MAX_DEPTH = 32
 """Deepest nesting of tables and lists accepted in a scenario (levels)."""
-_KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
-               list: "a list", dict: "a table"}
+_KIND_NAMES = {
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "a table",
+}
 
 
 _RECORDERS: list[list] = []
@@ -57,9 +73,18 @@ class Table:
     def has(self, name: str) -> bool:
         return name in self.data
 
-    def get(self, name: str, kind: type | tuple, default: Any = MISSING, *, choices=None,
-            positive: bool = False, minimum: float | None = None, maximum: float | None = None,
-            item: type | tuple | None = None) -> Any:
+    def get(
+        self,
+        name: str,
+        kind: type | tuple,
+        default: Any = MISSING,
+        *,
+        choices=None,
+        positive: bool = False,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        item: type | tuple | None = None,
+    ) -> Any:
         """The value of *name*, checked; *default* when absent (MISSING: required).
 
         *item*: for a list, the kind every element must have.
@@ -76,9 +101,14 @@ class Table:
         if float in kinds and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise ScenarioError(self.key(name), f"expected {_describe(kind, choices)}, got {show(value)}")
+            raise ScenarioError(
+                self.key(name), f"expected {_describe(kind, choices)}, got {show(value)}"
+            )
         if choices is not None and value not in choices:
-            raise ScenarioError(self.key(name), f"{show(value)} is not allowed (allowed: {', '.join(map(str, choices))})")
+            raise ScenarioError(
+                self.key(name),
+                f"{show(value)} is not allowed (allowed: {', '.join(map(str, choices))})",
+            )
         if item is not None and isinstance(value, list):
             value = [check_kind(v, item, f"{self.key(name)}[{i}]") for i, v in enumerate(value)]
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -119,8 +149,11 @@ def check_path(value: str | None, key: str) -> str | None:
         raise ScenarioError(key, f"{show(value)} is not a path (it holds a NUL character)")
     encoded = value.encode("utf-8", "surrogateescape")
     if len(encoded) > 4096 or any(len(part) > 255 for part in encoded.split(b"/")):
-        raise ScenarioError(key, f"{show(value)} is not a path (a name is longer than 255 bytes or the "
-                            "path longer than 4096)")
+        raise ScenarioError(
+            key,
+            f"{show(value)} is not a path (a name is longer than 255 bytes or the "
+            "path longer than 4096)",
+        )
     return value
 
 
@@ -182,14 +215,20 @@ def check_value(value: Any, where: str) -> None:
         node, path, depth = stack.pop()
         if isinstance(node, bool):
             continue
-        if isinstance(node, int) and not -2 ** 63 <= node < 2 ** 63:
-            raise ScenarioError(path, f"{_short(str(node))} is not allowed (integers must fit in 64 bits)")
+        if isinstance(node, int) and not -(2**63) <= node < 2**63:
+            raise ScenarioError(
+                path, f"{_short(str(node))} is not allowed (integers must fit in 64 bits)"
+            )
         if isinstance(node, (dict, list)):
             if depth >= MAX_DEPTH:
                 raise ScenarioError(path, f"nested more than {MAX_DEPTH} levels deep (not allowed)")
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for k, v in items:
-                sub = f"{path}[{k}]" if isinstance(node, list) else (f"{path}.{quote_key(k)}" if path else quote_key(k))
+                sub = (
+                    f"{path}[{k}]"
+                    if isinstance(node, list)
+                    else (f"{path}.{quote_key(k)}" if path else quote_key(k))
+                )
                 stack.append((v, sub, depth + 1))
 
 
@@ -201,7 +240,9 @@ def apply_overrides(raw: dict, assignments: list[str]) -> dict:
     """
     for text in assignments:
         if "=" not in text:
-            raise ScenarioError(f"--set {text!r}", "an override must look like KEY=VALUE (e.g. run.until=600)")
+            raise ScenarioError(
+                f"--set {text!r}", "an override must look like KEY=VALUE (e.g. run.until=600)"
+            )
         path, value = text.split("=", 1)
         set_path(raw, path.strip(), parse_value(value, f"--set {path.strip()}"), f"--set {text!r}")
     return raw
@@ -216,8 +257,11 @@ def set_path(raw: dict, path: str, value: Any, label: str) -> None:
     """
     parts = path.split(".")
     if not all(parts):
-        raise ScenarioError(label, "the key is empty or has an empty part (KEY=VALUE with a dotted KEY, "
-                            "e.g. run.until=600)")
+        raise ScenarioError(
+            label,
+            "the key is empty or has an empty part (KEY=VALUE with a dotted KEY, "
+            "e.g. run.until=600)",
+        )
     node: Any = raw
     for i, part in enumerate(parts):
         here = ".".join(parts[: i + 1])
@@ -234,8 +278,10 @@ def set_path(raw: dict, path: str, value: Any, label: str) -> None:
             else:
                 node = node.setdefault(part, {})
         else:
-            raise ScenarioError(".".join(parts[:i]), f"cannot set {part!r} inside {_short(repr(node))} "
-                                "(not a table or a list)")
+            raise ScenarioError(
+                ".".join(parts[:i]),
+                f"cannot set {part!r} inside {_short(repr(node))} (not a table or a list)",
+            )
 
 
 def _index(node: list, part: str, path: str) -> int:

@@ -1,4 +1,5 @@
 """Named random streams derived from one scenario seed."""
+
 from __future__ import annotations
 
 import zlib

@@ -1,4 +1,5 @@
 """Shared fixtures: scenario dicts built in code, the shared data folder."""
+
 from __future__ import annotations
 
 import copy
@@ -20,10 +21,15 @@ def base_raw(**sections) -> dict:
         "run": {"seed": 3, "algorithm": "asgd", "until": 10.0, "batch_size": 8},
         "data": {"source": "digits", "labels": "odd_even"},
         "model": {"name": "logistic", "l2": 0.01},
-        "workers": [{"name": "fast", "count": 2, "compute": 1.0},
-                    {"name": "slow", "count": 1, "compute": 2.4}],
-        "algorithms": {"ssgd": {"lr": 0.1}, "asgd": {"lr": 0.1},
-                       "gsgd": {"lr": 0.1}},  # default groups: one per class
+        "workers": [
+            {"name": "fast", "count": 2, "compute": 1.0},
+            {"name": "slow", "count": 1, "compute": 2.4},
+        ],
+        "algorithms": {
+            "ssgd": {"lr": 0.1},
+            "asgd": {"lr": 0.1},
+            "gsgd": {"lr": 0.1},
+        },  # default groups: one per class
     }
     raw.update(copy.deepcopy(sections))
     return raw
@@ -42,8 +48,10 @@ def mnist_dir() -> Path:
     return SHARED_DATA / "mnist"
 
 
-needs_mnist = pytest.mark.skipif(not (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").exists(),
-                                 reason="MNIST not found at ../shared/data/mnist (only in the project workspace)")
+needs_mnist = pytest.mark.skipif(
+    not (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").exists(),
+    reason="MNIST not found at ../shared/data/mnist (only in the project workspace)",
+)
 
 
 def central_differences(f, w, h=1e-5):
@@ -69,4 +77,5 @@ def fork_beside_dask(monkeypatch):
 
     def active_count() -> int:
         return sum(not t.name.startswith("Dask-Offload") for t in threading.enumerate())
+
     monkeypatch.setattr(pool.threading, "active_count", active_count)

@@ -1,4 +1,5 @@
 """The notebook API: load → run/compare/sweep → DataFrames, and folders read back."""
+
 from __future__ import annotations
 
 import sys
@@ -14,12 +15,23 @@ SMALL = {"run.until": 20, "run.eval_every": 5.0}
 
 
 def test_exports():
-    for name in ("load", "run", "compare", "sweep", "plot", "write_report", "open_run", "open_runs"):
+    for name in (
+        "load",
+        "run",
+        "compare",
+        "sweep",
+        "plot",
+        "write_report",
+        "open_run",
+        "open_runs",
+    ):
         assert name in netsim.__all__ and callable(getattr(netsim, name))
 
 
 def test_load_overrides_dict_and_list():
-    a = netsim.load(QUICK, {"run.until": 20, "algorithms.gsgd.groups": [["fast", "medium"], ["slow"]]})
+    a = netsim.load(
+        QUICK, {"run.until": 20, "algorithms.gsgd.groups": [["fast", "medium"], ["slow"]]}
+    )
     b = netsim.load(QUICK, ["run.until=20", 'algorithms.gsgd.groups=[["fast","medium"],["slow"]]'])
     assert a.run.until == b.run.until == 20.0
     assert a.rule("gsgd").groups == b.rule("gsgd").groups == [[0, 1, 2, 3], [4, 5, 6, 7]]
@@ -64,7 +76,9 @@ def test_compare_and_frames(tmp_path):
 
 def test_sweep_api(tmp_path):
     pytest.importorskip("pandas")
-    sw = netsim.sweep(QUICK, {"algorithm": ["asgd", "gsgd"]}, seeds=2, overrides=SMALL, out=tmp_path, workers=1)
+    sw = netsim.sweep(
+        QUICK, {"algorithm": ["asgd", "gsgd"]}, seeds=2, overrides=SMALL, out=tmp_path, workers=1
+    )
     frame = sw.frame()
     assert frame["run.algorithm"].tolist() == ["asgd", "asgd", "gsgd", "gsgd"]
     assert frame["run.seed"].tolist() == [1, 2, 1, 2]
@@ -93,9 +107,13 @@ def test_api_mirrors_the_cli(tmp_path):
     assert runs.to_pandas()["algorithm"].tolist() == ["asgd"]
     assert len(run.to_pandas()) == len(run.curve["update"])
     from netsim import api
+
     figs = api.figures(run)
     from matplotlib.figure import Figure
-    assert set(figs) >= {"loss_vs_time", "timeline", "staleness"} and isinstance(figs["loss_vs_time"], Figure)
+
+    assert set(figs) >= {"loss_vs_time", "timeline", "staleness"} and isinstance(
+        figs["loss_vs_time"], Figure
+    )
 
 
 def test_sweep_raises_when_every_run_fails(tmp_path, monkeypatch):
@@ -104,6 +122,13 @@ def test_sweep_raises_when_every_run_fails(tmp_path, monkeypatch):
 
     def boom(scenario):
         raise RuntimeError("no")
+
     monkeypatch.setattr(runner, "run_task", boom)
     with pytest.raises(SweepFailed, match="every run of the sweep failed"):
-        netsim.sweep("quickstart", {"algorithm": ["asgd", "gsgd"]}, overrides={"run.until": 5}, out=tmp_path, jobs=1)
+        netsim.sweep(
+            "quickstart",
+            {"algorithm": ["asgd", "gsgd"]},
+            overrides={"run.until": 5},
+            out=tmp_path,
+            jobs=1,
+        )

@@ -1,4 +1,5 @@
 """The command line: files written, determinism, one-line errors with exit status 2."""
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,31 @@ def test_run_writes_contract_files(tmp_path):
     res = invoke("run", QUICK, "--no-live", "--set", "run.until=30", "--out", tmp_path)
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "summary.json").read_text())
-    for key in ("algorithm", "seed", "sim_time", "updates", "final_loss", "final_test_accuracy",
-                "staleness_per_gradient", "staleness_per_update", "idle_pct", "label", "workers", "groups", "wall_s"):
+    for key in (
+        "algorithm",
+        "seed",
+        "sim_time",
+        "updates",
+        "final_loss",
+        "final_test_accuracy",
+        "staleness_per_gradient",
+        "staleness_per_update",
+        "idle_pct",
+        "label",
+        "workers",
+        "groups",
+        "wall_s",
+    ):
         assert key in summary
     assert set(summary["staleness_per_gradient"]) == {"mean", "p50", "p95", "max"}
-    assert set(summary["workers"][0]) >= {"id", "group", "gradients_applied", "compute_s", "comm_s", "idle_s"}
+    assert set(summary["workers"][0]) >= {
+        "id",
+        "group",
+        "gradients_applied",
+        "compute_s",
+        "comm_s",
+        "idle_s",
+    }
     assert set(summary["groups"][0]) >= {"id", "members", "updates"}
     assert summary["sim_time"] == 30.0
     curve = (tmp_path / "curve.csv").read_text().splitlines()
@@ -41,10 +62,12 @@ def test_same_seed_same_bytes(tmp_path):
         res = invoke("run", QUICK, "--no-live", "--set", "run.until=40", "--seed", 7, "--out", out)
         assert res.exit_code == 0, res.output
         outs.append(out)
+
     def strip(p):
         data = json.loads((p / "summary.json").read_text())
         data.pop("wall_s")
         return data
+
     assert strip(outs[0]) == strip(outs[1])
     a, b = ((p / "summary.json").read_text().splitlines() for p in outs)
     assert [l for l in a if '"wall_s"' not in l] == [l for l in b if '"wall_s"' not in l]
@@ -53,8 +76,17 @@ def test_same_seed_same_bytes(tmp_path):
 
 
 def test_compare_writes_one_folder_per_rule(tmp_path):
-    res = invoke("compare", QUICK, "--algorithms", "ssgd,asgd,gsgd", "--no-live", "--set", "run.until=20",
-                 "--out", tmp_path)
+    res = invoke(
+        "compare",
+        QUICK,
+        "--algorithms",
+        "ssgd,asgd,gsgd",
+        "--no-live",
+        "--set",
+        "run.until=20",
+        "--out",
+        tmp_path,
+    )
     assert res.exit_code == 0, res.output
     summaries = json.loads((tmp_path / "compare.json").read_text())
     assert [s["algorithm"] for s in summaries] == ["ssgd", "asgd", "gsgd"]
@@ -70,37 +102,74 @@ def test_validate_ok():
 
 
 BAD = [
-    ('[run]\nuntill = 5\n', "run.untill", "unknown key"),
+    ("[run]\nuntill = 5\n", "run.untill", "unknown key"),
     ('[run]\nuntil = "long"\n', "run.until", "expected a number"),
-    ('[run]\nuntil = -5\n', "run.until", "> 0"),
+    ("[run]\nuntil = -5\n", "run.until", "> 0"),
     ('[data]\nsource = "cifar"\n', "data.source", "allowed: digits, mnist, libsvm, synthetic"),
-    ('[[workers]]\ncount = 2\ncompute = 0\n', "workers[0].compute", "> 0"),
-    ('[[workers]]\ncount = 2\ncompute = { dist = "exponential", mean = -1 }\n', "workers[0].compute.mean", "> 0"),
-    ('[[workers]]\ncount = 2\ncompute = { dist = "gamma", k = 1 }\n', "workers[0].compute.dist", "allowed: constant"),
-    ('[[workers]]\ncount = 0\ncompute = 1\n', "workers[0].count", "> 0"),
-    ('[algorithms.gsgd]\nlr = 0.1\ngroups = [[0, 1]]\n', "algorithms.gsgd.groups", "partition"),
-    ('[algorithms.gsgd]\nlr = 0.1\ngroups = [[0, 1], [1, 2]]\n', "algorithms.gsgd.groups", "partition"),
-    ('[algorithms.gsgd]\nlr = 0.1\ngroups = [["nosuch"]]\n', "algorithms.gsgd.groups", "unknown worker class"),
-    ('[algorithms.asgd]\nlr = 0\n', "algorithms.asgd.lr", "> 0"),
-    ('[algorithms.nosuch]\nlr = 0.1\n', "algorithms.nosuch", "unknown algorithm"),
+    ("[[workers]]\ncount = 2\ncompute = 0\n", "workers[0].compute", "> 0"),
+    (
+        '[[workers]]\ncount = 2\ncompute = { dist = "exponential", mean = -1 }\n',
+        "workers[0].compute.mean",
+        "> 0",
+    ),
+    (
+        '[[workers]]\ncount = 2\ncompute = { dist = "gamma", k = 1 }\n',
+        "workers[0].compute.dist",
+        "allowed: constant",
+    ),
+    ("[[workers]]\ncount = 0\ncompute = 1\n", "workers[0].count", "> 0"),
+    ("[algorithms.gsgd]\nlr = 0.1\ngroups = [[0, 1]]\n", "algorithms.gsgd.groups", "partition"),
+    (
+        "[algorithms.gsgd]\nlr = 0.1\ngroups = [[0, 1], [1, 2]]\n",
+        "algorithms.gsgd.groups",
+        "partition",
+    ),
+    (
+        '[algorithms.gsgd]\nlr = 0.1\ngroups = [["nosuch"]]\n',
+        "algorithms.gsgd.groups",
+        "unknown worker class",
+    ),
+    ("[algorithms.asgd]\nlr = 0\n", "algorithms.asgd.lr", "> 0"),
+    ("[algorithms.nosuch]\nlr = 0.1\n", "algorithms.nosuch", "unknown algorithm"),
     ('[model]\nname = "cnn"\n', "model.name", "allowed: logistic, smooth_svm, softmax, mlp"),
-    ('[run\n', "(syntax)", "not valid TOML"),
-    ('[data]\nsource = "digits"\nlabels = "multiclass"\npartition = "dirichlet"\nalpha = 0\n', "data.alpha", "> 0"),
-    ('[data]\nsource = "digits"\nlabels = "multiclass"\npartition = "shards"\nclasses_per_worker = 11\n',
-     "data.classes_per_worker", "10 labels"),
-    ('[[workers]]\nname = "w"\ncount = 3\ncompute = 1.0\ndata = { labels = [0, 12] }\n', "workers[0].data.labels",
-     "allowed: 0..1"),
-    ('[algorithms.asgd]\nlr = 0.1\nmomentum = 1.0\n', "algorithms.asgd.momentum", "0 <= momentum < 1"),
-    ('[algorithms.asgd]\nlr = 0.1\nlr_schedule = "step"\nlr_decay = 0.5\nlr_step = -2\n', "algorithms.asgd.lr_step",
-     "> 0"),
+    ("[run\n", "(syntax)", "not valid TOML"),
+    (
+        '[data]\nsource = "digits"\nlabels = "multiclass"\npartition = "dirichlet"\nalpha = 0\n',
+        "data.alpha",
+        "> 0",
+    ),
+    (
+        '[data]\nsource = "digits"\nlabels = "multiclass"\npartition = "shards"\nclasses_per_worker = 11\n',
+        "data.classes_per_worker",
+        "10 labels",
+    ),
+    (
+        '[[workers]]\nname = "w"\ncount = 3\ncompute = 1.0\ndata = { labels = [0, 12] }\n',
+        "workers[0].data.labels",
+        "allowed: 0..1",
+    ),
+    (
+        "[algorithms.asgd]\nlr = 0.1\nmomentum = 1.0\n",
+        "algorithms.asgd.momentum",
+        "0 <= momentum < 1",
+    ),
+    (
+        '[algorithms.asgd]\nlr = 0.1\nlr_schedule = "step"\nlr_decay = 0.5\nlr_step = -2\n',
+        "algorithms.asgd.lr_step",
+        "> 0",
+    ),
 ]
 
 
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_partition_leaving_a_worker_empty_exits_2(tmp_path, command):
     path = tmp_path / "bad.toml"
-    path.write_text(scenario_text('[data]\nsource = "digits"\npartition = "dirichlet"\nalpha = 0.0001\n'))
-    res = invoke(command, path, *(["--no-live", "--out", tmp_path / "out"] if command == "run" else []))
+    path.write_text(
+        scenario_text('[data]\nsource = "digits"\npartition = "dirichlet"\nalpha = 0.0001\n')
+    )
+    res = invoke(
+        command, path, *(["--no-live", "--out", tmp_path / "out"] if command == "run" else [])
+    )
     assert res.exit_code == 2, res.output
     lines = [l for l in res.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and "data.partition" in lines[0] and "no rows" in lines[0], res.stderr
@@ -113,14 +182,18 @@ def scenario_text(extra: str) -> str:
         "data": '[data]\nsource = "digits"\n',
         "model": '[model]\nname = "logistic"\n',
         "workers": '[[workers]]\nname = "w"\ncount = 3\ncompute = 1.0\n',
-        "algorithms": '[algorithms.asgd]\nlr = 0.1\n[algorithms.gsgd]\nlr = 0.1\n',
+        "algorithms": "[algorithms.asgd]\nlr = 0.1\n[algorithms.gsgd]\nlr = 0.1\n",
     }
     head = extra.split("\n", 1)[0].strip("[]").split(".")[0].strip("[]")
     for key in list(base):
         if head.startswith(key):
             if key == "algorithms":
-                base[key] = '[algorithms.asgd]\nlr = 0.1\n' if "algorithms.asgd" not in extra else ""
-                base[key] += '[algorithms.gsgd]\nlr = 0.1\n' if "algorithms.gsgd" not in extra else ""
+                base[key] = (
+                    "[algorithms.asgd]\nlr = 0.1\n" if "algorithms.asgd" not in extra else ""
+                )
+                base[key] += (
+                    "[algorithms.gsgd]\nlr = 0.1\n" if "algorithms.gsgd" not in extra else ""
+                )
                 extra = base[key] + extra
             base[key] = ""
     return "".join(base.values()) + extra
@@ -148,10 +221,14 @@ def test_missing_data_dir_exit_2(tmp_path, monkeypatch):
     monkeypatch.delenv("NETSIM_DATA_DIR", raising=False)
     path = tmp_path / "mnist.toml"
     path.write_text(scenario_text('[data]\nsource = "mnist"\n'))
-    res = invoke("run", path, "--no-live", "--out", tmp_path / "out", "--data-dir", tmp_path / "empty")
+    res = invoke(
+        "run", path, "--no-live", "--out", tmp_path / "out", "--data-dir", tmp_path / "empty"
+    )
     assert res.exit_code == 2
     lines = [l for l in res.stderr.splitlines() if l.strip()]
-    assert len(lines) == 1 and "train-images-idx3-ubyte" in lines[0] and "NETSIM_DATA_DIR" in lines[0]
+    assert (
+        len(lines) == 1 and "train-images-idx3-ubyte" in lines[0] and "NETSIM_DATA_DIR" in lines[0]
+    )
 
 
 def test_unknown_override_key_exit_2():
@@ -161,8 +238,19 @@ def test_unknown_override_key_exit_2():
 
 
 def test_divergence_keeps_files(tmp_path):
-    res = invoke("run", QUICK, "--no-live", "-a", "asgd", "--set", "algorithms.asgd.lr=1e300",
-                 "--set", "run.until=50", "--out", tmp_path)
+    res = invoke(
+        "run",
+        QUICK,
+        "--no-live",
+        "-a",
+        "asgd",
+        "--set",
+        "algorithms.asgd.lr=1e300",
+        "--set",
+        "run.until=50",
+        "--out",
+        tmp_path,
+    )
     assert res.exit_code == 1
     assert "non-finite" in res.stderr and "update" in res.stderr
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -173,16 +261,26 @@ def test_divergence_keeps_files(tmp_path):
 def test_error_text_with_brackets_is_printed_whole(tmp_path):
     # messages quote TOML tables such as [network]; rich must not take them for markup
     path = tmp_path / "s.toml"
-    path.write_text(scenario_text('[[workers]]\nname = "w"\ncount = 2\ncompute = 1.0\nlatency = 0.1\n')
-                    + '[network]\ntopology = "star16"\n')
+    path.write_text(
+        scenario_text('[[workers]]\nname = "w"\ncount = 2\ncompute = 1.0\nlatency = 0.1\n')
+        + '[network]\ntopology = "star16"\n'
+    )
     res = invoke("validate", path)
     assert res.exit_code == 2
     assert "without a [network] table" in res.stderr
 
 
-@pytest.mark.parametrize("args", [("run", QUICK, "--no-live", "-o", ""), ("run", QUICK, "--data-dir", ""),
-                                  ("export", "quickstart", "-o", "")])
-def test_an_empty_path_option_is_refused_not_taken_as_the_current_folder(tmp_path, monkeypatch, args):
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", QUICK, "--no-live", "-o", ""),
+        ("run", QUICK, "--data-dir", ""),
+        ("export", "quickstart", "-o", ""),
+    ],
+)
+def test_an_empty_path_option_is_refused_not_taken_as_the_current_folder(
+    tmp_path, monkeypatch, args
+):
     """``-o "$UNSET"`` would have written the results into the current folder."""
     monkeypatch.chdir(tmp_path)
     res = invoke(*args)

@@ -1,5 +1,6 @@
 """The command line as a new user meets it: help, version, presets by name, init, keys, rerun,
 results on stdout and progress on stderr, numbered default folders, --json."""
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,10 @@ def test_default_folders_are_numbered(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for _ in range(2):
         assert invoke("run", "quickstart", *SMALL, "-a", "asgd").exit_code == 0
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["quickstart-asgd", "quickstart-asgd-2"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "quickstart-asgd",
+        "quickstart-asgd-2",
+    ]
 
 
 def test_progress_on_stderr_results_on_stdout(tmp_path):
@@ -56,29 +60,55 @@ def test_progress_on_stderr_results_on_stdout(tmp_path):
 
 
 def test_an_auto_run_says_it_is_choosing_the_grouping(tmp_path):
-    res = invoke("run", "quickstart", *SMALL, "--set", 'algorithms.gsgd.grouping="auto"', "--out", tmp_path / "r")
+    res = invoke(
+        "run",
+        "quickstart",
+        *SMALL,
+        "--set",
+        'algorithms.gsgd.grouping="auto"',
+        "--out",
+        tmp_path / "r",
+    )
     assert res.exit_code == 0, res.output
     lines = res.stderr.splitlines()
     race = [i for i, line in enumerate(lines) if "gsgd: choosing the grouping: rung" in line]
     assert len(race) == 4 and "rung 1 of 4" in lines[race[0]] and "rung 4 of 4" in lines[race[-1]]
-    assert race[-1] < next(i for i, line in enumerate(lines) if "100%" in line)   # before training
+    assert race[-1] < next(i for i, line in enumerate(lines) if "100%" in line)  # before training
     # after the run, one line says what it picked, as summary.json records it
     g = json.loads((tmp_path / "r" / "summary.json").read_text())["grouping"]
     picked = f"gsgd: grouping auto picked {g['recommended']} (K = {g['k']}), η = {g['lr']:.4g}"
     assert sum(picked in line for line in lines) == 1
-    assert "did not see" not in res.stderr   # quickstart has no timed event
+    assert "did not see" not in res.stderr  # quickstart has no timed event
 
 
 def test_an_auto_run_names_the_events_its_race_did_not_see(tmp_path):
-    res = invoke("run", "quickstart", *SMALL, "--set", 'algorithms.gsgd.grouping="auto"',
-                 "--set", 'events=[{time = 9.0, kind = "slowdown", worker = [0], factor = 2.0}]', "--out", tmp_path / "r")
+    res = invoke(
+        "run",
+        "quickstart",
+        *SMALL,
+        "--set",
+        'algorithms.gsgd.grouping="auto"',
+        "--set",
+        'events=[{time = 9.0, kind = "slowdown", worker = [0], factor = 2.0}]',
+        "--out",
+        tmp_path / "r",
+    )
     assert res.exit_code == 0, res.output
     assert "it ran to 6 s and did not see slowdown ×2 of worker 0 at 9 s" in res.stderr
 
 
 def test_progress_line_with_max_updates(tmp_path):
-    res = invoke("run", "quickstart", "--no-live", "--set", "run.until=1e6", "--set", "run.max_updates=30",
-                 "--out", tmp_path)
+    res = invoke(
+        "run",
+        "quickstart",
+        "--no-live",
+        "--set",
+        "run.until=1e6",
+        "--set",
+        "run.max_updates=30",
+        "--out",
+        tmp_path,
+    )
     assert res.exit_code == 0, res.output
     assert "100%" in res.stderr and "updates=30" in res.stderr
 
@@ -90,7 +120,9 @@ def test_compare_progress_names_the_rule_of_how_many(tmp_path):
 
 
 def test_rerun_command(tmp_path):
-    assert invoke("run", "quickstart", *SMALL, "--seed", "4", "--out", tmp_path / "a").exit_code == 0
+    assert (
+        invoke("run", "quickstart", *SMALL, "--seed", "4", "--out", tmp_path / "a").exit_code == 0
+    )
     res = invoke("rerun", tmp_path / "a", "--no-live", "--out", tmp_path / "b")
     assert res.exit_code == 0, res.output
     assert "identical" in res.stdout
@@ -114,9 +146,11 @@ def test_keys_lists_and_exports_schema(tmp_path):
 
 
 def test_every_rule_and_run_key_is_listed():
-    from netsim.rules import RULES
-    from netsim.config.scenario import RunSpec
     from dataclasses import fields
+
+    from netsim.config.scenario import RunSpec
+    from netsim.rules import RULES
+
     keys = {k.key for k in api.keys()}
     assert {f"algorithms.{r}.lr" for r in RULES} <= keys
     assert {f"run.{f.name}" for f in fields(RunSpec)} <= keys

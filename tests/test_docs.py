@@ -1,4 +1,5 @@
 """docs/ALGORITHMS.md: every rule has a section, and every "ALGORITHMS.md §X" citation resolves."""
+
 from __future__ import annotations
 
 import re
@@ -13,7 +14,9 @@ DOC = ROOT / "docs" / "ALGORITHMS.md"
 
 SECTION = r"§(\d+(?:\.\d+)*[a-z]?)"
 """A section number as cited and as written in headings: §0, §1a, §6.2, ..."""
-CITATION = re.compile(r"ALGORITHMS\.md((?:\s*(?:[–—,-]|and)?\s*" + SECTION.replace("(", "(?:", 1) + r")+)")
+CITATION = re.compile(
+    r"ALGORITHMS\.md((?:\s*(?:[–—,-]|and)?\s*" + SECTION.replace("(", "(?:", 1) + r")+)"
+)
 """``ALGORITHMS.md`` followed by one or more section numbers: ``§1a``, ``§2–§6``, ``§3, §4``."""
 
 
@@ -65,14 +68,20 @@ def test_the_document_exists_and_has_numbered_sections():
 
 @pytest.mark.parametrize("name", sorted(RULES))
 def test_every_rule_has_a_heading(name):
-    assert any(f"`{name}`" in line for line in headings()), \
+    assert any(f"`{name}`" in line for line in headings()), (
         f"no heading of docs/ALGORITHMS.md names rule `{name}` (write it in backticks)"
+    )
 
 
 def test_the_citation_pattern_reads_every_form():
     text = "ALGORITHMS.md §1a (BSP); ALGORITHMS.md §6.3. ALGORITHMS.md §2–§6, ALGORITHMS.md §0), x"
-    assert [n for m in CITATION.finditer(text) for n in re.findall(SECTION, m.group(1))] == \
-        ["1a", "6.3", "2", "6", "0"]
+    assert [n for m in CITATION.finditer(text) for n in re.findall(SECTION, m.group(1))] == [
+        "1a",
+        "6.3",
+        "2",
+        "6",
+        "0",
+    ]
 
 
 def test_every_citation_points_to_an_existing_section():
@@ -99,6 +108,7 @@ _DOTTED = re.compile(r"\bnetsim(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 def _resolves(name: str) -> bool:
     """Whether *name* (``netsim.x.y``) is an importable module or an attribute chain of one."""
     import importlib
+
     parts = name.split(".")
     for i in range(len(parts), 0, -1):
         try:
@@ -116,7 +126,11 @@ def _resolves(name: str) -> bool:
 def test_every_dotted_netsim_reference_resolves():
     """Docstrings, README.md and docs/ name modules and objects by dotted path: each must exist
     (file names such as ``netsim.lock`` are written with their leading dot, ``.netsim.lock``)."""
-    files = sorted((ROOT / "netsim").rglob("*.py")) + sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    files = (
+        sorted((ROOT / "netsim").rglob("*.py"))
+        + sorted((ROOT / "docs").glob("*.md"))
+        + [ROOT / "README.md"]
+    )
     stale = set()
     for path in files:
         for match in _DOTTED.finditer(path.read_text()):

@@ -1,4 +1,5 @@
 """The package's architecture, asserted: layers import only downward; SimPy, rich and printing stay home."""
+
 from __future__ import annotations
 
 import ast
@@ -8,24 +9,37 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "netsim"
 
 LAYERS = [
-    {"errors"},                           # exceptions that carry a one-line message
-    {"rng", "params", "presets"},         # random streams; TOML tables read with exact errors; shipped presets
-    {"net", "workload"},                  # the cluster's network; models, data, compute times
-    {"grouping"},                         # forming groups from measurements (pure)
-    {"rules"},                            # PS update rules and their pure math
-    {"config"},                           # scenario files → frozen, validated Scenario
-    {"sim"},                              # the SimPy emulation: engine, server, workers, records
-    {"results", "tuning"},                # run folders, tables, figures, reports; the grouping decision
-    {"sweeps"},                           # grids of runs, executors
-    {"api"},                              # the one front door
-    {"cli"},                              # parse, call the API, render
+    {"errors"},  # exceptions that carry a one-line message
+    {
+        "rng",
+        "params",
+        "presets",
+    },  # random streams; TOML tables read with exact errors; shipped presets
+    {"net", "workload"},  # the cluster's network; models, data, compute times
+    {"grouping"},  # forming groups from measurements (pure)
+    {"rules"},  # PS update rules and their pure math
+    {"config"},  # scenario files → frozen, validated Scenario
+    {"sim"},  # the SimPy emulation: engine, server, workers, records
+    {"results", "tuning"},  # run folders, tables, figures, reports; the grouping decision
+    {"sweeps"},  # grids of runs, executors
+    {"api"},  # the one front door
+    {"cli"},  # parse, call the API, render
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 SIMPY_HOMES = {"sim", "net"}
 RICH_HOMES = {"results/render.py", "cli.py"}
-PURE = ["net/fairshare.py", "net/routing.py", "net/topology.py", "rules/aggregation.py", "rules/blocks.py",
-        "workload/models.py", "workload/timemodels.py", "grouping/clustering.py", "tuning/advisor.py",
-        "tuning/candidates.py"]
+PURE = [
+    "net/fairshare.py",
+    "net/routing.py",
+    "net/topology.py",
+    "rules/aggregation.py",
+    "rules/blocks.py",
+    "workload/models.py",
+    "workload/timemodels.py",
+    "grouping/clustering.py",
+    "tuning/advisor.py",
+    "tuning/candidates.py",
+]
 
 
 def unit(path: Path) -> str:
@@ -83,8 +97,9 @@ def test_imports_point_down_the_layers():
         here = LEVEL[unit(path)]
         for other in internal_imports(path):
             assert other in LEVEL, (path, other)
-            assert LEVEL[other] < here or other == unit(path), \
+            assert LEVEL[other] < here or other == unit(path), (
                 f"{path.relative_to(PKG)} (layer {here}) imports {other} (layer {LEVEL[other]})"
+            )
 
 
 def test_simpy_only_in_the_simulation_and_network():
@@ -122,7 +137,17 @@ def test_rules_do_not_touch_simpy():
 def test_tests_mirror_the_package():
     """Each subpackage with tests has them in tests/<subpackage>/."""
     tests = Path(__file__).resolve().parent
-    for sub in ("net", "workload", "grouping", "rules", "config", "sim", "results", "sweeps", "tuning"):
+    for sub in (
+        "net",
+        "workload",
+        "grouping",
+        "rules",
+        "config",
+        "sim",
+        "results",
+        "sweeps",
+        "tuning",
+    ):
         assert (tests / sub).is_dir(), f"tests/{sub}/ is missing"
 
 
@@ -144,9 +169,11 @@ def test_importing_netsim_leaves_scikit_learn_unloaded():
     ``import netsim`` (every CLI command, ``netsim --help``) must not load it."""
     import subprocess
     import sys
+
     code = "import sys, netsim, netsim.api, netsim.cli; print(sorted(m for m in sys.modules if m.startswith('sklearn')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=PKG.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=PKG.parent
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
 
@@ -181,6 +208,7 @@ def test_no_import_cycle_between_modules():
     """Not even through an import inside a function (the engine once imported the race, which
     imports the engine)."""
     import networkx as nx
+
     graph = nx.DiGraph()
     for path in modules():
         graph.add_node(_module_of(path))

@@ -1,5 +1,6 @@
 """The wheel: every subpackage, the scenario and topology presets as package data, and the
 `netsim` command working from the unpacked wheel in a directory outside the repository."""
+
 from __future__ import annotations
 
 import json
@@ -19,26 +20,48 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 def test_every_subpackage_is_listed_in_pyproject():
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "netsim").rglob("__init__.py")}
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "netsim").rglob("__init__.py")
+    }
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
     mapped = PYPROJECT["tool"]["setuptools"]["package-dir"]
-    assert mapped == {"netsim.presets.scenarios": "scenarios", "netsim.presets.topologies": "topologies"}
+    assert mapped == {
+        "netsim.presets.scenarios": "scenarios",
+        "netsim.presets.topologies": "topologies",
+    }
 
 
 def _build_wheel(out: Path) -> Path:
     """``pip wheel .`` offline-friendly: without build isolation when this Python can build wheels."""
     try:
         import wheel  # noqa: F401  (setuptools < 70.1 needs it for bdist_wheel)
+
         isolation = ["--no-build-isolation"]
     except ImportError:
         import setuptools
+
         major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
         isolation = ["--no-build-isolation"] if (major, minor) >= (70, 1) else []
-    cmd = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(out), *isolation]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        str(ROOT),
+        "--no-deps",
+        "-q",
+        "-w",
+        str(out),
+        *isolation,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
-        if re.search(r"Could not find a version|No matching distribution|Network is unreachable", done.stderr):
-            pytest.skip(f"cannot fetch the build backend offline: {done.stderr.strip().splitlines()[-1]}")
+        if re.search(
+            r"Could not find a version|No matching distribution|Network is unreachable", done.stderr
+        ):
+            pytest.skip(
+                f"cannot fetch the build backend offline: {done.stderr.strip().splitlines()[-1]}"
+            )
         raise AssertionError(done.stderr)
     return next(out.glob("netsim-*.whl"))
 
@@ -80,12 +103,33 @@ def test_command_from_the_unpacked_wheel_elsewhere(wheel_file, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop("NETSIM_DATA_DIR", None)
     mnist = (SHARED_DATA / "mnist").is_dir()
-    commands = [["topology", "show", "geo3"], ["topology", "list"], ["init", "mine"], ["keys"],
-                ["run", "gsgd_paper", "--no-live", "--set", "run.until=4"]]
+    commands = [
+        ["topology", "show", "geo3"],
+        ["topology", "list"],
+        ["init", "mine"],
+        ["keys"],
+        ["run", "gsgd_paper", "--no-live", "--set", "run.until=4"],
+    ]
     if mnist:
-        commands.append(["run", "gsgd_paper", "--no-live", "--set", "run.until=4", "--data-dir", str(SHARED_DATA)])
-    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(commands)], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=300)
+        commands.append(
+            [
+                "run",
+                "gsgd_paper",
+                "--no-live",
+                "--set",
+                "run.until=4",
+                "--data-dir",
+                str(SHARED_DATA),
+            ]
+        )
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(commands)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     res = json.loads(done.stdout)
     assert res.pop("__file__").startswith(str(site))  # the wheel's netsim, not the checkout's

@@ -1,4 +1,5 @@
 """Timed changes to the cluster during a run: slowdowns, crashes, recoveries, link changes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ class ClusterEvent:
     lost); they come back after *duration* s when it is > 0. ``recover``: crashed *workers*
     return. ``link``: the link *link* = (u, v) gets *bandwidth* (bit/s) and/or *latency* (s).
     """
+
     time: float
     kind: str
     workers: tuple = ()
@@ -39,7 +41,13 @@ class ClusterEvent:
             out["duration"] = self.duration
         if self.link:
             out["link"] = list(self.link)
-            out.update({k: v for k, v in (("bandwidth", self.bandwidth), ("latency", self.latency)) if v is not None})
+            out.update(
+                {
+                    k: v
+                    for k, v in (("bandwidth", self.bandwidth), ("latency", self.latency))
+                    if v is not None
+                }
+            )
         return out
 
 
@@ -53,12 +61,17 @@ def _workers(t: Table, classes: dict, n_workers: int) -> tuple:
         elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < n_workers:
             ids.append(item)
         else:
-            raise ScenarioError(t.key("worker"), f"{show(item)} is neither a worker id in 0..{n_workers - 1} "
-                                f"nor a worker class ({', '.join(map(show, classes))})")
+            raise ScenarioError(
+                t.key("worker"),
+                f"{show(item)} is neither a worker id in 0..{n_workers - 1} "
+                f"nor a worker class ({', '.join(map(show, classes))})",
+            )
     return tuple(sorted(set(ids)))
 
 
-def parse_events(items: list, *, until: float, classes: dict, n_workers: int, graph=None) -> tuple[ClusterEvent, ...]:
+def parse_events(
+    items: list, *, until: float, classes: dict, n_workers: int, graph=None
+) -> tuple[ClusterEvent, ...]:
     """Validate ``[[events]]``: kinds, times inside the run, known workers and links."""
     events = []
     for i, item in enumerate(items):
@@ -66,13 +79,19 @@ def parse_events(items: list, *, until: float, classes: dict, n_workers: int, gr
         kind = t.get("kind", str, choices=KINDS)
         time = t.get("time", float, minimum=0.0)
         if time >= until:
-            raise ScenarioError(t.key("time"), f"{time!r} is outside the run (allowed: 0 <= time < run.until = {until:g})")
+            raise ScenarioError(
+                t.key("time"),
+                f"{time!r} is outside the run (allowed: 0 <= time < run.until = {until:g})",
+            )
         if kind == "link":
             if graph is None:
                 raise ScenarioError(t.key("kind"), "a link event needs a [network] table")
             link = t.get("link", list, item=(str, int))
             if len(link) != 2 or not graph.has_edge(*link):
-                raise ScenarioError(t.key("link"), f"{show(link)} is not a link of the topology (give [u, v] node names)")
+                raise ScenarioError(
+                    t.key("link"),
+                    f"{show(link)} is not a link of the topology (give [u, v] node names)",
+                )
             bw = t.get("bandwidth", float, None, positive=True)
             lat = t.get("latency", float, None, minimum=0.0)
             if bw is None and lat is None:

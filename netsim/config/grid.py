@@ -5,6 +5,7 @@ points are the cartesian product, the first axis varying slowest, the last
 fastest (the order of :func:`itertools.product`). Values are TOML values, so
 an axis can carry lists (``algorithms.gsgd.groups``) or tables.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -17,8 +18,17 @@ from typing import Any
 from ..errors import ScenarioError
 from ..params import check_value, parse_value
 
-__all__ = ["Axis", "Point", "parse_axis", "seed_axis", "expand", "toml_value", "format_value",
-           "KEY_ALIASES", "SEED_KEY"]
+__all__ = [
+    "Axis",
+    "Point",
+    "parse_axis",
+    "seed_axis",
+    "expand",
+    "toml_value",
+    "format_value",
+    "KEY_ALIASES",
+    "SEED_KEY",
+]
 
 MAX_RUNS = 100_000
 """Most runs (grid points × seeds) one sweep may plan."""
@@ -30,6 +40,7 @@ SEED_KEY = "run.seed"
 @dataclass(frozen=True)
 class Axis:
     """One swept scenario key (dotted path) and its values, in order."""
+
     key: str
     values: tuple
 
@@ -37,6 +48,7 @@ class Axis:
 @dataclass(frozen=True)
 class Point:
     """One grid point: its 0-based *index* and ``(key, value)`` pairs in axis order."""
+
     index: int
     values: tuple
 
@@ -73,7 +85,10 @@ def parse_axis(text: str) -> Axis:
     try:
         values = _parse_values(body)
     except (RecursionError, ValueError) as exc:
-        raise ScenarioError(label, f"cannot read the values ({'nested too deeply' if isinstance(exc, RecursionError) else exc})") from None
+        raise ScenarioError(
+            label,
+            f"cannot read the values ({'nested too deeply' if isinstance(exc, RecursionError) else exc})",
+        ) from None
     check_value(values, f"--grid {key}")
     if not values:
         raise ScenarioError(label, "no values given")
@@ -110,7 +125,9 @@ def expand(axes: list[Axis]) -> list[Point]:
             raise ScenarioError(f"--grid {key}", "swept twice (merge the values into one --grid)")
     total = math.prod(len(a.values) for a in axes)
     if total > MAX_RUNS:
-        raise ScenarioError("--grid", f"{total} runs in the grid (with --seeds); at most {MAX_RUNS} are allowed")
+        raise ScenarioError(
+            "--grid", f"{total} runs in the grid (with --seeds); at most {MAX_RUNS} are allowed"
+        )
     combos = itertools.product(*(a.values for a in axes))
     return [Point(i, tuple(zip(keys, combo))) for i, combo in enumerate(combos)]
 
@@ -120,7 +137,9 @@ def toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")  # TOML forbids a raw DEL
+        return json.dumps(value, ensure_ascii=False).replace(
+            "\x7f", "\\u007f"
+        )  # TOML forbids a raw DEL
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -132,7 +151,11 @@ def toml_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items())
+            + "}"
+        )
     raise TypeError(f"cannot write {value!r} as a TOML value")
 
 

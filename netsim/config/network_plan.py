@@ -1,4 +1,5 @@
 """The scenario's [network] table: topology, placement and message sizes, validated."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,7 +13,16 @@ from ..net.topology_io import is_file, load_topology
 from ..params import Table
 from ..presets import preset_dir
 
-__all__ = ["NetworkPlan", "parse_network", "topology_dirs", "find_topology_file", "load_named_topology", "SHIPPED_TOPOLOGIES", "SHARING", "PLACEMENTS"]
+__all__ = [
+    "NetworkPlan",
+    "parse_network",
+    "topology_dirs",
+    "find_topology_file",
+    "load_named_topology",
+    "SHIPPED_TOPOLOGIES",
+    "SHARING",
+    "PLACEMENTS",
+]
 
 SHARING = ("maxmin", "rtt")
 PLACEMENTS = ("packed", "spread", "per_datacenter", "random")
@@ -31,6 +41,7 @@ class NetworkPlan:
     ``message_bytes`` (if > 0) the payload size to emulate instead of the real model's
     (train a small model while the network carries, say, a 100 MB one).
     """
+
     graph: object
     ps_host: str
     worker_hosts: tuple
@@ -48,7 +59,9 @@ class NetworkPlan:
 
 def topology_dirs(base: Path) -> list[Path]:
     """Where a preset name is looked up: *base*, its topologies/, ../topologies, the shipped presets."""
-    dirs = [base, base / "topologies", base.parent / "topologies"] + ([SHIPPED_TOPOLOGIES] if SHIPPED_TOPOLOGIES else [])
+    dirs = [base, base / "topologies", base.parent / "topologies"] + (
+        [SHIPPED_TOPOLOGIES] if SHIPPED_TOPOLOGIES else []
+    )
     return list(dict.fromkeys(d.resolve() for d in dirs))
 
 
@@ -72,8 +85,10 @@ def load_named_topology(spec, base: Path):
         candidate = find_topology_file(spec, base)
         if candidate is not None:
             return load_topology(str(candidate), base_dir=str(candidate.parent))
-        raise FileNotFoundError(f"no topology preset or file {spec!r} (looked in "
-                                f"{', '.join(str(d) for d in topology_dirs(base))})")
+        raise FileNotFoundError(
+            f"no topology preset or file {spec!r} (looked in "
+            f"{', '.join(str(d) for d in topology_dirs(base))})"
+        )
     return load_topology(spec, base_dir=str(base))
 
 
@@ -98,7 +113,9 @@ def parse_network(t: Table, scenario_path: Path, classes: list[dict], seed_rng) 
     counts = t.get("counts", list, None, item=int)
     for i, n in enumerate(counts or ()):
         if n < 0:
-            raise ScenarioError(f"{t.key('counts')}[{i}]", f"{n!r} is not allowed (a worker count >= 0)")
+            raise ScenarioError(
+                f"{t.key('counts')}[{i}]", f"{n!r} is not allowed (a worker count >= 0)"
+            )
     bytes_per_value = t.get("bytes_per_value", int, 4, choices=(4, 8))
     header = t.get("header_bytes", int, 64, minimum=0)
     message = t.get("message_bytes", float, 0.0, minimum=0.0)
@@ -110,8 +127,15 @@ def parse_network(t: Table, scenario_path: Path, classes: list[dict], seed_rng) 
     n_workers = sum(c["count"] for c in classes)
     try:
         explicit = _class_hosts(graph, classes, ps_host)
-        ps, workers = place(graph, n_workers, policy=policy, ps_host=ps_host, hosts=explicit,
-                            counts=counts, rng=seed_rng)
+        ps, workers = place(
+            graph,
+            n_workers,
+            policy=policy,
+            ps_host=ps_host,
+            hosts=explicit,
+            counts=counts,
+            rng=seed_rng,
+        )
     except TopologyError as exc:
         raise ScenarioError(t.key(_placement_key(exc.element)), str(exc)) from None
     return NetworkPlan(graph, ps, tuple(workers), sharing, bytes_per_value, header, name, message)
@@ -136,13 +160,22 @@ def _class_hosts(graph, classes: list[dict], ps_host) -> list | None:
         if c.get("hosts"):
             picked = list(c["hosts"])
         elif c.get("datacenter") is not None:
-            pool = [h for h in all_hosts if graph.nodes[h].get("dc") == c["datacenter"] and h not in used]
+            pool = [
+                h
+                for h in all_hosts
+                if graph.nodes[h].get("dc") == c["datacenter"] and h not in used
+            ]
             if len(pool) < c["count"]:
-                raise ScenarioError(f"workers[{i}].datacenter", f"datacenter {c['datacenter']!r} has "
-                                    f"{len(pool)} free hosts, the class needs {c['count']}")
-            picked = pool[:c["count"]]
+                raise ScenarioError(
+                    f"workers[{i}].datacenter",
+                    f"datacenter {c['datacenter']!r} has "
+                    f"{len(pool)} free hosts, the class needs {c['count']}",
+                )
+            picked = pool[: c["count"]]
         else:
-            raise ScenarioError(f"workers[{i}]", "when one class sets hosts or datacenter, every class must")
+            raise ScenarioError(
+                f"workers[{i}]", "when one class sets hosts or datacenter, every class must"
+            )
         used.update(picked)
         chosen.extend(picked)
     return chosen

@@ -1,4 +1,5 @@
 """Scenario files: TOML in, one frozen, validated Scenario out."""
+
 from __future__ import annotations
 
 import bisect
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ..params import MAX_DEPTH, Table, check_path, show, apply_overrides, check_value, set_path
+from ..params import MAX_DEPTH, Table, apply_overrides, check_path, check_value, set_path, show
 from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
@@ -25,8 +26,19 @@ from ..workload.torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
 from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
 
-__all__ = ["Scenario", "RunSpec", "DataSpec", "ModelSpec", "WorkerClass", "load_scenario",
-           "parse_scenario", "resolve_scenario_path", "DATA_SOURCES", "MODEL_NAMES", "LABELINGS"]
+__all__ = [
+    "Scenario",
+    "RunSpec",
+    "DataSpec",
+    "ModelSpec",
+    "WorkerClass",
+    "load_scenario",
+    "parse_scenario",
+    "resolve_scenario_path",
+    "DATA_SOURCES",
+    "MODEL_NAMES",
+    "LABELINGS",
+]
 
 DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
 MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
@@ -57,7 +69,7 @@ MAX_VALUES = 50_000_000
 """Synthetic data: most rows, and most rows × features (400 MB of float64); most features:
 :data:`~netsim.workload.datasets.MAX_FEATURES`."""
 MAX_CLASSES = 1000
-MAX_SCENARIO_BYTES = 8 * 2 ** 20
+MAX_SCENARIO_BYTES = 8 * 2**20
 """Largest scenario file read (8 MiB, about a million replay times): validating a larger
 one takes longer than a run."""
 
@@ -76,6 +88,7 @@ class RunSpec:
     (> 0): evaluations read a fixed random subset of that many training rows (the
     loss) and test rows (the accuracy), drawn from the seed; 0: all rows.
     """
+
     seed: int = 0
     algorithm: str = "gsgd"
     until: float = 100.0
@@ -93,6 +106,7 @@ class RunSpec:
 @dataclass(frozen=True)
 class DataSpec:
     """``[data]``: where examples come from and how they are labelled."""
+
     source: str = "digits"
     dir: str | None = None
     labels: str = "odd_even"
@@ -131,6 +145,7 @@ class ModelSpec:
     initialisation (seeded from the scenario); *stack* evaluates the gradients of workers
     that finish together in one ``vmap`` call.
     """
+
     name: str = "logistic"
     l2: float = 0.0
     init: str = "zeros"
@@ -178,6 +193,7 @@ def _thaw(value):
 @dataclass(frozen=True)
 class WorkerClass:
     """``[[workers]]``: *count* workers sharing a compute-time model and latencies (s)."""
+
     name: str
     count: int
     compute: TimeModel
@@ -192,6 +208,7 @@ class WorkerClass:
 @dataclass(frozen=True)
 class Scenario:
     """A validated scenario. ``rules`` holds one built Rule per ``[algorithms.X]``."""
+
     path: str
     name: str
     run: RunSpec
@@ -218,8 +235,11 @@ class Scenario:
 
         The one place where worker classes become worker ids (ids follow the file's class order).
         """
-        return [(wid, wc, m) for wc, ids in zip(self.workers, class_ids(self.workers).values())
-                for m, wid in enumerate(ids)]
+        return [
+            (wid, wc, m)
+            for wc, ids in zip(self.workers, class_ids(self.workers).values())
+            for m, wid in enumerate(ids)
+        ]
 
     def worker_class_names(self) -> list[str]:
         """Class name of each worker id."""
@@ -244,9 +264,12 @@ class Scenario:
         """A fresh copy of the rule *name* (default: ``run.algorithm``)."""
         name = name or self.run.algorithm
         if name not in self.rules:
-            raise ScenarioError("run.algorithm", f"{name!r} has no [algorithms.{name}] table in the scenario "
-                                f"(configured: {', '.join(self.rules) or 'none'}; known rules: {', '.join(RULES)})",
-                                self.path)
+            raise ScenarioError(
+                "run.algorithm",
+                f"{name!r} has no [algorithms.{name}] table in the scenario "
+                f"(configured: {', '.join(self.rules) or 'none'}; known rules: {', '.join(RULES)})",
+                self.path,
+            )
         return copy.deepcopy(self.rules[name])
 
     def with_overrides(self, overrides) -> "Scenario":
@@ -257,7 +280,9 @@ class Scenario:
         raw = copy.deepcopy(self.raw)
         try:
             apply_overrides(raw, list(overrides))
-            return replace(parse_scenario(raw, Path(self.path)), overrides=self.overrides + tuple(overrides))
+            return replace(
+                parse_scenario(raw, Path(self.path)), overrides=self.overrides + tuple(overrides)
+            )
         except ScenarioError as exc:
             exc.file = self.path
             raise
@@ -268,6 +293,7 @@ class Scenario:
         including one from ``$NETSIM_DATA_DIR``), a topology file given by a relative
         path (or read by an inline ``graphml`` spec) made absolute. Loading it again gives the same scenario."""
         from ..workload.loading import resolve_data_dir
+
         raw = copy.deepcopy(self.raw)
         raw["name"] = self.name
         raw.setdefault("run", {})["algorithm"] = self.run.algorithm
@@ -281,14 +307,18 @@ class Scenario:
             found = find_topology_file(spec, here)
             if found is not None and found.parent != SHIPPED_TOPOLOGIES:
                 network["topology"] = str(found)
-        elif isinstance(network, dict) and isinstance(network.get("topology"), dict) \
-                and isinstance(network["topology"].get("graphml"), str):  # an inline spec reading a file
+        elif (
+            isinstance(network, dict)
+            and isinstance(network.get("topology"), dict)
+            and isinstance(network["topology"].get("graphml"), str)
+        ):  # an inline spec reading a file
             network["topology"]["graphml"] = str((here / network["topology"]["graphml"]).resolve())
         return raw
 
     def to_toml(self) -> str:
         """:meth:`resolved` as TOML text, with a header naming the source file and the overrides."""
         from .tomlwrite import dumps
+
         head = [f"Resolved scenario written by netsim from {self.path}"]
         if self.overrides:
             head.append("overrides applied: " + " ".join(self.overrides))
@@ -314,20 +344,31 @@ def resolve_scenario_path(path: str | os.PathLike) -> Path:
     try:
         exists = Path(path).exists()
     except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
-        raise ScenarioError("(file)", f"not a usable path: {getattr(exc, 'strerror', None) or exc}",
-                            str(path)[:200]) from None
+        raise ScenarioError(
+            "(file)", f"not a usable path: {getattr(exc, 'strerror', None) or exc}", str(path)[:200]
+        ) from None
     if exists:
         return Path(path)  # a file, or a folder refused with its own message when read
     found = find_scenario(str(path))
     if found is None:
         names = ", ".join(list_scenarios()) or "none"
-        raise ScenarioError("(file)", f"no such file or scenario preset (presets: {names}; "
-                            "start a new one with: netsim init NAME)", str(path))
+        raise ScenarioError(
+            "(file)",
+            f"no such file or scenario preset (presets: {names}; "
+            "start a new one with: netsim init NAME)",
+            str(path),
+        )
     return found
 
 
-def load_scenario(path: str | os.PathLike, overrides: list[str] = (), *, seed: int | None = None,
-                  algorithm: str | None = None, data_dir: str | None = None) -> Scenario:
+def load_scenario(
+    path: str | os.PathLike,
+    overrides: list[str] = (),
+    *,
+    seed: int | None = None,
+    algorithm: str | None = None,
+    data_dir: str | None = None,
+) -> Scenario:
     """Read, override and validate a scenario file.
 
     Raises ScenarioError (with the file set) for anything not allowed.
@@ -355,19 +396,30 @@ def read_toml(path: Path) -> dict:
     """The table of the TOML file *path*; ScenarioError (key ``(file)`` or ``(syntax)``)
     for a file that is missing, a directory, unreadable, not UTF-8 or not valid TOML."""
     try:
-        if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO or device: reading could block
+        if (
+            path.exists() and not path.is_dir() and not path.is_file()
+        ):  # a FIFO or device: reading could block
             raise ScenarioError("(file)", "not a regular file (give a .toml file)", str(path))
         if path.is_file() and path.stat().st_size > MAX_SCENARIO_BYTES:
-            raise ScenarioError("(file)", f"{path.stat().st_size:,} bytes; a scenario file may have at most "
-                                f"{MAX_SCENARIO_BYTES:,} (about a million replay times)", str(path))
+            raise ScenarioError(
+                "(file)",
+                f"{path.stat().st_size:,} bytes; a scenario file may have at most "
+                f"{MAX_SCENARIO_BYTES:,} (about a million replay times)",
+                str(path),
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioError("(file)", "no such file", str(path)) from None
     except IsADirectoryError:
-        raise ScenarioError("(file)", "is a directory, not a scenario file (give a .toml file)", str(path)) from None
+        raise ScenarioError(
+            "(file)", "is a directory, not a scenario file (give a .toml file)", str(path)
+        ) from None
     except UnicodeDecodeError as exc:
-        raise ScenarioError("(file)", f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
-                            str(path)) from None
+        raise ScenarioError(
+            "(file)",
+            f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})",
+            str(path),
+        ) from None
     except OSError as exc:
         raise ScenarioError("(file)", f"cannot be read: {exc.strerror or exc}", str(path)) from None
     try:
@@ -375,7 +427,9 @@ def read_toml(path: Path) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError("(syntax)", f"not valid TOML: {exc}", str(path)) from None
     except RecursionError:
-        raise ScenarioError("(syntax)", f"nested too deeply to read (at most {MAX_DEPTH} levels)", str(path)) from None
+        raise ScenarioError(
+            "(syntax)", f"nested too deeply to read (at most {MAX_DEPTH} levels)", str(path)
+        ) from None
     except ValueError as exc:  # e.g. an integer literal longer than Python converts
         raise ScenarioError("(syntax)", f"not readable: {exc}", str(path)) from None
     try:
@@ -397,44 +451,75 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     data = _data(top.table("data", {}), path)
     model = _model(top.table("model", {}), path)
     if model.name in BINARY_MODELS and _n_classes(data) not in (None, 2):
-        raise ScenarioError("data.labels", f"{data.labels!r} gives {_n_classes(data)} classes, but model "
-                            f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')")
+        raise ScenarioError(
+            "data.labels",
+            f"{data.labels!r} gives {_n_classes(data)} classes, but model "
+            f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')",
+        )
     workers = _workers(top.get("workers", list), data)
     gradients = _check_budget(run, workers)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
-    ctx = RuleContext(n_workers=start, classes=classes, model=model.key, until=run.until,
-                      max_updates=run.max_updates)
+    ctx = RuleContext(
+        n_workers=start,
+        classes=classes,
+        model=model.key,
+        until=run.until,
+        max_updates=run.max_updates,
+    )
     rules = _rules(top.table("algorithms"), ctx)
     _check_rule_budget(run, rules, start)
     network = None
     if top.has("network"):
         for i, wc in enumerate(workers):
             if wc.pull_latency or wc.push_latency:
-                raise ScenarioError(f"workers[{i}].latency", "fixed latencies apply only without a [network] "
-                                    "table; with one, transfers follow the topology")
-        network = parse_network(top.table("network"), path,
-                                [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
-                                Streams(run.seed).rng("placement"))
+                raise ScenarioError(
+                    f"workers[{i}].latency",
+                    "fixed latencies apply only without a [network] "
+                    "table; with one, transfers follow the topology",
+                )
+        network = parse_network(
+            top.table("network"),
+            path,
+            [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
+            Streams(run.seed).rng("placement"),
+        )
     else:
         for i, wc in enumerate(workers):
             if wc.datacenter is not None or wc.hosts:
                 raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
     if run.compact_gradients and model.l2:
-        raise ScenarioError("run.compact_gradients", f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
-                            "gradient is a dense vector of the model the worker read")
+        raise ScenarioError(
+            "run.compact_gradients",
+            f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
+            "gradient is a dense vector of the model the worker read",
+        )
     if run.compact_gradients and (model.name == "mlp" or model.backend == "torch"):
-        raise ScenarioError("run.compact_gradients", "needs a linear numpy model (an MLP's or a torch "
-                            "model's gradient has no low-rank form)")
+        raise ScenarioError(
+            "run.compact_gradients",
+            "needs a linear numpy model (an MLP's or a torch "
+            "model's gradient has no low-rank form)",
+        )
     if run.compact_gradients and "lgc" in rules:
-        raise ScenarioError("run.compact_gradients", "not available with lgc, which reads partial gradients "
-                            "at the model each straggler read (remove [algorithms.lgc] or this key)")
-    events = parse_events(top.get("events", list, []), until=run.until, classes=classes, n_workers=start,
-                          graph=network.graph if network else None)
+        raise ScenarioError(
+            "run.compact_gradients",
+            "not available with lgc, which reads partial gradients "
+            "at the model each straggler read (remove [algorithms.lgc] or this key)",
+        )
+    events = parse_events(
+        top.get("events", list, []),
+        until=run.until,
+        classes=classes,
+        n_workers=start,
+        graph=network.graph if network else None,
+    )
     _check_slowdown_budget(run, workers, events, top.get("events", list, []), gradients)
     top.done()
     if run.algorithm not in rules:
-        raise ScenarioError("run.algorithm", f"{show(run.algorithm)} is not configured (configured: {', '.join(rules)})")
+        raise ScenarioError(
+            "run.algorithm",
+            f"{show(run.algorithm)} is not configured (configured: {', '.join(rules)})",
+        )
     rows = _train_rows(data)
     if rows is not None:
         check_rows(rows, start, data)
@@ -464,12 +549,18 @@ def _train_rows(data: DataSpec) -> int | None:
 def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
     """Every worker needs at least ``data.min_rows`` (default 1) training rows of its own."""
     if n_workers * data.min_rows > rows and data.min_rows > 1:
-        raise ScenarioError("data.min_rows", f"{data.min_rows} rows for each of {n_workers} workers, but data "
-                            f"{data.source!r} has only {rows} training rows: lower data.min_rows or use fewer workers")
+        raise ScenarioError(
+            "data.min_rows",
+            f"{data.min_rows} rows for each of {n_workers} workers, but data "
+            f"{data.source!r} has only {rows} training rows: lower data.min_rows or use fewer workers",
+        )
     if n_workers > rows:
         hint = "raise data.n_samples" if data.source == "synthetic" else "use a larger data set"
-        raise ScenarioError("workers", f"{n_workers} workers but only {rows} training rows in data "
-                            f"{data.source!r} (each worker needs a shard of >= 1 row): use fewer workers or {hint}")
+        raise ScenarioError(
+            "workers",
+            f"{n_workers} workers but only {rows} training rows in data "
+            f"{data.source!r} (each worker needs a shard of >= 1 row): use fewer workers or {hint}",
+        )
 
 
 def check_dataset(scenario: "Scenario", n_train: int, n_classes: int, entries: int = 0) -> None:
@@ -480,20 +571,26 @@ def check_dataset(scenario: "Scenario", n_train: int, n_classes: int, entries: i
     try:
         check_rows(n_train, scenario.n_workers, scenario.data)
         if scenario.model.name in BINARY_MODELS and n_classes != 2:
-            raise ScenarioError("data.labels", f"{scenario.data.labels!r} gives {n_classes} classes in the data, "
-                                f"but model {scenario.model.name!r} needs 2 (use labels = 'binary' with 2-class "
-                                "data, or model.name = 'softmax')")
+            raise ScenarioError(
+                "data.labels",
+                f"{scenario.data.labels!r} gives {n_classes} classes in the data, "
+                f"but model {scenario.model.name!r} needs 2 (use labels = 'binary' with 2-class "
+                "data, or model.name = 'softmax')",
+            )
         run = scenario.run
         if run.eval_every and entries:
             n = _evaluation_horizon(run, scenario.workers) / run.eval_every
             model = scenario.model
             width = _eval_width(model, n_classes)
             if n * entries * width > MAX_EVALUATED:
-                raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {n:.3g} evaluations, each of "
-                                    f"{entries:.3g} data entries (training and test sets) × {width} model "
-                                    f"column{'s' if width > 1 else ''}: {n * entries * width:.2g} multiply-adds "
-                                    f"in all; at most {MAX_EVALUATED:.0e} can finish: raise eval_every or lower "
-                                    "run.until")
+                raise ScenarioError(
+                    "run.eval_every",
+                    f"{run.eval_every!r} s gives {n:.3g} evaluations, each of "
+                    f"{entries:.3g} data entries (training and test sets) × {width} model "
+                    f"column{'s' if width > 1 else ''}: {n * entries * width:.2g} multiply-adds "
+                    f"in all; at most {MAX_EVALUATED:.0e} can finish: raise eval_every or lower "
+                    "run.until",
+                )
     except ScenarioError as exc:
         exc.file = scenario.path
         raise
@@ -515,12 +612,18 @@ def _check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
         spec = getattr(rule, "grouping", None)
         every = getattr(spec, "regroup_every_s", 0.0)
         if every and run.until / every > MAX_EVALUATIONS:
-            raise ScenarioError(f"algorithms.{name}.regroup_every_s", f"{every!r} s gives {run.until / every:.3g} "
-                                f"regroupings over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e})")
+            raise ScenarioError(
+                f"algorithms.{name}.regroup_every_s",
+                f"{every!r} s gives {run.until / every:.3g} "
+                f"regroupings over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e})",
+            )
         rounds = getattr(spec, "probe_rounds", 0)
         if rounds * n_workers > MAX_GRADIENTS:
-            raise ScenarioError(f"algorithms.{name}.probe_rounds", f"{rounds} rounds × {n_workers} workers is more "
-                                f"than {MAX_GRADIENTS:.0e} probe iterations")
+            raise ScenarioError(
+                f"algorithms.{name}.probe_rounds",
+                f"{rounds} rounds × {n_workers} workers is more "
+                f"than {MAX_GRADIENTS:.0e} probe iterations",
+            )
 
 
 def _steps(workers) -> list[float]:
@@ -547,19 +650,25 @@ def _check_budget(run: RunSpec, workers) -> float:
     steps = _steps(workers)
     horizon = _evaluation_horizon(run, workers)
     if run.eval_every and horizon / run.eval_every > MAX_EVALUATIONS:
-        raise ScenarioError("run.eval_every", f"{run.eval_every!r} s gives {horizon / run.eval_every:.3g} "
-                            f"evaluations over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e}; "
-                            "raise eval_every or lower run.until)")
+        raise ScenarioError(
+            "run.eval_every",
+            f"{run.eval_every!r} s gives {horizon / run.eval_every:.3g} "
+            f"evaluations over run.until = {run.until:g} s (at most {MAX_EVALUATIONS:.0e}; "
+            "raise eval_every or lower run.until)",
+        )
     cap = run.max_updates if run.max_updates else float("inf")  # each update takes >= 1 gradient
     total = 0.0
     for i, (wc, step) in enumerate(zip(workers, steps)):
         total += wc.count * run.until / step if step > 0 else float("inf")
         if min(total, cap) > MAX_GRADIENTS:
-            raise ScenarioError(f"workers[{i}].compute", f"the run would make ~{min(total, cap):.3g} gradient "
-                                f"computations (sum of count × run.until / median compute time; here "
-                                f"{wc.count} × {run.until:g} s / {step:.3g} s); at most {MAX_GRADIENTS:.0e} can "
-                                "finish: lower run.until, run.max_updates or the worker count, or make compute "
-                                "times longer")
+            raise ScenarioError(
+                f"workers[{i}].compute",
+                f"the run would make ~{min(total, cap):.3g} gradient "
+                f"computations (sum of count × run.until / median compute time; here "
+                f"{wc.count} × {run.until:g} s / {step:.3g} s); at most {MAX_GRADIENTS:.0e} can "
+                "finish: lower run.until, run.max_updates or the worker count, or make compute "
+                "times longer",
+            )
     return total
 
 
@@ -574,7 +683,9 @@ def _check_slowdown_budget(run: RunSpec, workers, events, items: list, gradients
         return
     typical = [wc.compute.typical() for wc in workers]
     latency = [wc.pull_latency + wc.push_latency for wc in workers]
-    ends = list(itertools.accumulate(wc.count for wc in workers))  # worker w is of class bisect_right(ends, w)
+    ends = list(
+        itertools.accumulate(wc.count for wc in workers)
+    )  # worker w is of class bisect_right(ends, w)
     changes: dict[int, list] = {}
     for e in slow:  # in time order
         for w in e.workers:
@@ -583,6 +694,7 @@ def _check_slowdown_budget(run: RunSpec, workers, events, items: list, gradients
     def rate(k: int, f: float) -> float:
         step = typical[k] * f + latency[k]
         return 1.0 / step if step > 0 else math.inf
+
     total = gradients
     for w, seq in changes.items():
         k = bisect.bisect_right(ends, w)
@@ -591,11 +703,19 @@ def _check_slowdown_budget(run: RunSpec, workers, events, items: list, gradients
     cap = run.max_updates if run.max_updates else math.inf
     if min(total, cap) > MAX_GRADIENTS:
         low = min(e.factor for e in slow)
-        i = next(i for i, item in enumerate(items) if isinstance(item, dict) and item.get("kind") == "slowdown"
-                 and float(item.get("factor", 1.0)) == low)
-        raise ScenarioError(f"events[{i}].factor", f"{low!r} makes compute times so short that the run would make "
-                            f"~{min(total, cap):.3g} gradient computations; at most {MAX_GRADIENTS:.0e} can finish: "
-                            "use a larger factor, or lower run.until or run.max_updates")
+        i = next(
+            i
+            for i, item in enumerate(items)
+            if isinstance(item, dict)
+            and item.get("kind") == "slowdown"
+            and float(item.get("factor", 1.0)) == low
+        )
+        raise ScenarioError(
+            f"events[{i}].factor",
+            f"{low!r} makes compute times so short that the run would make "
+            f"~{min(total, cap):.3g} gradient computations; at most {MAX_GRADIENTS:.0e} can finish: "
+            "use a larger factor, or lower run.until or run.max_updates",
+        )
 
 
 def _run(t: Table) -> RunSpec:
@@ -623,28 +743,46 @@ def _data(t: Table, path: Path) -> DataSpec:
     if directory is not None:
         directory = str((path.parent / os.path.expanduser(directory)).resolve())
     spec = DataSpec(
-        source=source, dir=directory,
-        labels=t.get("labels", str, {"digits": "odd_even", "mnist": "odd_even", "npz": "multiclass"}.get(
-            source, "binary"), choices=LABELINGS),
+        source=source,
+        dir=directory,
+        labels=t.get(
+            "labels",
+            str,
+            {"digits": "odd_even", "mnist": "odd_even", "npz": "multiclass"}.get(source, "binary"),
+            choices=LABELINGS,
+        ),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
         train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
         test_file=check_path(t.get("test_file", str, None), t.key("test_file")),
-        n_features=t.get("n_features", int, 0 if source != "synthetic" else 20,
-                         minimum=1 if source == "synthetic" else 0, maximum=MAX_FEATURES),
+        n_features=t.get(
+            "n_features",
+            int,
+            0 if source != "synthetic" else 20,
+            minimum=1 if source == "synthetic" else 0,
+            maximum=MAX_FEATURES,
+        ),
         n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),
         n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
         path=_npz_path(t, path) if source == "npz" else None,
         min_rows=t.get("min_rows", int, 1, positive=True, maximum=MAX_SAMPLES),
     )
     if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
-        raise ScenarioError(t.key("n_samples"), f"{spec.n_samples} rows × {spec.n_features} features is more than "
-                            f"{MAX_VALUES:.0e} values (400 MB); lower n_samples or n_features")
+        raise ScenarioError(
+            t.key("n_samples"),
+            f"{spec.n_samples} rows × {spec.n_features} features is more than "
+            f"{MAX_VALUES:.0e} values (400 MB); lower n_samples or n_features",
+        )
     spec = replace(spec, partition=_partition(t, PartitionSpec(), spec.n_labels()))
     if spec.source in ("digits", "mnist") and spec.labels == "binary":
-        raise ScenarioError(t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)")
+        raise ScenarioError(
+            t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)"
+        )
     if spec.source in ("libsvm", "synthetic") and spec.labels == "odd_even":
-        raise ScenarioError(t.key("labels"), f"'odd_even' applies to digit data only (allowed for {source}: binary, multiclass)")
+        raise ScenarioError(
+            t.key("labels"),
+            f"'odd_even' applies to digit data only (allowed for {source}: binary, multiclass)",
+        )
     t.done()
     return spec
 
@@ -670,7 +808,9 @@ def _l2(t: Table, name: str, names) -> float:
         for key in per_model.data:
             per_model.get(key, float, minimum=0.0)
             if key not in names:
-                raise ScenarioError(per_model.key(key), f"unknown model (allowed: {', '.join(names)})")
+                raise ScenarioError(
+                    per_model.key(key), f"unknown model (allowed: {', '.join(names)})"
+                )
         return float(per_model.data.get(name, 0.0))
     return float(t.get("l2", float, 0.0, minimum=0.0))
 
@@ -679,7 +819,8 @@ def _widths(t: Table, key: str, default: list, lo: int, hi: int | None) -> tuple
     """A list of *lo*..*hi* (None: any number of) positive integers."""
     widths = t.get(key, list, default)
     if not lo <= len(widths) <= (hi or len(widths)) or not all(
-            isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in widths):
+        isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in widths
+    ):
         count = f"{lo} or {hi}" if hi else f"{lo} or more"
         raise ScenarioError(t.key(key), f"expected {count} layer widths > 0, got {widths!r}")
     return tuple(widths)
@@ -690,37 +831,62 @@ def _numpy_model(t: Table) -> ModelSpec:
     l2 = _l2(t, name, MODEL_NAMES)
     init = t.get("init", str, "he" if name == "mlp" else "zeros", choices=INITS)
     if name == "mlp" and init == "zeros":
-        raise ScenarioError(t.key("init"), "'zeros' leaves every hidden unit of the MLP identical (allowed: he, normal)")
+        raise ScenarioError(
+            t.key("init"),
+            "'zeros' leaves every hidden unit of the MLP identical (allowed: he, normal)",
+        )
     if name != "mlp" and init == "he":
-        raise ScenarioError(t.key("init"), f"'he' applies to the MLP only (allowed for {name}: zeros, normal)")
+        raise ScenarioError(
+            t.key("init"), f"'he' applies to the MLP only (allowed for {name}: zeros, normal)"
+        )
     if name != "mlp" and t.has("hidden"):
         raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
     hidden = _widths(t, "hidden", [128], 1, 2)
-    return ModelSpec(name=name, l2=l2, init=init, init_scale=t.get("init_scale", float, 0.01, positive=True),
-                     hidden=hidden)
+    return ModelSpec(
+        name=name,
+        l2=l2,
+        init=init,
+        init_scale=t.get("init_scale", float, 0.01, positive=True),
+        hidden=hidden,
+    )
 
 
 def _torch_model(t: Table, path: Path) -> ModelSpec:
     """``[model] backend = "torch"``: a built-in network (*name*) or the user's *module*."""
     if torch_missing():
-        raise ScenarioError(t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}")
+        raise ScenarioError(
+            t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
+        )
     module = t.get("module", str, "")
     if module and t.has("name"):
-        raise ScenarioError(t.key("name"), "give either name (a built-in network) or module (your own), not both")
+        raise ScenarioError(
+            t.key("name"), "give either name (a built-in network) or module (your own), not both"
+        )
     name = "" if module else t.get("name", str, MISSING_NAME, choices=TORCH_NETS)
     if name == MISSING_NAME:
-        raise ScenarioError(t.key("name"), f"missing: a built-in network ({', '.join(TORCH_NETS)}) or "
-                            "module = 'package.module:ClassName'")
+        raise ScenarioError(
+            t.key("name"),
+            f"missing: a built-in network ({', '.join(TORCH_NETS)}) or "
+            "module = 'package.module:ClassName'",
+        )
     kwargs = t.get("kwargs", dict, {})
     if kwargs and not module:
-        raise ScenarioError(t.key("kwargs"), "applies to module only (the built-in networks take channels, "
-                            "hidden and kernel)")
+        raise ScenarioError(
+            t.key("kwargs"),
+            "applies to module only (the built-in networks take channels, hidden and kernel)",
+        )
     for key, nets in (("channels", ("cnn",)), ("kernel", ("cnn",)), ("hidden", ("cnn", "mlp"))):
         if t.has(key) and name not in nets:
-            raise ScenarioError(t.key(key), f"applies to name = {' or '.join(map(repr, nets))} only")
+            raise ScenarioError(
+                t.key(key), f"applies to name = {' or '.join(map(repr, nets))} only"
+            )
     spec = ModelSpec(
-        backend="torch", name=name, module=module, kwargs=tuple((k, _freeze(v)) for k, v in sorted(kwargs.items())),
-        l2=0.0, loss=t.get("loss", str, "cross_entropy", choices=TORCH_LOSSES),
+        backend="torch",
+        name=name,
+        module=module,
+        kwargs=tuple((k, _freeze(v)) for k, v in sorted(kwargs.items())),
+        l2=0.0,
+        loss=t.get("loss", str, "cross_entropy", choices=TORCH_LOSSES),
         init=t.get("init", str, "default", choices=TORCH_INITS),
         init_scale=t.get("init_scale", float, 0.01, positive=True),
         hidden=_widths(t, "hidden", [64] if name == "cnn" else [128], 0, None),
@@ -729,18 +895,23 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
         dtype=t.get("dtype", str, "float32", choices=TORCH_DTYPES),
         device=t.get("device", str, "cpu", choices=DEVICES),
         threads=t.get("threads", int, 1, positive=True, maximum=MAX_THREADS),
-        stack=t.get("stack", bool, False))
+        stack=t.get("stack", bool, False),
+    )
     spec = replace(spec, l2=_l2(t, spec.key, (spec.key,)))
     if module:
         from ..workload.torch_nets import load_module_class
+
         try:
             load_module_class(module, path.parent)
         except ValueError as exc:
             raise ScenarioError(t.key("module"), str(exc)) from None
     if spec.device == "cuda":
         import torch
+
         if not torch.cuda.is_available():
-            raise ScenarioError(t.key("device"), "'cuda' but torch sees no CUDA device here (allowed: cpu)")
+            raise ScenarioError(
+                t.key("device"), "'cuda' but torch sees no CUDA device here (allowed: cpu)"
+            )
     return spec
 
 
@@ -754,17 +925,29 @@ def _partition(t: Table, base: PartitionSpec, n_labels: int | None) -> Partition
     k = t.get("classes_per_worker", int, base.classes_per_worker, positive=True)
     if method == "shards" and n_labels is not None and k > n_labels:
         given = repr(k) if t.has("classes_per_worker") else f"{k!r} (the default; set it)"
-        raise ScenarioError(t.key("classes_per_worker"), f"{given} is not allowed (the data has {n_labels} "
-                            f"label{'s' if n_labels != 1 else ''}: 1..{n_labels})")
+        raise ScenarioError(
+            t.key("classes_per_worker"),
+            f"{given} is not allowed (the data has {n_labels} "
+            f"label{'s' if n_labels != 1 else ''}: 1..{n_labels})",
+        )
     law = t.get("quantity", str, base.law, choices=QUANTITY_LAWS)
     exponent = t.get("exponent", float, base.exponent, positive=True)
-    used = {"iid": (), "dirichlet": ("alpha",), "shards": ("classes_per_worker",),
-            "quantity": ("quantity", "alpha" if law == "dirichlet" else "exponent")}[method]
+    used = {
+        "iid": (),
+        "dirichlet": ("alpha",),
+        "shards": ("classes_per_worker",),
+        "quantity": ("quantity", "alpha" if law == "dirichlet" else "exponent"),
+    }[method]
     for key in ("alpha", "classes_per_worker", "quantity", "exponent"):
         if t.has(key) and key not in used:
-            raise ScenarioError(t.key(key), f"does not apply to partition {method!r} "
-                                f"(keys it reads: {', '.join(used) or 'none'})")
-    return PartitionSpec(method=method, alpha=alpha, classes_per_worker=k, law=law, exponent=exponent)
+            raise ScenarioError(
+                t.key(key),
+                f"does not apply to partition {method!r} "
+                f"(keys it reads: {', '.join(used) or 'none'})",
+            )
+    return PartitionSpec(
+        method=method, alpha=alpha, classes_per_worker=k, law=law, exponent=exponent
+    )
 
 
 def _class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[int, ...] | None]:
@@ -777,16 +960,23 @@ def _class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[i
     labels = sub.get("labels", list, None)
     if labels is not None:
         if not labels or not all(isinstance(c, int) and not isinstance(c, bool) for c in labels):
-            raise ScenarioError(sub.key("labels"), f"expected a non-empty list of integer labels, got {labels!r}")
+            raise ScenarioError(
+                sub.key("labels"), f"expected a non-empty list of integer labels, got {labels!r}"
+            )
         bad = [c for c in labels if c < 0 or (n_labels is not None and c >= n_labels)]
         if bad:
             allowed = f"0..{n_labels - 1}" if n_labels is not None else "labels >= 0"
-            raise ScenarioError(sub.key("labels"), f"labels {bad} do not exist (allowed: {allowed} for "
-                                f"{data.source} with labels = {data.labels!r})")
+            raise ScenarioError(
+                sub.key("labels"),
+                f"labels {bad} do not exist (allowed: {allowed} for "
+                f"{data.source} with labels = {data.labels!r})",
+            )
         if len(set(labels)) != len(labels):
             raise ScenarioError(sub.key("labels"), f"a label is named twice in {labels!r}")
         labels = tuple(sorted(labels))
-    own = any(sub.has(k) for k in ("partition", "alpha", "classes_per_worker", "quantity", "exponent"))
+    own = any(
+        sub.has(k) for k in ("partition", "alpha", "classes_per_worker", "quantity", "exponent")
+    )
     spec = _partition(sub, data.partition, len(labels) if labels else n_labels)
     sub.done()
     return (spec if own else None), labels
@@ -805,8 +995,11 @@ def _workers(items: list, data: DataSpec = DataSpec()) -> tuple[WorkerClass, ...
         count = t.get("count", int, 1, positive=True, maximum=MAX_WORKERS)
         total += count
         if total > MAX_WORKERS:
-            raise ScenarioError(t.key("count"), f"{total} workers in the first {i + 1} classes; at most "
-                                f"{MAX_WORKERS} are allowed in all")
+            raise ScenarioError(
+                t.key("count"),
+                f"{total} workers in the first {i + 1} classes; at most "
+                f"{MAX_WORKERS} are allowed in all",
+            )
         latency = t.get("latency", float, 0.0, minimum=0.0)
         t.known.append("compute")
         if "compute" not in t.data:
@@ -814,13 +1007,25 @@ def _workers(items: list, data: DataSpec = DataSpec()) -> tuple[WorkerClass, ...
         compute = make_time_model(t.data["compute"], t.key("compute"), count)
         partition, labels = _class_data(t, data)
         hosts = t.get("hosts", list, None)
-        if hosts is not None and (len(hosts) != count or not all(isinstance(h, str) for h in hosts)):
-            raise ScenarioError(t.key("hosts"), f"expected {count} host names (one per worker), got {show(hosts)}")
-        classes.append(WorkerClass(name, count, compute,
-                                   pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
-                                   push_latency=t.get("push_latency", float, latency, minimum=0.0),
-                                   datacenter=t.get("datacenter", int, None, minimum=0),
-                                   hosts=tuple(hosts) if hosts else None, partition=partition, labels=labels))
+        if hosts is not None and (
+            len(hosts) != count or not all(isinstance(h, str) for h in hosts)
+        ):
+            raise ScenarioError(
+                t.key("hosts"), f"expected {count} host names (one per worker), got {show(hosts)}"
+            )
+        classes.append(
+            WorkerClass(
+                name,
+                count,
+                compute,
+                pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
+                push_latency=t.get("push_latency", float, latency, minimum=0.0),
+                datacenter=t.get("datacenter", int, None, minimum=0),
+                hosts=tuple(hosts) if hosts else None,
+                partition=partition,
+                labels=labels,
+            )
+        )
         t.done()
     return tuple(classes)
 
@@ -832,10 +1037,17 @@ def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
             raise ScenarioError(t.key(name), f"unknown algorithm (allowed: {', '.join(RULES)})")
         sub = t.table(name)
         rule = RULES[name].from_table(sub, ctx)
-        rule.update = read_update(sub, until=ctx.until, max_updates=ctx.max_updates,
-                                  momentum_defined=rule.momentum_defined, rule=name)
+        rule.update = read_update(
+            sub,
+            until=ctx.until,
+            max_updates=ctx.max_updates,
+            momentum_defined=rule.momentum_defined,
+            rule=name,
+        )
         rules[name] = rule
         sub.done()
     if not rules:
-        raise ScenarioError("algorithms", f"configure at least one algorithm (allowed: {', '.join(RULES)})")
+        raise ScenarioError(
+            "algorithms", f"configure at least one algorithm (allowed: {', '.join(RULES)})"
+        )
     return rules

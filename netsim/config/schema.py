@@ -5,6 +5,7 @@ The keys are collected by parsing the shipped presets (which between them set
 every rule, the network, events and data sources) while :class:`netsim.params.recording`
 notes each key the reader asks for, so the list cannot drift from the reader.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,14 +16,21 @@ from pathlib import Path
 from ..errors import ScenarioError
 from ..params import MISSING, recording
 from ..presets import preset_dir
-from ..workload.timemodels import TIME_MODELS
 from ..workload.timemodels import _PARAMS as DIST_PARAMS
+from ..workload.timemodels import TIME_MODELS
 from .scenario import parse_scenario
 
 __all__ = ["KeySpec", "scenario_keys", "json_schema"]
 
 _KIND = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "table"}
-_JSON = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+_JSON = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
 TIME = "time unit (run.time_unit, s by default)"
 _UNITS = [  # (regex on the key, unit); first match wins
     (r"^run\.(until|eval_every|timeline_until)$", TIME),
@@ -39,6 +47,7 @@ _UNITS = [  # (regex on the key, unit); first match wins
 class KeySpec:
     """One scenario key: dotted ``key`` (``[]`` for any list index), ``type``,
     ``default`` (None: required or no default), ``allowed`` (text), ``unit``."""
+
     key: str
     type: str
     default: object
@@ -106,24 +115,59 @@ def scenario_keys() -> list[KeySpec]:
         elif isinstance(default, (list, dict)) and default:
             default = MISSING if key.endswith("groups") else default
         if key.startswith("algorithms.") and dict in kinds and key.split(".")[-1] in ("lr", "l2"):
-            type_text = " or ".join(_KIND[k] for k in kinds) + " (per model: { logistic = ..., ... })"
+            type_text = (
+                " or ".join(_KIND[k] for k in kinds) + " (per model: { logistic = ..., ... })"
+            )
         else:
             type_text = " or ".join(_KIND.get(k, k.__name__) for k in kinds)
-        out[key] = KeySpec(key, type_text, None if default is MISSING else default,
-                           _allowed(choices, positive, minimum, maximum), _unit(key), kinds,
-                           tuple(choices) if choices is not None else None,
-                           minimum, 0 if positive else None, maximum,
-                           default is MISSING and not key.endswith("groups"))
-    dists = "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items()) + "; replay(times)"
-    out["workers[].compute"] = KeySpec("workers[].compute", "float or table", None,
-                                       f"a time > 0, or {{ dist = ... }}: {dists}", TIME, (float, dict),
-                                       required=True)
-    out["workers[].compute.dist"] = KeySpec("workers[].compute.dist", "str", None, ", ".join(TIME_MODELS), "",
-                                            (str,), tuple(TIME_MODELS))
+        out[key] = KeySpec(
+            key,
+            type_text,
+            None if default is MISSING else default,
+            _allowed(choices, positive, minimum, maximum),
+            _unit(key),
+            kinds,
+            tuple(choices) if choices is not None else None,
+            minimum,
+            0 if positive else None,
+            maximum,
+            default is MISSING and not key.endswith("groups"),
+        )
+    dists = (
+        "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items()) + "; replay(times)"
+    )
+    out["workers[].compute"] = KeySpec(
+        "workers[].compute",
+        "float or table",
+        None,
+        f"a time > 0, or {{ dist = ... }}: {dists}",
+        TIME,
+        (float, dict),
+        required=True,
+    )
+    out["workers[].compute.dist"] = KeySpec(
+        "workers[].compute.dist",
+        "str",
+        None,
+        ", ".join(TIME_MODELS),
+        "",
+        (str,),
+        tuple(TIME_MODELS),
+    )
     return sorted(out.values(), key=lambda k: _order(k.key))
 
 
-_SECTIONS = ("name", "description", "run", "data", "model", "workers", "network", "events", "algorithms")
+_SECTIONS = (
+    "name",
+    "description",
+    "run",
+    "data",
+    "model",
+    "workers",
+    "network",
+    "events",
+    "algorithms",
+)
 
 
 def _order(key: str) -> tuple:
@@ -144,7 +188,11 @@ def _json_type(spec: KeySpec) -> dict:
         node["maximum"] = spec.maximum
     if spec.default is not None:
         node["default"] = spec.default
-    text = ", ".join(x for x in (spec.allowed and f"allowed: {spec.allowed}", spec.unit and f"unit: {spec.unit}") if x)
+    text = ", ".join(
+        x
+        for x in (spec.allowed and f"allowed: {spec.allowed}", spec.unit and f"unit: {spec.unit}")
+        if x
+    )
     if text:
         node["description"] = text
     return node
@@ -152,8 +200,12 @@ def _json_type(spec: KeySpec) -> dict:
 
 def json_schema() -> dict:
     """A JSON Schema (draft 2020-12) of scenario files, for editors (e.g. Even Better TOML / Taplo)."""
-    root: dict = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "netsim scenario",
-                  "type": "object", "properties": {}}
+    root: dict = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "netsim scenario",
+        "type": "object",
+        "properties": {},
+    }
     for spec in scenario_keys():
         node = root
         parts = spec.key.split(".")

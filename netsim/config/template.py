@@ -1,4 +1,5 @@
 """The commented scenario ``netsim init NAME`` writes: a small runnable start with every section explained."""
+
 from __future__ import annotations
 
 from ..rules import RULES
@@ -74,6 +75,12 @@ groups = [["fast"], ["slow"]]   # or grouping = "auto": race pilot runs for the 
 
 def scenario_template(name: str, file: str | None = None) -> str:
     """The commented scenario text for *name* (loads and runs as it is)."""
-    return TEMPLATE.format(name=name, file=file or f"{name}.toml", sources=", ".join(DATA_SOURCES),
-                           labelings=", ".join(LABELINGS), models=", ".join(MODEL_NAMES),
-                           dists=", ".join(TIME_MODELS), rules=", ".join(RULES))
+    return TEMPLATE.format(
+        name=name,
+        file=file or f"{name}.toml",
+        sources=", ".join(DATA_SOURCES),
+        labelings=", ".join(LABELINGS),
+        models=", ".join(MODEL_NAMES),
+        dists=", ".join(TIME_MODELS),
+        rules=", ".join(RULES),
+    )

@@ -4,6 +4,7 @@ Only what scenario files hold: tables, arrays of tables, and values that are
 strings, booleans, integers, floats, lists or inline tables. Floats are written
 with ``repr`` so that reading the text back gives the same float, bit for bit.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,9 @@ def _value(v) -> str:
     ('0.1', 'true', '[1, "a"]', '{ dist = "constant", value = 2.0 }')
     """
     if isinstance(v, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        return (
+            "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        )
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     return toml_value(v)

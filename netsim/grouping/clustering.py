@@ -1,4 +1,5 @@
 """Forming worker groups from measured per-iteration times (pure; scikit-learn k-means)."""
+
 from __future__ import annotations
 
 import functools
@@ -6,8 +7,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Grouping", "features", "kmeans_groups", "equal_groups", "auto_groups", "choose_grouping",
-           "parse_method", "METHODS"]
+__all__ = [
+    "Grouping",
+    "features",
+    "kmeans_groups",
+    "equal_groups",
+    "auto_groups",
+    "choose_grouping",
+    "parse_method",
+    "METHODS",
+]
 
 METHODS = ("auto", "race", "silhouette", "kmeans:K", "equal:K", "hand")
 
@@ -20,6 +29,7 @@ class Grouping:
     each K that was considered to its silhouette score (``auto``), ``reason`` says
     why K was chosen.
     """
+
     method: str
     k: int
     groups: tuple
@@ -27,8 +37,13 @@ class Grouping:
     reason: str = ""
 
     def as_dict(self) -> dict:
-        return {"method": self.method, "k": self.k, "members": [list(g) for g in self.groups],
-                "criterion": {str(k): v for k, v in self.criterion.items()}, "reason": self.reason}
+        return {
+            "method": self.method,
+            "k": self.k,
+            "members": [list(g) for g in self.groups],
+            "criterion": {str(k): v for k, v in self.criterion.items()},
+            "reason": self.reason,
+        }
 
 
 def features(times: np.ndarray, jitter: bool = False) -> np.ndarray:
@@ -70,12 +85,14 @@ def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     labels could depend on the machine and the moment; and on a busy machine each of the
     70 Lloyd passes of a candidate set waited ~20 ms for the thread team (16 rows: 1.4 s,
     now about 0.05 s)."""
-    k = min(k, len(np.unique(X.round(12), axis=0)))  # k groups of fewer distinct workers: the ones that exist
+    k = min(
+        k, len(np.unique(X.round(12), axis=0))
+    )  # k groups of fewer distinct workers: the ones that exist
     if k == 1:
         return np.zeros(len(X), dtype=int)
     if k >= len(X):
         return np.arange(len(X))
-    from sklearn.cluster import KMeans   # imported here: scikit-learn costs ~2 s at start-up
+    from sklearn.cluster import KMeans  # imported here: scikit-learn costs ~2 s at start-up
 
     with _one_thread():
         return KMeans(n_clusters=k, n_init=10, random_state=int(seed) % 2**32).fit(X).labels_
@@ -91,6 +108,7 @@ def _controller():
     """The native thread pools, looked up once per process (after scikit-learn's k-means has
     loaded its OpenMP runtime; a lookup costs ~40 ms, a limit from it ~70 µs)."""
     from threadpoolctl import ThreadpoolController
+
     return ThreadpoolController()
 
 
@@ -100,8 +118,15 @@ def equal_groups(mean_times: np.ndarray, k: int) -> tuple:
     return tuple(tuple(sorted(int(i) for i in chunk)) for chunk in np.array_split(order, k))
 
 
-def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: int = 0,
-                homogeneous_ratio: float = 1.25, min_silhouette: float = 0.6) -> Grouping:
+def auto_groups(
+    times: np.ndarray,
+    k_max: int,
+    *,
+    jitter: bool = False,
+    seed: int = 0,
+    homogeneous_ratio: float = 1.25,
+    min_silhouette: float = 0.6,
+) -> Grouping:
     """Pick K by silhouette over 2..k_max, also weighing K=1 (SSGD) and K=P (ASGD).
 
     K = 1 when the slowest worker's mean time is within *homogeneous_ratio* of the
@@ -114,8 +139,13 @@ def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: in
     X = features(times, jitter)
     scores: dict[int, float] = {}
     if mean.max() <= homogeneous_ratio * mean.min():
-        return Grouping("auto", 1, (tuple(range(n)),), scores,
-                        f"max/min mean time {mean.max() / mean.min():.3f} <= {homogeneous_ratio}: one group")
+        return Grouping(
+            "auto",
+            1,
+            (tuple(range(n)),),
+            scores,
+            f"max/min mean time {mean.max() / mean.min():.3f} <= {homogeneous_ratio}: one group",
+        )
     from sklearn.metrics import silhouette_score
 
     labels = {}
@@ -127,10 +157,17 @@ def auto_groups(times: np.ndarray, k_max: int, *, jitter: bool = False, seed: in
         scores[k] = float(silhouette_score(X, labels[k]))
     if not scores or max(scores.values()) < min_silhouette:
         best = max(scores.values()) if scores else float("nan")
-        return Grouping("auto", n, tuple((int(i),) for i in np.argsort(mean, kind="stable")), scores,
-                        f"best silhouette {best:.3f} < {min_silhouette}: no cluster structure, one worker per group")
+        return Grouping(
+            "auto",
+            n,
+            tuple((int(i),) for i in np.argsort(mean, kind="stable")),
+            scores,
+            f"best silhouette {best:.3f} < {min_silhouette}: no cluster structure, one worker per group",
+        )
     k = max(scores, key=lambda key: (scores[key], -key))
-    return Grouping("auto", k, _ordered(labels[k], mean), scores, f"best silhouette {scores[k]:.3f} at K={k}")
+    return Grouping(
+        "auto", k, _ordered(labels[k], mean), scores, f"best silhouette {scores[k]:.3f} at K={k}"
+    )
 
 
 def parse_method(text: str, n_workers: int) -> tuple[str, int]:
@@ -141,11 +178,22 @@ def parse_method(text: str, n_workers: int) -> tuple[str, int]:
         return name, 0
     if name in ("kmeans", "equal") and arg.isdigit() and 1 <= int(arg) <= n_workers:
         return name, int(arg)
-    raise ValueError(f"{text!r} is not a grouping (allowed: auto, race, silhouette, hand, kmeans:K, equal:K with 1 <= K <= {n_workers})")
+    raise ValueError(
+        f"{text!r} is not a grouping (allowed: auto, race, silhouette, hand, kmeans:K, equal:K with 1 <= K <= {n_workers})"
+    )
 
 
-def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None, jitter: bool = False,
-                    seed: int = 0, min_silhouette: float = 0.6, homogeneous_ratio: float = 1.25) -> Grouping:
+def choose_grouping(
+    method: str,
+    times: np.ndarray,
+    *,
+    k_max: int = 8,
+    hand=None,
+    jitter: bool = False,
+    seed: int = 0,
+    min_silhouette: float = 0.6,
+    homogeneous_ratio: float = 1.25,
+) -> Grouping:
     """The grouping *method* makes from measured *times* (n_workers, n_rounds), seconds.
 
     ``silhouette`` picks K by silhouette (:func:`auto_groups`); so do ``auto`` and
@@ -156,11 +204,19 @@ def choose_grouping(method: str, times: np.ndarray, *, k_max: int = 8, hand=None
     name, k = parse_method(method, n)
     mean = times.mean(axis=1)
     if name == "hand":
-        return Grouping("hand", len(hand), tuple(tuple(g) for g in hand), {}, "given in the scenario")
+        return Grouping(
+            "hand", len(hand), tuple(tuple(g) for g in hand), {}, "given in the scenario"
+        )
     if name == "equal":
         return Grouping(method, k, equal_groups(mean, k), {}, "equal-size groups of sorted speed")
     if name == "kmeans":
         labels = kmeans_groups(features(times, jitter), k, seed)
         return Grouping(method, k, _ordered(labels, mean), {}, "k-means with fixed K")
-    return auto_groups(times, min(k_max, n), jitter=jitter, seed=seed, min_silhouette=min_silhouette,
-                       homogeneous_ratio=homogeneous_ratio)
+    return auto_groups(
+        times,
+        min(k_max, n),
+        jitter=jitter,
+        seed=seed,
+        min_silhouette=min_silhouette,
+        homogeneous_ratio=homogeneous_ratio,
+    )

@@ -4,6 +4,7 @@ The engine asks a communication model for an event per transfer; a worker
 yields it (or nothing, when the transfer is instantaneous). This module has the
 fixed per-worker latency model; a network model offers the same two methods.
 """
+
 from __future__ import annotations
 
 from .flows import FlowNetwork
@@ -70,16 +71,23 @@ class NetworkComm:
         self.hosts = list(worker_hosts)
         self.model_bytes = model_bytes
         self.grad_bytes = grad_bytes
-        self.instant = [net.min_transfer_time(ps_host, h, model_bytes) == 0
-                        and net.min_transfer_time(h, ps_host, grad_bytes) == 0 for h in self.hosts]
+        self.instant = [
+            net.min_transfer_time(ps_host, h, model_bytes) == 0
+            and net.min_transfer_time(h, ps_host, grad_bytes) == 0
+            for h in self.hosts
+        ]
         """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
 
     def pull(self, worker: int):
         if self.instant[worker]:
             return None
-        return self.net.transfer(self.ps_host, self.hosts[worker], self.model_bytes, flow_key=("pull", worker))
+        return self.net.transfer(
+            self.ps_host, self.hosts[worker], self.model_bytes, flow_key=("pull", worker)
+        )
 
     def push(self, worker: int):
         if self.instant[worker]:
             return None
-        return self.net.transfer(self.hosts[worker], self.ps_host, self.grad_bytes, flow_key=("push", worker))
+        return self.net.transfer(
+            self.hosts[worker], self.ps_host, self.grad_bytes, flow_key=("push", worker)
+        )

@@ -9,6 +9,7 @@ then an O(nnz) :func:`numpy.bincount` or boolean mask. That is what
 :func:`max_min_rates` converts a scipy.sparse matrix (``.tocoo()``, O(nnz)) or
 a dense 0/1 array (``np.nonzero``, O(n_links * n_flows)) to it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -69,7 +70,9 @@ def progressive_filling(link_idx, flow_idx, capacities, weights=None, *, n_flows
     bottleneck levels (<= n_flows).
     """
     cap, w = _check(capacities, weights, n_flows)
-    return water_fill(np.asarray(link_idx, dtype=np.intp), np.asarray(flow_idx, dtype=np.intp), cap, w)
+    return water_fill(
+        np.asarray(link_idx, dtype=np.intp), np.asarray(flow_idx, dtype=np.intp), cap, w
+    )
 
 
 def water_fill(links: np.ndarray, flows: np.ndarray, cap: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -140,10 +143,13 @@ def max_min_rates(incidence, capacities, weights=None):
     else:
         dense = np.asarray(incidence)
         if dense.ndim != 2:
-            raise ValueError(f"incidence must have shape (n_links, n_flows), got shape {dense.shape}")
+            raise ValueError(
+                f"incidence must have shape (n_links, n_flows), got shape {dense.shape}"
+            )
         links, flows = np.nonzero(dense)
         shape = dense.shape
     if np.size(capacities) != shape[0]:
-        raise ValueError(f"capacities must have {shape[0]} entries (incidence rows), "
-                         f"got {np.size(capacities)}")
+        raise ValueError(
+            f"capacities must have {shape[0]} entries (incidence rows), got {np.size(capacities)}"
+        )
     return progressive_filling(links, flows, capacities, weights, n_flows=shape[1])

@@ -1,4 +1,5 @@
 """Flow-level network model inside a SimPy environment."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -81,17 +82,17 @@ class FlowNetwork:
         self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
-        self._routes = {}                        # routing memo
-        self._paths = {}                         # (src, dst, key) -> (path, idx, latency)
-        self._flows = []                         # sending flows, array order
-        self._remaining = np.empty(0)            # bits left, per sending flow
-        self._bits = np.empty(0)                 # bits in total, per sending flow
-        self._rates = np.empty(0)                # bit/s, per sending flow
-        self._link_idx = np.empty(0, dtype=np.intp)    # (nnz,) link of each crossing
-        self._flow_pos = np.empty(0, dtype=np.intp)    # (nnz,) flow position of it
-        self._link_rate = np.zeros(len(self.links))    # bit/s carried per link now
-        self._link_bits = np.zeros(len(self.links))    # bits carried so far
-        self._arrived = []                       # flows done with latency, not yet sending
+        self._routes = {}  # routing memo
+        self._paths = {}  # (src, dst, key) -> (path, idx, latency)
+        self._flows = []  # sending flows, array order
+        self._remaining = np.empty(0)  # bits left, per sending flow
+        self._bits = np.empty(0)  # bits in total, per sending flow
+        self._rates = np.empty(0)  # bit/s, per sending flow
+        self._link_idx = np.empty(0, dtype=np.intp)  # (nnz,) link of each crossing
+        self._flow_pos = np.empty(0, dtype=np.intp)  # (nnz,) flow position of it
+        self._link_rate = np.zeros(len(self.links))  # bit/s carried per link now
+        self._link_bits = np.zeros(len(self.links))  # bits carried so far
+        self._arrived = []  # flows done with latency, not yet sending
         self._last = env.now
         self._generation = 0
         self._replan_pending = False
@@ -151,8 +152,9 @@ class FlowNetwork:
         return flow.event
 
     def _deliver(self, flow):
-        flow.event.succeed(TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start,
-                                          self.env.now, flow.path))
+        flow.event.succeed(
+            TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start, self.env.now, flow.path)
+        )
 
     def _arrive(self, flow):
         """*flow* is through its path latency: it starts sending on the links finite now
@@ -184,14 +186,16 @@ class FlowNetwork:
         """Append the (link, flow position) crossings of *flows*, at positions *first*, ..."""
         self._link_idx = np.concatenate([self._link_idx] + [f.links for f in flows])
         sizes = [f.links.size for f in flows]
-        self._flow_pos = np.concatenate([self._flow_pos, np.repeat(np.arange(first, first + len(flows)), sizes)])
+        self._flow_pos = np.concatenate(
+            [self._flow_pos, np.repeat(np.arange(first, first + len(flows)), sizes)]
+        )
 
     def _request_replan(self):
         if not self._replan_pending:
             self._replan_pending = True
             event = self.env.event()
             event.callbacks.append(self._replan)
-            event.succeed()                      # runs after events already due now
+            event.succeed()  # runs after events already due now
 
     def _on_timeout(self, generation):
         if generation == self._generation:
@@ -210,8 +214,9 @@ class FlowNetwork:
         self._advance()
         now = self.env.now
         with np.errstate(divide="ignore", invalid="ignore"):
-            done = ((self._remaining <= 1e-9 * self._bits)
-                    | (self._remaining / self._rates <= 4 * np.spacing(now)))
+            done = (self._remaining <= 1e-9 * self._bits) | (
+                self._remaining / self._rates <= 4 * np.spacing(now)
+            )
         hit = done.nonzero()[0]
         if hit.size:
             for pos in hit.tolist():
@@ -237,13 +242,15 @@ class FlowNetwork:
         n = len(self._flows)
         weights = np.array([f.weight for f in self._flows]) if self.sharing == "rtt" else np.ones(n)
         self._rates = water_fill(self._link_idx, self._flow_pos, self.capacity, weights)
-        self._link_rate = np.bincount(self._link_idx, weights=self._rates[self._flow_pos],
-                                      minlength=len(self.links))
+        self._link_rate = np.bincount(
+            self._link_idx, weights=self._rates[self._flow_pos], minlength=len(self.links)
+        )
         if self._flows:
             delay = float((self._remaining / self._rates).min())
             generation = self._generation
             self.env.timeout(max(delay, 0.0)).callbacks.append(
-                lambda _ev: self._on_timeout(generation))
+                lambda _ev: self._on_timeout(generation)
+            )
 
     def set_link(self, u, v, *, bandwidth=None, latency=None):
         """Change the link between *u* and *v* (both directions) from now on.

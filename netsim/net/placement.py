@@ -1,4 +1,5 @@
 """Choose the hosts of the parameter server and of the workers."""
+
 from __future__ import annotations
 
 import itertools
@@ -34,6 +35,7 @@ def _rack(G, h):
 
 def _spread(G, candidates):
     """Hosts ordered so that consecutive picks alternate datacenter, pod, then rack."""
+
     def split(items, level):
         if level == 3:
             return items
@@ -92,15 +94,19 @@ def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=Non
     if hosts is not None:
         workers = [_check_host(G, h, "worker host") for h in hosts]
         if len(workers) != n_workers:
-            raise TopologyError("hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}")
+            raise TopologyError(
+                "hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}"
+            )
         if len(set(workers)) != len(workers) or ps_host in workers:
             raise TopologyError("hosts", f"must be distinct and exclude the PS host {ps_host!r}")
     elif policy == "per_datacenter":
         workers = _per_datacenter(G, free, n_workers, counts)
     else:
         if n_workers > len(free):
-            raise TopologyError("n_workers", f"{n_workers} workers but only {len(free)} hosts "
-                                             f"besides the PS host {ps_host!r}")
+            raise TopologyError(
+                "n_workers",
+                f"{n_workers} workers but only {len(free)} hosts besides the PS host {ps_host!r}",
+            )
         if policy == "packed":
             workers = free[:n_workers]
         elif policy == "spread":
@@ -120,7 +126,9 @@ def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=Non
 
 def _per_datacenter(G, free, n_workers, counts):
     if counts is None:
-        raise TopologyError("counts", "policy 'per_datacenter' needs counts per datacenter, got None")
+        raise TopologyError(
+            "counts", "policy 'per_datacenter' needs counts per datacenter, got None"
+        )
     if not isinstance(counts, dict):
         counts = dict(enumerate(counts))
     for dc, n in counts.items():
@@ -132,7 +140,9 @@ def _per_datacenter(G, free, n_workers, counts):
     for dc, n in counts.items():
         pool = [h for h in free if G.nodes[h].get("dc") == dc]
         if not isinstance(n, int) or not 0 <= n <= len(pool):
-            raise TopologyError(f"counts[{dc!r}]", f"must be in 0..{len(pool)} (free hosts of "
-                                                   f"datacenter {dc!r}), got {n!r}")
+            raise TopologyError(
+                f"counts[{dc!r}]",
+                f"must be in 0..{len(pool)} (free hosts of datacenter {dc!r}), got {n!r}",
+            )
         workers.extend(pool[:n])
     return workers

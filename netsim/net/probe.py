@@ -1,4 +1,5 @@
 """Measure round-trip and pull+push times of workers on a modelled network."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,12 +30,27 @@ def _alone(env, net, ps, workers, sizes, out, rounds):
 
 def _loaded(env, net, ps, workers, sizes, out, rounds):
     for r in range(rounds):
-        yield env.all_of([env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
-                          for i, w in enumerate(workers)])
+        yield env.all_of(
+            [
+                env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
+                for i, w in enumerate(workers)
+            ]
+        )
 
 
-def probe(G, ps_host, worker_hosts, *, model_bytes, grad_bytes, probe_bytes=64, rounds=3,
-          load=False, sharing="maxmin", header_bytes=0):
+def probe(
+    G,
+    ps_host,
+    worker_hosts,
+    *,
+    model_bytes,
+    grad_bytes,
+    probe_bytes=64,
+    rounds=3,
+    load=False,
+    sharing="maxmin",
+    header_bytes=0,
+):
     """Measure each worker's round-trip and pull+push times to the PS.
 
     Runs a private :class:`simpy.Environment` and :class:`FlowNetwork` on *G*.
@@ -80,8 +96,10 @@ def probe(G, ps_host, worker_hosts, *, model_bytes, grad_bytes, probe_bytes=64, 
     for suffix, driver in modes:
         env = simpy.Environment()
         net = FlowNetwork(env, G, sharing=sharing, header_bytes=header_bytes)
-        out = {"rtt": np.zeros((rounds, len(workers))),
-               "pull_push": np.zeros((rounds, len(workers)))}
+        out = {
+            "rtt": np.zeros((rounds, len(workers))),
+            "pull_push": np.zeros((rounds, len(workers))),
+        }
         env.process(driver(env, net, ps_host, workers, sizes, out, rounds))
         env.run()
         for name, samples in out.items():

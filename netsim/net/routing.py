@@ -19,6 +19,7 @@ pair routed on the inverted DAG of its source, that sub-DAG with path counts.
 A cache must not be reused after the graph changes. Results never depend on
 what is cached.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,10 +88,10 @@ def _dag(G, root, cache):
             near, below = dist[u], level[u] + 1
             for v, data in adj[u]:
                 if level.get(v, below) < below:
-                    continue                 # v is as near as u, or nearer
+                    continue  # v is as near as u, or nearer
                 cand, best = near + data["latency"], dist[v]
                 if abs(cand - best) > _RTOL * max(cand, best):
-                    continue                 # not on a least-latency path
+                    continue  # not on a least-latency path
                 if v not in level:
                     level[v], preds[v] = below, []
                     found.append(v)
@@ -143,7 +144,7 @@ def _pair(G, src, dst, cache):
         if src not in count:
             raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
         return next_hops, count
-    back, _ = _dag(G, src, cache)            # next hops toward src: invert them
+    back, _ = _dag(G, src, cache)  # next hops toward src: invert them
     if dst not in back:
         raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
     return _inverted(G, src, dst, back, cache)
@@ -194,20 +195,21 @@ def _inverted(G, src, dst, back, cache):
 
 class _FatTree(NamedTuple):
     """Where things are in ``fat_tree(k)``; every tuple in natural node order."""
-    half: int        # k / 2
-    edge: dict       # host -> its edge switch
-    pod: dict        # edge switch -> pod id
-    aggs: dict       # pod id -> its agg switches
-    cores: dict      # agg switch -> the cores it links to
-    down: dict       # (core, pod id) -> the agg of that pod linked to the core
+
+    half: int  # k / 2
+    edge: dict  # host -> its edge switch
+    pod: dict  # edge switch -> pod id
+    aggs: dict  # pod id -> its agg switches
+    cores: dict  # agg switch -> the cores it links to
+    down: dict  # (core, pod id) -> the agg of that pod linked to the core
 
 
 def _fat_tree_arity(n_nodes):
     """The k with ``k**3/4 + 5*k**2/4 == n_nodes`` (the node count of ``fat_tree(k)``), or None."""
     k = 2
-    while k ** 3 // 4 + 5 * k * k // 4 < n_nodes:
+    while k**3 // 4 + 5 * k * k // 4 < n_nodes:
         k += 2
-    return k if k ** 3 // 4 + 5 * k * k // 4 == n_nodes else None
+    return k if k**3 // 4 + 5 * k * k // 4 == n_nodes else None
 
 
 def _fat_tree_plan(k):
@@ -247,13 +249,13 @@ def _fat_tree_layout(G):
     if G.is_directed() or G.is_multigraph():
         return None
     k = _fat_tree_arity(G.number_of_nodes())
-    if k is None or G.number_of_edges() != 3 * k ** 3 // 4:
+    if k is None or G.number_of_edges() != 3 * k**3 // 4:
         return None
     ft, links = _fat_tree_plan(k)
     adj = dict(G.adjacency())
     try:
         latencies = [adj[u][v].get("latency") for u, v in links]
-    except KeyError:                         # a link of fat_tree(k) is missing
+    except KeyError:  # a link of fat_tree(k) is missing
         return None
     # as many links, all expected: same links, hence same nodes (none is isolated)
     if len(set(latencies)) != 1 or not set(map(type, latencies)) <= {int, float}:

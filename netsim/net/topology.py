@@ -18,6 +18,7 @@ Attribute vocabulary (the only names the rest of netsim reads):
 Host names are readable and stable (``h0``, ``h1``, ... or ``dc0-h3``);
 :func:`hosts` lists them in natural order (``h2`` before ``h10``).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,18 @@ import re
 
 import networkx as nx
 
-__all__ = ["ROLES", "TopologyError", "BUILDERS", "star", "leaf_spine", "fat_tree",
-           "multi_datacenter", "validate_graph", "hosts", "natural_key"]
+__all__ = [
+    "ROLES",
+    "TopologyError",
+    "BUILDERS",
+    "star",
+    "leaf_spine",
+    "fat_tree",
+    "multi_datacenter",
+    "validate_graph",
+    "hosts",
+    "natural_key",
+]
 
 ROLES = frozenset({"host", "tor", "leaf", "spine", "edge", "agg", "core", "switch", "wan"})
 """Allowed values of the node attribute ``role``."""
@@ -75,8 +86,11 @@ def _count(name, value, minimum=1):
 def _link(name_bw, bandwidth, name_lat, latency):
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) or not bandwidth > 0:
         raise TopologyError(name_bw, f"must be > 0 bit/s, got {bandwidth!r}")
-    if (isinstance(latency, bool) or not isinstance(latency, (int, float))
-            or not 0 <= latency < math.inf):
+    if (
+        isinstance(latency, bool)
+        or not isinstance(latency, (int, float))
+        or not 0 <= latency < math.inf
+    ):
         raise TopologyError(name_lat, f"must be a finite number >= 0 s, got {latency!r}")
     return {"bandwidth": float(bandwidth), "latency": float(latency)}
 
@@ -123,8 +137,16 @@ def _add_leaf_spine(G, prefix, racks, hosts_per_rack, spines, host_link, fabric_
             G.add_edge(host, leaf, **host_link)
 
 
-def leaf_spine(racks, hosts_per_rack, spines, *, host_bandwidth=10e9, fabric_bandwidth=40e9,
-               host_latency=1e-6, fabric_latency=1e-6):
+def leaf_spine(
+    racks,
+    hosts_per_rack,
+    spines,
+    *,
+    host_bandwidth=10e9,
+    fabric_bandwidth=40e9,
+    host_latency=1e-6,
+    fabric_latency=1e-6,
+):
     """Two-tier Clos: every leaf (ToR) ``leaf{r}`` links to every ``spine{s}``.
 
     Parameters
@@ -179,7 +201,7 @@ def fat_tree(k, *, bandwidth=10e9, latency=1e-6):
     _count("k", k, 2)
     if k % 2:
         raise TopologyError("k", f"must be even, got {k!r}")
-    _size("k", 3 * k ** 3 // 4)
+    _size("k", 3 * k**3 // 4)
     attrs = _link("bandwidth", bandwidth, "latency", latency)
     half = k // 2
     G = nx.Graph(name=f"fat_tree({k})")
@@ -203,8 +225,17 @@ def fat_tree(k, *, bandwidth=10e9, latency=1e-6):
     return G
 
 
-_DC_KEYS = {"racks", "hosts_per_rack", "spines", "host_bandwidth", "fabric_bandwidth",
-            "host_latency", "fabric_latency", "gateway_bandwidth", "gateway_latency"}
+_DC_KEYS = {
+    "racks",
+    "hosts_per_rack",
+    "spines",
+    "host_bandwidth",
+    "fabric_bandwidth",
+    "host_latency",
+    "fabric_latency",
+    "gateway_bandwidth",
+    "gateway_latency",
+}
 
 
 def _add_datacenter(G, i, spec):
@@ -217,15 +248,26 @@ def _add_datacenter(G, i, spec):
     for key in ("racks", "hosts_per_rack", "spines"):
         _count(f"{where}.{key}", spec.get(key))
     _size(f"{where}.racks", spec["racks"] * (spec["hosts_per_rack"] + spec["spines"]))
-    opts = {"host_bandwidth": 10e9, "host_latency": 1e-6, "fabric_bandwidth": 40e9,
-           "fabric_latency": 1e-6} | spec
+    opts = {
+        "host_bandwidth": 10e9,
+        "host_latency": 1e-6,
+        "fabric_bandwidth": 40e9,
+        "fabric_latency": 1e-6,
+    } | spec
     opts.setdefault("gateway_bandwidth", opts["fabric_bandwidth"])
     opts.setdefault("gateway_latency", opts["fabric_latency"])
-    host, fabric, gateway = (_link(f"{where}.{t}_bandwidth", opts[f"{t}_bandwidth"],
-                                   f"{where}.{t}_latency", opts[f"{t}_latency"])
-                             for t in ("host", "fabric", "gateway"))
-    _add_leaf_spine(G, f"dc{i}-", spec["racks"], spec["hosts_per_rack"], spec["spines"],
-                    host, fabric, {"dc": i})
+    host, fabric, gateway = (
+        _link(
+            f"{where}.{t}_bandwidth",
+            opts[f"{t}_bandwidth"],
+            f"{where}.{t}_latency",
+            opts[f"{t}_latency"],
+        )
+        for t in ("host", "fabric", "gateway")
+    )
+    _add_leaf_spine(
+        G, f"dc{i}-", spec["racks"], spec["hosts_per_rack"], spec["spines"], host, fabric, {"dc": i}
+    )
     G.add_node(f"dc{i}-gw", role="wan", dc=i)
     for s in range(spec["spines"]):
         G.add_edge(f"dc{i}-spine{s}", f"dc{i}-gw", **gateway)
@@ -255,7 +297,9 @@ def multi_datacenter(dcs, wan):
     if not isinstance(dcs, (list, tuple)) or not dcs:
         raise TopologyError("dcs", f"must be a non-empty list of dicts, got {dcs!r}")
     if not isinstance(wan, (list, tuple)):
-        raise TopologyError("wan", f"must be a list of (dc_a, dc_b, latency_s, bandwidth_bps), got {wan!r}")
+        raise TopologyError(
+            "wan", f"must be a list of (dc_a, dc_b, latency_s, bandwidth_bps), got {wan!r}"
+        )
     _size("dcs", len(dcs) + len(wan))
     G = nx.Graph(name=f"multi_datacenter({len(dcs)})")
     for i, spec in enumerate(dcs):
@@ -263,19 +307,29 @@ def multi_datacenter(dcs, wan):
     for j, link in enumerate(wan):
         where = f"wan[{j}]"
         if not isinstance(link, (list, tuple)) or len(link) != 4:
-            raise TopologyError(where, f"must be (dc_a, dc_b, latency_s, bandwidth_bps), got {link!r}")
+            raise TopologyError(
+                where, f"must be (dc_a, dc_b, latency_s, bandwidth_bps), got {link!r}"
+            )
         a, b, lat, bw = link
         for end in (a, b):
             if isinstance(end, bool) or not isinstance(end, int) or not 0 <= end < len(dcs):
-                raise TopologyError(where, f"datacenter id must be in 0..{len(dcs) - 1}, got {end!r}")
+                raise TopologyError(
+                    where, f"datacenter id must be in 0..{len(dcs) - 1}, got {end!r}"
+                )
         if a == b or G.has_edge(f"dc{a}-gw", f"dc{b}-gw"):
             raise TopologyError(where, f"self or duplicate WAN link between dc{a} and dc{b}")
-        G.add_edge(f"dc{a}-gw", f"dc{b}-gw", **_link(f"{where} bandwidth", bw, f"{where} latency", lat))
+        G.add_edge(
+            f"dc{a}-gw", f"dc{b}-gw", **_link(f"{where} bandwidth", bw, f"{where} latency", lat)
+        )
     return G
 
 
-BUILDERS = {"star": star, "leaf_spine": leaf_spine, "fat_tree": fat_tree,
-            "multi_datacenter": multi_datacenter}
+BUILDERS = {
+    "star": star,
+    "leaf_spine": leaf_spine,
+    "fat_tree": fat_tree,
+    "multi_datacenter": multi_datacenter,
+}
 """Builder functions by the name used in topology specs."""
 
 
@@ -292,7 +346,9 @@ def validate_graph(G):
     ``role``, or a graph without hosts.
     """
     if G.is_directed() or G.is_multigraph():
-        raise TopologyError("graph", f"must be an undirected simple nx.Graph, got {type(G).__name__}")
+        raise TopologyError(
+            "graph", f"must be an undirected simple nx.Graph, got {type(G).__name__}"
+        )
     for n, role in G.nodes(data="role"):
         if role is None:
             raise TopologyError(f"node {n!r}", "missing attribute 'role'")

@@ -21,6 +21,7 @@ else the great-circle distance between its endpoints' coordinates (GraphML
 speed of light, else the default. Nodes without a ``role`` become hosts.
 Parallel edges merge (bandwidths add, shortest latency kept); self-loops go.
 """
+
 from __future__ import annotations
 
 import math
@@ -80,7 +81,7 @@ def load_topology(spec_or_path, *, base_dir=None):
     if isinstance(spec_or_path, dict):
         return _from_spec(spec_or_path, "<inline spec>", base)
     if isinstance(spec_or_path, str) and spec_or_path.startswith("topohub:"):
-        return _from_spec({"topohub": spec_or_path[len("topohub:"):]}, spec_or_path, base)
+        return _from_spec({"topohub": spec_or_path[len("topohub:") :]}, spec_or_path, base)
     try:
         path = Path(spec_or_path)
         if not path.is_absolute():
@@ -110,8 +111,13 @@ def is_file(path) -> bool:
         return False
 
 
-_KINDS = {"builder": (str, "a string"), "args": (dict, "a table"), "graphml": (str, "a string"),
-          "topohub": (str, "a string"), "description": (str, "a string")}
+_KINDS = {
+    "builder": (str, "a string"),
+    "args": (dict, "a table"),
+    "graphml": (str, "a string"),
+    "topohub": (str, "a string"),
+    "description": (str, "a string"),
+}
 
 
 def _from_spec(spec, where, base):
@@ -128,10 +134,16 @@ def _from_spec(spec, where, base):
             raise TopologyError(f"{where} [{key}]", f"must be {name}, got {spec[key]!r}")
     for key, low in (("bandwidth", 0.0), ("latency", 0.0)):
         value = spec.get(key, 1.0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value < math.inf \
-                or (key == "bandwidth" and value == 0):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not low <= value < math.inf
+            or (key == "bandwidth" and value == 0)
+        ):
             need = "> 0 bit/s" if key == "bandwidth" else ">= 0 s"
-            raise TopologyError(f"{where} [{key}]", f"must be a finite number {need}, got {value!r}")
+            raise TopologyError(
+                f"{where} [{key}]", f"must be a finite number {need}, got {value!r}"
+            )
     try:
         if "builder" in spec:
             G = _build(spec, where)
@@ -153,13 +165,15 @@ def _from_spec(spec, where, base):
 def _build(spec, where):
     name = spec["builder"]
     if name not in BUILDERS:
-        raise TopologyError(f"{where} [builder]", f"unknown builder {name!r} (known: {sorted(BUILDERS)})")
+        raise TopologyError(
+            f"{where} [builder]", f"unknown builder {name!r} (known: {sorted(BUILDERS)})"
+        )
     args = spec.get("args", {})
     if not isinstance(args, dict):
         raise TopologyError(f"{where} [args]", f"must be a table, got {args!r}")
     try:
         return BUILDERS[name](**args)
-    except TypeError as err:               # unexpected or missing keyword
+    except TypeError as err:  # unexpected or missing keyword
         raise TopologyError(f"{where} [args]", f"bad arguments for {name}: {err}") from err
 
 
@@ -168,7 +182,7 @@ def _read_graphml(path, where):
         raise TopologyError(f"{where} [graphml]", f"no such file {str(path)!r}")
     try:
         return nx.read_graphml(path)
-    except Exception as err:               # ParseError, NetworkXError, KeyError, ... from the reader
+    except Exception as err:  # ParseError, NetworkXError, KeyError, ... from the reader
         raise TopologyError(str(path), f"unparsable GraphML: {err}") from err
 
 
@@ -176,8 +190,9 @@ def _read_topohub(key, where):
     try:
         import topohub
     except ImportError as err:
-        raise TopologyError(f"{where} [topohub]", "the 'topohub' package is not installed "
-                                                  "(pip install topohub)") from err
+        raise TopologyError(
+            f"{where} [topohub]", "the 'topohub' package is not installed (pip install topohub)"
+        ) from err
     try:
         data = topohub.get(key)
     except KeyError as err:

@@ -1,4 +1,5 @@
 """Figures describing a topology: counts, diameter, bisection bandwidth (pure)."""
+
 from __future__ import annotations
 
 import networkx as nx
@@ -38,8 +39,14 @@ def describe(G: nx.Graph) -> dict:
         "hosts": len(host_list),
         "switches": G.number_of_nodes() - len(host_list),
         "links": G.number_of_edges(),
-        "roles": dict(sorted({r: sum(1 for _, x in G.nodes(data="role") if x == r)
-                              for _, r in G.nodes(data="role")}.items())),
+        "roles": dict(
+            sorted(
+                {
+                    r: sum(1 for _, x in G.nodes(data="role") if x == r)
+                    for _, r in G.nodes(data="role")
+                }.items()
+            )
+        ),
         "connected": connected,
         "diameter_hops": int(hops.max()) if connected and len(h) > 1 else None,
         "diameter_latency_s": float(np.round(lats.max(), 15)) if connected and len(h) > 1 else None,
@@ -55,8 +62,8 @@ def _bisection(G: nx.Graph, host_list: list) -> float:
         D.add_edge(u, v, capacity=float(d["bandwidth"]))
         D.add_edge(v, u, capacity=float(d["bandwidth"]))
     for x in host_list[:half]:
-        D.add_edge("__source__", x)          # no capacity attribute: unbounded
-    for x in host_list[half:2 * half]:
+        D.add_edge("__source__", x)  # no capacity attribute: unbounded
+    for x in host_list[half : 2 * half]:
         D.add_edge(x, "__sink__")
     value, _ = nx.maximum_flow(D, "__source__", "__sink__")
     return float(value)

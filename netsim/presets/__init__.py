@@ -5,6 +5,7 @@ the wheel installs them as the package data ``netsim/presets/scenarios`` and
 ``netsim/presets/topologies`` (see pyproject.toml). In a checkout run without
 installing, the repository folders are used directly.
 """
+
 from __future__ import annotations
 
 from importlib import resources

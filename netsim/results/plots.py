@@ -6,6 +6,7 @@ objects rendered by Agg, so no pyplot state and no display backend is touched.
 ``*_figure`` functions take :class:`netsim.results.runfolder.RunData` lists and
 return a Figure; :func:`plot_runs` saves them all and returns the paths.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,15 +18,42 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
-__all__ = ["plot_runs", "plot_folders", "plot_curves", "plot_staleness", "plot_update_rate", "CURVE_FILES",
-           "curve_figure", "staleness_figure", "update_rate_figure", "save", "FIG_FORMATS", "XSCALES", "mean_band", "plot_bias", "bias_figure"]
+__all__ = [
+    "plot_runs",
+    "plot_folders",
+    "plot_curves",
+    "plot_staleness",
+    "plot_update_rate",
+    "CURVE_FILES",
+    "curve_figure",
+    "staleness_figure",
+    "update_rate_figure",
+    "save",
+    "FIG_FORMATS",
+    "XSCALES",
+    "mean_band",
+    "plot_bias",
+    "bias_figure",
+]
 
-CURVE_FILES = {("loss", "update"): "loss_vs_updates.png", ("loss", "sim_time"): "loss_vs_time.png",
-               ("test_accuracy", "update"): "accuracy_vs_updates.png",
-               ("test_accuracy", "sim_time"): "accuracy_vs_time.png"}
-AXIS_LABEL = {"update": "model updates (PS versions)", "sim_time": "simulated time ({unit})",
-              "loss": "training loss (objective with L2 term)", "test_accuracy": "test accuracy"}
-WHAT = {"loss": "training loss", "test_accuracy": "test accuracy", "update": "updates", "sim_time": "simulated time"}
+CURVE_FILES = {
+    ("loss", "update"): "loss_vs_updates.png",
+    ("loss", "sim_time"): "loss_vs_time.png",
+    ("test_accuracy", "update"): "accuracy_vs_updates.png",
+    ("test_accuracy", "sim_time"): "accuracy_vs_time.png",
+}
+AXIS_LABEL = {
+    "update": "model updates (PS versions)",
+    "sim_time": "simulated time ({unit})",
+    "loss": "training loss (objective with L2 term)",
+    "test_accuracy": "test accuracy",
+}
+WHAT = {
+    "loss": "training loss",
+    "test_accuracy": "test accuracy",
+    "update": "updates",
+    "sim_time": "simulated time",
+}
 MAX_PANELS = 12
 MAX_TIMELINES = 6
 LINESTYLES = ("-", "--", ":", "-.")
@@ -56,12 +84,20 @@ def _check_formats(formats) -> tuple[str, ...]:
     formats = (formats,) if isinstance(formats, str) else tuple(formats or ("png",))
     for fmt in formats:
         if fmt not in FIG_FORMATS:
-            raise ValueError(f"--format: {fmt!r} is not allowed (allowed: {', '.join(FIG_FORMATS)})")
+            raise ValueError(
+                f"--format: {fmt!r} is not allowed (allowed: {', '.join(FIG_FORMATS)})"
+            )
     return formats
 
 
-def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float, float] | None = None,
-                 formats=("png",), dpi: int | None = None, xscale: str = "log") -> list[Path]:
+def plot_folders(
+    folders,
+    out_dir: str | Path | None = None,
+    window: tuple[float, float] | None = None,
+    formats=("png",),
+    dpi: int | None = None,
+    xscale: str = "log",
+) -> list[Path]:
     """All figures for the runs found in *folders* (run, compare or sweep folders).
 
     *out_dir* defaults to ``<folder>/plots`` for one folder, else ``./plots``;
@@ -74,12 +110,22 @@ def plot_folders(folders, out_dir: str | Path | None = None, window: tuple[float
     for folder in folders:
         found = find_runs(folder)
         runs += relabel(found, lambda r, f=folder: f.name) if len(folders) > 1 else found
-    out = Path(out_dir) if out_dir is not None else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
+    out = (
+        Path(out_dir)
+        if out_dir is not None
+        else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
+    )
     return plot_runs(runs, out, window, formats=formats, dpi=dpi, xscale=xscale)
 
 
-def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, float] | None = None,
-              formats=("png",), dpi: int | None = None, xscale: str = "log") -> list[Path]:
+def plot_runs(
+    runs: list[RunData],
+    out_dir: str | Path,
+    window: tuple[float, float] | None = None,
+    formats=("png",),
+    dpi: int | None = None,
+    xscale: str = "log",
+) -> list[Path]:
     """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
     ``update_rate`` and ``bias`` (runs with per-label accuracy) into *out_dir* in each of
     *formats*; return their paths."""
@@ -99,25 +145,33 @@ def plot_runs(runs: list[RunData], out_dir: str | Path, window: tuple[float, flo
     paths += save(staleness_figure(runs), out / "staleness.png", formats, dpi)
     paths += save(update_rate_figure(runs), out / "update_rate.png", formats, dpi)
     if any(r.bias is not None for r in runs):
-        paths += save(bias_figure([r for r in runs if r.bias is not None]), out / "bias.png", formats, dpi)
+        paths += save(
+            bias_figure([r for r in runs if r.bias is not None]), out / "bias.png", formats, dpi
+        )
     return paths
 
 
 def _colors(runs: list[RunData]) -> dict[str, tuple]:
     """One tab10 colour per group; beyond ten groups, line styles tell them apart."""
     from matplotlib import colormaps
+
     cmap = colormaps["tab10"]
     return {g: cmap(i % 10) for i, g in enumerate(dict.fromkeys(r.group for r in runs))}
 
 
 def _dashes(runs: list[RunData]) -> dict[str, str]:
-    return {g: LINESTYLES[(i // 10) % len(LINESTYLES)] for i, g in enumerate(dict.fromkeys(r.group for r in runs))}
+    return {
+        g: LINESTYLES[(i // 10) % len(LINESTYLES)]
+        for i, g in enumerate(dict.fromkeys(r.group for r in runs))
+    }
 
 
 def _title_head(runs: list[RunData]) -> str:
     names = list(dict.fromkeys(r.summary.get("scenario", "") for r in runs))
     seeds = sorted({r.summary["seed"] for r in runs})
-    seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})"
+    seed_text = (
+        f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})"
+    )
     workers = sorted({len(r.summary["workers"]) for r in runs})
     return f"{', '.join(names)} — {seed_text}, {'/'.join(map(str, workers))} workers"
 
@@ -146,6 +200,7 @@ def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
     ([0.0, 1.0, 2.0], [2.0, 2.5, 3.0])
     """
     from scipy.stats import t as student
+
     end = min(float(x[-1]) for x, _ in curves)
     grid = np.unique(np.concatenate([x[x <= end] for x, _ in curves]))
     ys = np.array([np.interp(grid, x, y) for x, y in curves])
@@ -157,7 +212,9 @@ def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
     return grid, mean, half
 
 
-def curve_figure(runs: list[RunData], y: str = "loss", x: str = "sim_time", xscale: str = "log") -> Figure:
+def curve_figure(
+    runs: list[RunData], y: str = "loss", x: str = "sim_time", xscale: str = "log"
+) -> Figure:
     """*y* (loss or test_accuracy) against *x* (update or sim_time): one line per
     group of runs; a group of several seeds is drawn as its mean with a shaded
     95 % CI band. *xscale* (log or linear) applies to the updates axis."""
@@ -168,7 +225,9 @@ def curve_figure(runs: list[RunData], y: str = "loss", x: str = "sim_time", xsca
     log = x == "update" and xscale == "log"
     banded = False
     for group, members in _by_group(runs).items():
-        curves = [(r.curve[x].astype(float), r.curve[y].astype(float)) for r in members if len(r.curve[x])]
+        curves = [
+            (r.curve[x].astype(float), r.curve[y].astype(float)) for r in members if len(r.curve[x])
+        ]
         if not curves:
             continue
         if len(curves) == 1:
@@ -179,19 +238,33 @@ def curve_figure(runs: list[RunData], y: str = "loss", x: str = "sim_time", xsca
         if log:  # log axis: start from update 1 and keep the first evaluation at x = 1
             xs = np.maximum(xs, 1)
         label = group if half is None else f"{group} (mean of {len(curves)})"
-        ax.plot(xs, mean, color=colors[group], ls=dashes[group], label=label, lw=1.8,
-                marker="." if len(xs) <= 40 else None, ms=4)
+        ax.plot(
+            xs,
+            mean,
+            color=colors[group],
+            ls=dashes[group],
+            label=label,
+            lw=1.8,
+            marker="." if len(xs) <= 40 else None,
+            ms=4,
+        )
         if half is not None:
             ax.fill_between(xs, mean - half, mean + half, color=colors[group], alpha=0.2, lw=0)
     if log:
         ax.set_xscale("log")
     if y == "test_accuracy":
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.set_xlabel(AXIS_LABEL[x].format(unit=time_unit(runs)) + (", log scale (update 0 drawn at 1)" if log else ""))
+    ax.set_xlabel(
+        AXIS_LABEL[x].format(unit=time_unit(runs))
+        + (", log scale (update 0 drawn at 1)" if log else "")
+    )
     ax.set_ylabel(AXIS_LABEL[y])
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(title="shaded: 95 % CI over seeds" if banded else None, fontsize="small",
-              **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
+    ax.legend(
+        title="shaded: 95 % CI over seeds" if banded else None,
+        fontsize="small",
+        **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}),
+    )
     fig.suptitle(f"{WHAT[y].capitalize()} vs {WHAT[x]}\n{_title_head(runs)}", fontsize="medium")
     return fig
 
@@ -203,8 +276,13 @@ def _by_group(runs: list[RunData]) -> dict[str, list[RunData]]:
     return out
 
 
-def plot_curves(runs: list[RunData], out_dir: Path, formats=("png",), dpi: int | None = None,
-                xscale: str = "log") -> list[Path]:
+def plot_curves(
+    runs: list[RunData],
+    out_dir: Path,
+    formats=("png",),
+    dpi: int | None = None,
+    xscale: str = "log",
+) -> list[Path]:
     """Loss and accuracy against updates and against simulated time: four figures."""
     paths = []
     for (y, x), name in CURVE_FILES.items():
@@ -245,15 +323,23 @@ def staleness_figure(runs: list[RunData]) -> Figure:
     """Histogram of applied-gradient staleness (PS versions), one panel per group
     (seeds pooled), as a share of that group's applied gradients."""
     pooled, colors = _pooled(runs), _colors(runs)
-    fig, axes = _panels(len(pooled), f"Staleness of applied gradients{_mean_note(runs).replace('mean over', 'pooled over')}\n"
-                               f"{_title_head(runs)}")
-    top = max((int(r.updates["staleness"].max()) for r in runs if len(r.updates["staleness"])), default=0)
+    fig, axes = _panels(
+        len(pooled),
+        f"Staleness of applied gradients{_mean_note(runs).replace('mean over', 'pooled over')}\n"
+        f"{_title_head(runs)}",
+    )
+    top = max(
+        (int(r.updates["staleness"].max()) for r in runs if len(r.updates["staleness"])), default=0
+    )
     for ax, (group, members) in zip(axes, pooled.items()):
         s = np.concatenate([r.updates["staleness"] for r in members])
         counts = np.bincount(s, minlength=top + 1) if len(s) else np.zeros(top + 1)
         share = counts / max(len(s), 1)
         ax.bar(np.arange(top + 1), share, width=0.9, color=colors[group])
-        ax.set_title(f"{group}\nmean {s.mean() if len(s) else 0:.2f}, max {s.max() if len(s) else 0}", fontsize="small")
+        ax.set_title(
+            f"{group}\nmean {s.mean() if len(s) else 0:.2f}, max {s.max() if len(s) else 0}",
+            fontsize="small",
+        )
         ax.set_xlim(-0.8, top + 0.8)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
@@ -275,7 +361,10 @@ def group_names(summary: dict) -> list[str]:
         if len(members) == 1 and size[kinds[0]] > 1:
             names.append(f"{members[0]} ({kinds[0]})")
         else:
-            names.append("+".join(kinds) + ("" if sum(size[k] for k in kinds) == len(members) else f" ({len(members)})"))
+            names.append(
+                "+".join(kinds)
+                + ("" if sum(size[k] for k in kinds) == len(members) else f" ({len(members)})")
+            )
     return names
 
 
@@ -289,19 +378,34 @@ def update_rate_figure(runs: list[RunData]) -> Figure:
     runs (mean over seeds)."""
     pooled, colors = _pooled(runs), _colors(runs)
     unit = time_unit(runs)
-    fig, axes = _panels(len(pooled), f"Model updates per simulated {unit}, per group{_mean_note(runs)}\n"
-                               f"{_title_head(runs)}", sharey=True)
+    fig, axes = _panels(
+        len(pooled),
+        f"Model updates per simulated {unit}, per group{_mean_note(runs)}\n{_title_head(runs)}",
+        sharey=True,
+    )
     for ax, (group, members) in zip(axes, pooled.items()):
-        per_run = [[g["updates"] / r.summary["sim_time"] if r.summary["sim_time"] else 0.0
-                    for g in r.summary["groups"]] for r in members]
-        if len({len(x) for x in per_run}) > 1:  # seeds formed different groups: show the first seed's
+        per_run = [
+            [
+                g["updates"] / r.summary["sim_time"] if r.summary["sim_time"] else 0.0
+                for g in r.summary["groups"]
+            ]
+            for r in members
+        ]
+        if (
+            len({len(x) for x in per_run}) > 1
+        ):  # seeds formed different groups: show the first seed's
             per_run, members = per_run[:1], members[:1]
         rates = np.mean(per_run, axis=0)
         names = group_names(members[0].summary)
         ax.bar(np.arange(len(rates)), rates, color=colors[group])
         if len(rates) <= 24:
-            ax.set_xticks(np.arange(len(rates)), names, rotation=45 if len(rates) > 4 else 0,
-                          ha="right" if len(rates) > 4 else "center", fontsize="x-small")
+            ax.set_xticks(
+                np.arange(len(rates)),
+                names,
+                rotation=45 if len(rates) > 4 else 0,
+                ha="right" if len(rates) > 4 else "center",
+                fontsize="x-small",
+            )
         ax.set_title(f"{group}\ntotal {rates.sum():.3g} updates/{unit}", fontsize="small")
         ax.set_xlabel(f"group ({len(rates)})", fontsize="small")
         ax.set_ylabel(f"updates per simulated {unit}", fontsize="small")
@@ -322,16 +426,33 @@ def bias_figure(runs: list[RunData]) -> Figure:
     fig = Figure(figsize=(11, 4.4), dpi=DPI, layout="constrained")
     worst, share = fig.subplots(1, 2)
     labelled = set()
-    classes = list(dict.fromkeys(k[len("step_share_"):] for r in runs for k in r.bias if k.startswith("step_share_")))
+    classes = list(
+        dict.fromkeys(
+            k[len("step_share_") :] for r in runs for k in r.bias if k.startswith("step_share_")
+        )
+    )
     for r in runs:
         t = r.bias["sim_time"]
         label = None if r.group in labelled else r.group
         labelled.add(r.group)
-        worst.plot(t, r.bias["worst_class_accuracy"], color=colors[r.group], ls=dashes[r.group], label=label, lw=1.5)
+        worst.plot(
+            t,
+            r.bias["worst_class_accuracy"],
+            color=colors[r.group],
+            ls=dashes[r.group],
+            label=label,
+            lw=1.5,
+        )
         for j, name in enumerate(classes):
             if f"step_share_{name}" in r.bias:
-                share.plot(t, r.bias[f"step_share_{name}"], color=colors[r.group], ls=LINESTYLES[j % len(LINESTYLES)],
-                           lw=1.3, label=f"{r.group}: {name}" if len(runs) <= 4 else None)
+                share.plot(
+                    t,
+                    r.bias[f"step_share_{name}"],
+                    color=colors[r.group],
+                    ls=LINESTYLES[j % len(LINESTYLES)],
+                    lw=1.3,
+                    label=f"{r.group}: {name}" if len(runs) <= 4 else None,
+                )
     worst.set_ylabel("worst per-label test accuracy")
     share.set_ylabel("cumulative share of model steps")
     for ax in (worst, share):
@@ -342,8 +463,15 @@ def bias_figure(runs: list[RunData]) -> Figure:
     if len(runs) <= 4:
         share.legend(fontsize="x-small", loc="best")
     else:
-        share.set_title("line style per worker class: " + ", ".join(
-            f"{name} {LINESTYLES[j % len(LINESTYLES)]}" for j, name in enumerate(classes)), fontsize="small")
-    fig.suptitle(f"Bias: worst-label accuracy and each worker class's share of the model steps\n{_title_head(runs)}",
-                 fontsize="medium")
+        share.set_title(
+            "line style per worker class: "
+            + ", ".join(
+                f"{name} {LINESTYLES[j % len(LINESTYLES)]}" for j, name in enumerate(classes)
+            ),
+            fontsize="small",
+        )
+    fig.suptitle(
+        f"Bias: worst-label accuracy and each worker class's share of the model steps\n{_title_head(runs)}",
+        fontsize="medium",
+    )
     return fig

@@ -1,6 +1,7 @@
 """What makes a run folder self-describing: ``scenario.toml`` (resolved) and ``meta.json``
 (versions, command line, overrides, data checksums, start time), and the check that a
 rerun reproduced a folder byte for byte."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,10 +13,33 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["run_meta", "netsim_version", "data_checksums", "differences", "COMPARED_FILES", "DEPENDENCIES"]
+__all__ = [
+    "run_meta",
+    "netsim_version",
+    "data_checksums",
+    "differences",
+    "COMPARED_FILES",
+    "DEPENDENCIES",
+]
 
-DEPENDENCIES = ("numpy", "scipy", "simpy", "networkx", "scikit-learn", "matplotlib", "rich", "typer")
-COMPARED_FILES = ("summary.json", "curve.csv", "updates.csv", "timeline.csv", "dropped.csv", "scenario.toml")
+DEPENDENCIES = (
+    "numpy",
+    "scipy",
+    "simpy",
+    "networkx",
+    "scikit-learn",
+    "matplotlib",
+    "rich",
+    "typer",
+)
+COMPARED_FILES = (
+    "summary.json",
+    "curve.csv",
+    "updates.csv",
+    "timeline.csv",
+    "dropped.csv",
+    "scenario.toml",
+)
 """Files a rerun must reproduce byte for byte (summary.json with its wall time left out)."""
 WALL_KEYS = ("wall_s",)
 
@@ -78,12 +102,14 @@ def run_meta(scenario, data_source: str, started: datetime | None = None, label:
 def _summary_without_wall(path: Path) -> dict:
     """summary.json without its wall-clock fields (``WALL_KEYS`` and, at any depth, keys
     ending in ``wall_s``, e.g. the recommender's pilot costs)."""
+
     def strip(value):
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items() if not k.endswith("wall_s")}
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value
+
     summary = json.loads(path.read_text())
     for key in WALL_KEYS:
         summary.pop(key, None)

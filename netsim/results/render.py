@@ -1,5 +1,6 @@
 """Rich renderables of results: run and sweep tables, the live view, grouping and
 topology tables, plain progress lines. Pure functions of data; nothing is printed here."""
+
 from __future__ import annotations
 
 import math
@@ -12,27 +13,58 @@ from rich.text import Text
 from ..sim.records import Snapshot
 from .tables import mean_ci_rows, run_rows
 
-__all__ = ["compare_table", "sweep_table", "live_view", "plain_line", "measurement_table", "silhouette_table",
-           "ranking_table", "topology_list_table", "topology_table", "keys_table", "scenario_list_table",
-           "recommendation_tables"]
+__all__ = [
+    "compare_table",
+    "sweep_table",
+    "live_view",
+    "plain_line",
+    "measurement_table",
+    "silhouette_table",
+    "ranking_table",
+    "topology_list_table",
+    "topology_table",
+    "keys_table",
+    "scenario_list_table",
+    "recommendation_tables",
+]
 
 MAX_LIVE_ROWS = 24
 
 
 def _fmt(value, spec: str = ".4g") -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+    return (
+        "-"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else format(value, spec)
+    )
 
 
 COLUMN_PAD = 3
 """Characters a column takes besides its text in a rich Table: a space on each side and a border."""
 
-RUN_PRIORITY = ("run", "final loss", "test acc", "updates", "staleness mean", "idle %", "status", "time to target",
-                "groups", "sim time", "worst class acc", "p95", "max", "per-update mean")
+RUN_PRIORITY = (
+    "run",
+    "final loss",
+    "test acc",
+    "updates",
+    "staleness mean",
+    "idle %",
+    "status",
+    "time to target",
+    "groups",
+    "sim time",
+    "worst class acc",
+    "p95",
+    "max",
+    "per-update mean",
+)
 """The compare/run table's columns, most wanted first; at a narrow width the last go first
 (the gradient and step shares by worker class after all of these)."""
 
 
-def fit_columns(header: list[str], rows: list[list[str]], width: int | None, priority=()) -> list[int]:
+def fit_columns(
+    header: list[str], rows: list[list[str]], width: int | None, priority=()
+) -> list[int]:
     """Indices of the columns of a table that fit in *width* characters (None: all), in
     table order, without cutting a cell: each column takes its longest cell or header word
     plus :data:`COLUMN_PAD`. Columns leave by *priority* (header names, most wanted first;
@@ -60,14 +92,22 @@ def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,))
     table = Table(title=title or None)
     for i, col in enumerate(header):
         width = max([len(row[0]) for row in rows] + [len(col)]) if i == 0 else None
-        table.add_column(col, justify="left" if i in left else "right", no_wrap=i == 0, min_width=width)
+        table.add_column(
+            col, justify="left" if i in left else "right", no_wrap=i == 0, min_width=width
+        )
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
     return table
 
 
-def _fitted_table(header: list[str], rows: list[list[str]], title: str, left=(0,), width: int | None = None,
-                  priority=()) -> Table:
+def _fitted_table(
+    header: list[str],
+    rows: list[list[str]],
+    title: str,
+    left=(0,),
+    width: int | None = None,
+    priority=(),
+) -> Table:
     """A results table whose cells are never cut: each column exactly as wide as its longest
     cell or header word; with a *width* (the terminal's), the columns that do not fit are
     left out (:func:`fit_columns`) and the caption says which; without, every column (print
@@ -79,8 +119,12 @@ def _fitted_table(header: list[str], rows: list[list[str]], title: str, left=(0,
         caption = f"{len(hidden)} more column{'s' if len(hidden) > 1 else ''} ({', '.join(hidden)}): --wide shows all"
     table = Table(title=title or None, caption=caption)
     for i in keep:
-        table.add_column(header[i], justify="left" if i in left else "right",
-                         width=_text_width(header, rows, i), overflow="fold")
+        table.add_column(
+            header[i],
+            justify="left" if i in left else "right",
+            width=_text_width(header, rows, i),
+            overflow="fold",
+        )
     for row in rows:
         table.add_row(*(Text(row[i], overflow="fold") for i in keep))
     return table
@@ -90,7 +134,9 @@ def compare_table(summaries: list[dict], title: str = "", width: int | None = No
     """One row per run (see :func:`netsim.results.tables.run_rows`); *width*: fit the columns
     to this many characters (:func:`fit_columns`), None: all columns."""
     header, rows = run_rows(summaries)
-    return _fitted_table(header, rows, title, left=(0, len(header) - 1), width=width, priority=RUN_PRIORITY)
+    return _fitted_table(
+        header, rows, title, left=(0, len(header) - 1), width=width, priority=RUN_PRIORITY
+    )
 
 
 def sweep_table(table: list[dict], keys: list[str], title: str, width: int | None = None) -> Table:
@@ -98,11 +144,18 @@ def sweep_table(table: list[dict], keys: list[str], title: str, width: int | Non
     as for :func:`compare_table` (the grid's own columns and the final loss stay longest)."""
     header, rows = mean_ci_rows(table, keys)
     own = [k.rsplit(".", 1)[-1] for k in keys]
-    return _fitted_table(header, rows, title, width=width,
-                         priority=(*own, "final loss", "final test accuracy", "runs", "updates", "staleness mean"))
+    return _fitted_table(
+        header,
+        rows,
+        title,
+        width=width,
+        priority=(*own, "final loss", "final test accuracy", "runs", "updates", "staleness mean"),
+    )
 
 
-def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta: float | None = None) -> Group:
+def live_view(
+    snap: Snapshot, title: str = "", done=(), position: str = "", eta: float | None = None
+) -> Group:
     """Per-group table of the running rule plus a progress bar (share done, ETA);
     *done* holds the final snapshots of the rules already finished, kept on screen."""
     parts = []
@@ -120,11 +173,22 @@ def live_view(snap: Snapshot, title: str = "", done=(), position: str = "", eta:
     for col in ("group", "members", "updates", "mean staleness", "idle %"):
         table.add_column(col, justify="right")
     for g in snap.groups[:MAX_LIVE_ROWS]:
-        table.add_row(str(g.id), str(g.members), str(g.updates), f"{g.mean_staleness:.2f}", f"{g.idle_pct:.1f}")
+        table.add_row(
+            str(g.id),
+            str(g.members),
+            str(g.updates),
+            f"{g.mean_staleness:.2f}",
+            f"{g.idle_pct:.1f}",
+        )
     if len(snap.groups) > MAX_LIVE_ROWS:
         table.add_row(f"… {len(snap.groups) - MAX_LIVE_ROWS} more", "", "", "", "")
-    parts += [table, Group(ProgressBar(total=1.0, completed=snap.fraction),
-                           Text(f"{100 * snap.fraction:.0f}% done{_eta_text(eta)}"))]
+    parts += [
+        table,
+        Group(
+            ProgressBar(total=1.0, completed=snap.fraction),
+            Text(f"{100 * snap.fraction:.0f}% done{_eta_text(eta)}"),
+        ),
+    ]
     return Group(*parts)
 
 
@@ -149,10 +213,16 @@ def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> 
     """One line of progress for non-terminal output (*position*: ``[2/3]``; *eta*: wall s)."""
     if snap.note:
         return f"{_who(snap, position)}: {snap.note}"
-    acc = "" if snap.test_accuracy is None or snap.evaluated_update == 0 else f" test_acc={snap.test_accuracy:.4f}"
-    return (f"{_who(snap, position)}: {100 * snap.fraction:.0f}% "
-            f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "
-            f"{_plain_loss(snap)}{acc}{_eta_text(eta)}")
+    acc = (
+        ""
+        if snap.test_accuracy is None or snap.evaluated_update == 0
+        else f" test_acc={snap.test_accuracy:.4f}"
+    )
+    return (
+        f"{_who(snap, position)}: {100 * snap.fraction:.0f}% "
+        f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "
+        f"{_plain_loss(snap)}{acc}{_eta_text(eta)}"
+    )
 
 
 def _plain_loss(snap: Snapshot) -> str:
@@ -163,61 +233,120 @@ def _plain_loss(snap: Snapshot) -> str:
 
 def keys_table(specs) -> Table:
     """Every scenario key: type, default, allowed values, unit."""
-    rows = [[k.key, k.type, "(required)" if k.required else ("-" if k.default is None else str(k.default)),
-             k.allowed or "-", k.unit or "-"] for k in specs]
-    return _table(["key", "type", "default", "allowed", "unit"], rows, "scenario keys", left=(0, 1, 2, 3, 4))
+    rows = [
+        [
+            k.key,
+            k.type,
+            "(required)" if k.required else ("-" if k.default is None else str(k.default)),
+            k.allowed or "-",
+            k.unit or "-",
+        ]
+        for k in specs
+    ]
+    return _table(
+        ["key", "type", "default", "allowed", "unit"], rows, "scenario keys", left=(0, 1, 2, 3, 4)
+    )
 
 
 def scenario_list_table(presets: dict) -> Table:
-    return _table(["name", "file"], [[name, str(path)] for name, path in presets.items()], "scenario presets",
-                  left=(0, 1))
+    return _table(
+        ["name", "file"],
+        [[name, str(path)] for name, path in presets.items()],
+        "scenario presets",
+        left=(0, 1),
+    )
 
 
 def measurement_table(info: dict, title: str) -> Table:
     """Per worker: class, host, measured iteration/compute/comm times (s), RTT (ms), chosen group."""
     m, chosen = info["measurement"], info["grouping"]
     group_of = {w: k for k, g in enumerate(chosen.groups) for w in g}
-    header = ["worker", "class", "host", "iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"]
-    rows = [[str(w), info["classes"][w], str(info["hosts"][w]), f"{m.iteration[w].mean():.4g}",
-             f"{m.compute[w].mean():.4g}", f"{m.comm[w].mean():.4g}", f"{m.rtt[w] * 1e3:.4g}", str(group_of[w])]
-            for w in range(len(info["classes"]))]
+    header = [
+        "worker",
+        "class",
+        "host",
+        "iteration (s)",
+        "compute (s)",
+        "comm (s)",
+        "RTT (ms)",
+        "group",
+    ]
+    rows = [
+        [
+            str(w),
+            info["classes"][w],
+            str(info["hosts"][w]),
+            f"{m.iteration[w].mean():.4g}",
+            f"{m.compute[w].mean():.4g}",
+            f"{m.comm[w].mean():.4g}",
+            f"{m.rtt[w] * 1e3:.4g}",
+            str(group_of[w]),
+        ]
+        for w in range(len(info["classes"]))
+    ]
     return _table(header, rows, title, left=(1, 2))
 
 
 def silhouette_table(grouping) -> Table:
     """The automatic grouping's criterion per K, the chosen K marked."""
-    rows = [[str(k), f"{v:.4f}" + ("  ←" if k == grouping.k else "")] for k, v in grouping.criterion.items()]
+    rows = [
+        [str(k), f"{v:.4f}" + ("  ←" if k == grouping.k else "")]
+        for k, v in grouping.criterion.items()
+    ]
     return _table(["K", "silhouette"], rows, "silhouette per K (auto)", left=())
 
 
 def ranking_table(predictions) -> Table:
     """Advisor predictions, best first: update rate, staleness, its η, predicted progress
     (fresh synchronous steps per second)."""
-    rows = [[p.name, str(len(p.groups)), f"{p.update_rate:.4g}", f"{p.mean_staleness:.3g}", f"{p.lr:.3g}",
-             f"{p.progress:.4g}", short_groups(p.groups)] for p in predictions]
-    return _table(["grouping", "K", "updates/s", "mean staleness", "η", "progress/s", "groups"], rows,
-                  "advisor ranking (closed form, each grouping at its own η; best first)", left=(0, 6))
+    rows = [
+        [
+            p.name,
+            str(len(p.groups)),
+            f"{p.update_rate:.4g}",
+            f"{p.mean_staleness:.3g}",
+            f"{p.lr:.3g}",
+            f"{p.progress:.4g}",
+            short_groups(p.groups),
+        ]
+        for p in predictions
+    ]
+    return _table(
+        ["grouping", "K", "updates/s", "mean staleness", "η", "progress/s", "groups"],
+        rows,
+        "advisor ranking (closed form, each grouping at its own η; best first)",
+        left=(0, 6),
+    )
 
 
 def short_groups(groups, limit: int = 60) -> str:
     """``[0,1] [2,3]``, cut to *limit* characters."""
     text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def topology_list_table(presets: dict) -> Table:
-    return _table(["name", "file"], [[name, str(path)] for name, path in presets.items()], "topology presets",
-                  left=(0, 1))
+    return _table(
+        ["name", "file"],
+        [[name, str(path)] for name, path in presets.items()],
+        "topology presets",
+        left=(0, 1),
+    )
 
 
 def topology_table(name: str, info: dict) -> Table:
     """Counts, roles, diameter and bisection bandwidth of one topology."""
     lat, bis = info["diameter_latency_s"], info["bisection_bandwidth_bps"]
-    rows = [("hosts", info["hosts"]), ("switches", info["switches"]), ("links", info["links"]),
-            ("node roles", ", ".join(f"{r} {n}" for r, n in info["roles"].items())),
-            ("connected", info["connected"]), ("diameter (hops)", info["diameter_hops"]),
-            ("diameter (latency)", "-" if lat is None else f"{lat * 1e3:.6g} ms"),
-            ("bisection bandwidth", "-" if bis is None else f"{bis / 1e9:.6g} Gbit/s")]
+    rows = [
+        ("hosts", info["hosts"]),
+        ("switches", info["switches"]),
+        ("links", info["links"]),
+        ("node roles", ", ".join(f"{r} {n}" for r, n in info["roles"].items())),
+        ("connected", info["connected"]),
+        ("diameter (hops)", info["diameter_hops"]),
+        ("diameter (latency)", "-" if lat is None else f"{lat * 1e3:.6g} ms"),
+        ("bisection bandwidth", "-" if bis is None else f"{bis / 1e9:.6g} Gbit/s"),
+    ]
     table = Table(title=f"topology {name}", show_header=False)
     table.add_column("figure")
     table.add_column("value", justify="right")
@@ -235,7 +364,11 @@ def _event_text(event: dict) -> str:
     """One ``[[events]]`` entry (its ``as_dict``) in a few words, e.g. ``crash of workers 3, 4 at 400 s``."""
     what = event["kind"] + (f" ×{event['factor']:g}" if event["kind"] == "slowdown" else "")
     if event.get("workers"):
-        what += " of worker" + ("s " if len(event["workers"]) > 1 else " ") + ", ".join(map(str, event["workers"]))
+        what += (
+            " of worker"
+            + ("s " if len(event["workers"]) > 1 else " ")
+            + ", ".join(map(str, event["workers"]))
+        )
     if event.get("link"):
         what += " of link " + "–".join(map(str, event["link"]))
     return f"{what} at {event['time']:g} s"
@@ -247,68 +380,144 @@ def race_line(summary: dict) -> str | None:
     g = summary.get("grouping") or {}
     if g.get("method") != "race":
         return None
-    text = (f"{summary['label']}: grouping auto picked {g['recommended']} (K = {g['k']}), η = {g['lr']:.4g} "
-            f"(race: {g['cost_sim_s']:.4g} simulated s)")
+    text = (
+        f"{summary['label']}: grouping auto picked {g['recommended']} (K = {g['k']}), η = {g['lr']:.4g} "
+        f"(race: {g['cost_sim_s']:.4g} simulated s)"
+    )
     unseen = g.get("events_after_race") or []
     if unseen:
-        text += (f"; it ran to {g['rungs_s'][-1]:g} s and did not see " + ", ".join(_event_text(e) for e in unseen))
+        text += f"; it ran to {g['rungs_s'][-1]:g} s and did not see " + ", ".join(
+            _event_text(e) for e in unseen
+        )
     return text
 
 
 def _group_text(groups, limit: int = 48) -> str:
     text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def recommendation_tables(rec, name: str, classes: list[str], hosts: list | None = None, rows: int = 20) -> list:
+def recommendation_tables(
+    rec, name: str, classes: list[str], hosts: list | None = None, rows: int = 20
+) -> list:
     """Measurement per worker, candidates (predicted time to target with interval, η,
     pilot cost), the pick with its reason, and predicted vs emulated when verified."""
     out = []
     m = rec.measurement
     pick_of = {w: k for k, g in enumerate(rec.groups) for w in g}
     if m is not None:
-        t = Table(title=f"{name}: measured over {m.iteration.shape[1]} probe rounds ({m.duration:.4g} s simulated)")
-        cols = ["worker", "class"] + (["host"] if hosts else []) + ["iteration (s)", "compute (s)", "comm (s)",
-                                                                      "RTT (ms)", "group"]
+        t = Table(
+            title=f"{name}: measured over {m.iteration.shape[1]} probe rounds ({m.duration:.4g} s simulated)"
+        )
+        cols = (
+            ["worker", "class"]
+            + (["host"] if hosts else [])
+            + ["iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"]
+        )
         for col in cols:
             t.add_column(col, justify="left" if col in ("class", "host") else "right")
         for w in range(len(classes)):
-            t.add_row(str(w), classes[w], *([str(hosts[w])] if hosts else []), f"{m.iteration[w].mean():.4g}",
-                      f"{m.compute[w].mean():.4g}", f"{m.comm[w].mean():.4g}", f"{m.rtt[w] * 1e3:.4g}",
-                      str(pick_of[w]))
+            t.add_row(
+                str(w),
+                classes[w],
+                *([str(hosts[w])] if hosts else []),
+                f"{m.iteration[w].mean():.4g}",
+                f"{m.compute[w].mean():.4g}",
+                f"{m.comm[w].mean():.4g}",
+                f"{m.rtt[w] * 1e3:.4g}",
+                str(pick_of[w]),
+            )
         out.append(t)
     ranking = rec.ranking()
-    t = Table(title=f"candidates, best first: predicted time to loss {rec.target:.5g} "
-                    f"({len(ranking)} pilots, rungs {', '.join(f'{h:.4g}' for h in rec.rungs)} s)")
-    for col in ("grouping", "K", "η", "updates/s", "staleness", "rung", "predicted (s)", "interval (s)", "how",
-                "pilot sim s", "pilot wall s", "groups"):
+    t = Table(
+        title=f"candidates, best first: predicted time to loss {rec.target:.5g} "
+        f"({len(ranking)} pilots, rungs {', '.join(f'{h:.4g}' for h in rec.rungs)} s)"
+    )
+    for col in (
+        "grouping",
+        "K",
+        "η",
+        "updates/s",
+        "staleness",
+        "rung",
+        "predicted (s)",
+        "interval (s)",
+        "how",
+        "pilot sim s",
+        "pilot wall s",
+        "groups",
+    ):
         t.add_column(col, justify="left" if col in ("grouping", "how", "groups") else "right")
     for p in ranking[:rows]:
-        rate, stale = ((f"{p.timing.updates_per_s:.3g}", f"{p.timing.mean_staleness:.3g}") if p.timing is not None
-                       else ("—", "—"))
-        t.add_row(("→ " if p is ranking[0] else "") + p.name, str(len(p.groups)), f"{p.lr:.3g}", rate, stale, str(p.rung),
-                  _num_text(p.predicted), f"{_num_text(p.low)} – {_num_text(p.high)}", p.how, f"{p.sim_s:.4g}", f"{p.wall_s:.3g}",
-                  _group_text(p.groups))
-    notes = [f"{len(ranking) - rows} more candidates stopped at early rungs"] if len(ranking) > rows else []
+        rate, stale = (
+            (f"{p.timing.updates_per_s:.3g}", f"{p.timing.mean_staleness:.3g}")
+            if p.timing is not None
+            else ("—", "—")
+        )
+        t.add_row(
+            ("→ " if p is ranking[0] else "") + p.name,
+            str(len(p.groups)),
+            f"{p.lr:.3g}",
+            rate,
+            stale,
+            str(p.rung),
+            _num_text(p.predicted),
+            f"{_num_text(p.low)} – {_num_text(p.high)}",
+            p.how,
+            f"{p.sim_s:.4g}",
+            f"{p.wall_s:.3g}",
+            _group_text(p.groups),
+        )
+    notes = (
+        [f"{len(ranking) - rows} more candidates stopped at early rungs"]
+        if len(ranking) > rows
+        else []
+    )
     if rec.pruned:
-        notes.append("not raced, timing alike an earlier candidate: "
-                     + ", ".join(f"{name} (like {like})" for name, like in rec.pruned.items()))
+        notes.append(
+            "not raced, timing alike an earlier candidate: "
+            + ", ".join(f"{name} (like {like})" for name, like in rec.pruned.items())
+        )
     t.caption = "; ".join(notes) or None
     out.append(t)
-    out.append(Text(f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
-                    f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."))
+    out.append(
+        Text(
+            f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
+            f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."
+        )
+    )
     if rec.unseen:
-        out.append(Text(f"note: the race ran to {rec.rungs[-1]:g} s of the {rec.horizon:g} s horizon and did not see "
-                        f"{len(rec.unseen)} later timed event{'s' if len(rec.unseen) > 1 else ''}: "
-                        + ", ".join(_event_text(e) for e in rec.unseen)
-                        + "; check the pick with `netsim compare --groupings`."))
+        out.append(
+            Text(
+                f"note: the race ran to {rec.rungs[-1]:g} s of the {rec.horizon:g} s horizon and did not see "
+                f"{len(rec.unseen)} later timed event{'s' if len(rec.unseen) > 1 else ''}: "
+                + ", ".join(_event_text(e) for e in rec.unseen)
+                + "; check the pick with `netsim compare --groupings`."
+            )
+        )
     if rec.verified:
-        v = Table(title="verified: predicted vs emulated in full (scenario seed, whole training set)")
-        for col in ("grouping", "η", "predicted (s)", "interval (s)", "emulated (s)", "final loss", "wall s"):
+        v = Table(
+            title="verified: predicted vs emulated in full (scenario seed, whole training set)"
+        )
+        for col in (
+            "grouping",
+            "η",
+            "predicted (s)",
+            "interval (s)",
+            "emulated (s)",
+            "final loss",
+            "wall s",
+        ):
             v.add_column(col, justify="left" if col == "grouping" else "right")
         for r in rec.verified:
-            v.add_row(r["name"], f"{r['lr']:.3g}", _num_text(r["predicted_s"]),
-                      f"{_num_text(r['interval_s'][0])} – {_num_text(r['interval_s'][1])}", _num_text(r["emulated_s"]),
-                      _num_text(r["final_loss"]), f"{r['wall_s']:.3g}")
+            v.add_row(
+                r["name"],
+                f"{r['lr']:.3g}",
+                _num_text(r["predicted_s"]),
+                f"{_num_text(r['interval_s'][0])} – {_num_text(r['interval_s'][1])}",
+                _num_text(r["emulated_s"]),
+                _num_text(r["final_loss"]),
+                f"{r['wall_s']:.3g}",
+            )
         out.append(v)
     return out

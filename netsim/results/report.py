@@ -1,4 +1,5 @@
 """A report of a run, compare or sweep folder: Markdown (PNG links) or one self-contained HTML file."""
+
 from __future__ import annotations
 
 import base64
@@ -36,7 +37,11 @@ def _version() -> str:
 
 
 def _kind(folder: Path) -> str:
-    for name, kind in (("summary.json", "run"), ("sweep.json", "sweep"), ("compare.json", "compare")):
+    for name, kind in (
+        ("summary.json", "run"),
+        ("sweep.json", "sweep"),
+        ("compare.json", "compare"),
+    ):
         if (folder / name).is_file():
             return kind
     return "runs"
@@ -47,26 +52,44 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
     ``("img", path, caption)``. Pure apart from reading ``sweep.json``."""
     kind, first = _kind(folder), runs[0].summary
     seeds = sorted({r.summary["seed"] for r in runs})
-    blocks = [("h1", f"netsim report: {first['scenario']}"),
-              ("p", f"{kind.capitalize()} folder `{folder}`: {len(runs)} run(s), {len(first['workers'])} workers, "
-                    f"seed(s) {', '.join(map(str, seeds))}, simulated horizon {first['sim_time']:g} s. "
-                    f"Written by netsim {_version()}; every figure and number below comes from the run files.")]
+    blocks = [
+        ("h1", f"netsim report: {first['scenario']}"),
+        (
+            "p",
+            f"{kind.capitalize()} folder `{folder}`: {len(runs)} run(s), {len(first['workers'])} workers, "
+            f"seed(s) {', '.join(map(str, seeds))}, simulated horizon {first['sim_time']:g} s. "
+            f"Written by netsim {_version()}; every figure and number below comes from the run files.",
+        ),
+    ]
     if kind == "sweep":
         plan = json.loads((folder / "sweep.json").read_text())
         keys = [a["key"] for a in plan["axes"] if a["key"] != SEED_KEY]
         rows = sweep_rows([(r.path.name, r.values, r.summary) for r in runs])
         axes_text = "; ".join(f"`{a['key']}` ∈ {len(a['values'])} values" for a in plan["axes"])
-        blocks += [("h2", "Mean and 95 % confidence interval over seeds"),
-                   ("p", f"Grid: {axes_text} ({len(plan['points'])} runs planned, {len(runs)} finished). "
-                         f"± is the Student-t 95 % half-width; `sweep.csv` has one row per run."),
-                   ("table", *mean_ci_rows(mean_ci(rows, keys), keys))]
-    blocks += [("h2", "Runs"), ("table", *run_rows([r.summary for r in runs], [r.label for r in runs]))]
+        blocks += [
+            ("h2", "Mean and 95 % confidence interval over seeds"),
+            (
+                "p",
+                f"Grid: {axes_text} ({len(plan['points'])} runs planned, {len(runs)} finished). "
+                f"± is the Student-t 95 % half-width; `sweep.csv` has one row per run.",
+            ),
+            ("table", *mean_ci_rows(mean_ci(rows, keys), keys)),
+        ]
+    blocks += [
+        ("h2", "Runs"),
+        ("table", *run_rows([r.summary for r in runs], [r.label for r in runs])),
+    ]
     params = parameter_rows(runs)
     if params:
-        blocks += [("h2", "Parameters"),
-                   ("p", "The resolved scenario of the runs (each run folder's `scenario.toml`, overrides applied); "
-                         "a key whose value differs between runs lists the values."),
-                   ("table", ["key", "value"], params)]
+        blocks += [
+            ("h2", "Parameters"),
+            (
+                "p",
+                "The resolved scenario of the runs (each run folder's `scenario.toml`, overrides applied); "
+                "a key whose value differs between runs lists the values.",
+            ),
+            ("table", ["key", "value"], params),
+        ]
     if kind != "sweep":
         for r in runs[:MAX_GROUP_TABLES]:
             blocks += [("h2", f"Groups of {r.label}"), ("table", *_group_rows(r.summary))]
@@ -90,13 +113,14 @@ def _flatten(node, prefix: str = "") -> dict:
 
 def _text(value, limit: int = 80) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     """``[key, value]`` rows of the runs' ``scenario.toml`` files (keys in file order;
     values that differ between runs joined with `` | ``); empty when no run has one."""
     import tomllib
+
     flats = []
     for r in runs:
         path = None if r.path is None else Path(r.path) / "scenario.toml"
@@ -115,8 +139,17 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
 def _group_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
     names, t = group_names(summary), summary["sim_time"] or 1.0
     header = ["group", "workers", "members", "updates", "updates / s", "mean staleness"]
-    rows = [[str(g["id"]), names[k], str(len(g["members"])), str(g["updates"]), f"{g['updates'] / t:.3g}",
-             f"{g['mean_staleness']:.2f}"] for k, g in enumerate(summary["groups"][:32])]
+    rows = [
+        [
+            str(g["id"]),
+            names[k],
+            str(len(g["members"])),
+            str(g["updates"]),
+            f"{g['updates'] / t:.3g}",
+            f"{g['mean_staleness']:.2f}",
+        ]
+        for k, g in enumerate(summary["groups"][:32])
+    ]
     if len(summary["groups"]) > 32:
         rows.append([f"… {len(summary['groups']) - 32} more", "", "", "", "", ""])
     return header, rows
@@ -133,7 +166,11 @@ def render_markdown(blocks: list[tuple], base: Path) -> str:
         elif block[0] == "table":
             header, rows = block[1], block[2]
             cells = [header, ["---"] + ["---:"] * (len(header) - 1)] + rows
-            out.append("\n".join("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells))
+            out.append(
+                "\n".join(
+                    "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells
+                )
+            )
         elif block[0] == "img":
             path = Path(block[1])
             link = Path(os.path.relpath(path.resolve(), Path(base).resolve())).as_posix()
@@ -141,37 +178,54 @@ def render_markdown(blocks: list[tuple], base: Path) -> str:
     return "\n\n".join(out) + "\n"
 
 
-STYLE = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-         "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:3px 8px;"
-         "text-align:right}td:first-child,th:first-child{text-align:left}img{max-width:100%}"
-         "figure{margin:1.5em 0}figcaption{color:#555;font-style:italic}code{background:#f3f3f3}")
+STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:0.9em}td,th{border:1px solid #ccc;padding:3px 8px;"
+    "text-align:right}td:first-child,th:first-child{text-align:left}img{max-width:100%}"
+    "figure{margin:1.5em 0}figcaption{color:#555;font-style:italic}code{background:#f3f3f3}"
+)
 
 
 def render_html(blocks: list[tuple]) -> str:
     """One HTML file with every PNG embedded (base64), readable on its own."""
     esc = html.escape
-    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(blocks[0][1])}</title>"
-           f"<style>{STYLE}</style></head><body>"]
+    out = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(blocks[0][1])}</title>"
+        f"<style>{STYLE}</style></head><body>"
+    ]
     for block in blocks:
         if block[0] in ("h1", "h2"):
             out.append(f"<{block[0]}>{esc(block[1])}</{block[0]}>")
         elif block[0] == "p":
             parts = esc(block[1]).split("`")
-            out.append("<p>" + "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)) + "</p>")
+            out.append(
+                "<p>"
+                + "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+                + "</p>"
+            )
         elif block[0] == "table":
             head = "".join(f"<th>{esc(h)}</th>" for h in block[1])
-            body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block[2])
+            body = "".join(
+                "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in block[2]
+            )
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
         elif block[0] == "img":
             data = base64.b64encode(Path(block[1]).read_bytes()).decode("ascii")
-            out.append(f"<figure><img alt='{esc(Path(block[1]).stem)}' src='data:image/png;base64,{data}'>"
-                       f"<figcaption>{esc(block[2])}</figcaption></figure>")
+            out.append(
+                f"<figure><img alt='{esc(Path(block[1]).stem)}' src='data:image/png;base64,{data}'>"
+                f"<figcaption>{esc(block[2])}</figcaption></figure>"
+            )
     out.append("</body></html>\n")
     return "\n".join(out)
 
 
-def write_report(folder: str | Path, *, fmt: str = "md", out: str | Path | None = None,
-                 window: tuple[float, float] | None = None) -> Path:
+def write_report(
+    folder: str | Path,
+    *,
+    fmt: str = "md",
+    out: str | Path | None = None,
+    window: tuple[float, float] | None = None,
+) -> Path:
     """Draw the figures into ``<report>_figures`` beside the report (so ``plots/``,
     drawn by ``netsim plot``, is never redrawn) and write ``folder/report.md`` (or
     ``report.html``, or *out*). Returns the report's path.

@@ -12,6 +12,7 @@ whose process was killed holds complete rows and no summary; a CSV's unfinished
 last line is ignored on reading. All JSON is strict: NaN and infinities become
 ``null``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,18 +34,52 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, bias_rows, summarize
 
-__all__ = ["RunData", "FolderError", "OutputError", "check_writable", "read_run", "find_runs", "from_result",
-           "short_label", "relabel", "PHASES", "RunWriter", "claim", "write_run", "write_compare", "summary_json",
-           "strict_json", "write_atomic", "RESULT_FILES", "unique_folder", "latest_folder"]
+__all__ = [
+    "RunData",
+    "FolderError",
+    "OutputError",
+    "check_writable",
+    "read_run",
+    "find_runs",
+    "from_result",
+    "short_label",
+    "relabel",
+    "PHASES",
+    "RunWriter",
+    "claim",
+    "write_run",
+    "write_compare",
+    "summary_json",
+    "strict_json",
+    "write_atomic",
+    "RESULT_FILES",
+    "unique_folder",
+    "latest_folder",
+]
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
 DROPPED = ("sim_time", "worker", "version_read", "reason")
 TIMELINE = ("worker", "phase", "start", "end")
-RUN_FILES = ("summary.json", "curve.csv", "updates.csv", "dropped.csv", "timeline.csv", "bias.csv", "scenario.toml",
-             "meta.json")
-RESULT_FILES = RUN_FILES + ("compare.json", "sweep.json", "sweep.csv", "sweep_summary.csv", "report.md", "report.html",
-                            "trace.json")
+RUN_FILES = (
+    "summary.json",
+    "curve.csv",
+    "updates.csv",
+    "dropped.csv",
+    "timeline.csv",
+    "bias.csv",
+    "scenario.toml",
+    "meta.json",
+)
+RESULT_FILES = RUN_FILES + (
+    "compare.json",
+    "sweep.json",
+    "sweep.csv",
+    "sweep_summary.csv",
+    "report.md",
+    "report.html",
+    "trace.json",
+)
 """Files netsim writes; a folder holding one of them (or a subfolder holding a run) holds results."""
 LOCK = ".netsim.lock"
 FLUSH_ROWS = 4096
@@ -57,14 +92,38 @@ class FolderError(ValueError):
 
 
 _NUMBER = (int, float)
-_SUMMARY = {"algorithm": str, "seed": int, "status": str, "sim_time": _NUMBER, "updates": int,
-            "gradients_applied": int, "gradients_dropped": int, "final_loss": _NUMBER + (type(None),),
-            "final_test_accuracy": _NUMBER + (type(None),), "workers": list, "groups": list, "wall_s": _NUMBER}
-_WORKER = {"id": int, "worker_class": str, "compute_s": _NUMBER, "comm_s": _NUMBER, "idle_s": _NUMBER}
+_SUMMARY = {
+    "algorithm": str,
+    "seed": int,
+    "status": str,
+    "sim_time": _NUMBER,
+    "updates": int,
+    "gradients_applied": int,
+    "gradients_dropped": int,
+    "final_loss": _NUMBER + (type(None),),
+    "final_test_accuracy": _NUMBER + (type(None),),
+    "workers": list,
+    "groups": list,
+    "wall_s": _NUMBER,
+}
+_WORKER = {
+    "id": int,
+    "worker_class": str,
+    "compute_s": _NUMBER,
+    "comm_s": _NUMBER,
+    "idle_s": _NUMBER,
+}
 _GROUP = {"id": int, "members": list, "updates": int}
 _STALENESS = {"mean": _NUMBER, "p50": _NUMBER, "p95": _NUMBER, "max": _NUMBER}
-_OPTIONAL = {"label": str, "scenario": str, "message": str, "idle_pct": _NUMBER, "events": list,
-             "staleness_per_gradient": dict, "staleness_per_update": dict}
+_OPTIONAL = {
+    "label": str,
+    "scenario": str,
+    "message": str,
+    "idle_pct": _NUMBER,
+    "events": list,
+    "staleness_per_gradient": dict,
+    "staleness_per_update": dict,
+}
 
 
 def _read_json(path: Path):
@@ -82,7 +141,9 @@ def _require(value, fields: dict, where: str) -> None:
         if key not in value:
             raise FolderError(f"{where}: missing {key!r}")
         item = value[key]
-        if not isinstance(item, kind) or (isinstance(item, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))):
+        if not isinstance(item, kind) or (
+            isinstance(item, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))
+        ):
             raise FolderError(f"{where}: {key!r} has the wrong type ({type(item).__name__})")
 
 
@@ -184,9 +245,15 @@ def clear_results(path: Path) -> None:
         if entry.name == LOCK:
             continue
         if entry.is_dir():
-            if entry.name in ("plots", "report_figures", "tensorboard") or holds_results(entry) or entry.name.endswith(".partial"):
+            if (
+                entry.name in ("plots", "report_figures", "tensorboard")
+                or holds_results(entry)
+                or entry.name.endswith(".partial")
+            ):
                 shutil.rmtree(entry)
-        elif entry.name in RESULT_FILES or (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+        elif entry.name in RESULT_FILES or (
+            entry.name.startswith(".") and entry.name.endswith(".tmp")
+        ):
             entry.unlink()
 
 
@@ -221,7 +288,9 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
         fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         code = 1 if exc.errno in _STORAGE_ERRNOS else 2  # the disk's state, else the path given
-        raise OutputError(f"{path}: cannot create the output folder: {exc.strerror or exc}", code) from None
+        raise OutputError(
+            f"{path}: cannot create the output folder: {exc.strerror or exc}", code
+        ) from None
     try:
         import fcntl
     except ImportError:  # not POSIX: no locking
@@ -231,19 +300,26 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise OutputError(f"{path}: another netsim process is writing there; wait for it or choose another --out",
-                              code=2) from None
+            raise OutputError(
+                f"{path}: another netsim process is writing there; wait for it or choose another --out",
+                code=2,
+            ) from None
     held = Claim(path, fd)
     if holds_results(path) and not reuse:
         if not overwrite:
             held.release()
-            raise OutputError(f"{path}: holds the results of another run; pass --overwrite to replace them "
-                              f"or choose another --out", code=2)
+            raise OutputError(
+                f"{path}: holds the results of another run; pass --overwrite to replace them "
+                f"or choose another --out",
+                code=2,
+            )
         try:
             clear_results(path)
         except OSError as exc:
             held.release()
-            raise OutputError(f"{path}: cannot remove the earlier results: {exc.strerror or exc}") from None
+            raise OutputError(
+                f"{path}: cannot remove the earlier results: {exc.strerror or exc}"
+            ) from None
     return held
 
 
@@ -252,7 +328,10 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
 def _unbroken():
     """Hold SIGINT and SIGTERM back (they are delivered after the block) while rows are
     written, so a chunk and the count of rows written never disagree."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if (
+        not hasattr(signal, "pthread_sigmask")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -286,7 +365,7 @@ class _Table:
         view = memoryview(data)
         try:
             while view:
-                view = view[self.fh.write(view):]
+                view = view[self.fh.write(view) :]
         except OSError:
             try:
                 os.ftruncate(self.fh.fileno(), self.size)  # drop the part of a row that was written
@@ -326,15 +405,24 @@ class RunWriter:
     Raises OutputError (see :func:`claim`; on a full or read-only disk, code 1).
     """
 
-    def __init__(self, out: str | Path, *, overwrite: bool = False, lock: bool = True, scenario=None,
-                 meta: dict | None = None):
+    def __init__(
+        self,
+        out: str | Path,
+        *,
+        overwrite: bool = False,
+        lock: bool = True,
+        scenario=None,
+        meta: dict | None = None,
+    ):
         self.path = Path(out)
         self.claim = claim(self.path, overwrite=overwrite) if lock else None
         if not lock:
             self.path.mkdir(parents=True, exist_ok=True)
         self.last = time.monotonic()
         try:
-            if scenario is not None:  # first, so that even an interrupted run's folder describes itself
+            if (
+                scenario is not None
+            ):  # first, so that even an interrupted run's folder describes itself
                 write_atomic(self.path / "scenario.toml", scenario.to_toml())
             if meta is not None:
                 write_atomic(self.path / "meta.json", strict_json(meta, indent=2) + "\n")
@@ -354,7 +442,11 @@ class RunWriter:
         in chunks: unless *force*, only once :data:`FLUSH_ROWS` wait or
         :data:`FLUSH_SECONDS` have passed since the last write."""
         now = time.monotonic()
-        if not force and len(rec.version) - self.updates.done < FLUSH_ROWS and now - self.last < FLUSH_SECONDS:
+        if (
+            not force
+            and len(rec.version) - self.updates.done < FLUSH_ROWS
+            and now - self.last < FLUSH_SECONDS
+        ):
             return
         self.last = now
         try:
@@ -366,20 +458,47 @@ class RunWriter:
 
     def _write(self, rec) -> None:
         n = len(rec.curve)
-        self.curve.write([[u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve[self.curve.done:n]])
+        self.curve.write(
+            [[u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve[self.curve.done : n]]
+        )
         self.curve.done = n
-        n = min(len(rec.version), len(rec.time), len(rec.worker), len(rec.group), len(rec.staleness))
+        n = min(
+            len(rec.version), len(rec.time), len(rec.worker), len(rec.group), len(rec.staleness)
+        )
         i = self.updates.done
-        self.updates.write([list(r) for r in zip(rec.version[i:n], map(repr, rec.time[i:n]), rec.worker[i:n],
-                                                  rec.group[i:n], rec.staleness[i:n])])
+        self.updates.write(
+            [
+                list(r)
+                for r in zip(
+                    rec.version[i:n],
+                    map(repr, rec.time[i:n]),
+                    rec.worker[i:n],
+                    rec.group[i:n],
+                    rec.staleness[i:n],
+                )
+            ]
+        )
         self.updates.done = n
-        n = min(len(rec.drop_time), len(rec.drop_worker), len(rec.drop_version), len(rec.drop_reason))
+        n = min(
+            len(rec.drop_time), len(rec.drop_worker), len(rec.drop_version), len(rec.drop_reason)
+        )
         i = self.dropped.done
-        self.dropped.write([list(r) for r in zip(map(repr, rec.drop_time[i:n]), rec.drop_worker[i:n],
-                                                  rec.drop_version[i:n], rec.drop_reason[i:n])])
+        self.dropped.write(
+            [
+                list(r)
+                for r in zip(
+                    map(repr, rec.drop_time[i:n]),
+                    rec.drop_worker[i:n],
+                    rec.drop_version[i:n],
+                    rec.drop_reason[i:n],
+                )
+            ]
+        )
         self.dropped.done = n
         n = len(rec.spans)
-        self.timeline.write([(w, PHASES[p], repr(a), repr(b)) for w, p, a, b in rec.spans[self.timeline.done:n]])
+        self.timeline.write(
+            [(w, PHASES[p], repr(a), repr(b)) for w, p, a, b in rec.spans[self.timeline.done : n]]
+        )
         self.timeline.done = n
 
     def finish(self, result: Result) -> dict:
@@ -402,8 +521,10 @@ class RunWriter:
                 text = io.StringIO()
                 writer = csv.writer(text, lineterminator="\n")
                 writer.writerow(header)
-                writer.writerows([("" if v is None else repr(v) if isinstance(v, float) else v) for v in row]
-                                 for row in rows)
+                writer.writerows(
+                    [("" if v is None else repr(v) if isinstance(v, float) else v) for v in row]
+                    for row in rows
+                )
                 write_atomic(self.path / "bias.csv", text.getvalue())
         except OSError as exc:
             self._abandon()
@@ -435,13 +556,22 @@ class RunWriter:
             self.claim.release()
 
 
-def write_run(result: Result, out_dir: str | Path, *, overwrite: bool = True, lock: bool = True, scenario=None,
-              meta: dict | None = None) -> dict:
+def write_run(
+    result: Result,
+    out_dir: str | Path,
+    *,
+    overwrite: bool = True,
+    lock: bool = True,
+    scenario=None,
+    meta: dict | None = None,
+) -> dict:
     """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, bias.csv, and
     dropped.csv / timeline.csv when there is something to put in them; with *scenario*
     (the Scenario that ran) its resolved ``scenario.toml``, with *meta* ``meta.json``);
     return the summary."""
-    return RunWriter(out_dir, overwrite=overwrite, lock=lock, scenario=scenario, meta=meta).finish(result)
+    return RunWriter(out_dir, overwrite=overwrite, lock=lock, scenario=scenario, meta=meta).finish(
+        result
+    )
 
 
 NAME_BYTES = 120
@@ -469,7 +599,9 @@ def unique_folder(base: str | Path) -> Path:
     """
     base = Path(base)
     candidate, n = base, 1
-    while candidate.exists() and (not candidate.is_dir() or any(e.name != LOCK for e in candidate.iterdir())):
+    while candidate.exists() and (
+        not candidate.is_dir() or any(e.name != LOCK for e in candidate.iterdir())
+    ):
         n += 1
         candidate = base.with_name(f"{base.name}-{n}")
     return candidate
@@ -511,6 +643,7 @@ class RunData:
         (update, sim_time, worst_class_accuracy, accuracy_<label>, share_<class>,
         share_group<k>, step_share_<class>; NaN where a label has no test row).
     """
+
     path: Path | None
     summary: dict
     curve: dict
@@ -530,7 +663,7 @@ def _rows(path: Path) -> list[list[str]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise FolderError(f"{path}: not readable ({type(exc).__name__}: {exc})") from None
     if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]
+        text = text[: text.rfind("\n") + 1]
     try:
         return list(csv.reader(io.StringIO(text, newline="")))[1:]
     except csv.Error as exc:
@@ -544,10 +677,14 @@ def _columns(path: Path, names, kinds) -> dict:
     out = {}
     for i, (name, kind) in enumerate(zip(names, kinds)):
         try:
-            out[name] = np.array([kind(r[i]) for r in body], dtype=kind if kind in (int, float) else object)
+            out[name] = np.array(
+                [kind(r[i]) for r in body], dtype=kind if kind in (int, float) else object
+            )
         except (ValueError, IndexError, KeyError, TypeError, OverflowError):
             bad = next(n for n, r in enumerate(body, 2) if not _cell_ok(r, i, kind))
-            raise FolderError(f"{path}: line {bad}: column {name!r} missing or not {getattr(kind, '__name__', 'valid')}") from None
+            raise FolderError(
+                f"{path}: line {bad}: column {name!r} missing or not {getattr(kind, '__name__', 'valid')}"
+            ) from None
     return out
 
 
@@ -564,14 +701,20 @@ def check_complete(path: Path, summary: dict, curve_rows: int, update_rows: int)
     ``updates.csv`` must hold one row per applied gradient and ``curve.csv`` at least the
     first evaluation (a truncated or emptied file, or files of another run)."""
     if update_rows != summary["gradients_applied"]:
-        raise FolderError(f"{path / 'updates.csv'}: {update_rows} rows, but summary.json counts "
-                          f"{summary['gradients_applied']} applied gradients (a truncated file, or another run's)")
+        raise FolderError(
+            f"{path / 'updates.csv'}: {update_rows} rows, but summary.json counts "
+            f"{summary['gradients_applied']} applied gradients (a truncated file, or another run's)"
+        )
     if curve_rows == 0:
-        raise FolderError(f"{path / 'curve.csv'}: no evaluation (every run has at least the first); the file is "
-                          "truncated or emptied")
+        raise FolderError(
+            f"{path / 'curve.csv'}: no evaluation (every run has at least the first); the file is "
+            "truncated or emptied"
+        )
 
 
-def read_run(path: str | Path, label: str = "", group: str = "", values: dict | None = None) -> RunData:
+def read_run(
+    path: str | Path, label: str = "", group: str = "", values: dict | None = None
+) -> RunData:
     """Read the run folder *path*. Raises FolderError when ``summary.json`` is missing or
     the folder's files disagree with it (:func:`check_complete`)."""
     path = Path(path)
@@ -584,7 +727,11 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
     timeline = None
     if (path / "timeline.csv").is_file():
         index = {name: i for i, name in enumerate(PHASES)}
-        cols = _columns(path / "timeline.csv", ("worker", "phase", "start", "end"), (int, index.__getitem__, float, float))
+        cols = _columns(
+            path / "timeline.csv",
+            ("worker", "phase", "start", "end"),
+            (int, index.__getitem__, float, float),
+        )
         timeline = {**cols, "phase": cols["phase"].astype(int)}
     bias = None
     if (path / "bias.csv").is_file():
@@ -595,13 +742,17 @@ def read_run(path: str | Path, label: str = "", group: str = "", values: dict | 
         except (OSError, ValueError, IndexError):
             bias = None
     label = label or summary.get("label", summary["algorithm"])
-    return RunData(path, summary, curve, updates, timeline, label, group or label, dict(values or {}), bias)
+    return RunData(
+        path, summary, curve, updates, timeline, label, group or label, dict(values or {}), bias
+    )
 
 
 def _bias_columns(header: list[str], rows: list[list]) -> dict:
     """bias.csv rows (text or numbers; empty or None = no value) → float columns, NaN for no value."""
+
     def num(v):
         return np.nan if v is None or v == "" else float(v)
+
     return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}
 
 
@@ -609,16 +760,25 @@ def from_result(result: Result, path: Path | None = None, summary: dict | None =
     """The same columns straight from an in-memory Result (no files)."""
     rec = result.records
     curve = {name: np.array([row[i] for row in rec.curve]) for i, name in enumerate(CURVE)}
-    updates = {"version": np.array(rec.version, dtype=int), "sim_time": np.array(rec.time, dtype=float),
-               "worker": np.array(rec.worker, dtype=int), "group": np.array(rec.group, dtype=int),
-               "staleness": np.array(rec.staleness, dtype=int)}
+    updates = {
+        "version": np.array(rec.version, dtype=int),
+        "sim_time": np.array(rec.time, dtype=float),
+        "worker": np.array(rec.worker, dtype=int),
+        "group": np.array(rec.group, dtype=int),
+        "staleness": np.array(rec.staleness, dtype=int),
+    }
     timeline = None
     if rec.spans:
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))
-        timeline = {name: np.array([s[i] for s in spans]) for i, name in enumerate(("worker", "phase", "start", "end"))}
+        timeline = {
+            name: np.array([s[i] for s in spans])
+            for i, name in enumerate(("worker", "phase", "start", "end"))
+        }
     summary = summary if summary is not None else summarize(result)
     bias = _bias_columns(*bias_rows(result)) if rec.class_accuracy else None
-    return RunData(path, summary, curve, updates, timeline, summary["label"], summary["label"], bias=bias)
+    return RunData(
+        path, summary, curve, updates, timeline, summary["label"], summary["label"], bias=bias
+    )
 
 
 def short_label(values: dict) -> str:
@@ -648,15 +808,23 @@ def find_runs(path: str | Path) -> list[RunData]:
         return _sweep_runs(path)
     if (path / "compare.json").is_file():
         listed = _read_json(path / "compare.json")
-        if not isinstance(listed, list) or not all(isinstance(e, dict) and isinstance(e.get("folder", ""), str)
-                                                   for e in listed):
-            raise FolderError(f"{path / 'compare.json'}: expected a list of run summaries with their 'folder'")
-        runs = [read_run(path / entry["folder"]) for entry in listed
-                if entry.get("folder") and (path / entry["folder"] / "summary.json").is_file()]
+        if not isinstance(listed, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("folder", ""), str) for e in listed
+        ):
+            raise FolderError(
+                f"{path / 'compare.json'}: expected a list of run summaries with their 'folder'"
+            )
+        runs = [
+            read_run(path / entry["folder"])
+            for entry in listed
+            if entry.get("folder") and (path / entry["folder"] / "summary.json").is_file()
+        ]
     else:
         runs = [read_run(sub) for sub in sorted(path.iterdir()) if (sub / "summary.json").is_file()]
     if not runs:
-        raise FolderError(f"{path}: no run folders (expected summary.json, compare.json or sweep.json)")
+        raise FolderError(
+            f"{path}: no run folders (expected summary.json, compare.json or sweep.json)"
+        )
     return runs
 
 
@@ -667,9 +835,15 @@ def _sweep_runs(path: Path) -> list[RunData]:
         raise FolderError(f"{where}: missing 'points' (a list of {{folder, values}})")
     runs = []
     for i, point in enumerate(plan["points"]):
-        if not (isinstance(point, dict) and isinstance(point.get("folder"), str) and point["folder"]
-                and isinstance(point.get("values"), dict)):
-            raise FolderError(f"{where}: points[{i}] must be an object with 'folder' (a name) and 'values' (an object)")
+        if not (
+            isinstance(point, dict)
+            and isinstance(point.get("folder"), str)
+            and point["folder"]
+            and isinstance(point.get("values"), dict)
+        ):
+            raise FolderError(
+                f"{where}: points[{i}] must be an object with 'folder' (a name) and 'values' (an object)"
+            )
         folder = path / point["folder"]
         if not (folder / "summary.json").is_file():
             continue  # not run yet (interrupted sweep)
@@ -701,7 +875,11 @@ def _check_writable(out: Path) -> None:
     while True:
         if probe.exists():
             if not probe.is_dir():
-                what = "is a file, not a folder" if probe == out else f"cannot hold a folder: {probe} is a file"
+                what = (
+                    "is a file, not a folder"
+                    if probe == out
+                    else f"cannot hold a folder: {probe} is a file"
+                )
                 raise FolderError(f"{out}: {what} (give --out a folder path)")
             if not os.access(probe, os.W_OK | os.X_OK):
                 raise FolderError(f"{out}: cannot write into {probe} (permission denied)")
@@ -713,4 +891,7 @@ def _check_writable(out: Path) -> None:
 
 def relabel(runs: list[RunData], prefix_of) -> list[RunData]:
     """Prefix labels and groups with ``prefix_of(run)`` (to tell runs of several folders apart)."""
-    return [replace(r, label=f"{prefix_of(r)}: {r.label}", group=f"{prefix_of(r)}: {r.group}") for r in runs]
+    return [
+        replace(r, label=f"{prefix_of(r)}: {r.label}", group=f"{prefix_of(r)}: {r.group}")
+        for r in runs
+    ]

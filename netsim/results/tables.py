@@ -1,4 +1,5 @@
 """Plain tables from run summaries: sweep rows, mean and 95 % CI per grid point (pure)."""
+
 from __future__ import annotations
 
 import csv
@@ -9,10 +10,27 @@ import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
 
-__all__ = ["worst_class_accuracy", "share_text", "share_header", "summary_fields", "sweep_rows", "mean_ci",
-           "mean_ci_rows", "to_csv", "run_rows", "METRICS"]
+__all__ = [
+    "worst_class_accuracy",
+    "share_text",
+    "share_header",
+    "summary_fields",
+    "sweep_rows",
+    "mean_ci",
+    "mean_ci_rows",
+    "to_csv",
+    "run_rows",
+    "METRICS",
+]
 
-METRICS = ("final_loss", "final_test_accuracy", "worst_class_accuracy", "updates", "staleness_mean", "idle_pct")
+METRICS = (
+    "final_loss",
+    "final_test_accuracy",
+    "worst_class_accuracy",
+    "updates",
+    "staleness_mean",
+    "idle_pct",
+)
 """Summary fields averaged over seeds in the mean/CI table."""
 
 
@@ -45,16 +63,28 @@ def summary_fields(summary: dict) -> dict:
     ``idle_pct`` is the summary's own figure (see :func:`netsim.sim.records.idle_pct`).
     """
     st, su = summary["staleness_per_gradient"], summary["staleness_per_update"]
-    return {"label": summary.get("label", summary["algorithm"]), "algorithm": summary["algorithm"],
-            "seed": summary["seed"], "status": summary["status"],
-            "sim_time": summary["sim_time"], "updates": summary["updates"],
-            "gradients_applied": summary["gradients_applied"], "gradients_dropped": summary["gradients_dropped"],
-            "final_loss": summary["final_loss"], "final_test_accuracy": summary["final_test_accuracy"],
-            "worst_class_accuracy": worst_class_accuracy(summary),
-            "staleness_mean": st["mean"], "staleness_p50": st["p50"], "staleness_p95": st["p95"],
-            "staleness_max": st["max"], "update_staleness_mean": su["mean"], "update_staleness_max": su["max"],
-            "idle_pct": summary["idle_pct"], "groups": len(summary["groups"]),
-            "wall_s": summary["wall_s"]}
+    return {
+        "label": summary.get("label", summary["algorithm"]),
+        "algorithm": summary["algorithm"],
+        "seed": summary["seed"],
+        "status": summary["status"],
+        "sim_time": summary["sim_time"],
+        "updates": summary["updates"],
+        "gradients_applied": summary["gradients_applied"],
+        "gradients_dropped": summary["gradients_dropped"],
+        "final_loss": summary["final_loss"],
+        "final_test_accuracy": summary["final_test_accuracy"],
+        "worst_class_accuracy": worst_class_accuracy(summary),
+        "staleness_mean": st["mean"],
+        "staleness_p50": st["p50"],
+        "staleness_p95": st["p95"],
+        "staleness_max": st["max"],
+        "update_staleness_mean": su["mean"],
+        "update_staleness_max": su["max"],
+        "idle_pct": summary["idle_pct"],
+        "groups": len(summary["groups"]),
+        "wall_s": summary["wall_s"],
+    }
 
 
 def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
@@ -98,8 +128,11 @@ def mean_ci(rows: list[dict], keys: list[str]) -> list[dict]:
         for metric in METRICS:
             x = np.array([r[metric] for r in ok if r[metric] is not None], dtype=float)
             out[f"{metric}_mean"] = float(x.mean()) if len(x) else math.nan
-            out[f"{metric}_ci95"] = (float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-                                     if len(x) > 1 else math.nan)
+            out[f"{metric}_ci95"] = (
+                float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+                if len(x) > 1
+                else math.nan
+            )
         table.append(out)
     return table
 
@@ -124,38 +157,85 @@ def to_csv(rows: list[dict]) -> str:
 
 
 def _num(value, spec: str) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+    return (
+        "-"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else format(value, spec)
+    )
 
 
-def run_rows(summaries: list[dict], labels: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+def run_rows(
+    summaries: list[dict], labels: list[str] | None = None
+) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) comparing runs, one row per run labelled by
     *labels* (default: each summary's ``label``): updates, time, loss, accuracy, staleness per gradient (mean, p95,
     max) and per update (mean), worst-label accuracy and the shares of gradients and
     model steps by worker class, idle share, time to target when one is set, status."""
     target = any("time_to_target_s" in s for s in summaries)
-    header = ["run", "groups", "updates", "sim time", "final loss", "test acc", "worst class acc",
-              share_header(summaries), share_header(summaries, "step"), "staleness mean", "p95", "max",
-              "per-update mean", "idle %"] + (["time to target"] if target else []) + ["status"]
+    header = (
+        [
+            "run",
+            "groups",
+            "updates",
+            "sim time",
+            "final loss",
+            "test acc",
+            "worst class acc",
+            share_header(summaries),
+            share_header(summaries, "step"),
+            "staleness mean",
+            "p95",
+            "max",
+            "per-update mean",
+            "idle %",
+        ]
+        + (["time to target"] if target else [])
+        + ["status"]
+    )
     rows = []
     for i, s in enumerate(summaries):
         st, su = s["staleness_per_gradient"], s["staleness_per_update"]
-        rows.append([labels[i] if labels else s.get("label", s["algorithm"]), str(len(s["groups"])), str(s["updates"]),
-                     _num(s["sim_time"], ".6g"), _num(s["final_loss"], ".5f"), _num(s["final_test_accuracy"], ".4f"),
-                     _num(worst_class_accuracy(s), ".4f"), share_text(s) or "-", share_text(s, "step") or "-",
-                     _num(st["mean"], ".2f"), _num(st["p95"], ".1f"), str(st["max"]), _num(su["mean"], ".2f"),
-                     _num(s["idle_pct"], ".1f"), *([_num(s.get("time_to_target_s"), ".5g")] if target else []),
-                     s["status"]])
+        rows.append(
+            [
+                labels[i] if labels else s.get("label", s["algorithm"]),
+                str(len(s["groups"])),
+                str(s["updates"]),
+                _num(s["sim_time"], ".6g"),
+                _num(s["final_loss"], ".5f"),
+                _num(s["final_test_accuracy"], ".4f"),
+                _num(worst_class_accuracy(s), ".4f"),
+                share_text(s) or "-",
+                share_text(s, "step") or "-",
+                _num(st["mean"], ".2f"),
+                _num(st["p95"], ".1f"),
+                str(st["max"]),
+                _num(su["mean"], ".2f"),
+                _num(s["idle_pct"], ".1f"),
+                *([_num(s.get("time_to_target_s"), ".5g")] if target else []),
+                s["status"],
+            ]
+        )
     return header, rows
 
 
 def mean_ci_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) of an :func:`mean_ci` table: ``mean ± ci95`` cells."""
-    header = [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
-    spec = {"final_loss": ".5f", "final_test_accuracy": ".4f", "worst_class_accuracy": ".4f", "updates": ".1f", "staleness_mean": ".2f",
-            "idle_pct": ".1f"}
+    header = (
+        [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
+    )
+    spec = {
+        "final_loss": ".5f",
+        "final_test_accuracy": ".4f",
+        "worst_class_accuracy": ".4f",
+        "updates": ".1f",
+        "staleness_mean": ".2f",
+        "idle_pct": ".1f",
+    }
     rows = []
     for row in table:
-        cells = [format_value(row[k]) for k in keys] + [f"{row['runs']}" + (f" ({row['failed']} failed)" if row["failed"] else "")]
+        cells = [format_value(row[k]) for k in keys] + [
+            f"{row['runs']}" + (f" ({row['failed']} failed)" if row["failed"] else "")
+        ]
         for m in METRICS:
             mean, ci = row[f"{m}_mean"], row[f"{m}_ci95"]
             cells.append(_num(mean, spec[m]) + ("" if math.isnan(ci) else f" ± {ci:{spec[m]}}"))

@@ -1,4 +1,5 @@
 """Worker timelines (the paper's Figs. 2 and 4): one row per worker, coloured phase spans."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,12 +11,23 @@ from matplotlib.patches import Patch
 
 from .runfolder import PHASES, RunData
 
-__all__ = ["plot_timeline", "timeline_fig", "parse_window", "default_window", "PHASE_COLORS", "MAX_ROWS"]
+__all__ = [
+    "plot_timeline",
+    "timeline_fig",
+    "parse_window",
+    "default_window",
+    "PHASE_COLORS",
+    "MAX_ROWS",
+]
 
 PHASE_COLORS = {"compute": "#3a76b0", "comm": "#e8912d", "idle": "#e3e3e3", "down": "#b03a2e"}
 UPDATE_COLOR = "#222222"
-PHASE_NAMES = {"compute": "compute", "comm": "communication (pull / push)", "idle": "idle (waiting for a model)",
-               "down": "down (crashed)"}
+PHASE_NAMES = {
+    "compute": "compute",
+    "comm": "communication (pull / push)",
+    "idle": "idle (waiting for a model)",
+    "down": "down (crashed)",
+}
 DPI = 150
 """Dots per inch of PNG figures unless another is asked for."""
 MAX_ROWS = 48
@@ -35,7 +47,9 @@ def parse_window(text: str) -> tuple[float, float]:
     except ValueError:
         start = end = None
     if start is None or not (np.isfinite(start) and np.isfinite(end)) or not 0 <= start < end:
-        raise ValueError(f"--window: expected START,END in simulated seconds with 0 <= START < END, got {text!r}")
+        raise ValueError(
+            f"--window: expected START,END in simulated seconds with 0 <= START < END, got {text!r}"
+        )
     return start, end
 
 
@@ -76,8 +90,13 @@ def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
             spans = sel & (tl["worker"] == w)
             starts = np.maximum(tl["start"][spans], a)
             widths = np.minimum(tl["end"][spans], b) - starts
-            ax.broken_barh(list(zip(starts, widths)), (row_of[int(w)] - 0.4, 0.8), facecolors=PHASE_COLORS[phase],
-                           edgecolor="white" if phase == "compute" else "none", linewidth=0.6)
+            ax.broken_barh(
+                list(zip(starts, widths)),
+                (row_of[int(w)] - 0.4, 0.8),
+                facecolors=PHASE_COLORS[phase],
+                edgecolor="white" if phase == "compute" else "none",
+                linewidth=0.6,
+            )
     versions = run.updates["version"]
     first = np.r_[True, versions[1:] != versions[:-1]] if len(versions) else np.zeros(0, bool)
     times, counts = np.unique(run.updates["sim_time"][first], return_counts=True)
@@ -86,21 +105,42 @@ def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
     if inside.sum() <= MAX_COUNT_LABELS:  # several updates at one instant: say how many
         for t, n in zip(times[inside], counts[inside]):
             if n > 1:
-                ax.text(t, -1.0, f" ×{n}", fontsize=6, va="center", ha="left", color=UPDATE_COLOR, clip_on=True)
+                ax.text(
+                    t,
+                    -1.0,
+                    f" ×{n}",
+                    fontsize=6,
+                    va="center",
+                    ha="left",
+                    color=UPDATE_COLOR,
+                    clip_on=True,
+                )
     ax.set_ylim(len(shown) - 0.5, -1.5)
     ax.set_xlim(a, b)
     step = max(1, len(shown) // 24)
     ticks = np.arange(0, len(shown), step)
-    ax.set_yticks(np.r_[-1, ticks], ["PS update"] + [f"{shown[i]} {classes[shown[i]]}" for i in ticks],
-                  fontsize="x-small")
-    ax.set_ylabel("worker" + (f" ({len(shown)} of {len(classes)})" if len(shown) < len(classes) else ""),
-                  fontsize="small")
-    ax.set_title(f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} s", fontsize="small",
-                 loc="left")
+    ax.set_yticks(
+        np.r_[-1, ticks],
+        ["PS update"] + [f"{shown[i]} {classes[shown[i]]}" for i in ticks],
+        fontsize="x-small",
+    )
+    ax.set_ylabel(
+        "worker" + (f" ({len(shown)} of {len(classes)})" if len(shown) < len(classes) else ""),
+        fontsize="small",
+    )
+    ax.set_title(
+        f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} s",
+        fontsize="small",
+        loc="left",
+    )
 
 
-def plot_timeline(runs: list[RunData], path: str | Path, window: tuple[float, float] | None = None,
-                  title: str = "") -> Path:
+def plot_timeline(
+    runs: list[RunData],
+    path: str | Path,
+    window: tuple[float, float] | None = None,
+    title: str = "",
+) -> Path:
     """Save :func:`timeline_fig` as *path*; returns *path*."""
     timeline_fig(runs, window, title).savefig(path)
     return Path(path)
@@ -120,11 +160,20 @@ def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None,
         _panel(ax, run, window)
     unit = "/".join(dict.fromkeys(r.summary.get("time_unit", "s") for r in runs))
     axes[-1].set_xlabel(f"simulated time ({unit})")
-    shown = ["compute", "comm", "idle"] + (["down"] if any((r.timeline["phase"] == PHASES.index("down")).any()
-                                                            for r in runs) else [])
+    shown = ["compute", "comm", "idle"] + (
+        ["down"] if any((r.timeline["phase"] == PHASES.index("down")).any() for r in runs) else []
+    )
     handles = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
-    handles.append(Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small", frameon=False)
+    handles.append(
+        Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS")
+    )
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=len(handles),
+        fontsize="small",
+        frameon=False,
+    )
     head = f"Worker timeline, t = {window[0]:g}–{window[1]:g} {unit}"
     fig.suptitle(f"{head}\n{title}" if title else head, fontsize="medium")
     return fig

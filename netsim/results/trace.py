@@ -8,6 +8,7 @@ event on the PS track, and each recorded scenario event (regroup, crash, ...)
 an instant event across the run. One simulated time unit is drawn as one second
 (timestamps are in microseconds, as the format requires).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,35 +28,100 @@ def _run_events(run: RunData, pid: int) -> list[dict]:
     s = run.summary
     unit = s.get("time_unit", "s")
     classes = [w["worker_class"] for w in s["workers"]]
-    events = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-               "args": {"name": f"{s['scenario']} {run.label} (seed {s['seed']})"}},
-              {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": pid}},
-              {"name": "thread_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": "parameter server"}}]
+    events = [
+        {
+            "name": "process_name",
+            "ph": "M",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": f"{s['scenario']} {run.label} (seed {s['seed']})"},
+        },
+        {
+            "name": "process_sort_index",
+            "ph": "M",
+            "pid": pid,
+            "tid": 0,
+            "args": {"sort_index": pid},
+        },
+        {
+            "name": "thread_name",
+            "ph": "M",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": "parameter server"},
+        },
+    ]
     for w, cls in enumerate(classes):
-        events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": w + 1,
-                       "args": {"name": f"worker {w} ({cls})"}})
-        events.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": w + 1, "args": {"sort_index": w + 1}})
+        events.append(
+            {
+                "name": "thread_name",
+                "ph": "M",
+                "pid": pid,
+                "tid": w + 1,
+                "args": {"name": f"worker {w} ({cls})"},
+            }
+        )
+        events.append(
+            {
+                "name": "thread_sort_index",
+                "ph": "M",
+                "pid": pid,
+                "tid": w + 1,
+                "args": {"sort_index": w + 1},
+            }
+        )
     tl = run.timeline
     if tl is not None:
         for w, p, a, b in zip(tl["worker"], tl["phase"], tl["start"], tl["end"]):
-            events.append({"name": PHASES[int(p)], "cat": "phase", "ph": "X", "pid": pid, "tid": int(w) + 1,
-                           "ts": float(a) * US, "dur": float(b - a) * US,
-                           "args": {"start": float(a), "end": float(b), "unit": unit}})
+            events.append(
+                {
+                    "name": PHASES[int(p)],
+                    "cat": "phase",
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": int(w) + 1,
+                    "ts": float(a) * US,
+                    "dur": float(b - a) * US,
+                    "args": {"start": float(a), "end": float(b), "unit": unit},
+                }
+            )
     up = run.updates
     if len(up["version"]):
         versions = up["version"]
         starts = np.flatnonzero(np.r_[True, versions[1:] != versions[:-1]])
         ends = np.r_[starts[1:], len(versions)]
         for i, j in zip(starts, ends):
-            events.append({"name": "update", "cat": "update", "ph": "i", "s": "t", "pid": pid, "tid": 0,
-                           "ts": float(up["sim_time"][i]) * US,
-                           "args": {"version": int(versions[i]), "workers": up["worker"][i:j].tolist(),
-                                    "group": int(up["group"][i]), "staleness": up["staleness"][i:j].tolist()}})
+            events.append(
+                {
+                    "name": "update",
+                    "cat": "update",
+                    "ph": "i",
+                    "s": "t",
+                    "pid": pid,
+                    "tid": 0,
+                    "ts": float(up["sim_time"][i]) * US,
+                    "args": {
+                        "version": int(versions[i]),
+                        "workers": up["worker"][i:j].tolist(),
+                        "group": int(up["group"][i]),
+                        "staleness": up["staleness"][i:j].tolist(),
+                    },
+                }
+            )
     for e in s.get("events", []):
         if "time" in e:
-            events.append({"name": str(e.get("kind", "event")), "cat": "event", "ph": "i", "s": "p", "pid": pid,
-                           "tid": 0, "ts": float(e["time"]) * US,
-                           "args": {k: v for k, v in e.items() if k not in ("time",)}})
+            events.append(
+                {
+                    "name": str(e.get("kind", "event")),
+                    "cat": "event",
+                    "ph": "i",
+                    "s": "p",
+                    "pid": pid,
+                    "tid": 0,
+                    "ts": float(e["time"]) * US,
+                    "args": {k: v for k, v in e.items() if k not in ("time",)},
+                }
+            )
     return events
 
 
@@ -65,9 +131,15 @@ def chrome_trace(runs: list[RunData]) -> dict:
     for pid, run in enumerate(runs, start=1):
         events += _run_events(run, pid)
     units = sorted({r.summary.get("time_unit", "s") for r in runs})
-    return {"traceEvents": events, "displayTimeUnit": "ms",
-            "otherData": {"generator": "netsim", "time_unit": ", ".join(units),
-                          "note": "one simulated time unit is drawn as one second"}}
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {
+            "generator": "netsim",
+            "time_unit": ", ".join(units),
+            "note": "one simulated time unit is drawn as one second",
+        },
+    }
 
 
 def write_trace(runs: list[RunData], path: str | Path) -> Path:
@@ -87,13 +159,19 @@ def write_tensorboard(runs: list[RunData], logdir: str | Path) -> list[Path]:
     try:
         from tensorboardX import SummaryWriter
     except ImportError:
-        raise ImportError("TensorBoard export needs tensorboardX: pip install 'netsim[tensorboard]'") from None
+        raise ImportError(
+            "TensorBoard export needs tensorboardX: pip install 'netsim[tensorboard]'"
+        ) from None
     out = []
     for run in runs:
         folder = Path(logdir) / run.label.replace("/", "_").replace(" ", "_")
         with SummaryWriter(logdir=str(folder)) as writer:
-            for u, t, loss, acc in zip(run.curve["update"], run.curve["sim_time"], run.curve["loss"],
-                                       run.curve["test_accuracy"]):
+            for u, t, loss, acc in zip(
+                run.curve["update"],
+                run.curve["sim_time"],
+                run.curve["loss"],
+                run.curve["test_accuracy"],
+            ):
                 writer.add_scalar("loss", float(loss), int(u), walltime=float(t))
                 writer.add_scalar("test_accuracy", float(acc), int(u), walltime=float(t))
         out.append(folder)

@@ -1,4 +1,5 @@
 """PS update rules, one module each; RULES maps a rule's name to its class."""
+
 from __future__ import annotations
 
 from .abs import ABS
@@ -18,6 +19,22 @@ from .ssp import SSP
 
 __all__ = ["RULES", "Rule", "RuleContext", "Push"]
 
-RULES: dict[str, type[Rule]] = {cls.name: cls for cls in (
-    SSGD, ASGD, GSGD, Backup, ABS, LGC, DCASGDConstant, DCASGDAdaptive, SSP,
-    KSync, KBatchSync, KAsync, KBatchAsync, SAASGD)}
+RULES: dict[str, type[Rule]] = {
+    cls.name: cls
+    for cls in (
+        SSGD,
+        ASGD,
+        GSGD,
+        Backup,
+        ABS,
+        LGC,
+        DCASGDConstant,
+        DCASGDAdaptive,
+        SSP,
+        KSync,
+        KBatchSync,
+        KAsync,
+        KBatchAsync,
+        SAASGD,
+    )
+}

@@ -1,4 +1,5 @@
 """ABS-style adaptive bounded staleness (after Tan, Zhu, Zhang, arXiv 2301.08895): a reconstruction."""
+
 from __future__ import annotations
 
 import math
@@ -7,7 +8,17 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Need, Push, RoundTimer, Rule, RuleContext, read_count, read_lr, read_round_timeout, round_needs
+from .base import (
+    Need,
+    Push,
+    RoundTimer,
+    Rule,
+    RuleContext,
+    read_count,
+    read_lr,
+    read_round_timeout,
+    round_needs,
+)
 
 __all__ = ["ABS", "next_k", "tau_max"]
 
@@ -23,7 +34,7 @@ def next_k(k: int, k0: int, ratio: float, p: float, n_workers: int) -> int:
     >>> next_k(4, 4, 1.0, 0.5, 16), next_k(4, 4, 2.25, 0.5, 16), next_k(6, 4, 1.2, 1.0, 16), next_k(6, 4, 9.0, 1.0, 16)
     (4, 6, 6, 16)
     """
-    target = math.ceil(k0 * ratio ** p - 1e-9)
+    target = math.ceil(k0 * ratio**p - 1e-9)
     return min(n_workers, max(k, target))
 
 
@@ -68,12 +79,22 @@ class ABS(Rule):
     round_timeout : float, s (0: none). A round that started at t closes at t + T
         with the arrivals it has (or with the first one when it has none).
     """
+
     name = "abs"
     description = "ABS-style adaptive bounded staleness: wait for K (non-decreasing) arrivals, pre-empt too-stale workers"
     source = "after Tan, Zhu, Zhang, arXiv 2301.08895 (reconstruction); ALGORITHMS.md §3"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k0: int = 1, p: float = 0.5, c: float = 1.0,
-                 smoothing: float = 0.9, round_timeout: float = 0.0):
+    def __init__(
+        self,
+        lr: float,
+        groups: list[list[int]],
+        *,
+        k0: int = 1,
+        p: float = 0.5,
+        c: float = 1.0,
+        smoothing: float = 0.9,
+        round_timeout: float = 0.0,
+    ):
         super().__init__(lr, groups)
         self.round_timeout = round_timeout
         self.k0 = k0
@@ -93,9 +114,19 @@ class ABS(Rule):
         c = table.get("c", float, 1.0, minimum=1.0)
         smoothing = table.get("smoothing", float, 0.9, minimum=0.0)
         if smoothing >= 1.0:
-            raise ScenarioError(table.key("smoothing"), f"{smoothing!r} is not allowed (allowed: 0 <= smoothing < 1)")
-        return cls(lr, cls.default_groups(ctx), k0=k0, p=p, c=c, smoothing=smoothing,
-                   round_timeout=read_round_timeout(table))
+            raise ScenarioError(
+                table.key("smoothing"),
+                f"{smoothing!r} is not allowed (allowed: 0 <= smoothing < 1)",
+            )
+        return cls(
+            lr,
+            cls.default_groups(ctx),
+            k0=k0,
+            p=p,
+            c=c,
+            smoothing=smoothing,
+            round_timeout=read_round_timeout(table),
+        )
 
     def start(self, ps) -> None:
         self.n_workers_ = len(self.group_index())
@@ -129,7 +160,9 @@ class ABS(Rule):
     def waiting(self, ps) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
-        return round_needs(self.k_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout))
+        return round_needs(
+            self.k_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout)
+        )
 
     def _close(self, ps) -> None:
         pushes, self.buffer_ = self.buffer_, []
@@ -151,6 +184,8 @@ class ABS(Rule):
         if self.reference_ is None:
             self.reference_ = self.signal_
         if self.signal_ > 0:
-            self.k_ = next_k(self.k_, self.k0, self.reference_ / self.signal_, self.p, self.n_workers_)
+            self.k_ = next_k(
+                self.k_, self.k0, self.reference_ / self.signal_, self.p, self.n_workers_
+            )
         self.tau_max_ = tau_max(self.n_workers_, self.k_, self.c)
         self.k_history_.append(self.k_)

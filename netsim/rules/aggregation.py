@@ -1,4 +1,5 @@
 """Pure aggregation of pushed gradients."""
+
 from __future__ import annotations
 
 from operator import attrgetter
@@ -36,7 +37,9 @@ def mean_by_worker(pushes) -> np.ndarray:
     return total
 
 
-def weighted_mean_by_worker(grads: list[np.ndarray], weights: list[float], workers: list[int]) -> np.ndarray:
+def weighted_mean_by_worker(
+    grads: list[np.ndarray], weights: list[float], workers: list[int]
+) -> np.ndarray:
     """``Σ weights[i]·grads[i] / Σ weights``, summed in increasing worker id order.
 
     Used for sample-weighted means (weight = rows behind each gradient). Ties in

@@ -1,4 +1,5 @@
 """Fully asynchronous SGD (Downpour-style, plain SGD step)."""
+
 from __future__ import annotations
 
 from .base import Push, Rule
@@ -9,6 +10,7 @@ __all__ = ["ASGD"]
 class ASGD(Rule):
     """Each arriving gradient is applied at once, ``w ← w − η·g``; only its
     sender gets the new model back."""
+
     name = "asgd"
     description = "asynchronous SGD: apply every gradient on arrival, reply to its sender"
     source = "ALGORITHMS.md §1b (Dean et al. 2012)"

@@ -1,9 +1,19 @@
 """Synchronous SGD with backup workers (Chen et al. 2016)."""
+
 from __future__ import annotations
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Need, Push, RoundTimer, Rule, RuleContext, read_lr, read_round_timeout, round_needs
+from .base import (
+    Need,
+    Push,
+    RoundTimer,
+    Rule,
+    RuleContext,
+    read_lr,
+    read_round_timeout,
+    round_needs,
+)
 
 __all__ = ["Backup", "LATE_POLICIES"]
 
@@ -37,12 +47,20 @@ class Backup(Rule):
     late_policy : str, one of :data:`LATE_POLICIES`.
     round_timeout : float, s (0: wait for N gradients however long it takes).
     """
+
     name = "backup"
     description = "synchronous SGD with b backup workers: average the first N = M − b gradients of each step, drop the rest"
     source = "Chen, Pan, Monga, Bengio, Jozefowicz, arXiv 1604.00981 (2016); ALGORITHMS.md §2"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, backups: int = 0,
-                 late_policy: str = "finish_then_drop", round_timeout: float = 0.0):
+    def __init__(
+        self,
+        lr: float,
+        groups: list[list[int]],
+        *,
+        backups: int = 0,
+        late_policy: str = "finish_then_drop",
+        round_timeout: float = 0.0,
+    ):
         super().__init__(lr, groups)
         self.backups = backups
         self.late_policy = late_policy
@@ -57,11 +75,19 @@ class Backup(Rule):
         lr = read_lr(table, ctx)
         backups = table.get("backups", int)
         if not 0 <= backups < ctx.n_workers:
-            raise ScenarioError(table.key("backups"), f"{backups!r} is not allowed: N + b must equal the "
-                                f"{ctx.n_workers} workers with N >= 1 (allowed: 0..{ctx.n_workers - 1})")
+            raise ScenarioError(
+                table.key("backups"),
+                f"{backups!r} is not allowed: N + b must equal the "
+                f"{ctx.n_workers} workers with N >= 1 (allowed: 0..{ctx.n_workers - 1})",
+            )
         policy = table.get("late_policy", str, "finish_then_drop", choices=LATE_POLICIES)
-        return cls(lr, cls.default_groups(ctx), backups=backups, late_policy=policy,
-                   round_timeout=read_round_timeout(table))
+        return cls(
+            lr,
+            cls.default_groups(ctx),
+            backups=backups,
+            late_policy=policy,
+            round_timeout=read_round_timeout(table),
+        )
 
     def reads_current(self) -> bool:
         return self.late_policy == "cancel"  # finish_then_drop: late workers finish on older models
@@ -105,8 +131,11 @@ class Backup(Rule):
             self.timer_.expired = True
             return
         present = sorted(p.worker for p in self.buffer_)
-        ps.record_event("round_timeout", present=present,
-                        missing=[w for w in range(self.n_workers_) if w not in present])
+        ps.record_event(
+            "round_timeout",
+            present=present,
+            missing=[w for w in range(self.n_workers_) if w not in present],
+        )
         self._close(ps)
 
     def holds(self, worker: int) -> bool:
@@ -115,4 +144,6 @@ class Backup(Rule):
     def waiting(self, ps) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
-        return round_needs(self.n_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout))
+        return round_needs(
+            self.n_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout)
+        )

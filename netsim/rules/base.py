@@ -1,4 +1,5 @@
 """The contract between the parameter server and an update rule."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,8 +11,20 @@ from ..errors import ScenarioError
 from ..params import Table
 from .schedules import ServerUpdate
 
-__all__ = ["Rule", "KRule", "RuleContext", "Push", "CompactPush", "ServerActions", "Need", "RoundTimer", "stalled_on",
-           "read_lr", "read_count", "read_round_timeout"]
+__all__ = [
+    "Rule",
+    "KRule",
+    "RuleContext",
+    "Push",
+    "CompactPush",
+    "ServerActions",
+    "Need",
+    "RoundTimer",
+    "stalled_on",
+    "read_lr",
+    "read_count",
+    "read_round_timeout",
+]
 
 
 class Push:
@@ -22,6 +35,7 @@ class Push:
     ``samples`` (minibatch rows behind the gradient). A gradient held in compact
     form arrives as a :class:`CompactPush`.
     """
+
     __slots__ = ("worker", "grad", "version", "sent", "samples")
 
     def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int):
@@ -36,6 +50,7 @@ class CompactPush(Push):
     """A :class:`Push` whose gradient is held in compact form: *compact* has ``dense()``
     (see :class:`netsim.workload.models.CompactGradient`), and ``grad`` builds the dense
     array (d,) on each access."""
+
     __slots__ = ("compact",)
 
     def __init__(self, worker: int, compact, version: int, sent: float, samples: int):
@@ -58,6 +73,7 @@ class RuleContext:
     model name (for per-model learning rates); ``n_workers`` the worker count;
     ``until`` (s) and ``max_updates`` the run's horizon (default schedule horizons).
     """
+
     n_workers: int
     classes: dict
     model: str
@@ -67,6 +83,7 @@ class RuleContext:
 
 class ServerActions(Protocol):
     """What a rule may ask of the parameter server (see :mod:`netsim.sim.server`)."""
+
     version: int
     w: np.ndarray
     now: float
@@ -97,6 +114,7 @@ class Rule:
     every step the rule makes; rules whose step is not a plain gradient step set
     ``momentum_defined = False``.
     """
+
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     source: ClassVar[str] = ""
@@ -211,6 +229,7 @@ class Need:
     ``workers`` None: any worker. ``Need(0, ())``: it happens without any push (a round
     timer is running).
     """
+
     count: int
     workers: tuple | None
 
@@ -294,12 +313,15 @@ def check_model_names(per_model: Table, model: str) -> None:
 
     from ..workload.models import MODELS
     from ..workload.torch_nets import TORCH_NETS
+
     known = sorted({*MODELS, *TORCH_NETS, model})
     for name in per_model.data:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ScenarioError(per_model.key(name), f"unknown model ({hint}allowed: {', '.join(known)})")
+            raise ScenarioError(
+                per_model.key(name), f"unknown model ({hint}allowed: {', '.join(known)})"
+            )
 
 
 def read_lr(table: Table, ctx: RuleContext) -> float:
@@ -312,7 +334,10 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
     check_model_names(per_model, ctx.model)
     if ctx.model not in per_model.data:
         given = ", ".join(per_model.data) or "none"
-        raise ScenarioError(per_model.key(ctx.model), f"missing: no learning rate for model {ctx.model!r} (given for: {given})")
+        raise ScenarioError(
+            per_model.key(ctx.model),
+            f"missing: no learning rate for model {ctx.model!r} (given for: {given})",
+        )
     return per_model.data[ctx.model]
 
 
@@ -336,6 +361,8 @@ def read_count(table: Table, name: str, ctx: RuleContext, default=None) -> int:
     """A worker count such as K: an integer in ``1 .. n_workers`` (required if *default* is None)."""
     value = table.get(name, int) if default is None else table.get(name, int, default)
     if not 1 <= value <= ctx.n_workers:
-        raise ScenarioError(table.key(name), f"{value!r} is not allowed (allowed: 1..{ctx.n_workers}, "
-                            f"the number of workers)")
+        raise ScenarioError(
+            table.key(name),
+            f"{value!r} is not allowed (allowed: 1..{ctx.n_workers}, the number of workers)",
+        )
     return value

@@ -1,4 +1,5 @@
 """Pure arithmetic of a minibatch processed as equal-time blocks (LGC-style rules)."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Delay-compensated ASGD (Zheng et al., ICML 2017): constant and adaptive λ."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,6 +58,7 @@ class DCASGDConstant(Rule):
     groups : reporting partition (every worker alone).
     lambda0 : float, λ >= 0 (default 0.04, MXNet's ``lamda``).
     """
+
     name = "dcasgd_c"
     description = "delay-compensated ASGD, constant λ: w ← w − η(g + λ g⊙g⊙(w − w_bak)) with a per-worker backup"
     source = "Zheng et al., ICML 2017 (arXiv 1609.08326), DC-ASGD-c; ALGORITHMS.md §5"
@@ -71,7 +73,11 @@ class DCASGDConstant(Rule):
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "DCASGDConstant":
         lr = read_lr(table, ctx)
-        return cls(lr, cls.default_groups(ctx), lambda0=table.get("lambda0", float, cls.default_lambda0, minimum=0.0))
+        return cls(
+            lr,
+            cls.default_groups(ctx),
+            lambda0=table.get("lambda0", float, cls.default_lambda0, minimum=0.0),
+        )
 
     def start(self, ps) -> None:
         self.group_of_ = self.group_index()
@@ -95,8 +101,10 @@ class DCASGDConstant(Rule):
         m = push.worker
         version, w_bak = self.backup_.pop(m)
         if version != push.version:  # every send goes to a waiting worker, so it reads at once
-            raise RuntimeError(f"{self.name}: worker {m} pushed a gradient of version {push.version}, "
-                               f"but its backup is version {version}")
+            raise RuntimeError(
+                f"{self.name}: worker {m} pushed a gradient of version {push.version}, "
+                f"but its backup is version {version}"
+            )
         delta = dc_delta(ps.w, w_bak, push.grad, self.lr, self.compensation(push.grad))
         ps.step(delta, [push], self.group_of_[m])
         self._send(ps, (m,))
@@ -116,13 +124,23 @@ class DCASGDAdaptive(DCASGDConstant):
     m : float, MS decay in [0, 1) (default 0.95).
     eps : float, ε > 0 (default 1e-7).
     """
+
     name = "dcasgd_a"
-    description = "delay-compensated ASGD, adaptive λ = λ0/sqrt(MS + ε) with MS a moving mean of g⊙g"
+    description = (
+        "delay-compensated ASGD, adaptive λ = λ0/sqrt(MS + ε) with MS a moving mean of g⊙g"
+    )
     source = "Zheng et al., ICML 2017 (arXiv 1609.08326), DC-ASGD-a; ALGORITHMS.md §5"
     default_lambda0 = 2.0
 
-    def __init__(self, lr: float, groups: list[list[int]], *, lambda0: float = 2.0, m: float = 0.95,
-                 eps: float = 1e-7):
+    def __init__(
+        self,
+        lr: float,
+        groups: list[list[int]],
+        *,
+        lambda0: float = 2.0,
+        m: float = 0.95,
+        eps: float = 1e-7,
+    ):
         super().__init__(lr, groups, lambda0=lambda0)
         self.m = m
         self.eps = eps
@@ -134,8 +152,13 @@ class DCASGDAdaptive(DCASGDConstant):
         m = table.get("m", float, 0.95, minimum=0.0)
         if m >= 1.0:
             raise ScenarioError(table.key("m"), f"{m!r} is not allowed (allowed: 0 <= m < 1)")
-        return cls(lr, cls.default_groups(ctx), lambda0=lambda0, m=m,
-                   eps=table.get("eps", float, 1e-7, positive=True))
+        return cls(
+            lr,
+            cls.default_groups(ctx),
+            lambda0=lambda0,
+            m=m,
+            eps=table.get("eps", float, 1e-7, positive=True),
+        )
 
     def start(self, ps) -> None:
         self.ms_ = np.zeros_like(ps.w)

@@ -1,4 +1,5 @@
 """Group SGD (Gao & Chen 2020): synchronous inside a group, asynchronous across."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ def group_weights(updates, method: str) -> np.ndarray:
         _, first, size = np.unique(-ranked, return_index=True, return_counts=True)
         for i, n in zip(first, size):
             if n > 1:  # tied ranks share the mean of their weights
-                mirrored[i:i + n] = mirrored[i:i + n].mean()
+                mirrored[i : i + n] = mirrored[i : i + n].mean()
         w = np.empty_like(c)
         w[order] = mirrored
     return w / w.mean()
@@ -72,6 +73,7 @@ class GroupingSpec:
     :data:`WEIGHTINGS`): scale each group's step by :func:`group_weights` of the
     groups' update counts since the last (re)grouping.
     """
+
     method: str = "hand"
     k_max: int = 8
     probe_rounds: int = 5
@@ -90,6 +92,7 @@ class GSGD(Rule):
     model; once all have pushed, the PS applies ``w ← w − η·mean(group)`` and sends
     the new model to that group only. η is not scaled by group size. Optional:
     groups formed from measurements, a per-round timeout, online regrouping."""
+
     name = "gsgd"
     description = "group SGD: synchronous inside each group, asynchronous across groups"
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
@@ -112,9 +115,12 @@ class GSGD(Rule):
             raise ScenarioError(table.key("grouping"), str(exc)) from None
         k_max = table.get("k_max", int, min(8, n))
         if not 1 <= k_max <= n:
-            raise ScenarioError(table.key("k_max"), f"{k_max!r} is not allowed (1 <= k_max <= {n} workers)")
+            raise ScenarioError(
+                table.key("k_max"), f"{k_max!r} is not allowed (1 <= k_max <= {n} workers)"
+            )
         grouping = GroupingSpec(
-            method=method, k_max=k_max,
+            method=method,
+            k_max=k_max,
             probe_rounds=table.get("probe_rounds", int, 5, minimum=1),
             jitter=table.get("jitter_feature", bool, False),
             min_silhouette=table.get("min_silhouette", float, 0.6, minimum=-1.0, maximum=1.0),
@@ -123,7 +129,8 @@ class GSGD(Rule):
             regroup_every=table.get("regroup_every", int, 0, minimum=0),
             regroup_every_s=table.get("regroup_every_s", float, 0.0, minimum=0.0),
             regroup_window=table.get("regroup_window", int, 5, minimum=1),
-            weighting=table.get("group_weighting", str, "none", choices=WEIGHTINGS))
+            weighting=table.get("group_weighting", str, "none", choices=WEIGHTINGS),
+        )
         return cls(lr, groups, grouping)
 
     def probe_rounds(self) -> int:
@@ -151,8 +158,16 @@ class GSGD(Rule):
     def choose(self, times: np.ndarray, seed: int, method: str | None = None) -> Grouping:
         """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""
         g = self.grouping
-        return choose_grouping(method or g.method, times, k_max=g.k_max, hand=self.groups, jitter=g.jitter,
-                               seed=seed, min_silhouette=g.min_silhouette, homogeneous_ratio=g.homogeneous_ratio)
+        return choose_grouping(
+            method or g.method,
+            times,
+            k_max=g.k_max,
+            hand=self.groups,
+            jitter=g.jitter,
+            seed=seed,
+            min_silhouette=g.min_silhouette,
+            homogeneous_ratio=g.homogeneous_ratio,
+        )
 
     def start(self, ps) -> None:
         n = len(self.group_index())
@@ -177,6 +192,7 @@ class GSGD(Rule):
         def tick():
             self._regroup(ps)
             self._schedule_regroup(ps)
+
         ps.call_later(self.grouping.regroup_every_s, tick)
 
     def on_push(self, ps, push: Push) -> None:
@@ -184,7 +200,7 @@ class GSGD(Rule):
         if self.observing_:
             seen = self.observed_[wid]
             seen.append(ps.now - self.sent_at_[wid])
-            del seen[:-self.grouping.regroup_window]
+            del seen[: -self.grouping.regroup_window]
         k = self.group_of_[wid]
         buffer = self.buffers_[k]
         buffer[wid] = push
@@ -197,7 +213,9 @@ class GSGD(Rule):
         self.next_round_ += 1
         self.expired_[k] = False
         if self.grouping.timeout:
-            ps.call_later(self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r))
+            ps.call_later(
+                self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r)
+            )
 
     def on_rejoin(self, ps, worker: int) -> None:
         if self.holds(worker):  # pushed in its group's open round: waits for its end
@@ -262,11 +280,17 @@ class GSGD(Rule):
             return
         width = min(len(seen) for seen in self.observed_)
         times = np.array([seen[-width:] for seen in self.observed_])
-        method = "silhouette" if self.grouping.method in ("hand", "auto", "race") else self.grouping.method
+        method = (
+            "silhouette"
+            if self.grouping.method in ("hand", "auto", "race")
+            else self.grouping.method
+        )
         new = [list(g) for g in self.choose(times, seed=ps.version, method=method).groups]
         if sorted(new) == sorted(self.groups):
             return
-        ps.record_event("regroup", update=ps.version, before=[list(g) for g in self.groups], after=new)
+        ps.record_event(
+            "regroup", update=ps.version, before=[list(g) for g in self.groups], after=new
+        )
         pending = {w: p for buffer in self.buffers_ for w, p in buffer.items()}
         self._regroup_to(new)
         ps.reset_groups(len(new))
@@ -298,23 +322,38 @@ def parse_groups(spec: list, key: str, ctx: RuleContext) -> list[list[int]]:
     owner: dict[int, int] = {}
     for k, entry in enumerate(spec):
         if not isinstance(entry, list) or not entry:
-            raise ScenarioError(f"{key}[{k}]", f"expected a non-empty list of worker ids or class names, got {entry!r}")
+            raise ScenarioError(
+                f"{key}[{k}]",
+                f"expected a non-empty list of worker ids or class names, got {entry!r}",
+            )
         members: list[int] = []
         for item in entry:
             if isinstance(item, str):
                 if item not in ctx.classes:
-                    raise ScenarioError(f"{key}[{k}]", f"unknown worker class {item!r} (classes: {', '.join(ctx.classes)})")
+                    raise ScenarioError(
+                        f"{key}[{k}]",
+                        f"unknown worker class {item!r} (classes: {', '.join(ctx.classes)})",
+                    )
                 members.extend(ctx.classes[item])
             elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item < ctx.n_workers:
                 members.append(item)
             else:
-                raise ScenarioError(f"{key}[{k}]", f"{item!r} is neither a worker id in 0..{ctx.n_workers - 1} nor a class name")
+                raise ScenarioError(
+                    f"{key}[{k}]",
+                    f"{item!r} is neither a worker id in 0..{ctx.n_workers - 1} nor a class name",
+                )
         for wid in members:
             if wid in owner:
-                raise ScenarioError(key, f"worker {wid} is in group {owner[wid]} and group {k}; groups must partition the workers")
+                raise ScenarioError(
+                    key,
+                    f"worker {wid} is in group {owner[wid]} and group {k}; groups must partition the workers",
+                )
             owner[wid] = k
         groups.append(sorted(members))
     missing = [w for w in range(ctx.n_workers) if w not in owner]
     if missing:
-        raise ScenarioError(key, f"workers {missing} are in no group; groups must partition the workers 0..{ctx.n_workers - 1}")
+        raise ScenarioError(
+            key,
+            f"workers {missing} are in no group; groups must partition the workers 0..{ctx.n_workers - 1}",
+        )
     return groups

@@ -1,4 +1,5 @@
 """K-async SGD (Dutta et al. 2018): average any K gradients, reply to those K workers."""
+
 from __future__ import annotations
 
 from .base import KRule, Need, Push
@@ -18,9 +19,12 @@ class KAsync(KRule):
     groups : reporting partition (one group of all workers).
     k : int, K in ``1 .. P``.
     """
+
     name = "kasync"
     description = "K-async SGD: average any K (possibly stale) gradients, send the new model to those K workers"
-    source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    source = (
+        "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    )
     lean = True
 
     def start(self, ps) -> None:

@@ -1,4 +1,5 @@
 """K-batch-async SGD (Dutta et al. 2018): any K minibatches; workers never wait."""
+
 from __future__ import annotations
 
 from .base import Push
@@ -19,9 +20,12 @@ class KBatchAsync(KAsync):
     groups : reporting partition (one group of all workers).
     k : int, K in ``1 .. P``.
     """
+
     name = "kbatch_async"
     description = "K-batch-async SGD: average every K arriving minibatches; each pusher restarts at once on the current model"
-    source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    source = (
+        "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    )
 
     def on_push(self, ps, push: Push) -> None:
         self.buffer_.append(push)

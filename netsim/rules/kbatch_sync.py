@@ -1,4 +1,5 @@
 """K-batch-sync SGD (Dutta et al. 2018): first K minibatches on one model, then all restart."""
+
 from __future__ import annotations
 
 from .base import KRule, Push
@@ -20,9 +21,12 @@ class KBatchSync(KRule):
     groups : reporting partition (one group of all workers).
     k : int, K in ``1 .. P``.
     """
+
     name = "kbatch_sync"
     description = "K-batch-sync SGD: average the first K minibatches computed on the current model, then restart everyone"
-    source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    source = (
+        "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    )
 
     def reads_current(self) -> bool:
         return True

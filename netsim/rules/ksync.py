@@ -1,4 +1,5 @@
 """K-sync SGD (Dutta et al. 2018): first K gradients of a step, cancel the rest."""
+
 from __future__ import annotations
 
 from ..params import Table
@@ -21,18 +22,30 @@ class KSync(Backup):
     k : int, K in ``1 .. P``.
     round_timeout : float, s (see :class:`Backup`).
     """
-    name = "ksync"
-    description = "K-sync SGD: average the first K gradients of each step, cancel the other P − K workers"
-    source = "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1, round_timeout: float = 0.0):
+    name = "ksync"
+    description = (
+        "K-sync SGD: average the first K gradients of each step, cancel the other P − K workers"
+    )
+    source = (
+        "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
+    )
+
+    def __init__(
+        self, lr: float, groups: list[list[int]], *, k: int = 1, round_timeout: float = 0.0
+    ):
         super().__init__(lr, groups, late_policy="cancel", round_timeout=round_timeout)
         self.k = k
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "KSync":
         lr = read_lr(table, ctx)
-        return cls(lr, cls.default_groups(ctx), k=read_count(table, "k", ctx), round_timeout=read_round_timeout(table))
+        return cls(
+            lr,
+            cls.default_groups(ctx),
+            k=read_count(table, "k", ctx),
+            round_timeout=read_round_timeout(table),
+        )
 
     def aggregate_count(self, n_workers: int) -> int:
         return self.k

@@ -1,4 +1,5 @@
 """LGC-style live gradient compensation (after Xu, Huang, Song, Lan, INFOCOM 2021): a reconstruction."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,6 +45,7 @@ class LGC(Rule):
     k : int, the straggler threshold K in ``1 .. M``.
     blocks : int >= 1, blocks per minibatch (a block is empty when blocks > B).
     """
+
     name = "lgc"
     description = "LGC-style live gradient compensation: fastest K gradients + stragglers' partial blocks + their one-step-delayed rest"
     source = "after Xu, Huang, Song, Lan, IEEE INFOCOM 2021 (reconstruction); ALGORITHMS.md §4"
@@ -63,14 +65,18 @@ class LGC(Rule):
         k = read_count(table, "k", ctx)
         blocks = table.get("blocks", int, 4)
         if blocks < 1:
-            raise ScenarioError(table.key("blocks"), f"{blocks!r} is not allowed (allowed: an integer >= 1)")
+            raise ScenarioError(
+                table.key("blocks"), f"{blocks!r} is not allowed (allowed: an integer >= 1)"
+            )
         return cls(lr, cls.default_groups(ctx), k=k, blocks=blocks)
 
     def start(self, ps) -> None:
         self.n_workers_ = len(self.group_index())
         self.fresh_: list[Push] = []
         self.delayed_: list[Push] = []
-        self.taken_: dict[int, tuple[int, np.ndarray | None, int]] = {}  # wid -> (rows, Σ n·g, blocks done)
+        self.taken_: dict[
+            int, tuple[int, np.ndarray | None, int]
+        ] = {}  # wid -> (rows, Σ n·g, blocks done)
         ps.send(range(self.n_workers_))
 
     def on_push(self, ps, push: Push) -> None:
@@ -131,8 +137,9 @@ class LGC(Rule):
             if tau >= 1:  # what it has left would be two or more updates old
                 self.taken_.pop(j, None)
                 stop.append(j)
-        grad = weighted_mean_by_worker([p.grad for p in parts], [p.samples for p in parts],
-                                       [p.worker for p in parts])
+        grad = weighted_mean_by_worker(
+            [p.grad for p in parts], [p.samples for p in parts], [p.worker for p in parts]
+        )
         ps.step(self.lr * grad, parts, 0)
         self.fresh_, self.delayed_ = [], []
         for j in stop:

@@ -1,4 +1,5 @@
 """Staleness-aware ASGD (Zhang et al. 2016): the step of a τ-stale gradient is η/max(1, τ)."""
+
 from __future__ import annotations
 
 from .base import Push, Rule
@@ -12,8 +13,11 @@ class SAASGD(Rule):
     the new model (elasticdl's ``lr_staleness_modulation``; the n-softsync
     variant with n = λ, one gradient per update).
     """
+
     name = "sa_asgd"
-    description = "staleness-aware ASGD: apply each gradient on arrival with learning rate η / max(1, τ)"
+    description = (
+        "staleness-aware ASGD: apply each gradient on arrival with learning rate η / max(1, τ)"
+    )
     source = "Zhang, Gupta, Lian, Liu, IJCAI 2016 (arXiv 1511.05950); ALGORITHMS.md §6.3"
     lean = True
 

@@ -21,6 +21,7 @@ Momentum (μ = ``momentum`` in [0, 1), velocity v0 = 0), on the scheduled step �
 - Nesterov: ``v ← μ·v + δ_t``, ``w ← w − (μ·v + δ_t)`` (the form of Sutskever et al. 2013 as
   written in PyTorch's SGD, with the gradient taken at the model the worker read)
 """
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,16 @@ import numpy as np
 from ..errors import ScenarioError
 from ..params import Table
 
-__all__ = ["Schedule", "ServerUpdate", "UpdateState", "SCHEDULES", "UNITS", "read_update",
-           "heavy_ball", "nesterov"]
+__all__ = [
+    "Schedule",
+    "ServerUpdate",
+    "UpdateState",
+    "SCHEDULES",
+    "UNITS",
+    "read_update",
+    "heavy_ball",
+    "nesterov",
+]
 
 SCHEDULES = ("constant", "step", "inverse_time", "inverse_sqrt", "cosine")
 UNITS = ("updates", "seconds")
@@ -41,6 +50,7 @@ UNITS = ("updates", "seconds")
 @dataclass(frozen=True)
 class Schedule:
     """A learning-rate factor as a function of the clock *s* (see the module docstring)."""
+
     kind: str = "constant"
     unit: str = "updates"
     decay: float = 0.0
@@ -65,7 +75,9 @@ class Schedule:
         elif self.kind == "inverse_sqrt":
             f = 1.0 / math.sqrt(1.0 + self.decay * s)
         else:
-            f = self.floor + (1.0 - self.floor) * 0.5 * (1.0 + math.cos(math.pi * min(s, self.horizon) / self.horizon))
+            f = self.floor + (1.0 - self.floor) * 0.5 * (
+                1.0 + math.cos(math.pi * min(s, self.horizon) / self.horizon)
+            )
         if self.warmup:
             f *= min(1.0, s / self.warmup)
         return f
@@ -86,6 +98,7 @@ def nesterov(v: np.ndarray | None, delta: np.ndarray, mu: float) -> tuple[np.nda
 @dataclass(frozen=True)
 class ServerUpdate:
     """How the server turns a rule's step into the model change: schedule, then momentum."""
+
     schedule: Schedule = Schedule()
     momentum: float = 0.0
     nesterov: bool = False
@@ -118,16 +131,29 @@ class UpdateState:
         if not cfg.schedule.trivial:
             delta = self.lr_factor(update, now) * delta
         if cfg.momentum:
-            self.velocity, delta = (nesterov if cfg.nesterov else heavy_ball)(self.velocity, delta, cfg.momentum)
+            self.velocity, delta = (nesterov if cfg.nesterov else heavy_ball)(
+                self.velocity, delta, cfg.momentum
+            )
         return delta
 
 
-_KEYS = {"step": ("lr_decay", "lr_step"), "inverse_time": ("lr_decay",), "inverse_sqrt": ("lr_decay",),
-         "cosine": ("lr_horizon", "lr_floor"), "constant": ()}
+_KEYS = {
+    "step": ("lr_decay", "lr_step"),
+    "inverse_time": ("lr_decay",),
+    "inverse_sqrt": ("lr_decay",),
+    "cosine": ("lr_horizon", "lr_floor"),
+    "constant": (),
+}
 
 
-def read_update(table: Table, *, until: float = 0.0, max_updates: int = 0,
-                momentum_defined: bool = True, rule: str = "") -> ServerUpdate:
+def read_update(
+    table: Table,
+    *,
+    until: float = 0.0,
+    max_updates: int = 0,
+    momentum_defined: bool = True,
+    rule: str = "",
+) -> ServerUpdate:
     """The schedule and momentum keys of an ``[algorithms.X]`` table.
 
     ``lr_schedule`` (one of :data:`SCHEDULES`), ``lr_unit`` (``updates`` or
@@ -139,8 +165,11 @@ def read_update(table: Table, *, until: float = 0.0, max_updates: int = 0,
     unit = table.get("lr_unit", str, "updates", choices=UNITS)
     for key in ("lr_decay", "lr_step", "lr_horizon", "lr_floor"):
         if table.has(key) and key not in _KEYS[kind]:
-            raise ScenarioError(table.key(key), f"does not apply to lr_schedule = {kind!r} "
-                                f"(keys it reads: {', '.join(_KEYS[kind]) or 'none'})")
+            raise ScenarioError(
+                table.key(key),
+                f"does not apply to lr_schedule = {kind!r} "
+                f"(keys it reads: {', '.join(_KEYS[kind]) or 'none'})",
+            )
     decay = step = horizon = floor = 0.0
     if kind == "step":
         decay = table.get("lr_decay", float, positive=True, maximum=1.0)
@@ -151,24 +180,39 @@ def read_update(table: Table, *, until: float = 0.0, max_updates: int = 0,
         default = until if unit == "seconds" else float(max_updates)
         horizon = table.get("lr_horizon", float, default if default > 0 else None, positive=True)
         if horizon is None:
-            raise ScenarioError(table.key("lr_horizon"), "missing: a cosine schedule in updates needs lr_horizon "
-                                "(> 0 updates) or run.max_updates")
+            raise ScenarioError(
+                table.key("lr_horizon"),
+                "missing: a cosine schedule in updates needs lr_horizon "
+                "(> 0 updates) or run.max_updates",
+            )
         floor = table.get("lr_floor", float, 0.0, minimum=0.0)
         if floor >= 1.0:
-            raise ScenarioError(table.key("lr_floor"), f"{floor!r} is not allowed (0 <= lr_floor < 1)")
+            raise ScenarioError(
+                table.key("lr_floor"), f"{floor!r} is not allowed (0 <= lr_floor < 1)"
+            )
     warmup = table.get("lr_warmup", float, 0.0, minimum=0.0)
     if table.has("lr_warmup") and warmup <= 0:
-        raise ScenarioError(table.key("lr_warmup"), f"{warmup!r} is not allowed (must be > 0; leave it out for none)")
+        raise ScenarioError(
+            table.key("lr_warmup"),
+            f"{warmup!r} is not allowed (must be > 0; leave it out for none)",
+        )
     if not momentum_defined:
         for key in ("momentum", "nesterov"):
             if table.has(key):
-                raise ScenarioError(table.key(key), f"not defined for {rule} (its delay compensation is its own "
-                                    "update rule); use it with the other rules")
+                raise ScenarioError(
+                    table.key(key),
+                    f"not defined for {rule} (its delay compensation is its own "
+                    "update rule); use it with the other rules",
+                )
         return ServerUpdate(Schedule(kind, unit, decay, step, horizon, floor, warmup))
     momentum = table.get("momentum", float, 0.0, minimum=0.0)
     if momentum >= 1.0:
-        raise ScenarioError(table.key("momentum"), f"{momentum!r} is not allowed (0 <= momentum < 1)")
+        raise ScenarioError(
+            table.key("momentum"), f"{momentum!r} is not allowed (0 <= momentum < 1)"
+        )
     use_nesterov = table.get("nesterov", bool, False)
     if use_nesterov and not momentum:
         raise ScenarioError(table.key("nesterov"), "needs momentum > 0")
-    return ServerUpdate(Schedule(kind, unit, decay, step, horizon, floor, warmup), momentum, use_nesterov)
+    return ServerUpdate(
+        Schedule(kind, unit, decay, step, horizon, floor, warmup), momentum, use_nesterov
+    )

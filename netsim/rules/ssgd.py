@@ -1,8 +1,18 @@
 """Fully synchronous SGD (BSP): one round waits for every worker."""
+
 from __future__ import annotations
 
 from ..params import Table
-from .base import Need, Push, RoundTimer, Rule, RuleContext, read_lr, read_round_timeout, round_needs
+from .base import (
+    Need,
+    Push,
+    RoundTimer,
+    Rule,
+    RuleContext,
+    read_lr,
+    read_round_timeout,
+    round_needs,
+)
 
 __all__ = ["SSGD"]
 
@@ -17,6 +27,7 @@ class SSGD(Rule):
     crashes after pushing and returns within the round waits for the round's end:
     every gradient counts once.
     """
+
     name = "ssgd"
     description = "synchronous SGD: average all workers' gradients each round"
     source = "ALGORITHMS.md §1a (BSP)"
@@ -28,7 +39,9 @@ class SSGD(Rule):
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "SSGD":
-        return cls(read_lr(table, ctx), cls.default_groups(ctx), round_timeout=read_round_timeout(table))
+        return cls(
+            read_lr(table, ctx), cls.default_groups(ctx), round_timeout=read_round_timeout(table)
+        )
 
     @staticmethod
     def default_groups(ctx: RuleContext) -> list[list[int]]:
@@ -58,8 +71,11 @@ class SSGD(Rule):
         if not self.buffer_:
             self.timer_.expired = True
             return
-        ps.record_event("round_timeout", present=sorted(self.buffer_),
-                        missing=[w for w in self.groups[0] if w not in self.buffer_])
+        ps.record_event(
+            "round_timeout",
+            present=sorted(self.buffer_),
+            missing=[w for w in self.groups[0] if w not in self.buffer_],
+        )
         self._close(ps)
 
     def holds(self, worker: int) -> bool:

@@ -1,4 +1,5 @@
 """Stale Synchronous Parallel (Ho et al. 2013) for a gradient PS."""
+
 from __future__ import annotations
 
 from ..params import Table
@@ -28,12 +29,15 @@ class SSP(Rule):
         anyway (event ``round_timeout``), so a crashed slowest worker slows the
         others down instead of stopping them.
     """
+
     name = "ssp"
     description = "stale synchronous parallel: apply each gradient on arrival, block workers more than s clocks ahead of the slowest"
     source = "Ho et al., NeurIPS 2013; ALGORITHMS.md §6.1"
     lean = True
 
-    def __init__(self, lr: float, groups: list[list[int]], *, s: int = 3, round_timeout: float = 0.0):
+    def __init__(
+        self, lr: float, groups: list[list[int]], *, s: int = 3, round_timeout: float = 0.0
+    ):
         super().__init__(lr, groups)
         self.s = s
         self.round_timeout = round_timeout
@@ -41,14 +45,20 @@ class SSP(Rule):
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "SSP":
         lr = read_lr(table, ctx)
-        return cls(lr, cls.default_groups(ctx), s=table.get("s", int, minimum=0),
-                   round_timeout=read_round_timeout(table))
+        return cls(
+            lr,
+            cls.default_groups(ctx),
+            s=table.get("s", int, minimum=0),
+            round_timeout=read_round_timeout(table),
+        )
 
     def start(self, ps) -> None:
         self.group_of_ = self.group_index()
         self.clock_ = [0] * len(self.group_of_)
         self.blocked_: set[int] = set()
-        self.blocks_ = [0] * len(self.group_of_)  # how many times each worker was blocked (timer ids)
+        self.blocks_ = [0] * len(
+            self.group_of_
+        )  # how many times each worker was blocked (timer ids)
         ps.send(range(len(self.group_of_)))
 
     def on_push(self, ps, push: Push) -> None:
@@ -73,7 +83,11 @@ class SSP(Rule):
         if i not in self.blocked_ or self.blocks_[i] != n:
             return
         low = min(self.clock_)
-        ps.record_event("round_timeout", worker=i, waiting_for=[j for j, c in enumerate(self.clock_) if c == low])
+        ps.record_event(
+            "round_timeout",
+            worker=i,
+            waiting_for=[j for j, c in enumerate(self.clock_) if c == low],
+        )
         self.blocked_.discard(i)
         ps.send((i,))
 

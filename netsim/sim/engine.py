@@ -1,4 +1,5 @@
 """The one composer: scenario → SimPy environment, PS, workers → Result."""
+
 from __future__ import annotations
 
 import gc
@@ -20,6 +21,7 @@ from ..workload.datasets import Dataset
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
+from .lean import LeanCrew
 from .measurement import measure
 from .records import (
     GroupSnapshot,
@@ -30,11 +32,18 @@ from .records import (
     class_accuracy,
     idle_pct,
 )
-from .lean import LeanCrew
 from .server import ParameterServer
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
-__all__ = ["Prepared", "prepare", "check_data", "load_checked", "simulate", "Simulation", "RunInterrupted"]
+__all__ = [
+    "Prepared",
+    "prepare",
+    "check_data",
+    "load_checked",
+    "simulate",
+    "Simulation",
+    "RunInterrupted",
+]
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -52,6 +61,7 @@ class Prepared:
 
     ``unused_rows``: training rows in no shard (labels no worker class may hold).
     """
+
     dataset: Dataset
     model: Model
     shards: tuple
@@ -64,14 +74,30 @@ class Prepared:
         their minibatches is their whole shard, smaller than the batch), when there are any."""
         ds = self.dataset
         p = spec.partition
-        params = {"iid": {}, "dirichlet": {"alpha": p.alpha}, "shards": {"classes_per_worker": p.classes_per_worker},
-                  "quantity": {"quantity": p.law, **({"alpha": p.alpha} if p.law == "dirichlet" else {"exponent": p.exponent})}}
-        return {"partition": p.method, **params[p.method], "train_rows": int(ds.X_train.shape[0]),
-                "test_rows": int(ds.X_test.shape[0]), "n_classes": int(ds.n_classes),
-                "unused_rows": int(self.unused_rows), "rows_per_worker": [len(s) for s in self.shards],
-                "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes),
-                **({"workers_below_batch": few} if (few := [i for i, s in enumerate(self.shards)
-                                                            if len(s) < batch_size]) else {})}
+        params = {
+            "iid": {},
+            "dirichlet": {"alpha": p.alpha},
+            "shards": {"classes_per_worker": p.classes_per_worker},
+            "quantity": {
+                "quantity": p.law,
+                **({"alpha": p.alpha} if p.law == "dirichlet" else {"exponent": p.exponent}),
+            },
+        }
+        return {
+            "partition": p.method,
+            **params[p.method],
+            "train_rows": int(ds.X_train.shape[0]),
+            "test_rows": int(ds.X_test.shape[0]),
+            "n_classes": int(ds.n_classes),
+            "unused_rows": int(self.unused_rows),
+            "rows_per_worker": [len(s) for s in self.shards],
+            "label_histogram": histograms(self.shards, ds.y_train, ds.n_classes),
+            **(
+                {"workers_below_batch": few}
+                if (few := [i for i, s in enumerate(self.shards) if len(s) < batch_size])
+                else {}
+            ),
+        }
 
 
 def load_checked(scenario: Scenario, rng) -> Dataset:
@@ -87,12 +113,27 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
         raise
     # a malformed, truncated (EOFError, zlib.error from gzip) or unreadable file, or a size it cannot give
     except (ValueError, OSError, EOFError, zlib.error) as exc:
-        key = "data.train_file" if scenario.data.train_file else "data.dir" if scenario.data.source in (
-            "mnist", "libsvm") else "data.path" if scenario.data.source == "npz" else "data"
-        what = str(exc) if isinstance(exc, ValueError) else f"cannot be read: {exc or type(exc).__name__}"
+        key = (
+            "data.train_file"
+            if scenario.data.train_file
+            else "data.dir"
+            if scenario.data.source in ("mnist", "libsvm")
+            else "data.path"
+            if scenario.data.source == "npz"
+            else "data"
+        )
+        what = (
+            str(exc)
+            if isinstance(exc, ValueError)
+            else f"cannot be read: {exc or type(exc).__name__}"
+        )
         raise ScenarioError(key, what, scenario.path) from None
-    check_dataset(scenario, dataset.X_train.shape[0], dataset.n_classes,
-                  _entries(dataset.X_train) + _entries(dataset.X_test))
+    check_dataset(
+        scenario,
+        dataset.X_train.shape[0],
+        dataset.n_classes,
+        _entries(dataset.X_train) + _entries(dataset.X_test),
+    )
     return dataset
 
 
@@ -114,15 +155,21 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     only its labels.
     """
     skewed = scenario.data.partition.method != "iid" or any(
-        wc.labels is not None or wc.partition is not None for wc in scenario.workers)
+        wc.labels is not None or wc.partition is not None for wc in scenario.workers
+    )
     if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz") or skewed:
         streams = Streams(scenario.run.seed)
         # the labels a partition cuts depend on the seed, except MNIST's (its files fix the split);
         # the sizes the other checks read do not
-        key = (scenario.data, scenario.run.seed if skewed and scenario.data.source != "mnist" else None)
+        key = (
+            scenario.data,
+            scenario.run.seed if skewed and scenario.data.source != "mnist" else None,
+        )
         if labels is not None and key in labels:
             y, n_labels, entries = labels[key]
-            check_dataset(scenario, y.shape[0], n_labels, entries)  # its limits depend on the run and workers too
+            check_dataset(
+                scenario, y.shape[0], n_labels, entries
+            )  # its limits depend on the run and workers too
         else:
             dataset = load_checked(scenario, streams.rng("data"))
             y, n_labels = dataset.y_train, dataset.n_classes
@@ -142,14 +189,19 @@ def prepare(scenario: Scenario) -> Prepared:
     return Prepared(dataset, model, tuple(shards), w0, unused)
 
 
-def _model(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tuple[Model, np.ndarray]:
+def _model(
+    scenario: Scenario, dataset: Dataset, rng: np.random.Generator
+) -> tuple[Model, np.ndarray]:
     """The scenario's model for *dataset* and its initial weights (n_params,), drawn from *rng*."""
     spec = scenario.model
     if spec.backend == "torch":
         from ..workload.torch_model import make_torch_model
-        seed = int(rng.integers(2 ** 63))  # the module's own initialisation, under torch's generator
+
+        seed = int(rng.integers(2**63))  # the module's own initialisation, under torch's generator
         try:
-            model = make_torch_model(spec, dataset.input_shape, dataset.n_classes, seed, Path(scenario.path).parent)
+            model = make_torch_model(
+                spec, dataset.input_shape, dataset.n_classes, seed, Path(scenario.path).parent
+            )
         except ScenarioError as exc:
             exc.file = exc.file or scenario.path
             raise
@@ -164,44 +216,76 @@ def _model(scenario: Scenario, dataset: Dataset, rng: np.random.Generator) -> tu
     return model, w0
 
 
-def _partition(scenario: Scenario, y: np.ndarray, n_labels: int, rng: np.random.Generator) -> tuple[list, int]:
+def _partition(
+    scenario: Scenario, y: np.ndarray, n_labels: int, rng: np.random.Generator
+) -> tuple[list, int]:
     """Each worker's rows of the training labels *y* (n,) in 0..*n_labels* − 1
     (:func:`netsim.workload.partition.partition`); ScenarioError when a label list or k
     does not fit the labels, or a worker would get no rows."""
     default = scenario.data.partition
     for i, wc in enumerate(scenario.workers):
         if wc.labels is not None and max(wc.labels) >= n_labels:
-            raise ScenarioError(f"workers[{i}].data.labels", f"labels {[c for c in wc.labels if c >= n_labels]} do not "
-                                f"exist (the data has labels 0..{n_labels - 1})", scenario.path)
+            raise ScenarioError(
+                f"workers[{i}].data.labels",
+                f"labels {[c for c in wc.labels if c >= n_labels]} do not "
+                f"exist (the data has labels 0..{n_labels - 1})",
+                scenario.path,
+            )
         spec = wc.partition or default
         if spec.method == "shards" and spec.classes_per_worker > n_labels:
-            key = f"workers[{i}].data.classes_per_worker" if wc.partition else "data.classes_per_worker"
-            raise ScenarioError(key, f"{spec.classes_per_worker} is not allowed (the data has {n_labels} labels)",
-                                scenario.path)
+            key = (
+                f"workers[{i}].data.classes_per_worker"
+                if wc.partition
+                else "data.classes_per_worker"
+            )
+            raise ScenarioError(
+                key,
+                f"{spec.classes_per_worker} is not allowed (the data has {n_labels} labels)",
+                scenario.path,
+            )
     classes = [ClassData(wc.count, wc.partition, wc.labels) for wc in scenario.workers]
     try:
         return partition(y, classes, default, rng, scenario.data.min_rows)
     except (PartitionError, ValueError) as exc:
         j = getattr(exc, "worker_class", None)
-        key = "data.partition" if j is None or (scenario.workers[j].partition is None
-                                                and scenario.workers[j].labels is None) else f"workers[{j}].data"
+        key = (
+            "data.partition"
+            if j is None
+            or (scenario.workers[j].partition is None and scenario.workers[j].labels is None)
+            else f"workers[{j}].data"
+        )
         need = "one row" if scenario.data.min_rows == 1 else "data.min_rows rows"
-        raise ScenarioError(key, f"{exc} (every worker needs at least {need}: change the partition "
-                            "parameters, the label lists or the worker counts)", scenario.path) from None
+        raise ScenarioError(
+            key,
+            f"{exc} (every worker needs at least {need}: change the partition "
+            "parameters, the label lists or the worker counts)",
+            scenario.path,
+        ) from None
 
 
 class Simulation:
     """One run being built and executed; ``snapshot()`` gives the live state."""
 
-    def __init__(self, scenario: Scenario, algorithm: str | None = None, prepared: Prepared | None = None,
-                 label: str | None = None, *, rule=None, eval_set: tuple[np.ndarray, np.ndarray] | None = None,
-                 lean: bool = True, decide=None):
+    def __init__(
+        self,
+        scenario: Scenario,
+        algorithm: str | None = None,
+        prepared: Prepared | None = None,
+        label: str | None = None,
+        *,
+        rule=None,
+        eval_set: tuple[np.ndarray, np.ndarray] | None = None,
+        lean: bool = True,
+        decide=None,
+    ):
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
         self.label = label or self.algorithm
         self.prepared = prepared or prepare(scenario)
         self.rule = rule if rule is not None else scenario.rule(self.algorithm)
-        self.eval_set = eval_set  # pilots: (X (n, d), y (n,)) the loss is evaluated on, no test accuracy
+        self.eval_set = (
+            eval_set  # pilots: (X (n, d), y (n,)) the loss is evaluated on, no test accuracy
+        )
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
@@ -209,20 +293,34 @@ class Simulation:
         self.classes = scenario.worker_class_names()
         self.states = [WorkerState(i) for i in range(scenario.n_workers)]
         run = scenario.run
-        self.ps = ParameterServer(self.env, self.prepared.w0, self.rule, self.states, self.recorder,
-                                  self.stop, run.max_updates,
-                                  self._on_update if run.eval_every_updates else None)
+        self.ps = ParameterServer(
+            self.env,
+            self.prepared.w0,
+            self.rule,
+            self.states,
+            self.recorder,
+            self.stop,
+            run.max_updates,
+            self._on_update if run.eval_every_updates else None,
+        )
         self.grouping: dict | None = None
         self.started = False
         self.interrupted = ""
         self._stop_requested = False
-        self.returning = Counter()  # worker id -> recoveries scheduled (crash durations, recover events)
+        self.returning = (
+            Counter()
+        )  # worker id -> recoveries scheduled (crash durations, recover events)
         self.lost: set[int] = set()  # workers down with no recovery scheduled
         for event in scenario.events:
             if event.kind == "recover":
                 self.returning.update(event.workers)
-        self.comm, self.net = make_comm(self.env, scenario.pull_latencies(), scenario.push_latencies(),
-                                        scenario.network, self.prepared.w0.size)
+        self.comm, self.net = make_comm(
+            self.env,
+            scenario.pull_latencies(),
+            scenario.push_latencies(),
+            scenario.network,
+            self.prepared.w0.size,
+        )
         self.decide = decide
         """The grouping decision for a rule that asks for one (``rule.wants_recommendation()``):
         ``decide(scenario, prepared, measurement, rule, on_rung)`` returns an object with
@@ -230,8 +328,9 @@ class Simulation:
         does not race candidates itself; whoever runs such a scenario passes the tuner in."""
         self.lean = lean
         """Whether the workers may run as lean callbacks (:mod:`netsim.sim.lean`) when the run allows it."""
-        self.eval_train, self.eval_test = evaluation_sets(self.prepared.dataset, scenario.run.eval_rows,
-                                                          self.streams.rng("eval"))
+        self.eval_train, self.eval_test = evaluation_sets(
+            self.prepared.dataset, scenario.run.eval_rows, self.streams.rng("eval")
+        )
         """(X, y) the loss is evaluated on, and the test set of the accuracy (all rows, or ``run.eval_rows``)."""
 
     @property
@@ -257,10 +356,14 @@ class Simulation:
         if pred is not None:
             self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))
         if not np.isfinite(loss):
-            self.ps.finish(f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s")
+            self.ps.finish(
+                f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s"
+            )
         elif loss > divergence_limit(curve[0][2]):
-            self.ps.finish(f"loss {loss:.3g} at update {self.ps.version}, simulated time {self.env.now:g} s, "
-                           f"above {DIVERGENCE_FACTOR:.0e} × the initial loss {curve[0][2]:.3g}")
+            self.ps.finish(
+                f"loss {loss:.3g} at update {self.ps.version}, simulated time {self.env.now:g} s, "
+                f"above {DIVERGENCE_FACTOR:.0e} × the initial loss {curve[0][2]:.3g}"
+            )
 
     def _on_update(self, ps) -> None:
         if ps.version % self.scenario.run.eval_every_updates == 0:
@@ -276,7 +379,7 @@ class Simulation:
             yield self.env.timeout(every)
             self._honour_stop_request()
             callback(self.snapshot())
-            self._honour_stop_request()   # a signal during the callback stops here, not one tick later
+            self._honour_stop_request()  # a signal during the callback stops here, not one tick later
 
     def _flusher(self, sink, every: float):
         while True:
@@ -328,7 +431,9 @@ class Simulation:
         prep.model.start_run(scenario.run.seed)
         gradient = prep.model.gradient
         residual = prep.model.residual if scenario.run.compact_gradients else None
-        late = residual is not None and self.rule.reads_current()  # factors at the end: pre-emption wastes none
+        late = (
+            residual is not None and self.rule.reads_current()
+        )  # factors at the end: pre-emption wastes none
         batch = scenario.run.batch_size
         gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
         crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
@@ -340,8 +445,22 @@ class Simulation:
             if crew is not None:
                 crew.add(st, sampler, draws)
             else:
-                st.process = env.process(worker_process(env, st, self.ps, self.comm, gradient, X, y, sampler, draws,
-                                                        residual, gather, late))
+                st.process = env.process(
+                    worker_process(
+                        env,
+                        st,
+                        self.ps,
+                        self.comm,
+                        gradient,
+                        X,
+                        y,
+                        sampler,
+                        draws,
+                        residual,
+                        gather,
+                        late,
+                    )
+                )
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
@@ -377,7 +496,9 @@ class Simulation:
             if until >= self.scenario.run.until:
                 self.env.run(until=self.stop)
             else:
-                self.env.run(until=self.env.any_of([self.stop, self.env.timeout(until - self.env.now)]))
+                self.env.run(
+                    until=self.env.any_of([self.stop, self.env.timeout(until - self.env.now)])
+                )
         if self._stop_requested:
             raise KeyboardInterrupt
 
@@ -388,7 +509,9 @@ class Simulation:
                 self.evaluate()
             else:
                 self._evaluate_last_finite()
-        if self._progress_cb is not None:  # the end state, also when max_updates stops the run between two snapshots
+        if (
+            self._progress_cb is not None
+        ):  # the end state, also when max_updates stops the run between two snapshots
             self._progress_cb(self.snapshot())
         return self._result(time.perf_counter() - self._wall)
 
@@ -417,19 +540,31 @@ class Simulation:
         if not rounds:
             self.grouping = rule.grouping_record()
             return 0.0
-        m = measure(self.scenario, self.prepared.w0.size, rounds, self.streams, [st.slowdown for st in self.states])
+        m = measure(
+            self.scenario,
+            self.prepared.w0.size,
+            rounds,
+            self.streams,
+            [st.slowdown for st in self.states],
+        )
         if rule.wants_recommendation():
             if self.decide is None:
-                raise ScenarioError(f"algorithms.{self.algorithm}.grouping", "'auto' races pilot runs, which this "
-                                    "caller did not provide: run the scenario through netsim.api (or the "
-                                    "netsim command), or pass decide=netsim.tuning.race.decide", self.scenario.path)
+                raise ScenarioError(
+                    f"algorithms.{self.algorithm}.grouping",
+                    "'auto' races pilot runs, which this "
+                    "caller did not provide: run the scenario through netsim.api (or the "
+                    "netsim command), or pass decide=netsim.tuning.race.decide",
+                    self.scenario.path,
+                )
             rec = self.decide(self.scenario, self.prepared, m, rule, self._racing)
             rule.adopt(rec.groups, rec.lr)
             record = rec.as_dict()
         else:
             record = rule.on_measured(m.iteration, self.scenario.run.seed)
         self.grouping = {**record, "measurement": m.as_dict()}
-        self.ps.record_event("measurement", duration=m.duration, groups=[list(g) for g in rule.groups])
+        self.ps.record_event(
+            "measurement", duration=m.duration, groups=[list(g) for g in rule.groups]
+        )
         self.ps.reset_groups(len(rule.groups))
         return m.duration
 
@@ -439,8 +574,13 @@ class Simulation:
         if self._stop_requested:
             raise KeyboardInterrupt
         if self._progress_cb is not None:
-            self._progress_cb(replace(self.snapshot(), note=f"choosing the grouping: rung {rung + 1} of {rungs}, "
-                                                            f"{candidates} (grouping, η) candidates racing"))
+            self._progress_cb(
+                replace(
+                    self.snapshot(),
+                    note=f"choosing the grouping: rung {rung + 1} of {rungs}, "
+                    f"{candidates} (grouping, η) candidates racing",
+                )
+            )
 
     def _dynamics(self, events):
         """Apply the scenario's timed events; each is logged in the run's events."""
@@ -448,7 +588,10 @@ class Simulation:
         for event in events:
             if event.time > env.now:
                 yield env.timeout(event.time - env.now)
-            ps.record_event(event.kind, **{k: v for k, v in event.as_dict().items() if k not in ("time", "kind")})
+            ps.record_event(
+                event.kind,
+                **{k: v for k, v in event.as_dict().items() if k not in ("time", "kind")},
+            )
             if event.kind == "slowdown":
                 for wid in event.workers:
                     self.states[wid].slowdown = event.factor
@@ -457,7 +600,9 @@ class Simulation:
                     self._crash(wid)
                 if event.duration:
                     self.returning.update(event.workers)
-                    env.timeout(event.duration).callbacks.append(lambda _e, ids=event.workers: self._recover(ids, True))
+                    env.timeout(event.duration).callbacks.append(
+                        lambda _e, ids=event.workers: self._recover(ids, True)
+                    )
                 for w in event.workers:
                     if self.returning[w] <= 0:
                         self.lost.add(w)
@@ -495,7 +640,9 @@ class Simulation:
                 st.revive.succeed()
             # the rule sends a model once the worker waits for one (after its revive, or after the
             # interrupt of a crash at this very instant), so it reads the model current then
-            self.env.timeout(0).callbacks.append(lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n))
+            self.env.timeout(0).callbacks.append(
+                lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n)
+            )
 
     def _rejoin(self, wid: int, crashes: int) -> None:
         st = self.states[wid]
@@ -516,8 +663,10 @@ class Simulation:
         blocking = stalled_on(self.rule.waiting(self.ps), lost, len(self.states))
         if blocking is not None:
             self.ps.stalled_on = blocking
-            self.ps.stall(f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
-                          f"{self.algorithm} waits for workers {blocking}, down with no recovery scheduled")
+            self.ps.stall(
+                f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
+                f"{self.algorithm} waits for workers {blocking}, down with no recovery scheduled"
+            )
 
     def _record_spans(self, until: float) -> None:
         if until == 0:
@@ -525,10 +674,12 @@ class Simulation:
         for st in self.states:
             st.spans = self.recorder.spans
         if until > 0:
+
             def stop_recording(_):
                 for st in self.states:
                     st.enter(st.phase, self.env.now)
                     st.spans = None
+
             self.env.timeout(until).callbacks.append(stop_recording)
 
     def _result(self, wall_s: float) -> Result:
@@ -537,15 +688,33 @@ class Simulation:
         stats = []
         for st in self.states:
             st.enter(st.phase, now)
-            stats.append(WorkerStats(
-                id=st.wid, worker_class=self.classes[st.wid], group=group_of[st.wid],
-                gradients_pushed=st.pushed, gradients_applied=st.applied, gradients_dropped=st.dropped,
-                compute_s=st.spent[COMPUTE], comm_s=st.spent[COMM], idle_s=st.spent[IDLE],
-                down_s=st.spent[DOWN]))
+            stats.append(
+                WorkerStats(
+                    id=st.wid,
+                    worker_class=self.classes[st.wid],
+                    group=group_of[st.wid],
+                    gradients_pushed=st.pushed,
+                    gradients_applied=st.applied,
+                    gradients_dropped=st.dropped,
+                    compute_s=st.spent[COMPUTE],
+                    comm_s=st.spent[COMM],
+                    idle_s=st.spent[IDLE],
+                    down_s=st.spent[DOWN],
+                )
+            )
         ps = self.ps
-        status = ("interrupted" if self.interrupted else "diverged" if ps.diverged
-                  else "stalled" if ps.stalled else "ok")
-        extra = {"data": self.prepared.data_summary(self.scenario.data, self.scenario.run.batch_size)}
+        status = (
+            "interrupted"
+            if self.interrupted
+            else "diverged"
+            if ps.diverged
+            else "stalled"
+            if ps.stalled
+            else "ok"
+        )
+        extra = {
+            "data": self.prepared.data_summary(self.scenario.data, self.scenario.run.batch_size)
+        }
         if self.scenario.run.time_unit != "s":
             extra["time_unit"] = self.scenario.run.time_unit
         if ps.diverged:
@@ -559,14 +728,33 @@ class Simulation:
         if self.net is not None:
             plan = self.scenario.network
             extra["network"] = {
-                "topology": plan.topology, "ps_host": plan.ps_host, "worker_hosts": list(plan.worker_hosts),
-                "sharing": plan.sharing, "message_bytes": self.comm.model_bytes, "header_bytes": plan.header_bytes,
-                "busiest_links": [{"link": f"{u}->{v}", "utilisation": float(x)}  # none over no time
-                                  for u, v, x in (self.net.link_utilisation(now)[:10] if now > 0 else [])]}
-        return Result(scenario=self.scenario.name, algorithm=self.algorithm, label=self.label, seed=self.scenario.run.seed,
-                      sim_time=now, updates=self.ps.version, groups=[list(g) for g in self.rule.groups],
-                      workers=stats, records=self.recorder, status=status, message=self.interrupted or ps.diverged or ps.stalled,
-                      wall_s=wall_s, final_w=self.ps.w, extra=extra)
+                "topology": plan.topology,
+                "ps_host": plan.ps_host,
+                "worker_hosts": list(plan.worker_hosts),
+                "sharing": plan.sharing,
+                "message_bytes": self.comm.model_bytes,
+                "header_bytes": plan.header_bytes,
+                "busiest_links": [
+                    {"link": f"{u}->{v}", "utilisation": float(x)}  # none over no time
+                    for u, v, x in (self.net.link_utilisation(now)[:10] if now > 0 else [])
+                ],
+            }
+        return Result(
+            scenario=self.scenario.name,
+            algorithm=self.algorithm,
+            label=self.label,
+            seed=self.scenario.run.seed,
+            sim_time=now,
+            updates=self.ps.version,
+            groups=[list(g) for g in self.rule.groups],
+            workers=stats,
+            records=self.recorder,
+            status=status,
+            message=self.interrupted or ps.diverged or ps.stalled,
+            wall_s=wall_s,
+            final_w=self.ps.w,
+            extra=extra,
+        )
 
     def snapshot(self) -> Snapshot:
         """The live state for a progress display (see :class:`Snapshot`)."""
@@ -581,13 +769,30 @@ class Simulation:
                 idle += st.spent[IDLE] + (running if st.phase == IDLE else 0.0)
                 total += sum(st.spent) + running
             n_grads = self.ps.group_gradients[k]
-            groups.append(GroupSnapshot(k, len(members), self.ps.group_updates[k],
-                                        self.ps.group_staleness[k] / n_grads if n_grads else 0.0, idle_pct(idle, total)))
+            groups.append(
+                GroupSnapshot(
+                    k,
+                    len(members),
+                    self.ps.group_updates[k],
+                    self.ps.group_staleness[k] / n_grads if n_grads else 0.0,
+                    idle_pct(idle, total),
+                )
+            )
         last = curve[-1] if curve else None
         run = self.scenario.run
-        return Snapshot(self.label, self.algorithm, now, run.until, self.ps.version, run.max_updates,
-                        last[2] if last else None, last[3] if last else None,
-                        last[1] if last else None, last[0] if last else None, tuple(groups))
+        return Snapshot(
+            self.label,
+            self.algorithm,
+            now,
+            run.until,
+            self.ps.version,
+            run.max_updates,
+            last[2] if last else None,
+            last[3] if last else None,
+            last[1] if last else None,
+            last[0] if last else None,
+            tuple(groups),
+        )
 
 
 DIVERGENCE_FACTOR = 1e6
@@ -605,11 +810,13 @@ def evaluation_sets(ds: Dataset, rows: int, rng: np.random.Generator) -> tuple[t
     """The (X, y) of the training loss and of the test accuracy: all rows when *rows* is 0
     or at least the set's size, else *rows* of each drawn without replacement by *rng*
     (kept in their order in the set)."""
+
     def subset(X, y):
         if not rows or rows >= len(y):
             return X, y
         keep = np.sort(rng.choice(len(y), rows, replace=False))
         return X[keep], y[keep]
+
     return subset(ds.X_train, ds.y_train), subset(ds.X_test, ds.y_test)
 
 
@@ -632,9 +839,16 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
     return ""
 
 
-def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prepared | None = None,
-             progress=None, progress_every: float | None = None, label: str | None = None,
-             decide=None) -> Result:
+def simulate(
+    scenario: Scenario,
+    algorithm: str | None = None,
+    *,
+    prepared: Prepared | None = None,
+    progress=None,
+    progress_every: float | None = None,
+    label: str | None = None,
+    decide=None,
+) -> Result:
     """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result
     (labelled *label*, default the algorithm's name); *decide*: the grouping decision of
     :class:`Simulation`. Data it loads itself (no *prepared*) is freed before it returns
@@ -648,7 +862,7 @@ def simulate(scenario: Scenario, algorithm: str | None = None, *, prepared: Prep
     return result
 
 
-FREE_CYCLES_BYTES = 32 * 2 ** 20
+FREE_CYCLES_BYTES = 32 * 2**20
 """Data sets at least this large (bytes of their arrays) are freed at once by :func:`free_cycles`."""
 
 
@@ -670,6 +884,14 @@ def free_cycles(size: int) -> None:
 
 def data_bytes(dataset: Dataset) -> int:
     """Bytes of *dataset*'s arrays (dense, or a CSR matrix's three arrays)."""
+
     def nbytes(a) -> int:
-        return a.nbytes if isinstance(a, np.ndarray) else sum(x.nbytes for x in (a.data, a.indices, a.indptr))
-    return sum(nbytes(a) for a in (dataset.X_train, dataset.y_train, dataset.X_test, dataset.y_test))
+        return (
+            a.nbytes
+            if isinstance(a, np.ndarray)
+            else sum(x.nbytes for x in (a.data, a.indices, a.indptr))
+        )
+
+    return sum(
+        nbytes(a) for a in (dataset.X_train, dataset.y_train, dataset.X_test, dataset.y_test)
+    )

@@ -22,6 +22,7 @@ which pushes for the others after itself, in order: their entries would have bee
 due at one time, with one priority and no entry between them (a lean run schedules
 nothing urgent after its start, so nothing their pushes schedule can come first).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,6 +45,7 @@ _URGENT, _NORMAL = 0, 1
 class _Entry:
     """A reusable SimPy heap entry: SimPy calls ``callbacks[0](self)`` when it is due
     (all SimPy reads of a processed event are ``callbacks`` and ``_ok``)."""
+
     __slots__ = ("callbacks", "_ok", "_value")
 
     def __init__(self):
@@ -79,6 +81,7 @@ class LeanCrew:
 
 class _Wakes(_Entry):
     """The workers one ``send`` woke, in order, and the model ``(w, version)`` it sent."""
+
     __slots__ = ("model", "workers")
 
     def __init__(self, model, worker: "LeanWorker"):
@@ -112,8 +115,23 @@ class LeanWorker(_Entry):
     sampler : BatchSampler of the worker's shard.
     draws : iterator of compute times (s).
     """
-    __slots__ = ("crew", "env", "st", "sampler", "draw", "w", "version", "grad", "ps", "wid", "ending", "pushed",
-                 "step", "followers")
+
+    __slots__ = (
+        "crew",
+        "env",
+        "st",
+        "sampler",
+        "draw",
+        "w",
+        "version",
+        "grad",
+        "ps",
+        "wid",
+        "ending",
+        "pushed",
+        "step",
+        "followers",
+    )
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
         super().__init__()
@@ -139,7 +157,9 @@ class LeanWorker(_Entry):
         """The workers whose computations, started by the same ``send`` with the same drawn
         time, end in this worker's entry (they push after it, in order), or None."""
         self.callbacks = (LeanWorker._start,)
-        self.env.schedule(self, _URGENT, 0)  # as SimPy initialises a process: an int 0 keeps time 0 an int
+        self.env.schedule(
+            self, _URGENT, 0
+        )  # as SimPy initialises a process: an int 0 keeps time 0 an int
 
     def succeed(self, model) -> None:
         """The PS sends *model* ``(w, version)``: start computing on it at this instant
@@ -227,7 +247,9 @@ class LeanWorker(_Entry):
         else:
             ps.receive(Push(self.wid, grad, self.version, now, sampler.size))
         st = self.st
-        if not st.released:  # not sent the new model (a solo rule's stop, or a crash): the general way
+        if (
+            not st.released
+        ):  # not sent the new model (a solo rule's stop, or a crash): the general way
             self._next(now)
             return
         st.released = False  # _next and _compute for the usual case, inlined (once per gradient)
@@ -302,7 +324,9 @@ class InstantBatch:
         """Evaluate the gradients of *workers* (two or more, on one model) in as few
         stacks as fit in :data:`STACK_BYTES`, as even as can be."""
         rows = [wk.sampler.next() for wk in workers]
-        if len(self.sizes) > 1 and any(len(r) != len(rows[0]) for r in rows):  # sizes differ: no stack
+        if len(self.sizes) > 1 and any(
+            len(r) != len(rows[0]) for r in rows
+        ):  # sizes differ: no stack
             for wk, r in zip(workers, rows):
                 wk.grad = self.one(wk.w, self.gather(r), self.y[r])
             return

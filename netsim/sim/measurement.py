@@ -1,4 +1,5 @@
 """Measurement phase: probe rounds on the modelled cluster before training."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ class Measurement:
     ``comm`` the same split; ``rtt`` (n_workers,): round trip of a small probe
     message to the PS, s; ``duration``: simulated time the phase took, s.
     """
+
     iteration: np.ndarray
     compute: np.ndarray
     comm: np.ndarray
@@ -26,10 +28,14 @@ class Measurement:
     duration: float
 
     def as_dict(self) -> dict:
-        return {"rounds": int(self.iteration.shape[1]), "duration_s": self.duration,
-                "mean_iteration_s": self.iteration.mean(axis=1).tolist(),
-                "mean_compute_s": self.compute.mean(axis=1).tolist(),
-                "mean_comm_s": self.comm.mean(axis=1).tolist(), "rtt_s": self.rtt.tolist()}
+        return {
+            "rounds": int(self.iteration.shape[1]),
+            "duration_s": self.duration,
+            "mean_iteration_s": self.iteration.mean(axis=1).tolist(),
+            "mean_compute_s": self.compute.mean(axis=1).tolist(),
+            "mean_comm_s": self.comm.mean(axis=1).tolist(),
+            "rtt_s": self.rtt.tolist(),
+        }
 
 
 def _prober(env, wid, comm, draws, rounds, out):
@@ -58,7 +64,9 @@ def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Mea
     *slowdown* (n_workers,) scales compute times (current per-worker factors).
     """
     env = simpy.Environment()
-    comm, net = make_comm(env, scenario.pull_latencies(), scenario.push_latencies(), scenario.network, n_params)
+    comm, net = make_comm(
+        env, scenario.pull_latencies(), scenario.push_latencies(), scenario.network, n_params
+    )
     n = scenario.n_workers
     out = {k: np.zeros((n, rounds)) for k in ("iteration", "compute", "comm")}
     for wid, wc, m in scenario.worker_slots():
@@ -66,7 +74,9 @@ def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Mea
         draws = (t * factor for t in wc.compute.draws(streams.rng("probe", wid), m))
         env.process(_prober(env, wid, comm, draws, rounds, out))
     env.run()
-    return Measurement(out["iteration"], out["compute"], out["comm"], _rtt(scenario), float(env.now))
+    return Measurement(
+        out["iteration"], out["compute"], out["comm"], _rtt(scenario), float(env.now)
+    )
 
 
 def _rtt(scenario) -> np.ndarray:
@@ -75,6 +85,15 @@ def _rtt(scenario) -> np.ndarray:
     if plan is None:
         return np.asarray(scenario.pull_latencies()) + np.asarray(scenario.push_latencies())
     from ..net.probe import probe
-    res = probe(plan.graph, plan.ps_host, list(plan.worker_hosts), model_bytes=64, grad_bytes=64,
-                rounds=1, sharing=plan.sharing, header_bytes=plan.header_bytes)
+
+    res = probe(
+        plan.graph,
+        plan.ps_host,
+        list(plan.worker_hosts),
+        model_bytes=64,
+        grad_bytes=64,
+        rounds=1,
+        sharing=plan.sharing,
+        header_bytes=plan.header_bytes,
+    )
     return np.asarray(res["rtt"])

@@ -1,13 +1,28 @@
 """Plain records of a run and the statistics computed from them afterwards."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["PHASES", "Recorder", "WorkerStats", "Result", "Snapshot", "GroupSnapshot", "summarize", "staleness_stats",
-           "update_staleness", "idle_pct", "time_to_target", "class_accuracy", "gradient_shares", "bias_summary",
-           "bias_rows"]
+__all__ = [
+    "PHASES",
+    "Recorder",
+    "WorkerStats",
+    "Result",
+    "Snapshot",
+    "GroupSnapshot",
+    "summarize",
+    "staleness_stats",
+    "update_staleness",
+    "idle_pct",
+    "time_to_target",
+    "class_accuracy",
+    "gradient_shares",
+    "bias_summary",
+    "bias_rows",
+]
 
 
 PHASES = ("idle", "comm", "compute", "down")
@@ -43,8 +58,15 @@ class Recorder:
         self.events: list[dict] = []
         self.spans: list[tuple[int, int, float, float]] = []
 
-    def applied(self, now: float, workers, group: int, staleness: list[int], version: int,
-                weight: float = 1.0) -> None:
+    def applied(
+        self,
+        now: float,
+        workers,
+        group: int,
+        staleness: list[int],
+        version: int,
+        weight: float = 1.0,
+    ) -> None:
         n = len(staleness)
         if n == 1:
             self.time.append(now)
@@ -61,8 +83,9 @@ class Recorder:
         self.version.extend([version] * n)
         self.weight.extend([weight] * n)
 
-    def applied_one(self, now: float, worker: int, group: int, staleness: int, version: int,
-                    weight: float = 1.0) -> None:
+    def applied_one(
+        self, now: float, worker: int, group: int, staleness: int, version: int, weight: float = 1.0
+    ) -> None:
         """:meth:`applied` for a single gradient."""
         self.time.append(now)
         self.worker.append(worker)
@@ -73,8 +96,10 @@ class Recorder:
 
     def trim(self) -> None:
         """Cut the columns to their common length (after a run was interrupted mid-append)."""
-        for names in (("time", "worker", "group", "staleness", "version", "weight"),
-                      ("drop_time", "drop_worker", "drop_version", "drop_reason")):
+        for names in (
+            ("time", "worker", "group", "staleness", "version", "weight"),
+            ("drop_time", "drop_worker", "drop_version", "drop_reason"),
+        ):
             n = min(len(getattr(self, name)) for name in names)
             for name in names:
                 del getattr(self, name)[n:]
@@ -89,6 +114,7 @@ class Recorder:
 @dataclass
 class WorkerStats:
     """Per-worker totals (s): compute, communication, idle, down (crashed); gradient counts."""
+
     id: int
     worker_class: str
     group: int
@@ -108,6 +134,7 @@ class Result:
     ``label`` names the run in tables, legends and folders: the rule's name, or
     ``gsgd[auto]`` for a rule run with a chosen grouping.
     """
+
     scenario: str
     algorithm: str
     seed: int
@@ -132,6 +159,7 @@ class Result:
 class GroupSnapshot:
     """One group's figures so far: ``updates``, ``mean_staleness`` (per applied
     gradient) and ``idle_pct`` (:func:`idle_pct` of its members)."""
+
     id: int
     members: int
     updates: int
@@ -148,6 +176,7 @@ class Snapshot:
     ``note``: what the run does before it starts training, when that takes a while
     (choosing the grouping by racing candidates), else empty.
     """
+
     label: str
     algorithm: str
     sim_time: float
@@ -203,8 +232,12 @@ def staleness_stats(staleness) -> dict:
         return {"mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0}
     s = np.asarray(staleness)
     top = s.max()
-    return {"mean": float(s.mean()), "p50": float(np.percentile(s, 50)),
-            "p95": float(np.percentile(s, 95)), "max": int(top) if float(top).is_integer() else float(top)}
+    return {
+        "mean": float(s.mean()),
+        "p50": float(np.percentile(s, 50)),
+        "p95": float(np.percentile(s, 95)),
+        "max": int(top) if float(top).is_integer() else float(top),
+    }
 
 
 def update_staleness(staleness, version) -> np.ndarray:
@@ -249,12 +282,18 @@ def gradient_shares(codes, n_keys: int, version, upto=None, weights=None) -> np.
     update ``upto[j]``; zeros while none was.
     """
     codes = np.asarray(codes, dtype=np.int64)
-    ends = [len(codes)] if upto is None else np.searchsorted(np.asarray(version, dtype=np.int64), upto, side="right")
+    ends = (
+        [len(codes)]
+        if upto is None
+        else np.searchsorted(np.asarray(version, dtype=np.int64), upto, side="right")
+    )
     out = np.zeros((len(ends), n_keys))
     wts = None if weights is None else np.asarray(weights, dtype=float)
     for j, end in enumerate(ends):
         if end:
-            counts = np.bincount(codes[:end], minlength=n_keys, weights=None if wts is None else wts[:end])[:n_keys]
+            counts = np.bincount(
+                codes[:end], minlength=n_keys, weights=None if wts is None else wts[:end]
+            )[:n_keys]
             total = counts.sum()
             out[j] = counts / total if total > 0 else 0.0
     return out
@@ -265,7 +304,9 @@ def _share_codes(result: Result) -> tuple[list[str], np.ndarray, int, np.ndarray
     rec = result.records
     names = list(dict.fromkeys(w.worker_class for w in result.workers))
     of_worker = np.array([names.index(w.worker_class) for w in result.workers], dtype=np.int64)
-    by_class = of_worker[np.asarray(rec.worker, dtype=np.int64)] if rec.worker else np.zeros(0, np.int64)
+    by_class = (
+        of_worker[np.asarray(rec.worker, dtype=np.int64)] if rec.worker else np.zeros(0, np.int64)
+    )
     groups = np.asarray(rec.group, dtype=np.int64)
     n_groups = max(len(result.groups), int(groups.max()) + 1 if len(groups) else 0)
     return names, by_class, n_groups, groups
@@ -282,11 +323,19 @@ def bias_summary(result: Result) -> dict:
     worst = min(known) if known else (None, None)
     names, by_class, n_groups, groups = _share_codes(result)
     step = gradient_shares(by_class, len(names), rec.version, weights=rec.weight)[0]
-    return {"class_accuracy": final, "worst_class_accuracy": worst[0], "worst_class": worst[1],
-            "gradient_share_by_class": dict(zip(names, gradient_shares(by_class, len(names), rec.version)[0].tolist())),
-            "gradient_share_by_group": gradient_shares(groups, n_groups, rec.version)[0].tolist(),
-            "step_share_by_class": dict(zip(names, step.tolist())),
-            "step_share_by_group": gradient_shares(groups, n_groups, rec.version, weights=rec.weight)[0].tolist()}
+    return {
+        "class_accuracy": final,
+        "worst_class_accuracy": worst[0],
+        "worst_class": worst[1],
+        "gradient_share_by_class": dict(
+            zip(names, gradient_shares(by_class, len(names), rec.version)[0].tolist())
+        ),
+        "gradient_share_by_group": gradient_shares(groups, n_groups, rec.version)[0].tolist(),
+        "step_share_by_class": dict(zip(names, step.tolist())),
+        "step_share_by_group": gradient_shares(groups, n_groups, rec.version, weights=rec.weight)[
+            0
+        ].tolist(),
+    }
 
 
 def bias_rows(result: Result) -> tuple[list[str], list[list]]:
@@ -302,13 +351,27 @@ def bias_rows(result: Result) -> tuple[list[str], list[list]]:
     grp = gradient_shares(groups, n_groups, rec.version, upto)
     stp = gradient_shares(by_class, len(names), rec.version, upto, weights=rec.weight)
     n_labels = len(rec.class_accuracy[0]) if n else 0
-    header = (["update", "sim_time", "worst_class_accuracy"] + [f"accuracy_{c}" for c in range(n_labels)]
-              + [f"share_{name}" for name in names] + [f"share_group{g}" for g in range(n_groups)]
-              + [f"step_share_{name}" for name in names])
+    header = (
+        ["update", "sim_time", "worst_class_accuracy"]
+        + [f"accuracy_{c}" for c in range(n_labels)]
+        + [f"share_{name}" for name in names]
+        + [f"share_group{g}" for g in range(n_groups)]
+        + [f"step_share_{name}" for name in names]
+    )
     rows = []
     for j, (row, accs) in enumerate(zip(curve, rec.class_accuracy)):
         known = [a for a in accs if a is not None]
-        rows.append([row[0], row[1], min(known) if known else None, *accs, *cls[j].tolist(), *grp[j].tolist(), *stp[j].tolist()])
+        rows.append(
+            [
+                row[0],
+                row[1],
+                min(known) if known else None,
+                *accs,
+                *cls[j].tolist(),
+                *grp[j].tolist(),
+                *stp[j].tolist(),
+            ]
+        )
     return header, rows
 
 
@@ -336,13 +399,23 @@ def summarize(result: Result) -> dict:
         "staleness_per_update": staleness_stats(update_staleness(rec.staleness, rec.version)),
         "idle_pct": workers_idle_pct([vars(w) for w in result.workers]),
         "workers": [vars(w).copy() for w in result.workers],
-        "groups": [{"id": k, "members": list(m), "updates": group_stale[k][0],
-                    "mean_staleness": group_stale[k][1]} for k, m in enumerate(result.groups)],
+        "groups": [
+            {
+                "id": k,
+                "members": list(m),
+                "updates": group_stale[k][0],
+                "mean_staleness": group_stale[k][1],
+            }
+            for k, m in enumerate(result.groups)
+        ],
         "events": list(rec.events),
         **_target(result),
         **({"bias": bias_summary(result)} if result.records.class_accuracy else {}),
-        **({"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
-           if result.status == "diverged" and last else {}),
+        **(
+            {"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
+            if result.status == "diverged" and last
+            else {}
+        ),
         **result.extra,
         "wall_s": result.wall_s,
     }

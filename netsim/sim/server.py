@@ -1,4 +1,5 @@
 """The parameter server: model, version, and the actions a rule may take."""
+
 from __future__ import annotations
 
 import math
@@ -57,8 +58,17 @@ class ParameterServer:
     on_update : callable(ps) or None, called after every update (evaluation cadence).
     """
 
-    def __init__(self, env, w0: np.ndarray, rule: Rule, workers, recorder: Recorder, stop,
-                 max_updates: int = 0, on_update=None):
+    def __init__(
+        self,
+        env,
+        w0: np.ndarray,
+        rule: Rule,
+        workers,
+        recorder: Recorder,
+        stop,
+        max_updates: int = 0,
+        on_update=None,
+    ):
         self.env = env
         self.w = w0
         self.version = 0
@@ -102,7 +112,9 @@ class ParameterServer:
         if len(pushes) == 1:
             self._step_one(lr * pushes[0].grad, pushes[0], group, lr / self.rule.lr, owned=True)
             return
-        delta = mean_by_worker(pushes)  # a new array: scaled in place, the same numbers as lr * mean
+        delta = mean_by_worker(
+            pushes
+        )  # a new array: scaled in place, the same numbers as lr * mean
         delta *= lr
         self.step(delta, pushes, group, lr / self.rule.lr, owned=True)
 
@@ -118,8 +130,16 @@ class ParameterServer:
         else:
             self._plain_step(grad, push.worker, push.version, lr, group, self.env.now)
 
-    def apply_solo(self, worker: int, grad: np.ndarray, read: int, now: float, samples: int, lr: float,
-                   group: int) -> None:
+    def apply_solo(
+        self,
+        worker: int,
+        grad: np.ndarray,
+        read: int,
+        now: float,
+        samples: int,
+        lr: float,
+        group: int,
+    ) -> None:
         """``receive(Push(worker, grad, read, now, samples))`` at *now* (s, the current time)
         for a rule whose answer to it is ``apply_one(push, lr, group)`` and ``send((worker,))``
         (``Rule.solo_step``; ASGD), in one call: the same update, records and reply. Lean
@@ -134,14 +154,18 @@ class ParameterServer:
         if not st.down:
             st.released = True
 
-    def _plain_step(self, delta: np.ndarray, worker: int, read: int, lr: float, group: int, now: float) -> None:
+    def _plain_step(
+        self, delta: np.ndarray, worker: int, read: int, lr: float, group: int, now: float
+    ) -> None:
         """:meth:`_step_one` of an owned *delta* (``lr · grad``, a new array) from *worker*,
         which read version *read*, at *now* (s), with no optimizer and the run going on:
         the same update and records, inlined (ASGD pays this once per gradient)."""
         before = self.version
         previous = self.w
         finite = finite_sum(delta)
-        self.w = _subtract(previous, delta, delta) if delta.dtype is previous.dtype else previous - delta
+        self.w = (
+            _subtract(previous, delta, delta) if delta.dtype is previous.dtype else previous - delta
+        )
         self.version = version = before + 1
         self.group_updates[group] += 1
         self.group_gradients[group] += 1
@@ -152,8 +176,14 @@ class ParameterServer:
         if not finite or self.on_update is not None or self.max_updates:
             self._updated(finite, previous, version, now)
 
-    def step(self, delta: np.ndarray, pushes: list[Push], group: int, scale: float = 1.0,
-             owned: bool = False) -> None:
+    def step(
+        self,
+        delta: np.ndarray,
+        pushes: list[Push],
+        group: int,
+        scale: float = 1.0,
+        owned: bool = False,
+    ) -> None:
         """``w ← w − delta`` as one update crediting *pushes* (for rules with their own step).
 
         With a learning-rate schedule or momentum (the rule's ``update``), *delta* is
@@ -179,7 +209,9 @@ class ParameterServer:
         self.group_staleness[group] += sum(staleness)
         self._updated(finite, previous, before + 1, now)
 
-    def _step_one(self, delta: np.ndarray, push: Push, group: int, scale: float, owned: bool = False) -> None:
+    def _step_one(
+        self, delta: np.ndarray, push: Push, group: int, scale: float, owned: bool = False
+    ) -> None:
         """:meth:`step` crediting the single gradient *push* (the same update and records,
         without the per-list work: ASGD and most rules' steps are one push).
 
@@ -305,21 +337,28 @@ class ParameterServer:
             return None
         done = completed_blocks(self.env.now - job.start, job.duration, blocks)
         rows = job.rows()
-        lo, hi = block_rows(len(rows), blocks, first), block_rows(len(rows), blocks, max(done, first))
+        lo, hi = (
+            block_rows(len(rows), blocks, first),
+            block_rows(len(rows), blocks, max(done, first)),
+        )
         grad = job.gradient(rows[lo:hi]) if hi > lo else np.zeros_like(job.w)
         return Push(worker, grad, job.version, self.env.now, hi - lo), done
 
     def _not_lean(self, action: str) -> None:
         if self.lean:
-            raise RuntimeError(f"rule {self.rule.name} called {action} on lean workers: a rule that pre-empts, reads "
-                               "or collects a worker's iteration must set lean = False")
+            raise RuntimeError(
+                f"rule {self.rule.name} called {action} on lean workers: a rule that pre-empts, reads "
+                "or collects a worker's iteration must set lean = False"
+            )
 
     def call_later(self, delay: float, callback) -> None:
         """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
+
         def fire(_event):
             callback()
             if self.watch is not None:
                 self.watch()
+
         self.env.timeout(delay).callbacks.append(fire)
 
     def record_event(self, kind: str, **fields) -> None:

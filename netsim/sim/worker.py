@@ -1,4 +1,5 @@
 """A worker: pull the model, compute a minibatch gradient, push it; repeat."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,9 +23,25 @@ class WorkerState:
     starts waiting, idle, in the same instant). When ``spans``
     is a list, each finished phase is appended to it as (worker, phase, start, end).
     """
-    __slots__ = ("wid", "wake", "released", "process", "phase", "since",
-                 "spent", "pushed", "applied", "dropped", "slowdown", "job", "spans", "revive", "down",
-                 "crashes")
+
+    __slots__ = (
+        "wid",
+        "wake",
+        "released",
+        "process",
+        "phase",
+        "since",
+        "spent",
+        "pushed",
+        "applied",
+        "dropped",
+        "slowdown",
+        "job",
+        "spans",
+        "revive",
+        "down",
+        "crashes",
+    )
 
     def __init__(self, wid: int):
         self.wid = wid
@@ -84,6 +101,7 @@ class Job:
     start : float or None, simulated time (s) the computation began; None while pulling.
     duration : float, length (s) of the computation (0 while pulling).
     """
+
     __slots__ = ("w", "version", "start", "duration", "_source")
 
     def __init__(self, w, version, source: "MinibatchSource"):
@@ -110,6 +128,7 @@ class Job:
 class MinibatchSource:
     """What a worker computes from, fixed for the whole run: its batch sampler, the
     model's ``gradient(w, X, y)`` and the training arrays *X* (n, d) and *y* (n,)."""
+
     __slots__ = ("sampler", "gradient", "X", "y")
 
     def __init__(self, sampler, gradient, X, y):
@@ -148,7 +167,7 @@ class BatchSampler:
         never changes the sequence of minibatches.
         """
         self._refill()
-        return self.order[self.pos:self.pos + self.size]
+        return self.order[self.pos : self.pos + self.size]
 
     def next(self) -> np.ndarray:
         """Row indices of the next minibatch, ndarray (batch_size,)."""
@@ -171,11 +190,14 @@ class RowGather:
     is done with it when its gradient is computed; SimPy runs one worker at a time).
     Sparse *X* falls back to ``X[rows]``.
     """
+
     __slots__ = ("X", "buffers")
 
     def __init__(self, X):
         self.X = X
-        self.buffers: dict[int, np.ndarray] | None = {} if isinstance(X, np.ndarray) and X.ndim == 2 else None
+        self.buffers: dict[int, np.ndarray] | None = (
+            {} if isinstance(X, np.ndarray) and X.ndim == 2 else None
+        )
 
     def __call__(self, rows: np.ndarray):
         buffers = self.buffers
@@ -185,11 +207,25 @@ class RowGather:
         buf = buffers.get(n)
         if buf is None:
             buf = buffers[n] = np.empty((n, self.X.shape[1]), dtype=self.X.dtype)
-        return self.X.take(rows, 0, buf, "clip")  # axis 0 into buf, positional (cheaper than keywords)
+        return self.X.take(
+            rows, 0, buf, "clip"
+        )  # axis 0 into buf, positional (cheaper than keywords)
 
 
-def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: BatchSampler, draws,
-                   residual=None, gather: RowGather | None = None, late: bool = False):
+def worker_process(
+    env,
+    st: WorkerState,
+    ps,
+    comm,
+    gradient,
+    X,
+    y,
+    sampler: BatchSampler,
+    draws,
+    residual=None,
+    gather: RowGather | None = None,
+    late: bool = False,
+):
     """SimPy process of worker ``st.wid``.
 
     Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
@@ -217,13 +253,21 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
     timeout = env.timeout
     source = MinibatchSource(sampler, gradient, X, y)
     gather = gather or RowGather(X)
-    pull, push, receive, enter, next_draw = comm.pull, comm.push, ps.receive, st.enter, draws.__next__
+    pull, push, receive, enter, next_draw = (
+        comm.pull,
+        comm.push,
+        ps.receive,
+        st.enter,
+        draws.__next__,
+    )
     instant = comm.instant[wid]  # no transfer ever takes time: pull and push are skipped
     job = Job(None, 0, source)  # reused: the PS reads it only through st.job, at once
     size = sampler.size  # rows of every minibatch
     while True:
         try:
-            if st.down:  # crashed: wait, inside the try, so a crash at the instant of return is handled too
+            if (
+                st.down
+            ):  # crashed: wait, inside the try, so a crash at the instant of return is handled too
                 st.enter(DOWN, env.now)
                 st.revive = env.event()
                 yield st.revive
@@ -266,14 +310,19 @@ def worker_process(env, st: WorkerState, ps, comm, gradient, X, y, sampler: Batc
                     enter(COMM, env.now)
                     yield event
             now = env.now
-            receive(Push(wid, grad, version, now, size) if residual is None
-                    else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size))
+            receive(
+                Push(wid, grad, version, now, size)
+                if residual is None
+                else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size)
+            )
         except simpy.Interrupt as interrupt:
             st.job = None
             st.wake = None
             st.revive = None
             if interrupt.cause == "crash":
-                st.released = False  # a model sent before the crash is lost; the rule sends one on return
+                st.released = (
+                    False  # a model sent before the crash is lost; the rule sends one on return
+                )
             else:
                 st.released = True
             if not st.down:

@@ -5,6 +5,7 @@ error)`` as runs finish (in completion order): *value* is what ``fn`` returned,
 *error* the exception it raised (then *value* is None). ``fn`` must be a
 module-level function and the items picklable.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -41,7 +42,9 @@ def _die_with_parent(parent: int) -> None:
     (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread also polls the parent id."""
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+            ctypes.CDLL(None, use_errno=True).prctl(
+                1, int(signal.SIGKILL), 0, 0, 0
+            )  # 1 = PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass
     if os.getppid() != parent:  # the parent died before prctl took effect
@@ -52,6 +55,7 @@ def _die_with_parent(parent: int) -> None:
             time.sleep(0.5)
             if os.getppid() != parent:
                 os._exit(1)
+
     threading.Thread(target=watch, name="netsim-parent-watch", daemon=True).start()
 
 
@@ -69,9 +73,12 @@ def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
             except Exception as exc:  # reported per run; the sweep goes on
                 yield i, None, exc
         return
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(items)),
-                               mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_die_with_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(items)),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
     finished = False
     try:
         pending = {pool.submit(fn, item): i for i, item in enumerate(items)}
@@ -115,13 +122,17 @@ def connect(scheduler):
     try:
         from distributed import Client
     except ImportError:
-        raise ExecutorError("--scheduler needs the 'distributed' package: pip install 'netsim[dask]'") from None
+        raise ExecutorError(
+            "--scheduler needs the 'distributed' package: pip install 'netsim[dask]'"
+        ) from None
     if isinstance(scheduler, Client):
         return scheduler, False
     try:
         return Client(scheduler, timeout="10s", set_as_default=False), True
     except (OSError, TimeoutError, ValueError) as exc:
-        raise ExecutorError(f"--scheduler: cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None
+        raise ExecutorError(
+            f"--scheduler: cannot reach a Dask scheduler at {scheduler!r}: {exc}"
+        ) from None
 
 
 def dask_results(fn: Callable, items: list, client) -> Iterator[Outcome]:
@@ -132,8 +143,12 @@ def dask_results(fn: Callable, items: list, client) -> Iterator[Outcome]:
     file system needs to be shared.
     """
     from distributed import as_completed
+
     token = uuid.uuid4().hex[:12]
-    futures = {client.submit(fn, item, key=f"netsim-run-{token}-{i}", pure=False): i for i, item in enumerate(items)}
+    futures = {
+        client.submit(fn, item, key=f"netsim-run-{token}-{i}", pure=False): i
+        for i, item in enumerate(items)
+    }
     try:
         for future in as_completed(futures, loop=client.loop):
             i = futures[future]

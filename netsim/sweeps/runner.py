@@ -7,6 +7,7 @@ and 95 % CI per point, seeds pooled). A point's folder appears only once its
 run has finished (written aside, then renamed), so ``--resume`` skips every
 folder holding a ``summary.json``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,11 +22,11 @@ from pathlib import Path
 
 from ..config.grid import (
     KEY_ALIASES,
+    MAX_RUNS,
     SEED_KEY,
     Axis,
     expand,
     parse_axis,
-    MAX_RUNS,
     seed_axis,
     toml_value,
 )
@@ -39,7 +40,17 @@ from ..tuning.race import decide
 from ..workload.datasets import DataNotFoundError
 from .executors import connect, dask_results, default_workers, local_results
 
-__all__ = ["Plan", "Task", "SweepOutcome", "SweepError", "SweepFailed", "plan_sweep", "run_sweep", "run_task", "to_axes"]
+__all__ = [
+    "Plan",
+    "Task",
+    "SweepOutcome",
+    "SweepError",
+    "SweepFailed",
+    "plan_sweep",
+    "run_sweep",
+    "run_task",
+    "to_axes",
+]
 
 
 class SweepError(ValueError):
@@ -53,6 +64,7 @@ class SweepFailed(SweepError):
 @dataclass(frozen=True)
 class Task:
     """One run of the sweep: its folder name, swept values and validated scenario."""
+
     folder: str
     values: dict
     scenario: Scenario
@@ -61,6 +73,7 @@ class Task:
 @dataclass(frozen=True)
 class Plan:
     """A validated sweep: every point's scenario was loaded before anything runs."""
+
     scenario_path: str
     name: str
     sets: tuple
@@ -75,16 +88,22 @@ class Plan:
 
     def record(self) -> dict:
         """The content of ``sweep.json``."""
-        return {"scenario": self.scenario_path, "scenario_sha256": self.sha256, "name": self.name,
-                "sets": list(self.sets), "data_dir": self.data_dir,
-                "axes": [{"key": a.key, "values": list(a.values)} for a in self.axes],
-                "points": [{"folder": t.folder, "values": t.values} for t in self.tasks]}
+        return {
+            "scenario": self.scenario_path,
+            "scenario_sha256": self.sha256,
+            "name": self.name,
+            "sets": list(self.sets),
+            "data_dir": self.data_dir,
+            "axes": [{"key": a.key, "values": list(a.values)} for a in self.axes],
+            "points": [{"folder": t.folder, "values": t.values} for t in self.tasks],
+        }
 
 
 @dataclass
 class SweepOutcome:
     """What :func:`run_sweep` did: runs *executed* now, *skipped* (already finished),
     *failures* ``[(folder, message)]``, and the sweep.csv *rows* and mean/CI *table*."""
+
     out: Path
     plan: Plan
     executed: int = 0
@@ -99,14 +118,27 @@ def to_axes(grid) -> list[Axis]:
     if isinstance(grid, dict):
         axes = []
         for key, values in grid.items():
-            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") or not len(values):
-                raise ScenarioError(f"grid {key}", f"expected a non-empty list of values, got {values!r}")
+            if (
+                isinstance(values, (str, bytes))
+                or not hasattr(values, "__iter__")
+                or not len(values)
+            ):
+                raise ScenarioError(
+                    f"grid {key}", f"expected a non-empty list of values, got {values!r}"
+                )
             axes.append(Axis(KEY_ALIASES.get(key, key), tuple(values)))
         return axes
     return [g if isinstance(g, Axis) else parse_axis(g) for g in grid]
 
 
-def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, sets=(), data_dir: str | None = None) -> Plan:
+def plan_sweep(
+    scenario: Scenario | str | os.PathLike,
+    grid,
+    *,
+    seeds: int = 1,
+    sets=(),
+    data_dir: str | None = None,
+) -> Plan:
     """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
 
     ``seeds`` > 1 adds a last axis ``run.seed`` = s, s+1, ... from the scenario's
@@ -127,7 +159,9 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
     axes = to_axes(grid)
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:
-            raise ScenarioError("--seeds", f"{SEED_KEY} is already swept by --grid; drop --seeds", str(path))
+            raise ScenarioError(
+                "--seeds", f"{SEED_KEY} is already swept by --grid; drop --seeds", str(path)
+            )
         axes.append(seed_axis(base.run.seed, seeds))
     points = expand(axes)
     width = max(3, len(str(len(points) - 1)))
@@ -148,8 +182,15 @@ def plan_sweep(scenario: Scenario | str | os.PathLike, grid, *, seeds: int = 1, 
                 exc.message = f"{exc.message} {_at(point)}"
             raise
     sha = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
-    return Plan(str(path.resolve()), base.name, sets, str(Path(data_dir).resolve()) if data_dir else None,
-                tuple(axes), tuple(tasks), sha)
+    return Plan(
+        str(path.resolve()),
+        base.name,
+        sets,
+        str(Path(data_dir).resolve()) if data_dir else None,
+        tuple(axes),
+        tuple(tasks),
+        sha,
+    )
 
 
 def _at(point) -> str:
@@ -164,7 +205,12 @@ def run_task(scenario: Scenario) -> dict[str, bytes]:
     prepared = prepare(scenario)
     result = simulate(scenario, prepared=prepared, decide=decide)
     with tempfile.TemporaryDirectory(prefix="netsim-") as tmp:
-        write_run(result, tmp, scenario=scenario, meta=run_meta(scenario, prepared.dataset.source, started, result.label))
+        write_run(
+            result,
+            tmp,
+            scenario=scenario,
+            meta=run_meta(scenario, prepared.dataset.source, started, result.label),
+        )
         files = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.name != LOCK}
     size = data_bytes(prepared.dataset)
     del prepared, result
@@ -176,7 +222,9 @@ def _store(out: Path, folder: str, files: dict[str, bytes]) -> None:
     try:
         _place(out, folder, files)
     except OSError as exc:
-        raise OutputError(f"{out / folder}: cannot write: {exc.strerror or exc}; finished points are kept") from None
+        raise OutputError(
+            f"{out / folder}: cannot write: {exc.strerror or exc}; finished points are kept"
+        ) from None
 
 
 def _place(out: Path, folder: str, files: dict[str, bytes]) -> None:
@@ -195,9 +243,17 @@ def finished(folder: Path) -> bool:
     return (folder / "summary.json").is_file()
 
 
-def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None, scheduler=None,
-              resume: bool = False, on_done: Callable | None = None, overwrite: bool = False,
-              on_start: Callable | None = None) -> SweepOutcome:
+def run_sweep(
+    plan: Plan,
+    out: str | os.PathLike,
+    *,
+    workers: int | None = None,
+    scheduler=None,
+    resume: bool = False,
+    on_done: Callable | None = None,
+    overwrite: bool = False,
+    on_start: Callable | None = None,
+) -> SweepOutcome:
     """Run every point of *plan* into *out* and write sweep.csv and sweep_summary.csv.
 
     Runs execute locally in *workers* processes (default: the usable CPUs; 1 =
@@ -211,7 +267,9 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
     process writing there, or results there without *resume* or *overwrite*, raise
     OutputError; *resume* reuses only a folder holding a sweep (its ``sweep.json``).
     """
-    resumable = resume and (Path(out) / "sweep.json").is_file()  # a sweep's folder, not a run's or a compare's
+    resumable = (
+        resume and (Path(out) / "sweep.json").is_file()
+    )  # a sweep's folder, not a run's or a compare's
     held = claim(out, overwrite=overwrite and not resume, reuse=resumable)
     try:
         client, own = connect(scheduler) if scheduler is not None else (None, False)
@@ -227,9 +285,15 @@ def run_sweep(plan: Plan, out: str | os.PathLike, *, workers: int | None = None,
 def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start) -> SweepOutcome:
     out.mkdir(parents=True, exist_ok=True)
     record = json.loads(json.dumps(plan.record(), default=str))
-    if resume and (out / "sweep.json").is_file() and json.loads((out / "sweep.json").read_text()) != record:
-        raise SweepError(f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
-                         f"drop --resume to start over or choose another --out")
+    if (
+        resume
+        and (out / "sweep.json").is_file()
+        and json.loads((out / "sweep.json").read_text()) != record
+    ):
+        raise SweepError(
+            f"{out}/sweep.json holds another sweep (scenario, --set or --grid differ); "
+            f"drop --resume to start over or choose another --out"
+        )
     write_atomic(out / "sweep.json", strict_json(record, indent=2, default=str) + "\n")
     if on_start is not None:
         on_start()
@@ -249,16 +313,24 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start
         else:
             outcome.failures.append((task.folder, f"{type(error).__name__}: {error}"))
         if on_done is not None:
-            on_done(outcome.skipped + outcome.executed + len(outcome.failures), len(plan.tasks),
-                    task.folder, summary, error)
+            on_done(
+                outcome.skipped + outcome.executed + len(outcome.failures),
+                len(plan.tasks),
+                task.folder,
+                summary,
+                error,
+            )
     outcome.rows, outcome.table = write_tables(plan, out)
     return outcome
 
 
 def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
     """sweep.csv (finished runs in grid order) and sweep_summary.csv (per point, seeds pooled)."""
-    points = [(t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
-              for t in plan.tasks if finished(out / t.folder)]
+    points = [
+        (t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
+        for t in plan.tasks
+        if finished(out / t.folder)
+    ]
     rows = sweep_rows(points)
     table = mean_ci(rows, [k for k in plan.keys if k != SEED_KEY])
     write_atomic(out / "sweep.csv", to_csv(rows))

@@ -1,5 +1,6 @@
 """The grouping decision without emulation: measure, cluster and rank candidate groupings
 by the advisor's closed form (``netsim group --quick``)."""
+
 from __future__ import annotations
 
 from ..config.scenario import Scenario
@@ -30,11 +31,18 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     seed = scenario.run.seed
     auto = rule.choose(m.iteration, seed, "silhouette")
     chosen = auto if spec.method in ("hand", "auto", "race") else rule.choose(m.iteration, seed)
-    candidates = dict(candidate_groupings(m.iteration, hand=rule.groups, k_max=spec.k_max, seed=seed))
+    candidates = dict(
+        candidate_groupings(m.iteration, hand=rule.groups, k_max=spec.k_max, seed=seed)
+    )
     candidates["silhouette"] = auto.groups
     lr_sync = scenario.rules["ssgd"].lr if "ssgd" in scenario.rules else rule.lr
-    return {"measurement": m, "grouping": chosen, "silhouette": auto, "lr_sync": lr_sync,
-            "ranking": rank(merge_same(candidates), m.iteration, lr_sync=lr_sync, seed=seed)}
+    return {
+        "measurement": m,
+        "grouping": chosen,
+        "silhouette": auto,
+        "lr_sync": lr_sync,
+        "ranking": rank(merge_same(candidates), m.iteration, lr_sync=lr_sync, seed=seed),
+    }
 
 
 def merge_same(candidates: dict) -> dict:

@@ -24,6 +24,7 @@ Model, from measured per-iteration times T_i (s) of each worker:
 α = 0 was chosen on the grouping-regret benchmark's suites 2–5 (from 0, 0.25, 0.5, 0.75,
 1) and checked on suite 6; the figures, against the race, are in docs/GROUPING.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ __all__ = ["Prediction", "predict", "rank", "ALPHA"]
 class Prediction:
     """Predicted behaviour of one grouping: rates (1/s), staleness (versions), progress
     (fresh synchronous steps/s) and the step ``lr`` it would run at."""
+
     name: str
     groups: tuple
     group_rates: tuple
@@ -47,16 +49,31 @@ class Prediction:
     lr: float = 1.0
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "k": len(self.groups), "update_rate": self.update_rate,
-                "mean_staleness": self.mean_staleness, "progress": self.progress, "lr": self.lr,
-                "group_rates": list(self.group_rates), "group_staleness": list(self.group_staleness)}
+        return {
+            "name": self.name,
+            "k": len(self.groups),
+            "update_rate": self.update_rate,
+            "mean_staleness": self.mean_staleness,
+            "progress": self.progress,
+            "lr": self.lr,
+            "group_rates": list(self.group_rates),
+            "group_staleness": list(self.group_staleness),
+        }
 
 
 ALPHA = 0.0
 
 
-def predict(name: str, groups, times: np.ndarray, *, lr_sync: float = 1.0, alpha: float = ALPHA,
-            samples: int = 4000, rng: np.random.Generator | None = None) -> Prediction:
+def predict(
+    name: str,
+    groups,
+    times: np.ndarray,
+    *,
+    lr_sync: float = 1.0,
+    alpha: float = ALPHA,
+    samples: int = 4000,
+    rng: np.random.Generator | None = None,
+) -> Prediction:
     """Predict rates, staleness and progress of *groups* from *times* (n_workers, n_rounds),
     seconds; *lr_sync* is the step of a fresh synchronous update (η_sync)."""
     rng = rng if rng is not None else np.random.default_rng(0)
@@ -68,16 +85,32 @@ def predict(name: str, groups, times: np.ndarray, *, lr_sync: float = 1.0, alpha
     total = float(rates.sum())
     stale = (total - rates) / rates
     sizes = np.asarray([len(g) for g in groups], float)
-    progress = float((rates * sizes ** alpha / (1.0 + stale)).sum())
+    progress = float((rates * sizes**alpha / (1.0 + stale)).sum())
     mean_stale = float((rates * stale).sum() / total)
-    return Prediction(name, tuple(tuple(g) for g in groups), tuple(rates.tolist()), tuple(stale.tolist()),
-                      total, mean_stale, progress, lr_sync / (1.0 + mean_stale))
+    return Prediction(
+        name,
+        tuple(tuple(g) for g in groups),
+        tuple(rates.tolist()),
+        tuple(stale.tolist()),
+        total,
+        mean_stale,
+        progress,
+        lr_sync / (1.0 + mean_stale),
+    )
 
 
-def rank(candidates: dict, times: np.ndarray, *, lr_sync: float = 1.0, alpha: float = ALPHA,
-         seed: int = 0) -> list[Prediction]:
+def rank(
+    candidates: dict,
+    times: np.ndarray,
+    *,
+    lr_sync: float = 1.0,
+    alpha: float = ALPHA,
+    seed: int = 0,
+) -> list[Prediction]:
     """Predictions for ``{name: groups}``, best first: largest progress rate (to 12
     significant digits), then fewer groups, then name."""
-    preds = [predict(name, groups, times, lr_sync=lr_sync, alpha=alpha, rng=np.random.default_rng(seed))
-             for name, groups in candidates.items()]
+    preds = [
+        predict(name, groups, times, lr_sync=lr_sync, alpha=alpha, rng=np.random.default_rng(seed))
+        for name, groups in candidates.items()
+    ]
     return sorted(preds, key=lambda p: (-float(f"{p.progress:.12g}"), len(p.groups), p.name))

@@ -5,11 +5,12 @@ one group (SSGD), singletons (ASGD), the scenario's hand groups, ``kmeans:K`` an
 ``equal:K`` for K = 2 .. min(k_max, P − 1). Identical partitions are kept once,
 under the first name in that order.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..grouping.clustering import equal_groups, features, kmeans_groups, _ordered
+from ..grouping.clustering import _ordered, equal_groups, features, kmeans_groups
 
 __all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical"]
 
@@ -22,7 +23,9 @@ def canonical(groups) -> tuple:
     return tuple(sorted(tuple(sorted(int(i) for i in g)) for g in groups))
 
 
-def candidate_groupings(times: np.ndarray, *, hand=None, k_max: int = 8, seed: int = 0) -> dict[str, tuple]:
+def candidate_groupings(
+    times: np.ndarray, *, hand=None, k_max: int = 8, seed: int = 0
+) -> dict[str, tuple]:
     """``{name: groups}`` of the candidate partitions of the workers, fastest group first.
 
     Parameters

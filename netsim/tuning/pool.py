@@ -17,6 +17,7 @@ e.g. in pilots that regroup) is not: a child would wait forever for the parent's
 threads. So a child runs with every native thread pool limited to one thread
 (threadpoolctl), where OpenMP uses none. Elsewhere the pool runs everything here.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -48,15 +49,20 @@ def usable_jobs(jobs: int | None) -> int:
         jobs = usable_cpus()
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs!r}")
-    if jobs > 1 and not (sys.platform.startswith("linux") and threading.active_count() == 1
-                         and not multiprocessing.current_process().daemon):
+    if jobs > 1 and not (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and not multiprocessing.current_process().daemon
+    ):
         return 1
     return jobs
 
 
 def _serve(conn, work: Callable) -> None:
     """A child's loop: run each batch received, send back the outcomes (or the error)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it ends the children
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C is the parent's to handle; it ends the children
     threadpool_limits(1)  # no OpenMP team in a forked child (see the module docstring)
     try:
         while (batch := conn.recv()) is not None:
@@ -104,7 +110,9 @@ class StickyPool:
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")
-        with warnings.catch_warnings():  # Python >= 3.12 warns of native (BLAS) threads at fork; see module doc
+        with (
+            warnings.catch_warnings()
+        ):  # Python >= 3.12 warns of native (BLAS) threads at fork; see module doc
             warnings.simplefilter("ignore", DeprecationWarning)
             for _ in range(self.jobs - 1):
                 parent, child = ctx.Pipe()
@@ -114,8 +122,12 @@ class StickyPool:
                 self._conns.append(parent)
                 self._procs.append(proc)
 
-    def assign(self, keys: Sequence[Hashable | None], costs: Sequence[float],
-               moved: Sequence[float] | None = None) -> list[int]:
+    def assign(
+        self,
+        keys: Sequence[Hashable | None],
+        costs: Sequence[float],
+        moved: Sequence[float] | None = None,
+    ) -> list[int]:
         """The process (0 = this one) each task runs in.
 
         A task whose key has an owner goes there; the others go longest first to the least
@@ -131,7 +143,9 @@ class StickyPool:
             if key is not None and key in self.owner:
                 where[j], fixed[j] = self.owner[key], True
                 loads[where[j]] += costs[j]
-        for j in sorted((j for j in range(len(keys)) if where[j] < 0), key=lambda j: (-costs[j], j)):
+        for j in sorted(
+            (j for j in range(len(keys)) if where[j] < 0), key=lambda j: (-costs[j], j)
+        ):
             key = keys[j]
             if key is not None and key in self.owner:  # a second task of a key placed in this batch
                 where[j] = self.owner[key]
@@ -157,8 +171,13 @@ class StickyPool:
             fixed[best] = False  # moved once per batch
         return where
 
-    def run(self, tasks: Sequence, keys: Sequence[Hashable | None], costs: Sequence[float],
-            moved: Sequence[float] | None = None) -> list:
+    def run(
+        self,
+        tasks: Sequence,
+        keys: Sequence[Hashable | None],
+        costs: Sequence[float],
+        moved: Sequence[float] | None = None,
+    ) -> list:
         """Outcomes of ``work(task)`` for every task, in task order.
 
         *keys*: per task, the key of the state it needs (None: any process); *costs*: per

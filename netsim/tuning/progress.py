@@ -7,6 +7,7 @@ times this gives, per group k, the mean round time R_k (s), the update rate
 λ_k = 1 / R_k (updates/s), and the staleness τ_k = R_k · Σ_{j≠k} λ_j (updates).
 See docs/GROUPING.md for how the recommender uses them.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ __all__ = ["GroupTiming", "group_timing", "alike", "prune_alike"]
 class GroupTiming:
     """Per-group round time ``round_s`` (K,) s, ``rate`` (K,) updates/s, ``size`` (K,)
     workers and ``staleness`` (K,) updates; totals over the groups."""
+
     round_s: np.ndarray
     rate: np.ndarray
     size: np.ndarray
@@ -83,8 +85,11 @@ def alike(a: GroupTiming, b: GroupTiming, tol: float) -> bool:
     >>> alike(group_timing(t, [[0, 1], [2, 3]]), group_timing(t, [[0], [1], [2], [3]]), 0.1)
     False
     """
-    pairs = ((a.updates_per_s, b.updates_per_s), (1 + a.mean_staleness, 1 + b.mean_staleness),
-             (a.mean_size, b.mean_size))
+    pairs = (
+        (a.updates_per_s, b.updates_per_s),
+        (1 + a.mean_staleness, 1 + b.mean_staleness),
+        (a.mean_size, b.mean_size),
+    )
     return all(abs(math.log(x / y)) <= tol for x, y in pairs)
 
 

@@ -31,6 +31,7 @@ from the pilot's last half with a straight line in (log t, loss) (interval:
 ± 2 standard errors of the slope); and the cost of its pilot in simulated and
 wall seconds.
 """
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,20 @@ from .candidates import candidate_groupings
 from .pool import StickyPool, usable_cpus
 from .progress import GroupTiming, group_timing, prune_alike
 
-__all__ = ["Pilot", "Recommendation", "RecommendError", "recommend", "verify", "lr_grid", "rung_fractions",
-           "edge_steps", "smoothed", "time_to_loss", "mean_curve", "mean_time_to_target"]
+__all__ = [
+    "Pilot",
+    "Recommendation",
+    "RecommendError",
+    "recommend",
+    "verify",
+    "lr_grid",
+    "rung_fractions",
+    "edge_steps",
+    "smoothed",
+    "time_to_loss",
+    "mean_curve",
+    "mean_time_to_target",
+]
 
 
 TIE = 0.01
@@ -74,6 +87,7 @@ class Pilot:
     its replicates); ``timing``: the grouping's update rate and staleness from the
     measured iteration times (:mod:`netsim.tuning.progress`).
     """
+
     name: str
     groups: tuple
     lr: float
@@ -101,17 +115,35 @@ class Pilot:
     def as_dict(self) -> dict:
         def num(x):
             return None if not math.isfinite(x) else float(x)
-        return {"name": self.name, "lr": self.lr, "k": len(self.groups), "groups": [list(g) for g in self.groups],
-                "rung": self.rung, "pilot_sim_s": self.sim_s, "pilot_wall_s": self.wall_s, "status": self.status,
-                "loss": num(self.loss), "predicted_time_to_target_s": num(self.predicted),
-                "interval_s": [num(self.low), num(self.high)], "how": self.how,
-                **({"updates_per_s": self.timing.updates_per_s, "mean_staleness": self.timing.mean_staleness}
-                   if self.timing is not None else {})}
+
+        return {
+            "name": self.name,
+            "lr": self.lr,
+            "k": len(self.groups),
+            "groups": [list(g) for g in self.groups],
+            "rung": self.rung,
+            "pilot_sim_s": self.sim_s,
+            "pilot_wall_s": self.wall_s,
+            "status": self.status,
+            "loss": num(self.loss),
+            "predicted_time_to_target_s": num(self.predicted),
+            "interval_s": [num(self.low), num(self.high)],
+            "how": self.how,
+            **(
+                {
+                    "updates_per_s": self.timing.updates_per_s,
+                    "mean_staleness": self.timing.mean_staleness,
+                }
+                if self.timing is not None
+                else {}
+            ),
+        }
 
 
 @dataclass
 class Recommendation:
     """The recommended grouping and η, the target, and every candidate's evidence."""
+
     name: str
     groups: tuple
     lr: float
@@ -125,7 +157,9 @@ class Recommendation:
     wall_s: float
     horizon: float
     verified: list = field(default_factory=list)
-    pruned: dict = field(default_factory=dict)  # grouping not raced -> the alike grouping raced for it
+    pruned: dict = field(
+        default_factory=dict
+    )  # grouping not raced -> the alike grouping raced for it
     unseen: list = field(default_factory=list)
     """The scenario's timed events (``[[events]]`` as dicts) at or after the last rung: the race did not see them."""
 
@@ -135,18 +169,30 @@ class Recommendation:
 
     def ranking(self) -> list[Pilot]:
         """Pilots best first: by predicted time to target, then rung, then loss."""
-        return sorted(self.pilots, key=lambda p: (p is not self.pick, -p.rung, p.predicted, _score(p), p.label))
+        return sorted(
+            self.pilots,
+            key=lambda p: (p is not self.pick, -p.rung, p.predicted, _score(p), p.label),
+        )
 
     def as_dict(self) -> dict:
         """The ``grouping`` record of summary.json: the pick, its η and the evidence."""
-        return {"method": "race", "recommended": self.name, "k": len(self.groups), "lr": self.lr,
-                "members": [list(g) for g in self.groups], "target_loss": self.target,
-                "target_source": self.target_source, "reason": self.reason,
-                "rungs_s": list(self.rungs), "cost_sim_s": self.sim_s, "cost_wall_s": self.wall_s,
-                "candidates": [p.as_dict() for p in self.ranking()],
-                **({"not_raced_alike": dict(self.pruned)} if self.pruned else {}),
-                **({"events_after_race": self.unseen} if self.unseen else {}),
-                **({"verified": self.verified} if self.verified else {})}
+        return {
+            "method": "race",
+            "recommended": self.name,
+            "k": len(self.groups),
+            "lr": self.lr,
+            "members": [list(g) for g in self.groups],
+            "target_loss": self.target,
+            "target_source": self.target_source,
+            "reason": self.reason,
+            "rungs_s": list(self.rungs),
+            "cost_sim_s": self.sim_s,
+            "cost_wall_s": self.wall_s,
+            "candidates": [p.as_dict() for p in self.ranking()],
+            **({"not_raced_alike": dict(self.pruned)} if self.pruned else {}),
+            **({"events_after_race": self.unseen} if self.unseen else {}),
+            **({"verified": self.verified} if self.verified else {}),
+        }
 
 
 def lr_grid(base: float, points: int = 5, ratio: float = 3.0) -> tuple[float, ...]:
@@ -159,7 +205,9 @@ def lr_grid(base: float, points: int = 5, ratio: float = 3.0) -> tuple[float, ..
     return tuple(float(base * ratio ** (i - half)) for i in range(points))
 
 
-def rung_fractions(n_candidates: int, factor: float = 3.0, first: float = 1 / 27, last: float = 1.0) -> list[float]:
+def rung_fractions(
+    n_candidates: int, factor: float = 3.0, first: float = 1 / 27, last: float = 1.0
+) -> list[float]:
     """Rung horizons as fractions of the full horizon: *first*, ×*factor*, ..., *last*.
 
     >>> rung_fractions(50)
@@ -195,6 +243,7 @@ def _pilot_rule(scenario, groups, lr, rule=None):
     """A GSGD rule with fixed *groups* and step *lr*, keeping *rule*'s (default: the
     scenario's) GSGD options."""
     from ..rules.gsgd import GSGD, GroupingSpec
+
     base = rule if rule is not None else scenario.rules.get("gsgd")
     spec = replace(base.grouping, method="hand") if hasattr(base, "grouping") else GroupingSpec()
     return GSGD(lr, [list(g) for g in groups], spec)
@@ -206,11 +255,27 @@ def base_lr(scenario) -> float:
     return float(rule.lr)
 
 
-def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measurement | None = None,
-              candidates: dict | None = None, lrs=None, factor: float = 3.0, first: float = 1 / 27,
-              last: float = 1 / 2, finalists: int = 2, replicates: int = 2, budget_s: float | None = None,
-              eval_rows: int = 2000, target: float | None = None, rule=None, alike: float = 0.0,
-              jobs: int | None = None, on_rung=None, widen: int = 3) -> Recommendation:
+def recommend(
+    scenario,
+    prepared: Prepared | None = None,
+    *,
+    measurement: Measurement | None = None,
+    candidates: dict | None = None,
+    lrs=None,
+    factor: float = 3.0,
+    first: float = 1 / 27,
+    last: float = 1 / 2,
+    finalists: int = 2,
+    replicates: int = 2,
+    budget_s: float | None = None,
+    eval_rows: int = 2000,
+    target: float | None = None,
+    rule=None,
+    alike: float = 0.0,
+    jobs: int | None = None,
+    on_rung=None,
+    widen: int = 3,
+) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations.
 
     Parameters
@@ -264,37 +329,76 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     rule = rule if rule is not None else scenario.rules.get("gsgd")
     spec = rule.grouping if rule is not None and hasattr(rule, "grouping") else None
     if measurement is None and candidates is None:
-        measurement = measure(scenario, prepared.w0.size, spec.probe_rounds if spec else 5, Streams(seed))
+        measurement = measure(
+            scenario, prepared.w0.size, spec.probe_rounds if spec else 5, Streams(seed)
+        )
     if candidates is None:
-        candidates = candidate_groupings(measurement.iteration, hand=rule.groups if spec else None,
-                                         k_max=spec.k_max if spec else 8, seed=seed)
+        candidates = candidate_groupings(
+            measurement.iteration,
+            hand=rule.groups if spec else None,
+            k_max=spec.k_max if spec else 8,
+            seed=seed,
+        )
     if not candidates:
         raise RecommendError("the candidate set is empty: no grouping to recommend")
     widen = widen if lrs is None and budget_s is None else 0  # a grid or a budget given is kept to
-    lrs = _validate_lrs(lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs)
+    lrs = _validate_lrs(
+        lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs
+    )
     ratio = lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
     if not (factor > 1 and 0 < first <= last <= 1):
-        raise RecommendError(f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}")
+        raise RecommendError(
+            f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}"
+        )
     if replicates < 1:
         raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
     _check_jobs(jobs)
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
-    timings = {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()} \
-        if measurement is not None else {}
+    timings = (
+        {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()}
+        if measurement is not None
+        else {}
+    )
     pruned = prune_alike(timings, alike)
-    pilots = [Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
-              for name, groups in candidates.items() if name not in pruned for lr in lrs]
+    pilots = [
+        Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
+        for name, groups in candidates.items()
+        if name not in pruned
+        for lr in lrs
+    ]
     fractions = rung_fractions(len(pilots), factor, first, last)
-    slowest = float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
-    horizons = _fit_budget([f * H for f in fractions], len(pilots), factor, finalists, budget_s, 2 * slowest,
-                           replicates)
+    slowest = (
+        float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
+    )
+    horizons = _fit_budget(
+        [f * H for f in fractions],
+        len(pilots),
+        factor,
+        finalists,
+        budget_s,
+        2 * slowest,
+        replicates,
+    )
     eval_every = min(horizons[0] / 8, H / 100)
-    pilot_sc = replace(scenario, run=replace(scenario.run, eval_every=eval_every, eval_every_updates=0,
-                                             timeline_until=0.0, target_loss=0.0))
-    rows = np.sort(np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows])
-    eval_set = (_compact(prepared.dataset.X_train[rows]), prepared.dataset.y_train[rows])  # gathered once for all pilots
+    pilot_sc = replace(
+        scenario,
+        run=replace(
+            scenario.run,
+            eval_every=eval_every,
+            eval_every_updates=0,
+            timeline_until=0.0,
+            target_loss=0.0,
+        ),
+    )
+    rows = np.sort(
+        np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows]
+    )
+    eval_set = (
+        _compact(prepared.dataset.X_train[rows]),
+        prepared.dataset.y_train[rows],
+    )  # gathered once for all pilots
     H_run = horizons[-1]
     sims: dict[int, tuple[Simulation, int]] = {}
     """This process's pilots (a forked child keeps its own): pilot → (its paused run, rungs passed)."""
@@ -305,11 +409,16 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         p = pilots[i]
         if p.sim_s > 0 and p.wall_s > 0:
             return p.wall_s / p.sim_s
-        return 1e-4 * (1.0 + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0))
+        return 1e-4 * (
+            1.0
+            + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0)
+        )
 
     def pilot_run(sc, groups, lr) -> Simulation:
         """A run of scenario *sc* with *groups* and η *lr*, its loss on the fixed evaluation rows."""
-        return Simulation(sc, "gsgd", prepared, rule=_pilot_rule(scenario, groups, lr, rule), eval_set=eval_set)
+        return Simulation(
+            sc, "gsgd", prepared, rule=_pilot_rule(scenario, groups, lr, rule), eval_set=eval_set
+        )
 
     def work(task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
@@ -317,14 +426,18 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         groups and η: a child forked before a pilot was added does not know it."""
         kind, i, arg, (groups, lr) = task
         if kind == "replicate":
-            rep_sc = replace(pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run))
+            rep_sc = replace(
+                pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run)
+            )
             sim = pilot_run(rep_sc, groups, lr)
             w0 = time.perf_counter()
             res = sim.run()
             return res.sim_time, time.perf_counter() - w0, _losses(res.curve), res.status != "ok"
         *before, until = arg  # the rung horizons so far (s): this rung's last
         sim, passed = sims.get(i, (None, -1))
-        if passed != len(before):  # new here, or moved here from another process: replay the rungs before
+        if passed != len(
+            before
+        ):  # new here, or moved here from another process: replay the rungs before
             sim = pilot_run(pilot_sc, groups, lr)
             sim.begin()
             for h in before:
@@ -332,7 +445,12 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         t0, w0 = sim.env.now, time.perf_counter()
         _to_rung(sim, until)
         sims[i] = sim, len(before) + 1
-        return sim.env.now - t0, time.perf_counter() - w0, _losses(sim.recorder.curve), bool(sim.ps.diverged)
+        return (
+            sim.env.now - t0,
+            time.perf_counter() - w0,
+            _losses(sim.recorder.curve),
+            bool(sim.ps.diverged),
+        )
 
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
@@ -341,14 +459,22 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
     def run_batch(pool, r: int, ids: list, replicate: bool) -> None:
         """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
         h = horizons[r]
-        tasks = [("advance", i, tuple(horizons[:r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids]
+        tasks = [
+            ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids
+        ]
         if replicate:  # the replicates do not depend on the last rung: one batch
-            tasks += [("replicate", i, rep, (pilots[i].groups, pilots[i].lr)) for i in ids
-                      for rep in range(1, replicates)]
+            tasks += [
+                ("replicate", i, rep, (pilots[i].groups, pilots[i].lr))
+                for i in ids
+                for rep in range(1, replicates)
+            ]
         start = horizons[r - 1] if r else 0.0
-        outcomes = pool.run(tasks, [i if kind == "advance" else None for kind, i, _, _ in tasks],
-                            [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _, _ in tasks],
-                            [per_s(i) * h for _, i, _, _ in tasks])
+        outcomes = pool.run(
+            tasks,
+            [i if kind == "advance" else None for kind, i, _, _ in tasks],
+            [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _, _ in tasks],
+            [per_s(i) * h for _, i, _, _ in tasks],
+        )
         for (kind, i, _, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
             p = pilots[i]
             p.sim_s += sim_s
@@ -367,7 +493,9 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
             run_batch(pool, r, alive, last)
-            keep = max(finalists, math.ceil(len(alive) / factor))  # pilots added below compete for these places
+            keep = max(
+                finalists, math.ceil(len(alive) / factor)
+            )  # pilots added below compete for these places
             for _ in range(widen if r == 0 and not last else 0):
                 steps = edge_steps([pilots[i] for i in alive], ratio)
                 if not steps:
@@ -408,24 +536,46 @@ def recommend(scenario, prepared: Prepared | None = None, *, measurement: Measur
         reason = f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) among {len(finals)} finalists"
     elif ok and given_target:
         pick = min(ok, key=lambda p: (final[id(p)], p.label))
-        reason = (f"no finalist reaches the target loss {target:.5g} within {H_run:g} s: "
-                  f"fell back to the lowest loss ({final[id(pick)]:.5g})")
+        reason = (
+            f"no finalist reaches the target loss {target:.5g} within {H_run:g} s: "
+            f"fell back to the lowest loss ({final[id(pick)]:.5g})"
+        )
     elif ok:
         best, pick = _tie_pick(ok, reached, lambda p: final[id(p)])
         if pick is best:
-            reason = (f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
-                      f"reached first ({pick.predicted:.4g} s)")
+            reason = (
+                f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
+                f"reached first ({pick.predicted:.4g} s)"
+            )
         else:
-            reason = (f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest loss "
-                      f"at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for {best.label}, a "
-                      f"tie at the race's resolution); reaches the target at {pick.predicted:.4g} s")
+            reason = (
+                f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest loss "
+                f"at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for {best.label}, a "
+                f"tie at the race's resolution); reaches the target at {pick.predicted:.4g} s"
+            )
     else:
         pick = min(finals, key=lambda p: p.label)
         reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
-    sim_s = sum(p.sim_s for p in pilots) + (measurement.duration if measurement is not None else 0.0)
+    sim_s = sum(p.sim_s for p in pilots) + (
+        measurement.duration if measurement is not None else 0.0
+    )
     unseen = _unseen_events(scenario.events, horizons[-1])
-    return Recommendation(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons,
-                          measurement, sim_s, time.perf_counter() - wall0, H, pruned=pruned, unseen=unseen)
+    return Recommendation(
+        pick.name,
+        pick.groups,
+        pick.lr,
+        target,
+        source,
+        reason,
+        pilots,
+        horizons,
+        measurement,
+        sim_s,
+        time.perf_counter() - wall0,
+        H,
+        pruned=pruned,
+        unseen=unseen,
+    )
 
 
 def edge_steps(pilots: list, ratio: float) -> list[tuple]:
@@ -494,8 +644,11 @@ def _unseen_events(events, until: float) -> list[dict]:
     order; a crash seen before *until* whose workers come back after it adds that return
     (a ``recover`` at crash time + duration)."""
     out = [e.as_dict() for e in events if e.time >= until]
-    out += [{"time": e.time + e.duration, "kind": "recover", "workers": list(e.workers)} for e in events
-            if e.kind == "crash" and e.duration > 0 and e.time < until <= e.time + e.duration]
+    out += [
+        {"time": e.time + e.duration, "kind": "recover", "workers": list(e.workers)}
+        for e in events
+        if e.kind == "crash" and e.duration > 0 and e.time < until <= e.time + e.duration
+    ]
     return sorted(out, key=lambda e: e["time"])
 
 
@@ -543,7 +696,9 @@ def _final_score(p: Pilot, horizon: float) -> float:
     out = []
     for c in p.curves or [p.curve]:
         end = c[-1][0]
-        window = min(SMOOTH * horizon, end / 4)  # rungs shrunk by a budget: at most the last quarter
+        window = min(
+            SMOOTH * horizon, end / 4
+        )  # rungs shrunk by a budget: at most the last quarter
         out.append(float(np.mean([loss for t, loss in smoothed(c, window) if t >= 0.75 * end])))
     return float(np.mean(out))
 
@@ -558,8 +713,15 @@ def replicate_seed(seed: int, k: int) -> int:
     return int(np.random.SeedSequence([seed, 0x5EED, k]).generate_state(1)[0] >> 1)
 
 
-def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, budget_s, min_pilot: float,
-                replicates: int = 1) -> list[float]:
+def _fit_budget(
+    horizons: list[float],
+    n: int,
+    factor: float,
+    finalists: int,
+    budget_s,
+    min_pilot: float,
+    replicates: int = 1,
+) -> list[float]:
     """Rung horizons (s), scaled down when their planned cost — *n* pilots through the
     rungs, then ``replicates − 1`` more runs of each last-rung candidate — exceeds
     *budget_s* (simulated s).
@@ -581,11 +743,17 @@ def _fit_budget(horizons: list[float], n: int, factor: float, finalists: int, bu
     if cost <= budget_s:
         return horizons
     scale = budget_s / cost
-    if not budget_s > 0 or horizons[0] * scale < min_pilot * (1 - 1e-12):  # rounding: the budget named below runs
-        need = math.ceil(cost * min_pilot / horizons[0] * (1 - 1e-12))  # the plan scaled to a first rung of min_pilot
-        raise RecommendError(f"pilot budget {budget_s:g} s is too small: {n} candidates through "
-                             f"{len(horizons)} rungs need at least {need:d} s (a first rung of "
-                             f"{min_pilot:.4g} s each)")
+    if not budget_s > 0 or horizons[0] * scale < min_pilot * (
+        1 - 1e-12
+    ):  # rounding: the budget named below runs
+        need = math.ceil(
+            cost * min_pilot / horizons[0] * (1 - 1e-12)
+        )  # the plan scaled to a first rung of min_pilot
+        raise RecommendError(
+            f"pilot budget {budget_s:g} s is too small: {n} candidates through "
+            f"{len(horizons)} rungs need at least {need:d} s (a first rung of "
+            f"{min_pilot:.4g} s each)"
+        )
     return [h * scale for h in horizons]
 
 
@@ -686,8 +854,13 @@ def decide(scenario, prepared: Prepared, measurement: Measurement, rule, on_rung
     return recommend(scenario, prepared, measurement=measurement, rule=rule, on_rung=on_rung)
 
 
-def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top: int = 3,
-           jobs: int | None = None) -> list[dict]:
+def verify(
+    scenario,
+    rec: Recommendation,
+    prepared: Prepared | None = None,
+    top: int = 3,
+    jobs: int | None = None,
+) -> list[dict]:
     """Run the *top* candidates of *rec* in full (whole training set evaluated every
     1/100 of the horizon, scenario seed) and set ``rec.verified``: per candidate the
     predicted time to target (s, with its interval) beside the emulated one.
@@ -700,8 +873,16 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
     _check_jobs(jobs)
     prepared = prepared or prepare(scenario)
     H = scenario.run.until
-    full = replace(scenario, run=replace(scenario.run, eval_every=H / 100, eval_every_updates=0,
-                                         timeline_until=0.0, target_loss=0.0))
+    full = replace(
+        scenario,
+        run=replace(
+            scenario.run,
+            eval_every=H / 100,
+            eval_every_updates=0,
+            timeline_until=0.0,
+            target_loss=0.0,
+        ),
+    )
     chosen = rec.ranking()[:top]
 
     def work(i: int) -> dict:
@@ -709,9 +890,16 @@ def verify(scenario, rec: Recommendation, prepared: Prepared | None = None, top:
         res = Simulation(full, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr)).run()
         curve = _losses(res.curve)
         hit = time_to_loss(curve, rec.target, H) if res.status == "ok" else None
-        return {"name": p.name, "lr": p.lr, "predicted_s": _num(p.predicted), "interval_s": [_num(p.low), _num(p.high)],
-                "emulated_s": hit, "final_loss": curve[-1][1] if res.status == "ok" else None,
-                "status": res.status, "wall_s": res.wall_s}
+        return {
+            "name": p.name,
+            "lr": p.lr,
+            "predicted_s": _num(p.predicted),
+            "interval_s": [_num(p.low), _num(p.high)],
+            "emulated_s": hit,
+            "final_loss": curve[-1][1] if res.status == "ok" else None,
+            "status": res.status,
+            "wall_s": res.wall_s,
+        }
 
     # cost of a full run ~ the pilot's wall seconds per simulated second
     costs = [p.wall_s / p.sim_s if p.sim_s > 0 else 1.0 for p in chosen]

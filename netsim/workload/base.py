@@ -1,4 +1,5 @@
 """The model contract: stateless math on a flat weight vector (see :class:`Model`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -64,7 +65,9 @@ class Model:
         flattened in C order.
         """
         r = self.residual(w, X, y)
-        g = X.T @ r if r.ndim == 1 else (X.T @ r).ravel()  # expand(X, r), one call less per gradient
+        g = (
+            X.T @ r if r.ndim == 1 else (X.T @ r).ravel()
+        )  # expand(X, r), one call less per gradient
         if self.l2:
             g += self.l2 * w
         return g
@@ -112,4 +115,6 @@ class Model:
         *W* (k, n_params), or (1, n_params) when all k share one model; *Xs* dense
         (k, b, n_features); *Ys* (k, b).
         """
-        return np.stack([self.gradient(W[i if len(W) > 1 else 0], Xs[i], Ys[i]) for i in range(len(Xs))])
+        return np.stack(
+            [self.gradient(W[i if len(W) > 1 else 0], Xs[i], Ys[i]) for i in range(len(Xs))]
+        )

@@ -1,4 +1,5 @@
 """Training data: the sklearn digits, MNIST IDX files, LIBSVM files, synthetic problems, and sharding."""
+
 from __future__ import annotations
 
 import gzip
@@ -10,17 +11,30 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .partition import iid
 from ..errors import ScenarioError
+from .partition import iid
 
-__all__ = ["Dataset", "DataNotFoundError", "load_dataset", "read_idx", "shard", "train_rows", "SOURCES",
-           "MNIST_FILES", "DIGITS_ROWS"]
+__all__ = [
+    "Dataset",
+    "DataNotFoundError",
+    "load_dataset",
+    "read_idx",
+    "shard",
+    "train_rows",
+    "SOURCES",
+    "MNIST_FILES",
+    "DIGITS_ROWS",
+]
 
 SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
 """Names accepted by :func:`load_dataset`."""
 
-MNIST_FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-               "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+MNIST_FILES = (
+    "train-images-idx3-ubyte",
+    "train-labels-idx1-ubyte",
+    "t10k-images-idx3-ubyte",
+    "t10k-labels-idx1-ubyte",
+)
 """The four files of the original MNIST distribution, each plain or with ``.gz``."""
 
 LIBSVM_DEFAULT_FILES = ("a9a", "a9a.t")
@@ -36,9 +50,13 @@ DIGITS_ROWS = 1797
 SYNTHETIC_NOISE = 0.1
 """Std of the Gaussian noise added to the unit-variance teacher scores."""
 
-_LABELLINGS = {"digits": ("odd_even", "multiclass"), "mnist": ("odd_even", "multiclass"),
-               "libsvm": ("binary", "multiclass"), "synthetic": ("binary", "multiclass"),
-               "npz": ("binary", "multiclass")}
+_LABELLINGS = {
+    "digits": ("odd_even", "multiclass"),
+    "mnist": ("odd_even", "multiclass"),
+    "libsvm": ("binary", "multiclass"),
+    "synthetic": ("binary", "multiclass"),
+    "npz": ("binary", "multiclass"),
+}
 
 NPZ_KEYS = ("X_train", "y_train", "X_test", "y_test")
 """Arrays an ``.npz`` data file holds: examples (n, ...) of any shape, labels (n,)."""
@@ -99,6 +117,7 @@ class DataNotFoundError(ScenarioError):
 
 # ---------------------------------------------------------------- IDX (MNIST) files
 
+
 def read_idx(path, *, magic: int | None = None) -> np.ndarray:
     """Read one IDX file (plain, or gzip if the name ends in ``.gz``).
 
@@ -124,8 +143,10 @@ def read_idx(path, *, magic: int | None = None) -> np.ndarray:
         with opener(path, "rb") as f:
             data = f.read()
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # truncated or damaged gzip
-        raise ValueError(f"{path}: damaged or truncated gzip file ({exc or type(exc).__name__}); "
-                         f"download it again") from None
+        raise ValueError(
+            f"{path}: damaged or truncated gzip file ({exc or type(exc).__name__}); "
+            f"download it again"
+        ) from None
     if len(data) < 4:
         raise ValueError(f"{path}: not an IDX file (only {len(data)} bytes)")
     found = int.from_bytes(data[:4], "big")
@@ -149,8 +170,10 @@ def _find(names, dirs, what: str, how: str) -> list[Path]:
     """Paths of *names* (plain or ``.gz``) in the first of *dirs* that holds all of them."""
     missing = []
     for d in dirs:
-        found = [next((d / (n + ext) for ext in ("", ".gz") if (d / (n + ext)).is_file()), None)
-                 for n in names]
+        found = [
+            next((d / (n + ext) for ext in ("", ".gz") if (d / (n + ext)).is_file()), None)
+            for n in names
+        ]
         if all(found):
             return found
         missing.append(f"{d} lacks {', '.join(n for n, f in zip(names, found) if f is None)}")
@@ -166,50 +189,70 @@ def _data_dirs(data_dir, subdir: str) -> list[Path]:
 
 def _load_mnist(data_dir, scale: bool):
     dirs = _data_dirs(data_dir, "mnist")
-    how = (f"Download the four *-ubyte.gz files of the original MNIST distribution (Y. LeCun's MNIST page "
-           f"or any mirror listing the same md5s) into {dirs[0] if dirs else 'a directory'}, "
-           f"or pass --data-dir / set NETSIM_DATA_DIR.")
+    how = (
+        f"Download the four *-ubyte.gz files of the original MNIST distribution (Y. LeCun's MNIST page "
+        f"or any mirror listing the same md5s) into {dirs[0] if dirs else 'a directory'}, "
+        f"or pass --data-dir / set NETSIM_DATA_DIR."
+    )
     paths = _find(MNIST_FILES, dirs, "MNIST", how)
     arrays = [read_idx(p, magic=2051 if "images" in p.name else 2049) for p in paths]
     for imgs, labs, p in ((arrays[0], arrays[1], paths[0]), (arrays[2], arrays[3], paths[2])):
         if imgs.ndim != 3 or labs.ndim != 1 or len(imgs) != len(labs):
             raise ValueError(f"{p}: {imgs.shape} images do not match {labs.shape} labels")
     Xs = [np.divide(a.reshape(len(a), -1), 255.0 if scale else 1.0) for a in arrays[::2]]
-    return Xs[0], arrays[1].astype(np.int64), Xs[1], arrays[3].astype(np.int64), ", ".join(map(str, paths))
+    return (
+        Xs[0],
+        arrays[1].astype(np.int64),
+        Xs[1],
+        arrays[3].astype(np.int64),
+        ", ".join(map(str, paths)),
+    )
 
 
 # ---------------------------------------------------------------- other sources
+
 
 def _load_libsvm(data_dir, train, test, n_features):
     from sklearn.datasets import load_svmlight_files
 
     if train is None:
-        how = ("Get a9a and a9a.t from the LIBSVM data page (binary class, 'a9a') into that directory, "
-               "pass --data-dir / set NETSIM_DATA_DIR, or give libsvm_train.")
+        how = (
+            "Get a9a and a9a.t from the LIBSVM data page (binary class, 'a9a') into that directory, "
+            "pass --data-dir / set NETSIM_DATA_DIR, or give libsvm_train."
+        )
         train, test = _find(LIBSVM_DEFAULT_FILES, _data_dirs(data_dir, "a9a"), "LIBSVM", how)
     files = [Path(train)] + ([Path(test)] if test is not None else [])
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise DataNotFoundError(f"LIBSVM files not found: {', '.join(missing)}")
     try:
-        arrays = load_svmlight_files([str(f) for f in files], n_features=n_features, dtype=np.float64)
+        arrays = load_svmlight_files(
+            [str(f) for f in files], n_features=n_features, dtype=np.float64
+        )
     except ValueError:  # its message quotes the offending text: name the file and line instead
         raise ValueError(_libsvm_error(files)) from None
     if arrays[0].shape[1] > MAX_FEATURES:
-        raise ValueError(f"{files[0]}: {arrays[0].shape[1]} features (its largest feature index); at most "
-                         f"{MAX_FEATURES:,}")
+        raise ValueError(
+            f"{files[0]}: {arrays[0].shape[1]} features (its largest feature index); at most "
+            f"{MAX_FEATURES:,}"
+        )
     for f, X in zip(files, arrays[0::2]):
         if not np.isfinite(X.data).all():
             raise ValueError(f"{f}: a feature value is not finite (nan or inf)")
     ys = arrays[1::2]
     y_all = np.concatenate(ys)
     if not np.all(y_all == np.round(y_all)):
-        raise ValueError(f"{files[0]}: labels are not class labels (e.g. {y_all[y_all != np.round(y_all)][0]!r})")
+        raise ValueError(
+            f"{files[0]}: labels are not class labels (e.g. {y_all[y_all != np.round(y_all)][0]!r})"
+        )
     classes = np.unique(y_all)
     if np.all(np.isin(classes, (-1.0, 1.0))):
         ys, n_classes = [(y > 0).astype(np.int64) for y in ys], 2
     else:
-        ys, n_classes = [np.searchsorted(classes, y).astype(np.int64) for y in ys], max(2, len(classes))
+        ys, n_classes = (
+            [np.searchsorted(classes, y).astype(np.int64) for y in ys],
+            max(2, len(classes)),
+        )
     out = [arrays[0], ys[0]] + ([arrays[2], ys[1]] if test is not None else [None, None])
     return (*out, n_classes, ", ".join(map(str, files)))
 
@@ -218,30 +261,40 @@ def _load_npz(path):
     """The four arrays of :data:`NPZ_KEYS` in *path*: examples flattened to rows, labels
     mapped to 0..k-1 in sorted order; returns (X_tr, y_tr, X_te, y_te, k, shape, source)."""
     if path is None:
-        raise ValueError("no file given: set data.path = 'my.npz' (arrays X_train, y_train, X_test, y_test)")
+        raise ValueError(
+            "no file given: set data.path = 'my.npz' (arrays X_train, y_train, X_test, y_test)"
+        )
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no such file (an .npz with arrays {', '.join(NPZ_KEYS)}, "
-                         "as written by numpy.savez)")
+        raise ValueError(
+            f"{path}: no such file (an .npz with arrays {', '.join(NPZ_KEYS)}, "
+            "as written by numpy.savez)"
+        )
     try:
         with np.load(path, allow_pickle=False) as f:
             missing = [k for k in NPZ_KEYS if k not in f.files]
             if missing:
-                raise ValueError(f"{path}: no array {', '.join(missing)} (it has {', '.join(f.files) or 'none'}; "
-                                 f"needs {', '.join(NPZ_KEYS)})")
+                raise ValueError(
+                    f"{path}: no array {', '.join(missing)} (it has {', '.join(f.files) or 'none'}; "
+                    f"needs {', '.join(NPZ_KEYS)})"
+                )
             X_tr, y_tr, X_te, y_te = (f[k] for k in NPZ_KEYS)
     except (OSError, EOFError, zlib.error) as exc:  # not a zip, truncated, or unreadable
         raise ValueError(f"{path}: not a readable .npz file ({type(exc).__name__})") from None
     for X, y, which in ((X_tr, y_tr, "train"), (X_te, y_te, "test")):
         if X.ndim < 2 or y.ndim != 1 or len(X) != len(y) or len(X) == 0:
-            raise ValueError(f"{path}: X_{which} {X.shape} and y_{which} {y.shape} must be (n, ...) and (n,) "
-                             "with n >= 1")
+            raise ValueError(
+                f"{path}: X_{which} {X.shape} and y_{which} {y.shape} must be (n, ...) and (n,) "
+                "with n >= 1"
+            )
         if not (np.issubdtype(X.dtype, np.number) and np.isfinite(X).all()):
             raise ValueError(f"{path}: X_{which} must hold finite numbers (dtype {X.dtype})")
         if not (np.issubdtype(y.dtype, np.number) and np.all(y == np.round(y))):
             raise ValueError(f"{path}: y_{which} must hold integer class labels (dtype {y.dtype})")
     if X_tr.shape[1:] != X_te.shape[1:]:
-        raise ValueError(f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ")
+        raise ValueError(
+            f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ"
+        )
     classes = np.unique(np.concatenate([y_tr, y_te]))
     ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
     rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
@@ -253,19 +306,26 @@ def _libsvm_error(files) -> str:
     """Where *files* stop being LIBSVM text: the first file and line (1-based) that is not
     ``label index:value ...`` (a comment after ``#`` allowed), without quoting it."""
     import re
+
     token = re.compile(rb"^\s*[-+0-9.eE]+(\s+(qid:\d+|\d+:[-+0-9.eEinfINFaA]+))*\s*(#.*)?$")
     for f in files:
         with open(f, "rb") as handle:
             for number, line in enumerate(handle, 1):
-                if line.strip() and not line.lstrip().startswith(b"#") and not token.match(line.rstrip(b"\r\n")):
+                if (
+                    line.strip()
+                    and not line.lstrip().startswith(b"#")
+                    and not token.match(line.rstrip(b"\r\n"))
+                ):
                     return f"{f}: not in LIBSVM format at line {number} (expected 'label index:value ...')"
     return f"{', '.join(map(str, files))}: not in LIBSVM format (expected 'label index:value ...' lines)"
 
 
 def _synthetic(rng, n_samples, n_features, n_classes):
     if n_samples < 2 or n_features < 1 or n_classes < 2:
-        raise ValueError(f"synthetic data needs n_samples >= 2, n_features >= 1, n_classes >= 2; "
-                         f"got {n_samples!r}, {n_features!r}, {n_classes!r}")
+        raise ValueError(
+            f"synthetic data needs n_samples >= 2, n_features >= 1, n_classes >= 2; "
+            f"got {n_samples!r}, {n_features!r}, {n_classes!r}"
+        )
     X = rng.standard_normal((n_samples, n_features))
     teacher = rng.standard_normal((n_features, n_classes)) / np.sqrt(n_features)
     scores = X @ teacher + SYNTHETIC_NOISE * rng.standard_normal((n_samples, n_classes))
@@ -303,11 +363,24 @@ def _finish(X, add_bias: bool, sparse: bool):
     return np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
 
 
-def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fraction: float = 0.2,
-                 add_bias: bool = False, rng: np.random.Generator | int | None = None,
-                 n_samples: int = 1000, n_features: int = 20, n_classes: int = 2,
-                 libsvm_train=None, libsvm_test=None, n_features_libsvm: int | None = None,
-                 sparse: bool = False, scale: bool = True, npz_path=None) -> Dataset:
+def load_dataset(
+    name: str,
+    *,
+    data_dir=None,
+    labels: str | None = None,
+    test_fraction: float = 0.2,
+    add_bias: bool = False,
+    rng: np.random.Generator | int | None = None,
+    n_samples: int = 1000,
+    n_features: int = 20,
+    n_classes: int = 2,
+    libsvm_train=None,
+    libsvm_test=None,
+    n_features_libsvm: int | None = None,
+    sparse: bool = False,
+    scale: bool = True,
+    npz_path=None,
+) -> Dataset:
     """Load data set *name* as a train/test :class:`Dataset`.
 
     Parameters
@@ -356,7 +429,9 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
     if name not in SOURCES:
         raise ValueError(f"unknown data set {name!r}; allowed: {', '.join(SOURCES)}")
     if labels is not None and labels not in _LABELLINGS[name]:
-        raise ValueError(f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(_LABELLINGS[name])}")
+        raise ValueError(
+            f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(_LABELLINGS[name])}"
+        )
     rng = np.random.default_rng(rng)
     shape = None
     if name == "digits":
@@ -373,23 +448,38 @@ def load_dataset(name: str, *, data_dir=None, labels: str | None = None, test_fr
     elif name == "npz":
         X_tr, y_tr, X_te, y_te, k, shape, source = _load_npz(npz_path)
     elif name == "libsvm":
-        X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(data_dir, libsvm_train, libsvm_test, n_features_libsvm)
+        X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(
+            data_dir, libsvm_train, libsvm_test, n_features_libsvm
+        )
         if X_te is None:
             X_tr, y_tr, X_te, y_te = _split(X_tr, y_tr, test_fraction, rng)
     else:
         X, y = _synthetic(rng, n_samples, n_features, n_classes)
         X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
         k, source = n_classes, "synthetic"
-    labels = labels or ("odd_even" if name in ("digits", "mnist") else "binary" if k == 2 else "multiclass")
+    labels = labels or (
+        "odd_even" if name in ("digits", "mnist") else "binary" if k == 2 else "multiclass"
+    )
     if labels == "binary" and k != 2:
-        raise ValueError(f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'")
+        raise ValueError(
+            f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'"
+        )
     if labels == "odd_even":
         y_tr, y_te, k = y_tr % 2, y_te % 2, 2
-    return Dataset(name, _finish(X_tr, add_bias, sparse), y_tr, _finish(X_te, add_bias, sparse), y_te, k, source,
-                   None if add_bias else shape)
+    return Dataset(
+        name,
+        _finish(X_tr, add_bias, sparse),
+        y_tr,
+        _finish(X_te, add_bias, sparse),
+        y_te,
+        k,
+        source,
+        None if add_bias else shape,
+    )
 
 
 # ---------------------------------------------------------------- sharding
+
 
 def shard(n_rows: int, n_workers: int, rng: np.random.Generator | int) -> list[np.ndarray]:
     """Split row indices ``0 .. n_rows-1`` into *n_workers* disjoint random IID shards.

@@ -1,4 +1,5 @@
 """From a scenario's [data] table to a loaded Dataset (data-directory resolution)."""
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,16 @@ def load_data(spec, rng: np.random.Generator) -> Dataset:
     """Load the examples a scenario names. Raises DataNotFoundError when files are missing."""
     directory = resolve_data_dir(spec)
     return load_dataset(
-        spec.source, data_dir=directory, labels=spec.labels, test_fraction=spec.test_fraction,
-        add_bias=spec.add_bias, rng=rng, n_samples=spec.n_samples, n_features=spec.n_features,
-        n_classes=spec.n_classes, libsvm_train=spec.train_file, libsvm_test=spec.test_file,
-        npz_path=spec.path)
+        spec.source,
+        data_dir=directory,
+        labels=spec.labels,
+        test_fraction=spec.test_fraction,
+        add_bias=spec.add_bias,
+        rng=rng,
+        n_samples=spec.n_samples,
+        n_features=spec.n_features,
+        n_classes=spec.n_classes,
+        libsvm_train=spec.train_file,
+        libsvm_test=spec.test_file,
+        npz_path=spec.path,
+    )

@@ -5,6 +5,7 @@ on a flat weight vector), so the engine treats it like the linear models; anothe
 backend (e.g. a PyTorch module wrapped to read and write a flat vector) could be
 registered the same way.
 """
+
 from __future__ import annotations
 
 from itertools import pairwise
@@ -56,12 +57,14 @@ class MLP(Model):
         sizes = layer_sizes(n_features, self.hidden, self.n_classes)
         out, pos = [], 0
         for a, b in pairwise(sizes):
-            W = w[pos:pos + a * b].reshape(a, b)
+            W = w[pos : pos + a * b].reshape(a, b)
             pos += a * b
-            out.append((W, w[pos:pos + b]))
+            out.append((W, w[pos : pos + b]))
             pos += b
         if pos != w.size:
-            raise ValueError(f"weight vector of length {w.size} does not fit layers {sizes} ({pos} parameters)")
+            raise ValueError(
+                f"weight vector of length {w.size} does not fit layers {sizes} ({pos} parameters)"
+            )
         return out
 
     def init_weights(self, n_features: int, rng: np.random.Generator) -> np.ndarray:
@@ -117,7 +120,7 @@ class MLP(Model):
             gW, gb = grads[l]
             a = acts[l]
             if sp.issparse(a):
-                gW[...] = (a.T @ delta)
+                gW[...] = a.T @ delta
             else:
                 np.matmul(a.T, delta, out=gW)
             delta.sum(axis=0, out=gb)
@@ -129,4 +132,6 @@ class MLP(Model):
         return g
 
     def residual(self, w, X, y):
-        raise NotImplementedError("an MLP gradient has no low-rank form; compact gradients need a linear model")
+        raise NotImplementedError(
+            "an MLP gradient has no low-rank form; compact gradients need a linear model"
+        )

@@ -4,6 +4,7 @@ The linear models live here; the MLP in :mod:`netsim.workload.mlp`. A new backen
 registers a :class:`Model` subclass in :data:`MODELS`: the engine only calls
 ``n_params``, ``loss``, ``gradient``, ``predict`` (and ``init_weights`` for ``init = "he"``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,16 @@ from scipy.special import expit
 from .base import Model
 from .mlp import MLP
 
-__all__ = ["Model", "MarginModel", "SmoothSVM", "Logistic", "Softmax", "MLP", "MODELS", "make_model"]
+__all__ = [
+    "Model",
+    "MarginModel",
+    "SmoothSVM",
+    "Logistic",
+    "Softmax",
+    "MLP",
+    "MODELS",
+    "make_model",
+]
 
 
 class MarginModel(Model):
@@ -24,6 +34,7 @@ class MarginModel(Model):
     :meth:`gradients` gives the bits of :meth:`gradient` with one call per step instead
     of k.
     """
+
     stacked = True
 
     def factor(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -162,6 +173,7 @@ class CompactGradient:
     *X* is the shared training matrix, *rows* (b,) the minibatch and *r* the model's
     :meth:`Model.residual` (b,) or (b, n_classes): b·(1 + n_classes) numbers instead of d.
     """
+
     __slots__ = ("X", "rows", "r")
 
     def __init__(self, X, rows: np.ndarray, r: np.ndarray):
@@ -181,7 +193,9 @@ MULTICLASS = ("softmax", "mlp")
 """Models that take any number of classes."""
 
 
-def make_model(name: str, *, l2: float = 0.0, n_classes: int = 2, hidden: tuple[int, ...] = (128,)) -> Model:
+def make_model(
+    name: str, *, l2: float = 0.0, n_classes: int = 2, hidden: tuple[int, ...] = (128,)
+) -> Model:
     """Build the model registered as *name*, after checking its settings.
 
     Parameters
@@ -211,9 +225,13 @@ def make_model(name: str, *, l2: float = 0.0, n_classes: int = 2, hidden: tuple[
     if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 2:
         raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
     if name not in MULTICLASS and n_classes != 2:
-        raise ValueError(f"model {name!r} is binary and needs n_classes=2, got {n_classes!r}; use 'softmax'")
+        raise ValueError(
+            f"model {name!r} is binary and needs n_classes=2, got {n_classes!r}; use 'softmax'"
+        )
     if name == "mlp":
-        if not 1 <= len(hidden) <= 2 or not all(isinstance(h, (int, np.integer)) and h > 0 for h in hidden):
+        if not 1 <= len(hidden) <= 2 or not all(
+            isinstance(h, (int, np.integer)) and h > 0 for h in hidden
+        ):
             raise ValueError(f"hidden must be 1 or 2 layer widths > 0, got {hidden!r}")
         return MLP(l2=float(l2), n_classes=int(n_classes), hidden=tuple(int(h) for h in hidden))
     return MODELS[name](l2=float(l2), n_classes=int(n_classes))

@@ -10,14 +10,27 @@ shards that give each worker exactly k labels (the k-classes-per-client setting 
 federated literature, not McMahan et al.'s sort-and-shard), and quantity skew (shard
 sizes from a Dirichlet or a power law). Specified in ALGORITHMS.md §10.1.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PartitionSpec", "ClassData", "PartitionError", "PARTITIONS", "QUANTITY_LAWS",
-           "iid", "dirichlet", "shards", "quantity", "split_rows", "partition", "histograms"]
+__all__ = [
+    "PartitionSpec",
+    "ClassData",
+    "PartitionError",
+    "PARTITIONS",
+    "QUANTITY_LAWS",
+    "iid",
+    "dirichlet",
+    "shards",
+    "quantity",
+    "split_rows",
+    "partition",
+    "histograms",
+]
 
 PARTITIONS = ("iid", "dirichlet", "shards", "quantity")
 """Names accepted by :func:`split_rows`."""
@@ -39,6 +52,7 @@ class PartitionSpec:
     ``"dirichlet"`` or ``"power"`` (size of the worker ranked r ∝ r^-exponent, ranks drawn
     at random). ``exponent`` (> 0): the power law's exponent.
     """
+
     method: str = "iid"
     alpha: float = 0.5
     classes_per_worker: int = 2
@@ -50,6 +64,7 @@ class PartitionSpec:
 class ClassData:
     """One worker class as the partitioner sees it: *count* workers, an optional own
     :class:`PartitionSpec` and an optional tuple of the *labels* its workers hold."""
+
     count: int
     spec: PartitionSpec | None = None
     labels: tuple[int, ...] | None = None
@@ -99,9 +114,11 @@ def iid(rows: np.ndarray, n_workers: int, rng: np.random.Generator) -> list[np.n
     size = n // n_workers
     perm = rng.permutation(n)
     body = perm[: size * n_workers].reshape(n_workers, size)
-    rest = perm[size * n_workers:]
-    parts = [rows[np.concatenate([body[i], rest[i:i + 1]])] if i < len(rest) else rows[body[i]]
-             for i in range(n_workers)]
+    rest = perm[size * n_workers :]
+    parts = [
+        rows[np.concatenate([body[i], rest[i : i + 1]])] if i < len(rest) else rows[body[i]]
+        for i in range(n_workers)
+    ]
     return _sorted(parts)
 
 
@@ -111,8 +128,14 @@ def _cut(idx: np.ndarray, proportions: np.ndarray) -> list[np.ndarray]:
     return np.split(idx, cuts)
 
 
-def dirichlet(rows: np.ndarray, y: np.ndarray, n_workers: int, alpha: float,
-              rng: np.random.Generator, min_rows: int = 1) -> list[np.ndarray]:
+def dirichlet(
+    rows: np.ndarray,
+    y: np.ndarray,
+    n_workers: int,
+    alpha: float,
+    rng: np.random.Generator,
+    min_rows: int = 1,
+) -> list[np.ndarray]:
     """Label skew: the rows of each label are split by proportions drawn from Dirichlet(α·1).
 
     For each label c present (ascending), its rows are shuffled and cut into
@@ -144,7 +167,9 @@ def dirichlet(rows: np.ndarray, y: np.ndarray, n_workers: int, alpha: float,
     return out
 
 
-def shards(rows: np.ndarray, y: np.ndarray, n_workers: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:
+def shards(
+    rows: np.ndarray, y: np.ndarray, n_workers: int, k: int, rng: np.random.Generator
+) -> list[np.ndarray]:
     """Pathological label skew: every worker holds exactly *k* distinct labels.
 
     With the L labels present in a random order ``perm``, worker i holds labels
@@ -177,19 +202,27 @@ def shards(rows: np.ndarray, y: np.ndarray, n_workers: int, k: int, rng: np.rand
     return out
 
 
-def quantity_proportions(n_workers: int, law: str, alpha: float, exponent: float,
-                         rng: np.random.Generator) -> np.ndarray:
+def quantity_proportions(
+    n_workers: int, law: str, alpha: float, exponent: float, rng: np.random.Generator
+) -> np.ndarray:
     """Shard-size proportions (P,) summing to 1: ``Dir(α·1)``, or ``r^-exponent`` normalised
     with the ranks r = 1..P assigned to workers by a random permutation."""
     if law == "dirichlet":
         return rng.dirichlet(np.full(n_workers, alpha))
     ranks = rng.permutation(n_workers) + 1.0
-    p = ranks ** -exponent
+    p = ranks**-exponent
     return p / p.sum()
 
 
-def quantity(rows: np.ndarray, n_workers: int, law: str, alpha: float, exponent: float,
-             rng: np.random.Generator, min_rows: int = 1) -> list[np.ndarray]:
+def quantity(
+    rows: np.ndarray,
+    n_workers: int,
+    law: str,
+    alpha: float,
+    exponent: float,
+    rng: np.random.Generator,
+    min_rows: int = 1,
+) -> list[np.ndarray]:
     """Quantity skew: IID rows, unequal shard sizes ``floor(cumsum(p)·n)`` differences,
     p from :func:`quantity_proportions`; Dirichlet draws are repeated while a worker has
     fewer than *min_rows* rows."""
@@ -203,8 +236,14 @@ def quantity(rows: np.ndarray, n_workers: int, law: str, alpha: float, exponent:
     return out
 
 
-def split_rows(rows: np.ndarray, y: np.ndarray, n_workers: int, spec: PartitionSpec,
-               rng: np.random.Generator, min_rows: int = 1) -> list[np.ndarray]:
+def split_rows(
+    rows: np.ndarray,
+    y: np.ndarray,
+    n_workers: int,
+    spec: PartitionSpec,
+    rng: np.random.Generator,
+    min_rows: int = 1,
+) -> list[np.ndarray]:
     """Split *rows* among *n_workers* as *spec* says (one of the four partitioners); every
     worker gets at least *min_rows* rows (random partitions are redrawn for it, the others
     raise PartitionError)."""
@@ -222,8 +261,13 @@ def split_rows(rows: np.ndarray, y: np.ndarray, n_workers: int, spec: PartitionS
     return out
 
 
-def partition(y: np.ndarray, classes: list[ClassData], default: PartitionSpec,
-              rng: np.random.Generator, min_rows: int = 1) -> tuple[list[np.ndarray], int]:
+def partition(
+    y: np.ndarray,
+    classes: list[ClassData],
+    default: PartitionSpec,
+    rng: np.random.Generator,
+    min_rows: int = 1,
+) -> tuple[list[np.ndarray], int]:
     """Shards for every worker of the run (ids in class order) and the number of unused rows.
 
     When no class has its own spec or labels, all rows are split among all workers
@@ -267,8 +311,11 @@ def partition(y: np.ndarray, classes: list[ClassData], default: PartitionSpec,
                 raise PartitionError(f"{len(rows)} rows for {c.count} workers", worker=0)
             out += split_rows(rows, y, c.count, c.spec or default, rng, min_rows)
         except PartitionError as exc:
-            raise PartitionError(f"worker class {j}: {exc}", worker=None if exc.worker is None else first + exc.worker,
-                                 worker_class=j) from None
+            raise PartitionError(
+                f"worker class {j}: {exc}",
+                worker=None if exc.worker is None else first + exc.worker,
+                worker_class=j,
+            ) from None
         first += c.count
     return out, n - sum(len(s) for s in out)
 

@@ -1,9 +1,10 @@
 """Compute-time models: how long one minibatch gradient takes on a worker (s)."""
+
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import chain, count, cycle, repeat
-import math
 from typing import Iterator
 
 import numpy as np
@@ -11,8 +12,18 @@ import numpy as np
 from ..errors import ScenarioError
 from ..params import quote_key, show
 
-__all__ = ["TimeModel", "Constant", "Exponential", "ShiftedExponential", "LogNormal",
-           "Uniform", "Pareto", "Replay", "TIME_MODELS", "make_time_model"]
+__all__ = [
+    "TimeModel",
+    "Constant",
+    "Exponential",
+    "ShiftedExponential",
+    "LogNormal",
+    "Uniform",
+    "Pareto",
+    "Replay",
+    "TIME_MODELS",
+    "make_time_model",
+]
 
 CHUNK = 16
 """Draws generated at once per worker. The k-th draw does not depend on it (numpy's variates
@@ -45,6 +56,7 @@ class TimeModel:
 @dataclass(frozen=True)
 class Constant(TimeModel):
     """Always *value* seconds."""
+
     value: float
 
     def sample(self, rng, n):
@@ -63,6 +75,7 @@ class Constant(TimeModel):
 @dataclass(frozen=True)
 class Exponential(TimeModel):
     """Exponential with the given *mean* (s), i.e. rate 1/mean."""
+
     mean_s: float
 
     def sample(self, rng, n):
@@ -78,6 +91,7 @@ class Exponential(TimeModel):
 @dataclass(frozen=True)
 class ShiftedExponential(TimeModel):
     """*shift* seconds plus an exponential of mean *mean_s* (Dutta et al. 2018)."""
+
     shift: float
     mean_s: float
 
@@ -94,6 +108,7 @@ class ShiftedExponential(TimeModel):
 @dataclass(frozen=True)
 class LogNormal(TimeModel):
     """exp(N(log median, sigma²)): *median* seconds, log-scale spread *sigma*."""
+
     median: float
     sigma: float
 
@@ -104,12 +119,13 @@ class LogNormal(TimeModel):
         return self.median
 
     def mean(self):
-        return self.median * float(np.exp(self.sigma ** 2 / 2))
+        return self.median * float(np.exp(self.sigma**2 / 2))
 
 
 @dataclass(frozen=True)
 class Uniform(TimeModel):
     """Uniform on [low, high] seconds."""
+
     low: float
     high: float
 
@@ -126,6 +142,7 @@ class Uniform(TimeModel):
 @dataclass(frozen=True)
 class Pareto(TimeModel):
     """Pareto (type I) with minimum *scale* seconds and tail index *shape*."""
+
     shape: float
     scale: float
 
@@ -146,6 +163,7 @@ class Replay(TimeModel):
     *times* is a tuple of tuples: ``times[m]`` is the list of worker *m* of the class.
     A single list is shared by every worker of the class.
     """
+
     times: tuple
 
     def sample(self, rng, n):
@@ -177,23 +195,31 @@ def _num(spec: dict, key: str, where: str, *, positive: bool = True) -> float:
         need = "a finite number > 0" if positive else "a finite number >= 0"
         raise ScenarioError(f"{where}.{key}", f"{value!r} is not allowed ({need})")
     if key in _MAXIMUM and value > _MAXIMUM[key]:
-        raise ScenarioError(f"{where}.{key}", f"{value!r} is not allowed (must be <= {_MAXIMUM[key]:g})")
+        raise ScenarioError(
+            f"{where}.{key}", f"{value!r} is not allowed (must be <= {_MAXIMUM[key]:g})"
+        )
     return value
 
 
 def _replay(spec: dict, where: str, count: int) -> Replay:
     times = spec.get("times")
     if not isinstance(times, list) or not times:
-        raise ScenarioError(f"{where}.times", "expected a non-empty list of times (s) or one list per worker")
+        raise ScenarioError(
+            f"{where}.times", "expected a non-empty list of times (s) or one list per worker"
+        )
     lists = times if all(isinstance(t, list) for t in times) else [times]
     if len(lists) not in (1, count):
-        raise ScenarioError(f"{where}.times", f"{len(lists)} lists given; give 1 or one per worker ({count})")
+        raise ScenarioError(
+            f"{where}.times", f"{len(lists)} lists given; give 1 or one per worker ({count})"
+        )
     for i, seq in enumerate(lists):
         if not seq:
             raise ScenarioError(f"{where}.times[{i}]", "empty list")
         for j, t in enumerate(seq):
             if not isinstance(t, (int, float)) or isinstance(t, bool):
-                raise ScenarioError(f"{where}.times[{i}][{j}]", f"expected a time in s, got {show(t)}")
+                raise ScenarioError(
+                    f"{where}.times[{i}][{j}]", f"expected a time in s, got {show(t)}"
+                )
             make_time_model(t, f"{where}.times[{i}][{j}]")
     return Replay(tuple(tuple(float(t) for t in seq) for seq in lists))
 
@@ -225,18 +251,25 @@ def make_time_model(spec, where: str, count: int = 1) -> TimeModel:
         raise ScenarioError(where, f"expected a number or a table with 'dist', got {show(spec)}")
     dist = spec.get("dist")
     if dist not in TIME_MODELS:
-        raise ScenarioError(f"{where}.dist", f"{show(dist)} is not allowed (allowed: {', '.join(TIME_MODELS)})")
+        raise ScenarioError(
+            f"{where}.dist", f"{show(dist)} is not allowed (allowed: {', '.join(TIME_MODELS)})"
+        )
     if dist == "replay":
         allowed = ("dist", "times")
     else:
         allowed = ("dist",) + _PARAMS[dist][0]
     for key in spec:
         if key not in allowed:
-            raise ScenarioError(f"{where}.{quote_key(key)}", f"unknown key for dist {dist!r} (allowed: {', '.join(allowed)})")
+            raise ScenarioError(
+                f"{where}.{quote_key(key)}",
+                f"unknown key for dist {dist!r} (allowed: {', '.join(allowed)})",
+            )
     if dist == "replay":
         return _replay(spec, where, count)
     names, build = _PARAMS[dist]
     params = {k: _num(spec, k, where, positive=k not in ("shift",)) for k in names}
     if dist == "uniform" and params["low"] >= params["high"]:
-        raise ScenarioError(f"{where}.high", f"must exceed low ({params['low']!r}), got {params['high']!r}")
+        raise ScenarioError(
+            f"{where}.high", f"must exceed low ({params['low']!r}), got {params['high']!r}"
+        )
     return build(params)

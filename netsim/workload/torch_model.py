@@ -8,6 +8,7 @@ it pulled without touching the module's own parameters, and every rule, schedule
 weighting of :mod:`netsim.rules` applies unchanged. torch is imported here only: the
 rest of netsim imports this module when a scenario asks for ``backend = "torch"``.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,9 @@ from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
 try:
     import torch
     from torch.func import functional_call, grad, vmap
-except ImportError:  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
+except (
+    ImportError
+):  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
     torch = None
 
 __all__ = ["TorchModel", "make_torch_model", "EVAL_CHUNK_ROWS"]
@@ -61,9 +64,19 @@ class TorchModel(Model):
         with one ``torch.func.vmap`` call (:meth:`gradients`) instead of one call each.
     """
 
-    def __init__(self, module, *, input_shape: tuple[int, ...], n_classes: int, key: str = "torch",
-                 loss: str = "cross_entropy", l2: float = 0.0, dtype: str = "float32",
-                 device: str = "cpu", stack: bool = False):
+    def __init__(
+        self,
+        module,
+        *,
+        input_shape: tuple[int, ...],
+        n_classes: int,
+        key: str = "torch",
+        loss: str = "cross_entropy",
+        l2: float = 0.0,
+        dtype: str = "float32",
+        device: str = "cpu",
+        stack: bool = False,
+    ):
         super().__init__(l2, n_classes)
         self.name = key
         self.module = module.to(device=device, dtype=getattr(torch, dtype))
@@ -79,11 +92,15 @@ class TorchModel(Model):
         self._sizes = [p.numel() for _, p in named]
         self._seed = 0
         self._draws = 0
-        self._stochastic = any(isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules())
+        self._stochastic = any(
+            isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules()
+        )
 
     def __repr__(self) -> str:
-        return (f"TorchModel({type(self.module).__name__}, n_params={sum(self._sizes)}, "
-                f"loss={self.loss_name!r}, dtype={self.dtype_name!r})")
+        return (
+            f"TorchModel({type(self.module).__name__}, n_params={sum(self._sizes)}, "
+            f"loss={self.loss_name!r}, dtype={self.dtype_name!r})"
+        )
 
     # -- the flat vector ---------------------------------------------------
     def n_params(self, n_features: int | None = None) -> int:
@@ -93,11 +110,20 @@ class TorchModel(Model):
     def initial_weights(self) -> np.ndarray:
         """The module's own parameters as a flat float64 ndarray (n_params,)."""
         with torch.no_grad():
-            return torch.nn.utils.parameters_to_vector(self.module.parameters()).double().cpu().numpy().copy()
+            return (
+                torch.nn.utils.parameters_to_vector(self.module.parameters())
+                .double()
+                .cpu()
+                .numpy()
+                .copy()
+            )
 
     def _params(self, flat: torch.Tensor) -> dict:
         """Views of *flat* (n_params,) named and shaped as the module's parameters."""
-        return {n: t.view(s) for n, t, s in zip(self._names, torch.split(flat, self._sizes), self._shapes)}
+        return {
+            n: t.view(s)
+            for n, t, s in zip(self._names, torch.split(flat, self._sizes), self._shapes)
+        }
 
     def _tensor(self, a: np.ndarray, dtype=None) -> torch.Tensor:
         return torch.tensor(np.asarray(a), dtype=dtype or self.dtype, device=self.device)
@@ -157,7 +183,9 @@ class TorchModel(Model):
         ys = self._tensor(Ys, torch.int64)
         self.module.train()
         self._seed_draws()
-        per = vmap(grad(self._data_loss), in_dims=(0 if len(W) > 1 else None, 0, 0), randomness="same")
+        per = vmap(
+            grad(self._data_loss), in_dims=(0 if len(W) > 1 else None, 0, 0), randomness="same"
+        )
         G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(torch.float64).cpu().numpy()
         if self.l2:
             G += self.l2 * W
@@ -169,32 +197,49 @@ class TorchModel(Model):
         params = self._params(self._tensor(w))
         with torch.no_grad():
             for lo in range(0, X.shape[0], EVAL_CHUNK_ROWS):
-                yield lo, functional_call(self.module, params, (self._inputs(X[lo:lo + EVAL_CHUNK_ROWS]),))
+                yield (
+                    lo,
+                    functional_call(
+                        self.module, params, (self._inputs(X[lo : lo + EVAL_CHUNK_ROWS]),)
+                    ),
+                )
 
     def loss(self, w, X, y):
         """Objective value (float): mean loss over the rows of *X* plus ``l2/2 ||w||^2``."""
         total = 0.0
         for lo, out in self._chunks(w, X):
             rows = out.shape[0]
-            total += float(self._objective(out, self._tensor(y[lo:lo + rows], torch.int64))) * rows
+            total += (
+                float(self._objective(out, self._tensor(y[lo : lo + rows], torch.int64))) * rows
+            )
         value = total / X.shape[0]
         return value + self._penalty(w) if math.isfinite(value) else value
 
     def decision_function(self, w, X):
         """Logits, float64 ndarray (n_samples, c)."""
-        return np.concatenate([out.to(torch.float64).cpu().numpy() for _, out in self._chunks(w, X)])
+        return np.concatenate(
+            [out.to(torch.float64).cpu().numpy() for _, out in self._chunks(w, X)]
+        )
 
     def predict(self, w, X):
         """Predicted labels, int64 ndarray (n_samples,): the arg-max logit (a single logit: > 0)."""
         Z = self.decision_function(w, X)
-        return (Z[:, 0] > 0).astype(np.int64) if Z.shape[1] == 1 else np.argmax(Z, axis=1).astype(np.int64)
+        return (
+            (Z[:, 0] > 0).astype(np.int64)
+            if Z.shape[1] == 1
+            else np.argmax(Z, axis=1).astype(np.int64)
+        )
 
     def residual(self, w, X, y):
-        raise NotImplementedError("a torch model's gradient has no low-rank form; compact gradients need "
-                                  "a linear numpy model")
+        raise NotImplementedError(
+            "a torch model's gradient has no low-rank form; compact gradients need "
+            "a linear numpy model"
+        )
 
 
-def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int, folder: Path | None):
+def make_torch_model(
+    spec, input_shape: tuple[int, ...], n_classes: int, seed: int, folder: Path | None
+):
     """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
     (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
     its parameters initialised by the module under torch's generator seeded with *seed*
@@ -204,7 +249,9 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
     an ``nn.Module``, does not fit the input or gives another number of logits.
     """
     if spec.device == "cuda" and not torch.cuda.is_available():
-        raise ScenarioError("model.device", "'cuda' but torch sees no CUDA device here (allowed: cpu)")
+        raise ScenarioError(
+            "model.device", "'cuda' but torch sees no CUDA device here (allowed: cpu)"
+        )
     torch.set_num_threads(spec.threads)
     # numpy's BLAS too: the parameter server's vector operations on a network's parameters are
     # above OpenBLAS's threading threshold, and its threads waiting for a busy core cost ms per call
@@ -217,19 +264,42 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
             if spec.module:
                 module = load_module_class(spec.module, folder)(**spec.kwargs_dict())
             else:
-                options = {"cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
-                           "mlp": {"hidden": spec.hidden}}.get(spec.name, {})
-                module = {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
+                options = {
+                    "cnn": {
+                        "channels": spec.channels,
+                        "hidden": spec.hidden,
+                        "kernel": spec.kernel,
+                    },
+                    "mlp": {"hidden": spec.hidden},
+                }.get(spec.name, {})
+                module = {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](
+                    input_shape, n_classes, **options
+                )
         if not isinstance(module, torch.nn.Module):
-            raise ValueError(f"{spec.module!r} built a {type(module).__name__}, not a torch.nn.Module")
+            raise ValueError(
+                f"{spec.module!r} built a {type(module).__name__}, not a torch.nn.Module"
+            )
         check_module(module)
     except ScenarioError:
         raise
     except Exception as exc:  # noqa: BLE001  the user's constructor: name the key, no traceback
-        raise ScenarioError(key, str(exc) if isinstance(exc, ValueError) else
-                            f"building the module failed ({type(exc).__name__}: {exc})") from None
-    model = TorchModel(module, input_shape=input_shape, n_classes=n_classes, key=spec.key, loss=spec.loss,
-                       l2=spec.l2, dtype=spec.dtype, device=spec.device, stack=spec.stack)
+        raise ScenarioError(
+            key,
+            str(exc)
+            if isinstance(exc, ValueError)
+            else f"building the module failed ({type(exc).__name__}: {exc})",
+        ) from None
+    model = TorchModel(
+        module,
+        input_shape=input_shape,
+        n_classes=n_classes,
+        key=spec.key,
+        loss=spec.loss,
+        l2=spec.l2,
+        dtype=spec.dtype,
+        device=spec.device,
+        stack=spec.stack,
+    )
     _check_output(model, key, input_shape, n_classes)
     return model
 
@@ -241,10 +311,16 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
     try:
         out = model.decision_function(model.initial_weights(), X)
     except Exception as exc:  # noqa: BLE001  a module that does not fit the data: say so in one line
-        raise ScenarioError(key, f"the model does not accept this data's examples of shape {tuple(input_shape)} "
-                            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+        raise ScenarioError(
+            key,
+            f"the model does not accept this data's examples of shape {tuple(input_shape)} "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+        ) from None
     allowed = (n_classes, 1) if n_classes == 2 else (n_classes,)
     if out.ndim != 2 or out.shape[1] not in allowed:
-        raise ScenarioError(key, f"the model outputs shape {tuple(out.shape[1:])} per example, but the data has "
-                            f"{n_classes} classes: it needs one logit per class ({n_classes}"
-                            f"{' or 1 for two classes' if n_classes == 2 else ''})")
+        raise ScenarioError(
+            key,
+            f"the model outputs shape {tuple(out.shape[1:])} per example, but the data has "
+            f"{n_classes} classes: it needs one logit per class ({n_classes}"
+            f"{' or 1 for two classes' if n_classes == 2 else ''})",
+        )

@@ -4,6 +4,7 @@ module, and the checks that run before any simulation starts.
 Nothing here imports torch at module level: the scenario reader names the built-ins
 and checks that torch is installed without paying for its import.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -14,8 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TORCH_NETS", "LOSSES", "DTYPES", "TORCH_INSTALL", "torch_missing", "lenet5", "cnn", "mlp", "load_module_class",
-           "check_module"]
+__all__ = [
+    "TORCH_NETS",
+    "LOSSES",
+    "DTYPES",
+    "TORCH_INSTALL",
+    "torch_missing",
+    "lenet5",
+    "cnn",
+    "mlp",
+    "load_module_class",
+    "check_module",
+]
 
 TORCH_NETS = ("lenet5", "cnn", "mlp")
 """Built-in networks (``[model] name``)."""
@@ -28,8 +39,10 @@ against one-hot targets (torch's ``mse_loss``: the mean over rows and classes)."
 DTYPES = ("float32", "float64")
 """Arithmetic of the module's forward and backward passes (torch dtypes of these names)."""
 
-TORCH_INSTALL = ("pip install torch==2.13.0 && pip install -e '.[torch]' (a CPU build; a bare "
-                 "'pip install torch' may pull several GB of CUDA packages)")
+TORCH_INSTALL = (
+    "pip install torch==2.13.0 && pip install -e '.[torch]' (a CPU build; a bare "
+    "'pip install torch' may pull several GB of CUDA packages)"
+)
 """How to install the torch extra, for error messages."""
 
 
@@ -42,22 +55,35 @@ def lenet5(input_shape: tuple[int, ...], n_classes: int):
     """LeNet-5 for (C, H, W) images: conv 6@5×5 (padding 2) → ReLU → max-pool 2 → conv 16@5×5 →
     ReLU → max-pool 2 → 120 → 84 → *n_classes* logits. On 1×28×28 it has 61,706 parameters."""
     from torch import nn
+
     c, h, w = _image(input_shape, "lenet5")
     side = lambda s: ((s + 4 - 4) // 2 - 4) // 2  # noqa: E731  conv5 pad 2, pool 2, conv5, pool 2
     if side(h) < 1 or side(w) < 1:
         raise ValueError(f"lenet5 needs images of at least 12×12 pixels, got {h}×{w}")
     return nn.Sequential(
-        nn.Conv2d(c, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(16 * side(h) * side(w), 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
-        nn.Linear(84, n_classes))
+        nn.Conv2d(c, 6, 5, padding=2),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * side(h) * side(w), 120),
+        nn.ReLU(),
+        nn.Linear(120, 84),
+        nn.ReLU(),
+        nn.Linear(84, n_classes),
+    )
 
 
-def cnn(input_shape: tuple[int, ...], n_classes: int, channels=(16, 32), hidden=(64,), kernel: int = 3):
+def cnn(
+    input_shape: tuple[int, ...], n_classes: int, channels=(16, 32), hidden=(64,), kernel: int = 3
+):
     """A small conv net: per entry of *channels*, conv *kernel*×*kernel* ('same' padding) →
     ReLU → max-pool 2 (while the image is at least 2 pixels wide); then dense ReLU layers of
     widths *hidden* and *n_classes* logits."""
     from torch import nn
+
     c, h, w = _image(input_shape, "cnn")
     layers = []
     for out in channels:
@@ -75,11 +101,13 @@ def mlp(input_shape: tuple[int, ...], n_classes: int, hidden=(128,)):
     """Flatten → dense ReLU layers of widths *hidden* (any depth, none for a linear model) →
     *n_classes* logits."""
     from torch import nn
+
     return nn.Sequential(nn.Flatten(), *_dense(int(np.prod(input_shape)), hidden, n_classes))
 
 
 def _dense(fan_in: int, hidden, n_classes: int) -> list:
     from torch import nn
+
     layers = []
     for width in hidden:
         layers += [nn.Linear(fan_in, width), nn.ReLU()]
@@ -89,8 +117,10 @@ def _dense(fan_in: int, hidden, n_classes: int) -> list:
 
 def _image(shape: tuple[int, ...], name: str) -> tuple[int, int, int]:
     if len(shape) != 3:
-        raise ValueError(f"{name} needs image data of shape (channels, height, width); this data's "
-                         f"examples have shape {tuple(shape)} (sources with images: mnist, digits, npz)")
+        raise ValueError(
+            f"{name} needs image data of shape (channels, height, width); this data's "
+            f"examples have shape {tuple(shape)} (sources with images: mnist, digits, npz)"
+        )
     return shape
 
 
@@ -111,6 +141,7 @@ def load_module_class(spec: str, folder: Path | None = None):
     """The class named by *spec* ``"package.module:ClassName"``, imported from *folder*
     (the scenario's) or the Python path. Raises ValueError saying what is wrong."""
     import torch
+
     mod_name, sep, cls_name = spec.partition(":")
     if not sep or not mod_name or not cls_name:
         raise ValueError(f"{spec!r} is not of the form 'package.module:ClassName'")
@@ -118,8 +149,10 @@ def load_module_class(spec: str, folder: Path | None = None):
         try:
             mod = importlib.import_module(mod_name)
         except Exception as exc:  # noqa: BLE001  any error of the user's import: name it, no traceback
-            raise ValueError(f"module {mod_name!r} does not import ({type(exc).__name__}: {exc}); "
-                             f"looked in {folder} and the Python path") from None
+            raise ValueError(
+                f"module {mod_name!r} does not import ({type(exc).__name__}: {exc}); "
+                f"looked in {folder} and the Python path"
+            ) from None
     cls = getattr(mod, cls_name, None)
     if cls is None:
         raise ValueError(f"module {mod_name!r} has no {cls_name!r}")
@@ -132,9 +165,12 @@ def check_module(module) -> None:
     """Refuse modules whose state is not all in their parameters: running statistics
     (batch norm) change with every forward pass and would not travel with the model."""
     import torch
+
     for name, m in module.named_modules():
         if isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats:
-            raise ValueError(f"layer {name or type(m).__name__!r} keeps running statistics, which a parameter "
-                             "server does not share; use track_running_stats=False, GroupNorm or LayerNorm")
+            raise ValueError(
+                f"layer {name or type(m).__name__!r} keeps running statistics, which a parameter "
+                "server does not share; use track_running_stats=False, GroupNorm or LayerNorm"
+            )
     if not any(p.requires_grad for p in module.parameters()):
         raise ValueError("the module has no trainable parameters")

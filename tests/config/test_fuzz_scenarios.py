@@ -6,6 +6,7 @@ print exactly one stderr line naming the file. A few mutants also ``run`` for a 
 horizon (exit 1 is allowed there: a diverged run). benchmarks/fuzz_scenarios.py runs
 thousands more.
 """
+
 from __future__ import annotations
 
 import signal
@@ -32,6 +33,7 @@ class Hang(Exception):
 def _invoke(args):
     def alarm(signum, frame):
         raise Hang(f"no answer within {GUARD_S} s: {args}")
+
     old = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(GUARD_S)
     try:
@@ -59,8 +61,18 @@ def test_validate_accepts_or_refuses_in_one_line(rnd, folder):
 @given(rnd=st.randoms(use_true_random=False))
 def test_short_runs_finish_or_refuse_in_one_line(rnd, folder):
     path, sets = make_case(rnd, BASES, Path(folder))
-    args = ["run", str(path), *[a for s in sets for a in ("--set", s)], "--set", "run.until=0.5", "--set", "run.max_updates=300", "--no-live",
-            "--out", tempfile.mkdtemp(dir=folder)]
+    args = [
+        "run",
+        str(path),
+        *[a for s in sets for a in ("--set", s)],
+        "--set",
+        "run.until=0.5",
+        "--set",
+        "run.max_updates=300",
+        "--no-live",
+        "--out",
+        tempfile.mkdtemp(dir=folder),
+    ]
     result = _invoke(args)
     problem = check_outcome(result, path, allowed=(0, 1, 2))
     assert problem is None, (problem, path.read_bytes()[:2000], sets)

@@ -1,4 +1,5 @@
 """Out-of-range rule hyper-parameters: one ScenarioError naming the key and what is allowed."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,12 @@ BAD = [
     ("backup", {"backups": 3}, "algorithms.backup.backups", "allowed: 0..2"),
     ("backup", {"backups": -1}, "algorithms.backup.backups", "allowed: 0..2"),
     ("backup", {}, "algorithms.backup.backups", "missing"),
-    ("backup", {"backups": 1, "late_policy": "sometimes"}, "algorithms.backup.late_policy",
-     "allowed: finish_then_drop, cancel"),
+    (
+        "backup",
+        {"backups": 1, "late_policy": "sometimes"},
+        "algorithms.backup.late_policy",
+        "allowed: finish_then_drop, cancel",
+    ),
     ("ksync", {"k": 0}, "algorithms.ksync.k", "allowed: 1..3"),
     ("ksync", {"k": 4}, "algorithms.ksync.k", "allowed: 1..3"),
     ("kbatch_sync", {"k": 0}, "algorithms.kbatch_sync.k", "allowed: 1..3"),
@@ -68,8 +73,10 @@ def test_every_rule_has_metadata():
 
 def test_cli_validate_one_line_exit_2(tmp_path):
     path = tmp_path / "bad.toml"
-    path.write_text('[run]\nalgorithm = "backup"\n[[workers]]\ncount = 16\ncompute = 1.0\n'
-                    '[algorithms.backup]\nlr = 0.1\nbackups = 16\n')
+    path.write_text(
+        '[run]\nalgorithm = "backup"\n[[workers]]\ncount = 16\ncompute = 1.0\n'
+        "[algorithms.backup]\nlr = 0.1\nbackups = 16\n"
+    )
     res = CliRunner().invoke(app, ["validate", str(path)])
     assert res.exit_code == 2
     lines = [line for line in res.stderr.splitlines() if line.strip()]
@@ -81,7 +88,10 @@ def test_cli_validate_one_line_exit_2(tmp_path):
 @needs_mnist
 def test_cli_validate_ok_for_paper_scenario():
     from conftest import ROOT, mnist_dir
-    res = CliRunner().invoke(app, ["validate", str(ROOT / "scenarios" / "gsgd_paper.toml"), "--data-dir", mnist_dir()])
+
+    res = CliRunner().invoke(
+        app, ["validate", str(ROOT / "scenarios" / "gsgd_paper.toml"), "--data-dir", mnist_dir()]
+    )
     assert res.exit_code == 0, res.output
     for name in ("backup", "abs", "lgc", "dcasgd_a", "ssp", "kasync"):
         assert name in res.output

@@ -1,4 +1,5 @@
 """Grouping from measured times, and the advisor's closed forms."""
+
 from __future__ import annotations
 
 import itertools
@@ -9,7 +10,6 @@ from conftest import ROOT
 from sklearn.metrics import adjusted_rand_score
 
 from netsim.config.scenario import load_scenario
-from netsim.tuning.advisor import predict, rank
 from netsim.grouping.clustering import (
     choose_grouping,
     equal_groups,
@@ -19,6 +19,7 @@ from netsim.grouping.clustering import (
 )
 from netsim.rng import Streams
 from netsim.sim.measurement import measure
+from netsim.tuning.advisor import predict, rank
 
 
 def labels_of(groups, n):
@@ -30,9 +31,11 @@ def labels_of(groups, n):
 
 def test_auto_recovers_the_paper_groups_with_jitter():
     # The paper's 4/4/8 workers at 1/2/3 units, each draw with 10 % lognormal jitter.
-    over = ['workers.0.compute={dist="lognormal", median=1.0, sigma=0.1}',
-            'workers.1.compute={dist="lognormal", median=2.0, sigma=0.1}',
-            'workers.2.compute={dist="lognormal", median=3.0, sigma=0.1}']
+    over = [
+        'workers.0.compute={dist="lognormal", median=1.0, sigma=0.1}',
+        'workers.1.compute={dist="lognormal", median=2.0, sigma=0.1}',
+        'workers.2.compute={dist="lognormal", median=3.0, sigma=0.1}',
+    ]
     sc = load_scenario(ROOT / "scenarios" / "gsgd_paper.toml", over)
     m = measure(sc, 785, 5, Streams(sc.run.seed))
     auto = choose_grouping("auto", m.iteration, k_max=8)
@@ -57,8 +60,10 @@ def test_kmeans_is_optimal_in_one_dimension():
         x = np.sort(rng.lognormal(0, 1, 9))
         X = np.log(x)[:, None]
         for k in (2, 3, 4):
-            best = min(sum(((X[a:b] - X[a:b].mean()) ** 2).sum() for a, b in zip((0,) + cuts, cuts + (9,)))
-                       for cuts in itertools.combinations(range(1, 9), k - 1))
+            best = min(
+                sum(((X[a:b] - X[a:b].mean()) ** 2).sum() for a, b in zip((0,) + cuts, cuts + (9,)))
+                for cuts in itertools.combinations(range(1, 9), k - 1)
+            )
             lab = kmeans_groups(X, k, seed=0)
             got = sum(((X[lab == c] - X[lab == c].mean()) ** 2).sum() for c in np.unique(lab))
             assert got == pytest.approx(best, rel=1e-12)
@@ -98,8 +103,10 @@ def test_advisor_closed_forms():
     assert p.group_rates == pytest.approx((1.0, 1 / 3))
     assert p.group_staleness == pytest.approx((1 / 3, 3.0))
     assert p.mean_staleness == pytest.approx(1.0)
-    assert p.progress == pytest.approx(1.0 * 2 ** 0.5 / (4 / 3) + (1 / 3) * 2 ** 0.5 / 4)
-    assert predict("two", [[0, 1], [2, 3]], times, lr_sync=0.3).lr == pytest.approx(0.3 / 2)  # η_sync / (1 + τ̄)
+    assert p.progress == pytest.approx(1.0 * 2**0.5 / (4 / 3) + (1 / 3) * 2**0.5 / 4)
+    assert predict("two", [[0, 1], [2, 3]], times, lr_sync=0.3).lr == pytest.approx(
+        0.3 / 2
+    )  # η_sync / (1 + τ̄)
     one = predict("one", [[0, 1, 2, 3]], times, lr_sync=0.3)
     assert one.update_rate == pytest.approx(1 / 3) and one.mean_staleness == 0.0
     assert one.progress == pytest.approx(1 / 3) and one.lr == pytest.approx(0.3)
@@ -119,10 +126,19 @@ def test_rank_orders_by_progress_each_grouping_at_its_own_step():
     / (26/3) = 0.6795; one group: 1/3. The paper's tuned steps follow η_sync / (1 + τ̄) with
     η_sync = 0.2: 0.2, 0.067 (paper 0.08) and 0.0125 (paper 0.01)."""
     times = np.array([[1.0]] * 4 + [[2.0]] * 4 + [[3.0]] * 8)
-    ranking = rank({"ssgd": [list(range(16))], "asgd": [[i] for i in range(16)],
-                    "gsgd": [[0, 1, 2, 3], [4, 5, 6, 7], list(range(8, 16))]}, times, lr_sync=0.2)
+    ranking = rank(
+        {
+            "ssgd": [list(range(16))],
+            "asgd": [[i] for i in range(16)],
+            "gsgd": [[0, 1, 2, 3], [4, 5, 6, 7], list(range(8, 16))],
+        },
+        times,
+        lr_sync=0.2,
+    )
     assert [p.name for p in ranking] == ["gsgd", "asgd", "ssgd"]
-    assert [p.progress for p in ranking] == pytest.approx([(1 + 1 / 4 + 1 / 9) / (11 / 6), (4 + 1 + 8 / 9) / (26 / 3), 1 / 3])
+    assert [p.progress for p in ranking] == pytest.approx(
+        [(1 + 1 / 4 + 1 / 9) / (11 / 6), (4 + 1 + 8 / 9) / (26 / 3), 1 / 3]
+    )
     assert [p.lr for p in ranking] == pytest.approx([0.2 / 3, 0.2 / 16, 0.2])
 
 
@@ -130,8 +146,14 @@ def test_rank_identical_workers_tie_and_fewer_groups_win():
     """Identical constant workers: every grouping has P = 1/T (K groups at rate 1/T each, τ = K − 1),
     so the tie goes to one group."""
     times = np.full((6, 3), 2.0)
-    ranking = rank({"singletons": [[i] for i in range(6)], "pairs": [[0, 1], [2, 3], [4, 5]],
-                    "one": [list(range(6))]}, times)
+    ranking = rank(
+        {
+            "singletons": [[i] for i in range(6)],
+            "pairs": [[0, 1], [2, 3], [4, 5]],
+            "one": [list(range(6))],
+        },
+        times,
+    )
     assert [p.name for p in ranking] == ["one", "pairs", "singletons"]
     assert [p.progress for p in ranking] == pytest.approx([0.5] * 3)
 
@@ -151,6 +173,7 @@ def test_kmeans_asked_for_more_groups_than_distinct_speeds_forms_those_that_exis
     import warnings
 
     from netsim.grouping.clustering import kmeans_groups
+
     X = np.array([[1.0], [1.0], [1.0], [3.0], [3.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # scikit-learn's ConvergenceWarning would raise here

@@ -1,4 +1,5 @@
 """Max-min solver: textbook cases derived by hand, and the max-min characterisation."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,7 @@ from netsim.net.routing import route
 from netsim.net.topology import fat_tree, hosts
 
 # Two links, flows 0 (long: links 0 and 1), 1 (short: link 0), 2 (short: link 1).
-TWO_BOTTLENECKS = np.array([[1, 1, 0],
-                            [1, 0, 1]])
+TWO_BOTTLENECKS = np.array([[1, 1, 0], [1, 0, 1]])
 
 
 def test_textbook_two_bottlenecks():
@@ -24,8 +24,9 @@ def test_textbook_two_bottlenecks():
     np.testing.assert_allclose(rates, [0.5, 0.5, 1.5], rtol=1e-12)
     # same answer from a sparse matrix in any format
     for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
-        np.testing.assert_allclose(max_min_rates(fmt(TWO_BOTTLENECKS), [1.0, 2.0]),
-                                   [0.5, 0.5, 1.5], rtol=1e-12)
+        np.testing.assert_allclose(
+            max_min_rates(fmt(TWO_BOTTLENECKS), [1.0, 2.0]), [0.5, 0.5, 1.5], rtol=1e-12
+        )
 
 
 def test_textbook_weighted():
@@ -42,8 +43,7 @@ def test_textbook_weighted():
 
 def test_equal_share_unbounded_and_zero_capacity():
     # 4 flows on one 10 Gbit/s link: 2.5 Gbit/s each; flow 4 crosses only an inf link
-    A = np.array([[1, 1, 1, 1, 0],
-                  [0, 0, 0, 0, 1]])
+    A = np.array([[1, 1, 1, 1, 0], [0, 0, 0, 0, 1]])
     rates = max_min_rates(A, [10e9, np.inf])
     np.testing.assert_allclose(rates[:4], 2.5e9, rtol=1e-12)
     assert rates[4] == np.inf
@@ -72,10 +72,12 @@ def test_fat_tree_disjoint_paths_get_full_bandwidth():
     G = fat_tree(4, bandwidth=10e9)
     # pod 0 -> pod 1, explicitly routed through four different cores: no directed
     # link is shared, so each flow runs at the full 10 Gbit/s of its host link
-    nodes = [("h0", "p0-edge0", "p0-agg0", "core0", "p1-agg0", "p1-edge0", "h4"),
-             ("h1", "p0-edge0", "p0-agg1", "core2", "p1-agg1", "p1-edge0", "h5"),
-             ("h2", "p0-edge1", "p0-agg0", "core1", "p1-agg0", "p1-edge1", "h6"),
-             ("h3", "p0-edge1", "p0-agg1", "core3", "p1-agg1", "p1-edge1", "h7")]
+    nodes = [
+        ("h0", "p0-edge0", "p0-agg0", "core0", "p1-agg0", "p1-edge0", "h4"),
+        ("h1", "p0-edge0", "p0-agg1", "core2", "p1-agg1", "p1-edge0", "h5"),
+        ("h2", "p0-edge1", "p0-agg0", "core1", "p1-agg0", "p1-edge1", "h6"),
+        ("h3", "p0-edge1", "p0-agg1", "core3", "p1-agg1", "p1-edge1", "h7"),
+    ]
     paths = [list(zip(n[:-1], n[1:], strict=False)) for n in nodes]
     assert all(G.has_edge(u, v) for path in paths for u, v in path)
     np.testing.assert_allclose(_solve_paths(G, paths), 10e9, rtol=1e-12)
@@ -97,8 +99,16 @@ def test_k16_all_to_one_shares_the_ps_link():
 def networks(draw):
     n_links = draw(st.integers(1, 7))
     n_flows = draw(st.integers(1, 9))
-    A = np.array(draw(st.lists(st.lists(st.booleans(), min_size=n_flows, max_size=n_flows),
-                               min_size=n_links, max_size=n_links)), dtype=int)
+    A = np.array(
+        draw(
+            st.lists(
+                st.lists(st.booleans(), min_size=n_flows, max_size=n_flows),
+                min_size=n_links,
+                max_size=n_links,
+            )
+        ),
+        dtype=int,
+    )
     caps = np.array(draw(st.lists(st.floats(0.1, 1e3), min_size=n_links, max_size=n_links)))
     weights = np.array(draw(st.lists(st.floats(0.1, 10.0), min_size=n_flows, max_size=n_flows)))
     return A, caps, weights
@@ -115,10 +125,12 @@ def test_max_min_characterisation(net, weighted):
     r = np.where(bounded, rates, 0.0)
     assert np.all(r >= 0)
     load = A @ r
-    assert np.all(load <= caps * (1 + 1e-9))                          # feasible
+    assert np.all(load <= caps * (1 + 1e-9))  # feasible
     saturated = load >= caps * (1 - 1e-9)
     norm = r / w
     for f in np.flatnonzero(bounded):
         on = np.flatnonzero(A[:, f])
         # a bottleneck: saturated link where f has the largest normalised rate
-        assert any(saturated[link] and norm[f] >= norm[A[link] == 1].max() * (1 - 1e-9) for link in on), f
+        assert any(
+            saturated[link] and norm[f] >= norm[A[link] == 1].max() * (1 - 1e-9) for link in on
+        ), f

@@ -30,6 +30,7 @@ Inferred where the docs are silent:
 each link of its path. Random link changes also make infinite links finite (two hand cases
 of that are at the end of the file).
 """
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,7 @@ from netsim.net.topology_io import load_topology
 PRESETS = Path(__file__).resolve().parents[2] / "topologies"
 INF = math.inf
 RTOL = 1e-9
-MIN_RTT = 1e-9                 # documented floor of the RTT weight's latency
+MIN_RTT = 1e-9  # documented floor of the RTT weight's latency
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class Change:
 @dataclass
 class _Flow:
     path: list
-    send: float                # when sending starts: t + path latency
+    send: float  # when sending starts: t + path latency
     bits: float
     weight: float
     end: float | None = None
@@ -89,6 +90,7 @@ class _Flow:
 
 
 # ------------------------------------------------------------------ reference
+
 
 def max_min(paths, weights, cap):
     """Weighted max-min rates by textbook progressive filling.
@@ -125,8 +127,10 @@ def _launch(G, transfers, changes, sharing, header_bytes):
     """Route every transfer on the graph as it is when it is called: flows and
     the bandwidth changes ``(t, link, bandwidth)`` for the sending phase."""
     G = G.copy()
-    calls = sorted([(tr.t, 1, i) for i, tr in enumerate(transfers)]
-                   + [(ch.t, 0, j) for j, ch in enumerate(changes)])
+    calls = sorted(
+        [(tr.t, 1, i) for i, tr in enumerate(transfers)]
+        + [(ch.t, 0, j) for j, ch in enumerate(changes)]
+    )
     lat_times = {ch.t for ch in changes if ch.latency is not None}
     assert not lat_times & {tr.t for tr in transfers}, "order undocumented"
     flows, bw_changes, memo = [None] * len(transfers), [], {}
@@ -188,6 +192,7 @@ def reference(G, transfers, changes=(), *, sharing="maxmin", header_bytes=0):
 
 # --------------------------------------------------------------------- netsim
 
+
 def run_netsim(G, transfers, changes=(), **kw):
     """The TransferRecords of *transfers* run through FlowNetwork, and the network."""
     env = simpy.Environment()
@@ -202,7 +207,8 @@ def run_netsim(G, transfers, changes=(), **kw):
         env.timeout(tr.t).callbacks.append(lambda _e, i=i, tr=tr: call(i, tr))
     for ch in changes:
         env.timeout(ch.t).callbacks.append(
-            lambda _e, ch=ch: net.set_link(ch.u, ch.v, bandwidth=ch.bandwidth, latency=ch.latency))
+            lambda _e, ch=ch: net.set_link(ch.u, ch.v, bandwidth=ch.bandwidth, latency=ch.latency)
+        )
     env.run()
     return records, net
 
@@ -217,18 +223,22 @@ def check(G, transfers, changes=(), **kw):
         assert (rec.start, rec.path) == (tr.t, path), tr
         assert rec.end == pytest.approx(end, rel=RTOL), (tr, rec.end, end)
     ever_inf = {link for link, c in _capacities(G).items() if c == INF}
-    ever_inf |= {link for ch in changes if ch.bandwidth == INF for link in ((ch.u, ch.v), (ch.v, ch.u))}
+    ever_inf |= {
+        link for ch in changes if ch.bandwidth == INF for link in ((ch.u, ch.v), (ch.v, ch.u))
+    }
     carried = dict.fromkeys(net.links, 0.0)
     for tr, (_, path) in zip(transfers, want, strict=True):
         for link in path:
             carried[link] += tr.nbytes + kw.get("header_bytes", 0)
     got_bytes = net.bytes_carried()
     links = [link for link in net.links if link not in ever_inf]
-    np.testing.assert_allclose([got_bytes[link] for link in links], [carried[link] for link in links],
-                               rtol=RTOL, atol=1e-6)
+    np.testing.assert_allclose(
+        [got_bytes[link] for link in links], [carried[link] for link in links], rtol=RTOL, atol=1e-6
+    )
 
 
 # ------------------------------------------------------ the reference by hand
+
 
 def test_reference_textbook_rates():
     # as test_fairshare.py: links c0 = 1, c1 = 2; flow 0 on both, 1 on link 0, 2 on link 1
@@ -246,14 +256,16 @@ def test_reference_hand_cases():
     G = star(3, bandwidth=1e9, latency=1e-3)
     specs = [Transfer("h0", "h1", 1e6, 0.0), Transfer("h2", "h1", 1e6, 2e-3)]
     assert [e for e, _ in reference(G, specs)] == pytest.approx([0.016, 0.018], rel=1e-12)
-    (end, path), = reference(G, specs[:1], header_bytes=40)
+    ((end, path),) = reference(G, specs[:1], header_bytes=40)
     assert end == pytest.approx(2e-3 + 8 * (1e6 + 40) / 1e9, rel=1e-12)
     assert path == (("h0", "s0"), ("s0", "h1"))
     # halving h0's link at 6 ms: 4e6 bits by then, 4e6 more at 0.5 Gbit/s -> 14 ms
-    (end, _), = reference(G, specs[:1], [Change(6e-3, "s0", "h0", bandwidth=5e8)])
+    ((end, _),) = reference(G, specs[:1], [Change(6e-3, "s0", "h0", bandwidth=5e8)])
     assert end == pytest.approx(0.014, rel=1e-12)
     # zero bytes and a self-transfer cost latency only
-    ends = [e for e, _ in reference(G, [Transfer("h0", "h1", 0, 1.0), Transfer("h2", "h2", 1e6, 1.0)])]
+    ends = [
+        e for e, _ in reference(G, [Transfer("h0", "h1", 0, 1.0), Transfer("h2", "h2", 1e6, 1.0)])
+    ]
     assert ends == pytest.approx([1.002, 1.0], rel=1e-12)
 
 
@@ -288,7 +300,7 @@ INF_TO_FINITE = {
 @pytest.mark.parametrize("case", INF_TO_FINITE)
 def test_reference_infinite_link_made_finite(case):
     graph, change, end = INF_TO_FINITE[case]
-    (got, _), = reference(graph(), [Transfer("h0", "h1", 1e6, 0.0)], [change])
+    ((got, _),) = reference(graph(), [Transfer("h0", "h1", 1e6, 0.0)], [change])
     assert got == pytest.approx(end, rel=1e-12)
 
 
@@ -307,6 +319,7 @@ def test_reference_rtt_hand_case():
 
 # ---------------------------------------------------------------- random cases
 
+
 def random_graph(rng):
     """A connected graph of 3-9 nodes (at least two hosts) with mixed link speeds,
     some infinite, some zero latencies and some equal ones (ECMP ties)."""
@@ -316,9 +329,15 @@ def random_graph(rng):
     for i, role in enumerate(roles):
         G.add_node(f"n{i}", role=role)
     pairs = [(i, int(rng.integers(0, i))) for i in range(1, n)]
-    pairs += [tuple(int(x) for x in rng.choice(n, 2, replace=False)) for _ in range(rng.integers(0, n))]
+    pairs += [
+        tuple(int(x) for x in rng.choice(n, 2, replace=False)) for _ in range(rng.integers(0, n))
+    ]
     for a, b in pairs:
-        bw = INF if rng.random() < 0.08 else float(rng.choice([1e9, 2.5e9, 10e9]) * rng.uniform(0.5, 2))
+        bw = (
+            INF
+            if rng.random() < 0.08
+            else float(rng.choice([1e9, 2.5e9, 10e9]) * rng.uniform(0.5, 2))
+        )
         u = rng.random()
         lat = 0.0 if u < 0.1 else 1e-4 if u < 0.4 else float(rng.uniform(0, 4e-4))
         G.add_edge(f"n{a}", f"n{b}", bandwidth=bw, latency=lat)
@@ -334,9 +353,18 @@ def random_transfers(rng, H, n, hub=None, grid=2e-4):
         if hub is not None and rng.random() < 0.5:
             src, dst = (hub, dst) if rng.random() < 0.5 else (src, hub)
         u = rng.random()
-        nbytes = 0 if u < 0.1 else int(rng.choice([100_000, 1_000_000])) if u < 0.3 else \
-            int(10 ** rng.uniform(3, 6.5))
-        t = float(rng.integers(0, 4) * grid) if rng.random() < 0.5 else float(rng.uniform(0, 4 * grid))
+        nbytes = (
+            0
+            if u < 0.1
+            else int(rng.choice([100_000, 1_000_000]))
+            if u < 0.3
+            else int(10 ** rng.uniform(3, 6.5))
+        )
+        t = (
+            float(rng.integers(0, 4) * grid)
+            if rng.random() < 0.5
+            else float(rng.uniform(0, 4 * grid))
+        )
         key = int(rng.integers(0, 1000)) if rng.random() < 0.3 else None
         out.append(Transfer(src, dst, nbytes, t, key))
     return out
@@ -385,14 +413,16 @@ def preset(name):
 
 
 PRESET_NAMES = ["star16", "fat_tree_k4", "leaf_spine_small", "geo3", "fat_tree_k16"]
-PRESET_CASES = [(name, seed) for name in PRESET_NAMES for seed in range(6 if name == "fat_tree_k16" else 20)]
+PRESET_CASES = [
+    (name, seed) for name in PRESET_NAMES for seed in range(6 if name == "fat_tree_k16" else 20)
+]
 
 
 @pytest.mark.parametrize("name, seed", PRESET_CASES)
 def test_presets(name, seed):
     rng = np.random.default_rng([seed, PRESET_NAMES.index(name)])
     G = preset(name)
-    H = hosts(G)[:40]          # fat_tree_k16: the first 40 hosts, for contention
+    H = hosts(G)[:40]  # fat_tree_k16: the first 40 hosts, for contention
     changes = random_changes(rng, G, int(rng.integers(1, 4))) if seed % 2 else []
     transfers = random_transfers(rng, H, int(rng.integers(2, 31)), hub=H[0])
     check(G, transfers, changes, **options(rng))
@@ -404,13 +434,20 @@ def random_builder(rng):
     if kind == 0:
         return star(int(rng.integers(2, 9)), bandwidth=float(rng.uniform(1e9, 1e10)), latency=1e-5)
     if kind == 1:
-        return leaf_spine(int(rng.integers(2, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 3)),
-                          host_bandwidth=10e9, fabric_bandwidth=float(rng.choice([5e9, 10e9, 40e9])),
-                          fabric_latency=float(rng.choice([1e-6, 2e-6])))
+        return leaf_spine(
+            int(rng.integers(2, 4)),
+            int(rng.integers(1, 5)),
+            int(rng.integers(1, 3)),
+            host_bandwidth=10e9,
+            fabric_bandwidth=float(rng.choice([5e9, 10e9, 40e9])),
+            fabric_latency=float(rng.choice([1e-6, 2e-6])),
+        )
     if kind == 2:
         return fat_tree(int(rng.choice([2, 4])), bandwidth=float(rng.choice([1e9, 10e9])))
     dc = {"racks": 2, "hosts_per_rack": 2, "spines": 2, "gateway_bandwidth": 5e9}
-    return multi_datacenter([dc, dc], [(0, 1, float(rng.uniform(1e-4, 1e-3)), float(rng.uniform(1e9, 1e10)))])
+    return multi_datacenter(
+        [dc, dc], [(0, 1, float(rng.uniform(1e-4, 1e-3)), float(rng.uniform(1e9, 1e10)))]
+    )
 
 
 @pytest.mark.parametrize("seed", range(50))
@@ -423,6 +460,7 @@ def test_builders(seed):
 
 
 # ------------------------------------------------------------ infinite -> finite
+
 
 @pytest.mark.parametrize("case", INF_TO_FINITE)
 def test_infinite_link_made_finite_constrains_started_transfers(case):

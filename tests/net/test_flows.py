@@ -1,4 +1,5 @@
 """FlowNetwork and routing: finish times computed by hand."""
+
 from __future__ import annotations
 
 import networkx as nx
@@ -9,9 +10,9 @@ from netsim.net.flows import FlowNetwork, TransferRecord
 from netsim.net.routing import equal_cost_paths, path_count, route
 from netsim.net.topology import TopologyError, fat_tree, hosts, leaf_spine, star
 
-S = 1_000_000           # bytes
-B = 1e9                 # bit/s
-LAT = 1e-3              # s per link; a host-to-host path on a star has 2 links
+S = 1_000_000  # bytes
+B = 1e9  # bit/s
+LAT = 1e-3  # s per link; a host-to-host path on a star has 2 links
 
 
 def run_transfers(G, specs, **kw):
@@ -32,11 +33,12 @@ def run_transfers(G, specs, **kw):
 
 def test_single_flow_ends_at_latency_plus_size_over_bottleneck():
     out, net, _ = run_transfers(star(2, bandwidth=B, latency=LAT), [("a", "h0", "h1", S, 0)])
-    assert out["a"].end == pytest.approx(2 * LAT + 8 * S / B, rel=1e-9)    # 0.010 s
+    assert out["a"].end == pytest.approx(2 * LAT + 8 * S / B, rel=1e-9)  # 0.010 s
     assert out["a"].path == (("h0", "s0"), ("s0", "h1")) and out["a"].start == 0
     # leaf-spine across racks: 2 host links (1 us, 10G) + 2 fabric links (2 us, 40G)
-    G = leaf_spine(2, 1, 1, host_bandwidth=10e9, fabric_bandwidth=40e9,
-                   host_latency=1e-6, fabric_latency=2e-6)
+    G = leaf_spine(
+        2, 1, 1, host_bandwidth=10e9, fabric_bandwidth=40e9, host_latency=1e-6, fabric_latency=2e-6
+    )
     out, net, _ = run_transfers(G, [("a", "h0", "h1", S, 0)])
     expected = 2e-6 + 4e-6 + 8 * S / 10e9
     assert out["a"].end == pytest.approx(expected, rel=1e-9)
@@ -101,8 +103,9 @@ def test_latency_only_cases_and_headers():
     out, _, _ = run_transfers(G2, [("inf", "h9", "h8", S, 0)])
     assert out["inf"].end == pytest.approx(2 * LAT, rel=1e-12)
     # 40 header bytes per transfer: (S + 40) * 8 / B
-    out, net, _ = run_transfers(star(2, bandwidth=B, latency=LAT), [("a", "h0", "h1", S, 0)],
-                                header_bytes=40)
+    out, net, _ = run_transfers(
+        star(2, bandwidth=B, latency=LAT), [("a", "h0", "h1", S, 0)], header_bytes=40
+    )
     assert out["a"].end == pytest.approx(2 * LAT + 8 * (S + 40) / B, rel=1e-9)
     assert isinstance(out["a"], TransferRecord) and out["a"].nbytes == S
 
@@ -118,7 +121,7 @@ def test_bad_arguments():
     with pytest.raises(TopologyError, match="node 'h7'"):
         net.transfer("h0", "h7", 10)
     G.edges["h0", "s0"]["latency"] = -1.0
-    with pytest.raises(TopologyError, match=r"edge \('s0', 'h0'\).*-1\.0"):   # s0 added first
+    with pytest.raises(TopologyError, match=r"edge \('s0', 'h0'\).*-1\.0"):  # s0 added first
         FlowNetwork(env, G)
 
 
@@ -137,13 +140,14 @@ def test_ssgd_round_on_fat_tree_k8():
 
 # ------------------------------------------------------------------ routing
 
+
 def test_route_prefers_latency_then_hops():
     G = nx.Graph()
     G.add_edge("a", "b", latency=2.0)
     G.add_edge("a", "c", latency=1.0)
-    G.add_edge("c", "b", latency=1.0)               # same latency, one more hop
+    G.add_edge("c", "b", latency=1.0)  # same latency, one more hop
     assert route(G, "a", "b") == [("a", "b")]
-    G.edges["a", "b"]["latency"] = 2.5              # now the 2-hop path is faster
+    G.edges["a", "b"]["latency"] = 2.5  # now the 2-hop path is faster
     assert route(G, "a", "b") == [("a", "c"), ("c", "b")]
     assert route(G, "b", "a") == [("b", "c"), ("c", "a")]
     G.add_node("z")
@@ -167,5 +171,6 @@ def test_ecmp_is_deterministic_and_spreads():
     route(G, "h15", "h0", cache=cache)
     route(G, "h4", "h0", cache=cache)
     for key in range(8):
-        assert route(G, "h0", "h15", flow_key=key, cache=cache) == route(G, "h0", "h15",
-                                                                           flow_key=key)
+        assert route(G, "h0", "h15", flow_key=key, cache=cache) == route(
+            G, "h0", "h15", flow_key=key
+        )

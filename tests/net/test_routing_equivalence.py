@@ -6,6 +6,7 @@ inverted one per source when only that is cached). Comparisons use several
 flow keys per pair so that different equal-cost paths get chosen (one key on
 the 16,384 host pairs of fat_tree(8)). Nothing here is timed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,7 +31,7 @@ from netsim.net.topology import (
 from netsim.net.topology_io import list_presets, load_topology
 
 PRESETS = Path(__file__).resolve().parents[2] / "topologies"
-KEYS = (None, 1, 2, "x", (7, "y"))          # flow keys tried on every pair
+KEYS = (None, 1, 2, "x", (7, "y"))  # flow keys tried on every pair
 
 
 # ---------------------------------------------------------------------------
@@ -74,7 +75,7 @@ def _dag(G, root, cache):
     while heap:
         lat, hops, _, u = heapq.heappop(heap)
         if u in done or (lat, hops) != dist[u]:
-            continue                         # stale heap entry
+            continue  # stale heap entry
         done.add(u)
         order.append(u)
         for v, data in G.adj[u].items():
@@ -121,7 +122,7 @@ def _pair(G, src, dst, cache):
         if src not in count:
             raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
         return next_hops, count
-    back, _ = _dag(G, src, cache)            # next hops toward src: invert them
+    back, _ = _dag(G, src, cache)  # next hops toward src: invert them
     if dst not in back:
         raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
     succ, stack = {dst: ()}, [dst]
@@ -134,7 +135,7 @@ def _pair(G, src, dst, cache):
             succ[u] += (v,)
     rank = _rank(G, cache).__getitem__
     succ = {u: tuple(sorted(s, key=rank)) for u, s in succ.items()}
-    count, stack = {dst: 1}, [src]           # paths to dst, by iterative post-order
+    count, stack = {dst: 1}, [src]  # paths to dst, by iterative post-order
     while stack:
         u = stack[-1]
         if u in count:
@@ -225,6 +226,7 @@ def equal_cost_paths(G, src, dst, *, cache=None):
 # Comparisons
 # ---------------------------------------------------------------------------
 
+
 def reference(G, pairs, keys, *, warm=()):
     """``{(src, dst, key): path}`` from the frozen routing.
 
@@ -250,7 +252,7 @@ def assert_same_routes(G, pairs, keys=KEYS, *, warm=()):
     cache = {}
     for (s, d, key), path in expected.items():
         assert new.route(G, s, d, flow_key=key, cache=cache) == path, (s, d, key)
-    for s, d in pairs[:20]:                  # no cache: same answer
+    for s, d in pairs[:20]:  # no cache: same answer
         assert new.route(G, s, d, cache=None) == expected[s, d, keys[0]], (s, d)
 
 
@@ -259,8 +261,9 @@ def assert_same_sets(G, pairs):
     ref_cache, cache = {}, {}
     for s, d in pairs:
         assert new.path_count(G, s, d, cache=cache) == path_count(G, s, d, cache=ref_cache), (s, d)
-        assert (new.equal_cost_paths(G, s, d, cache=cache)
-                == equal_cost_paths(G, s, d, cache=ref_cache)), (s, d)
+        assert new.equal_cost_paths(G, s, d, cache=cache) == equal_cost_paths(
+            G, s, d, cache=ref_cache
+        ), (s, d)
 
 
 def host_pairs(G, *, limit=64, sample=300, seed=0):
@@ -294,16 +297,22 @@ def assert_same_routes_all_ways(G, pairs):
 def modified_fat_tree():
     """fat_tree(4) after some link latencies were changed, as FlowNetwork.set_link does."""
     G = fat_tree(4)
-    G.edges["p0-agg0", "core0"]["latency"] = 5e-6           # longer: avoid core0 from p0
-    G.edges["p3-agg1", "core3"]["latency"] = 1e-6 * (1 + 1e-12)   # within the tolerance
+    G.edges["p0-agg0", "core0"]["latency"] = 5e-6  # longer: avoid core0 from p0
+    G.edges["p3-agg1", "core3"]["latency"] = 1e-6 * (1 + 1e-12)  # within the tolerance
     G.edges["h5", "p1-edge0"]["latency"] = 0.0
     return G
 
 
 def wan_ring():
     """Three datacenters whose WAN latencies tie only within rounding: 0.1 + 0.2 vs 0.3."""
-    dc = {"racks": 2, "hosts_per_rack": 2, "spines": 2, "host_latency": 1e-6,
-          "fabric_latency": 3e-6, "gateway_latency": 2e-6}
+    dc = {
+        "racks": 2,
+        "hosts_per_rack": 2,
+        "spines": 2,
+        "host_latency": 1e-6,
+        "fabric_latency": 3e-6,
+        "gateway_latency": 2e-6,
+    }
     return multi_datacenter([dc, dc, dc], [(0, 1, 0.1, 1e9), (1, 2, 0.2, 1e9), (0, 2, 0.3, 1e9)])
 
 
@@ -332,7 +341,7 @@ def broken_fat_trees():
     extra.add_edge("p0-edge0", "p1-edge1", bandwidth=1e9, latency=1e-6)
     mixed = fat_tree(4)
     for u, v in list(mixed.edges)[::2]:
-        mixed.edges[u, v]["latency"] = 1                    # int 1 and float 1.0
+        mixed.edges[u, v]["latency"] = 1  # int 1 and float 1.0
     for u, v in list(mixed.edges)[1::2]:
         mixed.edges[u, v]["latency"] = 1.0
     return {"cut": cut, "extra": extra, "zero": fat_tree(4, latency=0.0), "int and float": mixed}
@@ -354,6 +363,7 @@ BUILT = {
 # ---------------------------------------------------------------------------
 # Tests
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", list_presets(PRESETS))
 def test_presets_route_as_before(name):
@@ -396,7 +406,7 @@ def test_a_shared_cache_never_changes_an_answer():
     H = hosts(G)
     expected = reference(G, list(itertools.product(H, H)), KEYS)
     cache = {}
-    new.route(G, "core1", "h3", cache=cache)                 # general algorithm first
+    new.route(G, "core1", "h3", cache=cache)  # general algorithm first
     new.path_count(G, "h7", "p2-agg0", cache=cache)
     for (s, d, key), path in expected.items():
         assert new.route(G, s, d, flow_key=key, cache=cache) == path
@@ -407,11 +417,24 @@ def test_a_shared_cache_never_changes_an_answer():
 
 def test_the_fat_tree_fast_path_is_taken_exactly_on_uniform_fat_trees():
     """Guards the coverage of the tests above: both algorithms are exercised."""
-    fast = [load_topology(PRESETS / "fat_tree_k4.toml"), fat_tree(2), fat_tree(6, latency=3e-7),
-            fat_tree(8), broken_fat_trees()["zero"], broken_fat_trees()["int and float"]]
-    general = [modified_fat_tree(), broken_fat_trees()["cut"], broken_fat_trees()["extra"],
-               fat_tree(4).to_directed(), nx.MultiGraph(fat_tree(4)), leaf_spine(2, 2, 2), star(3),
-               nx.relabel_nodes(fat_tree(4), {"h0": "h00"})]
+    fast = [
+        load_topology(PRESETS / "fat_tree_k4.toml"),
+        fat_tree(2),
+        fat_tree(6, latency=3e-7),
+        fat_tree(8),
+        broken_fat_trees()["zero"],
+        broken_fat_trees()["int and float"],
+    ]
+    general = [
+        modified_fat_tree(),
+        broken_fat_trees()["cut"],
+        broken_fat_trees()["extra"],
+        fat_tree(4).to_directed(),
+        nx.MultiGraph(fat_tree(4)),
+        leaf_spine(2, 2, 2),
+        star(3),
+        nx.relabel_nodes(fat_tree(4), {"h0": "h00"}),
+    ]
     nan = fat_tree(4)
     nx.set_edge_attributes(nan, float("nan"), "latency")
     general.append(nan)

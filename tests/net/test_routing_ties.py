@@ -3,6 +3,7 @@
 Expected paths are worked out by hand: least latency first (sums equal within
 1e-9 relative count as equal), then fewest hops, then ECMP among the rest.
 """
+
 from __future__ import annotations
 
 import networkx as nx
@@ -29,7 +30,7 @@ def test_a_near_tie_reached_after_its_node_is_finished_takes_the_fewer_hops():
     assert route(G, "v", "r") == [("v", "u"), ("u", "r")]
     assert route(G, "r", "v") == [("r", "u"), ("u", "v")]
     cache = {}
-    route(G, "r", "a", cache=cache)                      # warm the DAG of r
+    route(G, "r", "a", cache=cache)  # warm the DAG of r
     assert route(G, "v", "r", cache=cache) == [("v", "u"), ("u", "r")]
     assert path_count(G, "v", "r") == 1
 

@@ -1,4 +1,5 @@
 """Topology builders, validation, loaders and placement: hand-derived invariants."""
+
 from __future__ import annotations
 
 import itertools
@@ -33,14 +34,18 @@ def roles(G):
 
 # ----------------------------------------------------------------- builders
 
-@pytest.mark.parametrize("k, n_hosts, n_switches, n_links", [
-    # hosts k^3/4; switches k pods * k + (k/2)^2 cores = 5k^2/4;
-    # links: k^3/4 host-edge + k*(k/2)^2 edge-agg + k*(k/2)*(k/2) agg-core = 3k^3/4
-    (2, 2, 5, 6),
-    (4, 16, 20, 48),
-    (6, 54, 45, 162),
-    (8, 128, 80, 384),
-])
+
+@pytest.mark.parametrize(
+    "k, n_hosts, n_switches, n_links",
+    [
+        # hosts k^3/4; switches k pods * k + (k/2)^2 cores = 5k^2/4;
+        # links: k^3/4 host-edge + k*(k/2)^2 edge-agg + k*(k/2)*(k/2) agg-core = 3k^3/4
+        (2, 2, 5, 6),
+        (4, 16, 20, 48),
+        (6, 54, 45, 162),
+        (8, 128, 80, 384),
+    ],
+)
 def test_fat_tree_counts(k, n_hosts, n_switches, n_links):
     G = fat_tree(k)
     r = roles(G)
@@ -72,18 +77,22 @@ def test_fat_tree_rejects_bad_k(k):
 def test_star_and_leaf_spine_shapes():
     G = star(12, bandwidth=1e9, latency=2e-6)
     assert G.number_of_nodes() == 13 and G.number_of_edges() == 12
-    assert hosts(G)[:3] == ["h0", "h1", "h2"] and hosts(G)[-1] == "h11"   # natural order
+    assert hosts(G)[:3] == ["h0", "h1", "h2"] and hosts(G)[-1] == "h11"  # natural order
     assert G.edges["h3", "s0"] == {"bandwidth": 1e9, "latency": 2e-6}
     L = leaf_spine(3, 4, 2, host_bandwidth=10e9, fabric_bandwidth=40e9)
     assert L.number_of_edges() == 3 * (4 + 2)
-    assert sorted(L.adj["h5"]) == ["leaf1"]                    # rack 1 = hosts 4..7
+    assert sorted(L.adj["h5"]) == ["leaf1"]  # rack 1 = hosts 4..7
     assert L.edges["leaf2", "spine1"]["bandwidth"] == 40e9
 
 
 def test_multi_datacenter_prefixes_and_wan():
-    G = multi_datacenter([{"racks": 1, "hosts_per_rack": 2, "spines": 1},
-                          {"racks": 2, "hosts_per_rack": 1, "spines": 2}],
-                         [(0, 1, 0.02, 1e9)])
+    G = multi_datacenter(
+        [
+            {"racks": 1, "hosts_per_rack": 2, "spines": 1},
+            {"racks": 2, "hosts_per_rack": 1, "spines": 2},
+        ],
+        [(0, 1, 0.02, 1e9)],
+    )
     assert hosts(G) == ["dc0-h0", "dc0-h1", "dc1-h0", "dc1-h1"]
     assert G.nodes["dc1-h1"]["dc"] == 1 and G.nodes["dc0-gw"]["role"] == "wan"
     assert G.edges["dc0-gw", "dc1-gw"] == {"bandwidth": 1e9, "latency": 0.02}
@@ -96,6 +105,7 @@ def test_multi_datacenter_prefixes_and_wan():
 
 # --------------------------------------------------------------- validation
 
+
 def _two_hosts(**edge):
     G = nx.Graph()
     G.add_node("a", role="host")
@@ -104,13 +114,16 @@ def _two_hosts(**edge):
     return G
 
 
-@pytest.mark.parametrize("edge, match", [
-    ({"bandwidth": 1e9, "latency": -1e-3}, r"edge \('a', 'b'\): latency .* got -0\.001"),
-    ({"bandwidth": 0.0, "latency": 1e-3}, r"edge \('a', 'b'\): bandwidth .* got 0\.0"),
-    ({"bandwidth": -5, "latency": 0}, r"bandwidth .* got -5"),
-    ({"latency": 1e-3}, r"edge \('a', 'b'\): missing attribute 'bandwidth'"),
-    ({"bandwidth": 1e9}, r"missing attribute 'latency'"),
-])
+@pytest.mark.parametrize(
+    "edge, match",
+    [
+        ({"bandwidth": 1e9, "latency": -1e-3}, r"edge \('a', 'b'\): latency .* got -0\.001"),
+        ({"bandwidth": 0.0, "latency": 1e-3}, r"edge \('a', 'b'\): bandwidth .* got 0\.0"),
+        ({"bandwidth": -5, "latency": 0}, r"bandwidth .* got -5"),
+        ({"latency": 1e-3}, r"edge \('a', 'b'\): missing attribute 'bandwidth'"),
+        ({"bandwidth": 1e9}, r"missing attribute 'latency'"),
+    ],
+)
 def test_validate_rejects_bad_links(edge, match):
     with pytest.raises(TopologyError, match=match):
         validate_graph(_two_hosts(**edge))
@@ -133,12 +146,14 @@ def test_validate_rejects_bad_nodes():
 
 # ------------------------------------------------------------------ loaders
 
+
 def test_presets_load_with_expected_sizes():
     assert {"star16", "leaf_spine_small", "fat_tree_k4", "fat_tree_k16", "geo3"} <= set(
-        list_presets(PRESETS))
+        list_presets(PRESETS)
+    )
     assert len(hosts(load_topology("star16", base_dir=PRESETS))) == 16
     assert len(hosts(load_topology("fat_tree_k4", base_dir=PRESETS))) == 16
-    assert len(hosts(load_topology(PRESETS / "fat_tree_k16.toml"))) == 16 ** 3 // 4
+    assert len(hosts(load_topology(PRESETS / "fat_tree_k16.toml"))) == 16**3 // 4
     assert len(hosts(load_topology("leaf_spine_small", base_dir=PRESETS))) == 32
     geo = load_topology("geo3", base_dir=PRESETS)
     wan = sorted(geo.edges["dc0-gw", f"dc{i}-gw"]["latency"] for i in (1, 2, 3))
@@ -185,8 +200,8 @@ def test_graphml_great_circle_latency_and_errors(tmp_path):
     H = load_topology(spec)
     # 1 degree of the equator = 6371 km * pi / 180 = 111.1949 km; at 2/3 c = 1.99862e8 m/s
     assert H.edges["a", "b"]["latency"] == pytest.approx(111_194.93 / 199_861_638.7, rel=1e-6)
-    assert H.edges["a", "b"]["bandwidth"] == 2.5e9          # LinkSpeedRaw wins
-    assert H.edges["b", "c"] == {"bandwidth": 1e9, "latency": 0.004}   # spec defaults
+    assert H.edges["a", "b"]["bandwidth"] == 2.5e9  # LinkSpeedRaw wins
+    assert H.edges["b", "c"] == {"bandwidth": 1e9, "latency": 0.004}  # spec defaults
     assert hosts(H) == ["a", "b", "c"]
     garbage = tmp_path / "garbage.graphml"
     garbage.write_text("<graphml><graph><node id='a'")
@@ -203,8 +218,9 @@ def test_topohub_wan_latency_from_coordinates():
     G = load_topology({"topohub": "topozoo/Abilene", "bandwidth": 10e9})
     assert len(hosts(G)) == 11
     # topohub lists New York - Chicago as 1146.16 km; at 2/3 c that is 5.7348 ms
-    assert G.edges["New York", "Chicago"]["latency"] == pytest.approx(1146.16e3 / 199_861_638.7,
-                                                                      rel=1e-3)
+    assert G.edges["New York", "Chicago"]["latency"] == pytest.approx(
+        1146.16e3 / 199_861_638.7, rel=1e-3
+    )
     assert load_topology("topohub:sndlib/polska").number_of_nodes() == 12
     with pytest.raises(TopologyError, match=r"\[topohub\]: no topology 'topozoo/Nowhere'"):
         load_topology({"topohub": "topozoo/Nowhere"})
@@ -212,8 +228,9 @@ def test_topohub_wan_latency_from_coordinates():
 
 # ---------------------------------------------------------------- placement
 
+
 def test_place_packed_spread_and_explicit():
-    G = fat_tree(4)                          # pod p holds hosts 4p .. 4p+3
+    G = fat_tree(4)  # pod p holds hosts 4p .. 4p+3
     assert place(G, 3) == ("h0", ["h1", "h2", "h3"])
     # spread deals pods first (h1 is pod 0's first free host), then alternates the
     # two edge switches of each pod: pod 1 gives h4 (edge0) then h6 (edge1)

@@ -1,4 +1,5 @@
 """Run folders survive interruptions, kills, full disks and re-use; JSON is strict; exit statuses."""
+
 from __future__ import annotations
 
 import errno
@@ -46,7 +47,9 @@ lr = 0.05
 
 def messages(stderr: str) -> list[str]:
     """The lines of stderr other than progress lines (``label: 40% t=...``), which go there too."""
-    return [l for l in stderr.strip().splitlines() if not re.match(r"^(\[\d+/\d+\] )?\S+: \d+% t=", l)]
+    return [
+        l for l in stderr.strip().splitlines() if not re.match(r"^(\[\d+/\d+\] )?\S+: \d+% t=", l)
+    ]
 
 
 def invoke(*args):
@@ -55,8 +58,10 @@ def invoke(*args):
 
 def strict_load(text: str):
     """json.loads that refuses NaN / Infinity tokens."""
+
     def refuse(token):
         raise ValueError(f"non-strict JSON token {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -71,8 +76,14 @@ def start_long_run(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     scenario.write_text(LONG)
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", "run", str(scenario), "--no-live", "--out", str(out)],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netsim.cli", "run", str(scenario), "--no-live", "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     updates = out / "updates.csv"
     while time.monotonic() < deadline:  # wait until rows have been streamed out
@@ -113,7 +124,9 @@ def test_kill_9_leaves_complete_rows_and_no_json(tmp_path):
 
 
 def test_sigterm_inside_a_run_writes_an_interrupted_summary(tmp_path):
-    sc = make_scenario({**base_raw(), "run": {"seed": 3, "algorithm": "asgd", "until": 40.0, "batch_size": 8}})
+    sc = make_scenario(
+        {**base_raw(), "run": {"seed": 3, "algorithm": "asgd", "until": 40.0, "batch_size": 8}}
+    )
     out = tmp_path / "run"
 
     def terminate_at_half(snap):
@@ -133,46 +146,104 @@ def test_sigterm_inside_a_run_writes_an_interrupted_summary(tmp_path):
 
 
 def test_diverged_run_is_strict_json_with_the_last_finite_loss(tmp_path):
-    res = invoke("run", QUICK, "--no-live", "-a", "asgd", "--set", "algorithms.asgd.lr=1e300",
-                 "--set", "run.until=50", "--out", tmp_path)
+    res = invoke(
+        "run",
+        QUICK,
+        "--no-live",
+        "-a",
+        "asgd",
+        "--set",
+        "algorithms.asgd.lr=1e300",
+        "--set",
+        "run.until=50",
+        "--out",
+        tmp_path,
+    )
     assert res.exit_code == 1
     summary = strict_load((tmp_path / "summary.json").read_text())
     assert summary["status"] == "diverged"
     at = summary["diverged_at"]
     assert f"update {at['update']}" in summary["message"]
     run = read_run(tmp_path)
-    assert summary["final_loss"] is None and summary["final_test_accuracy"] is None  # not the t = 0 loss
+    assert (
+        summary["final_loss"] is None and summary["final_test_accuracy"] is None
+    )  # not the t = 0 loss
     last = summary["last_finite"]
     assert last["update"] < at["update"]
-    assert [last["update"], last["sim_time"], last["loss"]] == \
-           [run.curve["update"][-1], run.curve["sim_time"][-1], run.curve["loss"][-1]]
+    assert [last["update"], last["sim_time"], last["loss"]] == [
+        run.curve["update"][-1],
+        run.curve["sim_time"][-1],
+        run.curve["loss"][-1],
+    ]
 
 
 def test_strict_json_everywhere():
-    assert runfolder.strict_json([float("nan"), float("-inf"), {"a": float("inf")}]) == '[null, null, {"a": null}]'
+    assert (
+        runfolder.strict_json([float("nan"), float("-inf"), {"a": float("inf")}])
+        == '[null, null, {"a": null}]'
+    )
 
 
 def test_compare_exits_1_when_a_rule_diverges(tmp_path):
-    res = invoke("compare", QUICK, "--no-live", "--algorithms", "ssgd,asgd", "--set", "algorithms.asgd.lr=1e300",
-                 "--set", "run.until=20", "--out", tmp_path)
+    res = invoke(
+        "compare",
+        QUICK,
+        "--no-live",
+        "--algorithms",
+        "ssgd,asgd",
+        "--set",
+        "algorithms.asgd.lr=1e300",
+        "--set",
+        "run.until=20",
+        "--out",
+        tmp_path,
+    )
     assert res.exit_code == 1
     statuses = [s["status"] for s in strict_load((tmp_path / "compare.json").read_text())]
     assert statuses == ["ok", "diverged"]
 
 
 def test_a_stalled_run_exits_1(tmp_path):
-    res = invoke("run", QUICK, "--no-live", "-a", "ssgd", "--set", "run.until=50",
-                 "--set", 'events=[{time = 5.0, kind = "crash", worker = 0}]', "--out", tmp_path)
+    res = invoke(
+        "run",
+        QUICK,
+        "--no-live",
+        "-a",
+        "ssgd",
+        "--set",
+        "run.until=50",
+        "--set",
+        'events=[{time = 5.0, kind = "crash", worker = 0}]',
+        "--out",
+        tmp_path,
+    )
     assert res.exit_code == 1
     summary = strict_load((tmp_path / "summary.json").read_text())
-    assert summary["status"] == "stalled" and summary["stalled_at"] == {"sim_time": 5.0, "waiting_for": [0]}
+    assert summary["status"] == "stalled" and summary["stalled_at"] == {
+        "sim_time": 5.0,
+        "waiting_for": [0],
+    }
     assert "stalled at simulated time 5 s" in res.stderr
 
 
 def test_out_holding_another_run_is_refused_then_overwritten(tmp_path):
     out = tmp_path / "out"
-    assert invoke("run", QUICK, "--no-live", "-a", "backup", "--set", "run.until=20", "--set",
-                  "algorithms.backup={lr = 0.1, backups = 2}", "--out", out).exit_code == 0
+    assert (
+        invoke(
+            "run",
+            QUICK,
+            "--no-live",
+            "-a",
+            "backup",
+            "--set",
+            "run.until=20",
+            "--set",
+            "algorithms.backup={lr = 0.1, backups = 2}",
+            "--out",
+            out,
+        ).exit_code
+        == 0
+    )
     assert (out / "dropped.csv").exists() and (out / "timeline.csv").exists()
     (out / "plots").mkdir()
     (out / "plots" / "old.png").write_text("x")
@@ -182,8 +253,20 @@ def test_out_holding_another_run_is_refused_then_overwritten(tmp_path):
     assert "holds the results of another run" in res.stderr and "--overwrite" in res.stderr
     assert len(messages(res.stderr)) == 1
     assert strict_load((out / "summary.json").read_text())["algorithm"] == "backup"  # untouched
-    res = invoke("run", QUICK, "--no-live", "-a", "asgd", "--set", "run.until=20", "--set", "run.timeline_until=0",
-                 "--out", out, "--overwrite")
+    res = invoke(
+        "run",
+        QUICK,
+        "--no-live",
+        "-a",
+        "asgd",
+        "--set",
+        "run.until=20",
+        "--set",
+        "run.timeline_until=0",
+        "--out",
+        out,
+        "--overwrite",
+    )
     assert res.exit_code == 0
     assert strict_load((out / "summary.json").read_text())["algorithm"] == "asgd"
     assert not (out / "dropped.csv").exists() and not (out / "timeline.csv").exists()
@@ -193,14 +276,18 @@ def test_out_holding_another_run_is_refused_then_overwritten(tmp_path):
 def test_two_runs_into_one_folder_the_second_is_refused(tmp_path):
     held = claim(tmp_path)  # the first run holds the folder
     try:
-        res = invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path, "--overwrite")
+        res = invoke(
+            "run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path, "--overwrite"
+        )
         assert res.exit_code == 2
         assert "another netsim process is writing there" in res.stderr
         with pytest.raises(OutputError):
             api.compare(QUICK, ["asgd"], out=tmp_path)
     finally:
         held.release()
-    assert invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path).exit_code == 0
+    assert (
+        invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path).exit_code == 0
+    )
 
 
 def test_full_disk_gives_one_line_and_keeps_complete_rows(tmp_path, monkeypatch):
@@ -223,7 +310,9 @@ def test_full_disk_gives_one_line_and_keeps_complete_rows(tmp_path, monkeypatch)
 
 
 def test_reader_ignores_an_unfinished_last_line(tmp_path):
-    assert invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path).exit_code == 0
+    assert (
+        invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path).exit_code == 0
+    )
     full = read_run(tmp_path).updates["version"]
     with open(tmp_path / "updates.csv", "a") as fh:
         fh.write("99999,1.")
@@ -237,15 +326,38 @@ def test_sweep_where_every_run_fails(tmp_path, monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(sweep_runner, "simulate", broken)
-    res = invoke("sweep", QUICK, "--grid", "run.seed=1,2", "--set", "run.until=5", "--workers", "1",
-                 "--no-live", "--out", tmp_path / "s1")
+    res = invoke(
+        "sweep",
+        QUICK,
+        "--grid",
+        "run.seed=1,2",
+        "--set",
+        "run.until=5",
+        "--workers",
+        "1",
+        "--no-live",
+        "--out",
+        tmp_path / "s1",
+    )
     assert res.exit_code == 1
     with pytest.raises(api.SweepError, match="every run of the sweep failed"):
-        api.sweep(QUICK, ["run.seed=1,2"], overrides=["run.until=5"], workers=1, out=tmp_path / "s2")
+        api.sweep(
+            QUICK, ["run.seed=1,2"], overrides=["run.until=5"], workers=1, out=tmp_path / "s2"
+        )
 
 
 def test_sweep_into_a_folder_of_another_sweep_is_refused(tmp_path):
-    args = ["sweep", QUICK, "--set", "run.until=5", "--workers", "1", "--no-live", "--out", tmp_path]
+    args = [
+        "sweep",
+        QUICK,
+        "--set",
+        "run.until=5",
+        "--workers",
+        "1",
+        "--no-live",
+        "--out",
+        tmp_path,
+    ]
     assert invoke(*args, "--grid", "run.seed=1,2").exit_code == 0
     res = invoke(*args, "--grid", "run.seed=3")
     assert res.exit_code == 2 and "--overwrite" in res.stderr
@@ -281,9 +393,26 @@ def test_kill_9_of_a_sweep_takes_its_pool_processes_along(tmp_path):
     scenario = tmp_path / "long.toml"
     scenario.write_text(LONG)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", "sweep", str(scenario), "--grid", "run.seed=1,2",
-                             "--workers", "2", "--no-live", "--out", str(tmp_path / "sweep")],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "netsim.cli",
+            "sweep",
+            str(scenario),
+            "--grid",
+            "run.seed=1,2",
+            "--workers",
+            "2",
+            "--no-live",
+            "--out",
+            str(tmp_path / "sweep"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 180
     pool = {}
     while time.monotonic() < deadline:  # until two pool processes are busy running points
@@ -302,7 +431,9 @@ def test_kill_9_of_a_sweep_takes_its_pool_processes_along(tmp_path):
     assert not [pid for pid in spawned if alive(pid)]
 
 
-@pytest.mark.parametrize("err, status", [(errno.EACCES, 2), (errno.EPERM, 2), (errno.ENOSPC, 1), (errno.EROFS, 1)])
+@pytest.mark.parametrize(
+    "err, status", [(errno.EACCES, 2), (errno.EPERM, 2), (errno.ENOSPC, 1), (errno.EROFS, 1)]
+)
 def test_an_output_folder_that_cannot_be_created(tmp_path, monkeypatch, err, status):
     """No permission for the --out path is bad input (exit 2); a full or read-only disk is the
     disk's state (exit 1); one line either way (a fuzzer's ``-o /sys/kernel/x`` exited 1)."""
@@ -361,16 +492,25 @@ def test_readers_refuse_a_folder_whose_files_disagree_with_its_summary(tmp_path,
     from typer.testing import CliRunner
 
     from netsim.cli import app
+
     runner = CliRunner()
     run = tmp_path / "run"
-    assert runner.invoke(app, ["run", "quickstart", "--set", "run.until=20", "--no-live", "--out", str(run)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["run", "quickstart", "--set", "run.until=20", "--no-live", "--out", str(run)]
+        ).exit_code
+        == 0
+    )
     if damage == "truncate_updates":
         lines = (run / "updates.csv").read_text().splitlines(keepends=True)
         (run / "updates.csv").write_text("".join(lines[:-3]))
     else:
         (run / "curve.csv").write_text("update,sim_time,loss,test_accuracy\n")
-    args = {"report": ["report", str(run)], "plot": ["plot", str(run), "--out", str(tmp_path / "p")],
-            "export": ["export", str(run), "--out", str(tmp_path / "t.json")]}[command]
+    args = {
+        "report": ["report", str(run)],
+        "plot": ["plot", str(run), "--out", str(tmp_path / "p")],
+        "export": ["export", str(run), "--out", str(tmp_path / "t.json")],
+    }[command]
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert ("updates.csv" if damage == "truncate_updates" else "curve.csv") in res.output
@@ -383,9 +523,15 @@ def test_rerun_of_a_run_that_did_not_end_reruns_without_a_false_difference(tmp_p
     from typer.testing import CliRunner
 
     from netsim.cli import app
+
     runner = CliRunner()
     run = tmp_path / "run"
-    assert runner.invoke(app, ["run", "quickstart", "--set", "run.until=20", "--no-live", "--out", str(run)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["run", "quickstart", "--set", "run.until=20", "--no-live", "--out", str(run)]
+        ).exit_code
+        == 0
+    )
     if how == "interrupted":  # what an interrupted run's summary says
         summary = json.loads((run / "summary.json").read_text())
         summary.update(status="interrupted", sim_time=7.5)

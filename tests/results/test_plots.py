@@ -1,4 +1,5 @@
 """Figures and reports: PNG files that decode, at the expected size; bad input exits 2."""
+
 from __future__ import annotations
 
 import struct
@@ -14,7 +15,12 @@ from netsim.results.timeline import parse_window
 
 QUICK = str(ROOT / "scenarios" / "quickstart.toml")
 runner = CliRunner()
-FIGURES = list(CURVE_FILES.values()) + ["timeline.png", "staleness.png", "update_rate.png", "bias.png"]
+FIGURES = list(CURVE_FILES.values()) + [
+    "timeline.png",
+    "staleness.png",
+    "update_rate.png",
+    "bias.png",
+]
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -27,14 +33,30 @@ def png_size(path: Path) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def compare_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("cmp")
-    res = runner.invoke(app, ["compare", QUICK, "--algorithms", "ssgd,asgd,gsgd", "--no-live", "--plots",
-                              "--set", "run.until=30", "--set", "run.eval_every=5", "--out", str(out)])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            QUICK,
+            "--algorithms",
+            "ssgd,asgd,gsgd",
+            "--no-live",
+            "--plots",
+            "--set",
+            "run.until=30",
+            "--set",
+            "run.eval_every=5",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     return out
 
 
 def test_compare_plots_writes_every_figure(compare_dir):
     from matplotlib.image import imread
+
     plots = compare_dir / "plots"
     assert sorted(p.name for p in plots.iterdir()) == sorted(FIGURES)
     for name in CURVE_FILES.values():
@@ -48,7 +70,9 @@ def test_compare_plots_writes_every_figure(compare_dir):
 
 
 def test_plot_command_with_window(compare_dir, tmp_path):
-    res = runner.invoke(app, ["plot", str(compare_dir), "--window", "2,9.5", "--out", str(tmp_path)])
+    res = runner.invoke(
+        app, ["plot", str(compare_dir), "--window", "2,9.5", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     # a windowed timeline gets its own name, so the default timeline.png is never overwritten
     windowed = [n.replace("timeline.png", "timeline_2-9.5.png") for n in FIGURES]
@@ -57,8 +81,21 @@ def test_plot_command_with_window(compare_dir, tmp_path):
 
 
 def test_plot_formats_and_dpi(compare_dir, tmp_path):
-    res = runner.invoke(app, ["plot", str(compare_dir), "--format", "pdf,svg,png", "--dpi", "80", "--out",
-                              str(tmp_path), "--xscale", "linear"])
+    res = runner.invoke(
+        app,
+        [
+            "plot",
+            str(compare_dir),
+            "--format",
+            "pdf,svg,png",
+            "--dpi",
+            "80",
+            "--out",
+            str(tmp_path),
+            "--xscale",
+            "linear",
+        ],
+    )
     assert res.exit_code == 0, res.output
     for name in FIGURES:
         stem = name.removesuffix(".png")
@@ -70,7 +107,9 @@ def test_plot_formats_and_dpi(compare_dir, tmp_path):
 
 
 def test_plot_single_run_and_two_folders(compare_dir, tmp_path):
-    res = runner.invoke(app, ["plot", str(compare_dir / "gsgd"), str(compare_dir / "asgd"), "--out", str(tmp_path)])
+    res = runner.invoke(
+        app, ["plot", str(compare_dir / "gsgd"), str(compare_dir / "asgd"), "--out", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     assert len(list(tmp_path.glob("*.png"))) == len(FIGURES)
 
@@ -81,7 +120,10 @@ def test_bad_window(text, compare_dir):
         parse_window(text)
     res = runner.invoke(app, ["plot", str(compare_dir), "--window", text])
     assert res.exit_code == 2
-    assert len([line for line in res.stderr.splitlines() if line.strip()]) == 1 and "--window" in res.stderr
+    assert (
+        len([line for line in res.stderr.splitlines() if line.strip()]) == 1
+        and "--window" in res.stderr
+    )
 
 
 def test_missing_or_empty_folder_exit_2(tmp_path):
@@ -111,12 +153,31 @@ def test_report_markdown_and_html(compare_dir):
 
 def test_sweep_folder_plots_and_report(tmp_path):
     out = tmp_path / "sw"
-    res = runner.invoke(app, ["sweep", QUICK, "--grid", 'algorithms.gsgd.groups=[["fast"],["medium"],["slow"]], '
-                              '[["fast","medium","slow"]]', "--seeds", "2", "--set", "run.until=12",
-                              "--workers", "1", "--no-live", "--out", str(out), "--plots"])
+    res = runner.invoke(
+        app,
+        [
+            "sweep",
+            QUICK,
+            "--grid",
+            'algorithms.gsgd.groups=[["fast"],["medium"],["slow"]], [["fast","medium","slow"]]',
+            "--seeds",
+            "2",
+            "--set",
+            "run.until=12",
+            "--workers",
+            "1",
+            "--no-live",
+            "--out",
+            str(out),
+            "--plots",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in (out / "plots").iterdir()) == sorted(FIGURES)
     res = runner.invoke(app, ["report", str(out)])
     assert res.exit_code == 0, res.output
     text = (out / "report.md").read_text()
-    assert "Mean and 95 % confidence interval" in text and "groups=[[fast],[medium],[slow]] (seed 2)" in text
+    assert (
+        "Mean and 95 % confidence interval" in text
+        and "groups=[[fast],[medium],[slow]] (seed 2)" in text
+    )

@@ -1,4 +1,5 @@
 """Self-describing run folders: scenario.toml + meta.json, and `rerun` reproducing a run byte for byte."""
+
 from __future__ import annotations
 
 import json
@@ -33,17 +34,29 @@ def test_run_folder_holds_resolved_scenario_and_meta(scenario_file, tmp_path):
     assert meta["data"] == {"source": "sklearn digits", "sha256": {}}
     # the written scenario is the same scenario: loading it gives back the same typed settings
     again = api.load(tmp_path / "a" / "scenario.toml")
-    assert (again.run, again.data, again.model, again.workers) == (sc.run, sc.data, sc.model, sc.workers)
+    assert (again.run, again.data, again.model, again.workers) == (
+        sc.run,
+        sc.data,
+        sc.model,
+        sc.workers,
+    )
 
 
 def test_rerun_reproduces_byte_for_byte(scenario_file, tmp_path):
-    api.compare(api.load(scenario_file, {"run.until": 7.0}), ["ssgd"], groupings=["equal:2"], out=tmp_path / "cmp")
+    api.compare(
+        api.load(scenario_file, {"run.until": 7.0}),
+        ["ssgd"],
+        groupings=["equal:2"],
+        out=tmp_path / "cmp",
+    )
     for folder in ("ssgd", "gsgd-equal-2"):
         original = tmp_path / "cmp" / folder
         again = api.rerun(original, out=tmp_path / f"again-{folder}")
         assert again.identical, again.differ
         for name in ("curve.csv", "updates.csv", "timeline.csv"):
-            assert (original / name).read_bytes() == (tmp_path / f"again-{folder}" / name).read_bytes()
+            assert (original / name).read_bytes() == (
+                tmp_path / f"again-{folder}" / name
+            ).read_bytes()
         assert again.run.label == json.loads((original / "summary.json").read_text())["label"]
 
 
@@ -75,12 +88,21 @@ def test_default_folders_are_numbered_not_overwritten(tmp_path):
 def test_wall_times_at_any_depth_do_not_count(tmp_path):
     """A grouping = "auto" run records its pilots' wall seconds; only those may differ."""
     from netsim.results.provenance import differences
-    base = {"final_loss": 0.25, "wall_s": 1.0,
-            "grouping": {"cost_wall_s": 2.0, "candidates": [{"name": "hand", "pilot_wall_s": 0.5, "loss": 0.3}]}}
+
+    base = {
+        "final_loss": 0.25,
+        "wall_s": 1.0,
+        "grouping": {
+            "cost_wall_s": 2.0,
+            "candidates": [{"name": "hand", "pilot_wall_s": 0.5, "loss": 0.3}],
+        },
+    }
     for name, wall, loss in (("a", 1.0, 0.3), ("b", 9.0, 0.3), ("c", 9.0, 0.31)):
         (tmp_path / name).mkdir()
         summary = json.loads(json.dumps(base))
-        summary["wall_s"] = summary["grouping"]["cost_wall_s"] = summary["grouping"]["candidates"][0]["pilot_wall_s"] = wall
+        summary["wall_s"] = summary["grouping"]["cost_wall_s"] = summary["grouping"]["candidates"][
+            0
+        ]["pilot_wall_s"] = wall
         summary["grouping"]["candidates"][0]["loss"] = loss
         (tmp_path / name / "summary.json").write_text(json.dumps(summary))
     assert differences(tmp_path / "a", tmp_path / "b") == []
@@ -102,6 +124,7 @@ def test_rerun_with_an_inline_graphml_topology(tmp_path):
     the run folder's scenario.toml records the file's absolute path, so a rerun from the
     run folder finds it."""
     import networkx as nx
+
     G = nx.Graph()
     G.add_node("ps", role="host")
     G.add_node("sw", role="switch")
@@ -111,13 +134,16 @@ def test_rerun_with_an_inline_graphml_topology(tmp_path):
         G.add_edge(h, "sw", bandwidth=1e9, latency=1e-3)
     (tmp_path / "src").mkdir()
     nx.write_graphml(G, tmp_path / "src" / "g.graphml")
-    raw = base_raw(run={"algorithm": "asgd", "until": 3.0},
-                   workers=[{"name": "a", "count": 2, "compute": 1.0}])
+    raw = base_raw(
+        run={"algorithm": "asgd", "until": 3.0}, workers=[{"name": "a", "count": 2, "compute": 1.0}]
+    )
     raw["network"] = {"topology": {"graphml": "g.graphml"}, "ps_host": "ps"}
     (tmp_path / "src" / "s.toml").write_text(dumps(raw))
     api.run(api.load(tmp_path / "src" / "s.toml"), out=tmp_path / "run")
     written = tomllib.loads((tmp_path / "run" / "scenario.toml").read_text())
-    assert written["network"]["topology"]["graphml"] == str((tmp_path / "src" / "g.graphml").resolve())
+    assert written["network"]["topology"]["graphml"] == str(
+        (tmp_path / "src" / "g.graphml").resolve()
+    )
     assert api.rerun(tmp_path / "run", out=tmp_path / "again").identical
 
 
@@ -125,10 +151,17 @@ def test_default_folder_names_stay_inside_runs():
     """A scenario name becomes one safe path component of ``runs/<name>-<kind>``: no
     separators, NUL, leading dots or over-long names (a fuzzer's names wrote outside
     runs/ or raised ValueError / OSError)."""
-    from netsim.config.scenario import parse_scenario
     from pathlib import Path
-    for name, folder in (("/tmp/outside", "_tmp_outside"), ("../up", "_up"), ("a\x00b", "a_b"),
-                         ("x" * 300, "x" * 120), ("..", "scenario")):
+
+    from netsim.config.scenario import parse_scenario
+
+    for name, folder in (
+        ("/tmp/outside", "_tmp_outside"),
+        ("../up", "_up"),
+        ("a\x00b", "a_b"),
+        ("x" * 300, "x" * 120),
+        ("..", "scenario"),
+    ):
         raw = base_raw()
         raw["name"] = name
         out = api.default_out(parse_scenario(raw, Path("s.toml")), "asgd")

@@ -1,5 +1,6 @@
 """Results tables fit the terminal: at 80, 120 and 160 columns no cell is cut (no ellipsis,
 every number whole), the columns left out are named, and a pipe gets every column."""
+
 from __future__ import annotations
 
 import re
@@ -41,21 +42,31 @@ def test_compare_tables_fit_without_cutting_a_number(summaries, width):
     header, rows = run_rows(summaries)
     text = _printed(render.compare_table(summaries, "t", width=width), width)
     _cells_whole(text, header, rows, width)
-    assert [header[i] for i in render.fit_columns(header, rows, width, render.RUN_PRIORITY)][:4] == \
-        ["run", "groups", "updates", "sim time"][: 4 if width >= 120 else 3] or width == 80
+    assert [header[i] for i in render.fit_columns(header, rows, width, render.RUN_PRIORITY)][
+        :4
+    ] == ["run", "groups", "updates", "sim time"][: 4 if width >= 120 else 3] or width == 80
 
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_a_single_run_table_fits(summaries, width):
     header, rows = run_rows(summaries[:1])
-    _cells_whole(_printed(render.compare_table(summaries[:1], "t", width=width), width), header, rows, width)
+    _cells_whole(
+        _printed(render.compare_table(summaries[:1], "t", width=width), width), header, rows, width
+    )
 
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_sweep_tables_fit_without_cutting_a_number(width):
-    table = [{"algorithms.gsgd.lr": lr, "runs": 2, "failed": 0,
-              **{f"{m}_mean": 0.123456789 * (k + 1) for k, m in enumerate(render_metrics())},
-              **{f"{m}_ci95": 0.0123456 for m in render_metrics()}} for lr in (0.1, 0.2)]
+    table = [
+        {
+            "algorithms.gsgd.lr": lr,
+            "runs": 2,
+            "failed": 0,
+            **{f"{m}_mean": 0.123456789 * (k + 1) for k, m in enumerate(render_metrics())},
+            **{f"{m}_ci95": 0.0123456 for m in render_metrics()},
+        }
+        for lr in (0.1, 0.2)
+    ]
     header, rows = mean_ci_rows(table, ["algorithms.gsgd.lr"])
     text = _printed(render.sweep_table(table, ["algorithms.gsgd.lr"], "t", width=width), width)
     assert "…" not in text and max(len(l) for l in text.splitlines()) <= width
@@ -64,12 +75,15 @@ def test_sweep_tables_fit_without_cutting_a_number(width):
     for line, row in zip(lines, rows):
         cells = [c.strip() for c in line.strip("│").split("│")]
         it = iter(row)
-        assert all(any(c == r for r in it) for c in cells)  # whole cells, in the table's column order
+        assert all(
+            any(c == r for r in it) for c in cells
+        )  # whole cells, in the table's column order
         assert cells[:3] == row[:3]  # the grid's value, the runs and the final loss stay
 
 
 def render_metrics():
     from netsim.results.tables import METRICS
+
     return METRICS
 
 

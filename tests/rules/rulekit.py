@@ -1,4 +1,5 @@
 """Helpers for the hand-traced rule tests: tiny constant-time scenarios and their traces."""
+
 from __future__ import annotations
 
 from conftest import base_raw, make_scenario
@@ -31,10 +32,15 @@ def run(worker_list: list[dict], algorithm: str, until: float, lr: float = 0.1, 
 def trace(result) -> list[tuple]:
     """Applied gradients as (time, worker, staleness, version), times rounded to 1e-9 s."""
     rec = result.records
-    return [(round(t, 9), w, s, v) for t, w, s, v in zip(rec.time, rec.worker, rec.staleness, rec.version)]
+    return [
+        (round(t, 9), w, s, v)
+        for t, w, s, v in zip(rec.time, rec.worker, rec.staleness, rec.version)
+    ]
 
 
 def drops(result) -> list[tuple]:
     """Dropped gradients as (time, worker, version read)."""
     rec = result.records
-    return [(round(t, 9), w, v) for t, w, v in zip(rec.drop_time, rec.drop_worker, rec.drop_version)]
+    return [
+        (round(t, 9), w, v) for t, w, v in zip(rec.drop_time, rec.drop_worker, rec.drop_version)
+    ]

@@ -1,4 +1,5 @@
 """Bias-aware GSGD group weighting: closed forms and a hand-traced run."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,13 @@ def test_equal_counts_give_unit_weights(method):
 
 
 def two_groups(weighting):
-    raw = base_raw(workers=[{"name": "fast", "count": 1, "compute": 1.0}, {"name": "slow", "count": 1, "compute": 2.5}],
-                   algorithms={"gsgd": {"lr": 0.1, "group_weighting": weighting}})
+    raw = base_raw(
+        workers=[
+            {"name": "fast", "count": 1, "compute": 1.0},
+            {"name": "slow", "count": 1, "compute": 2.5},
+        ],
+        algorithms={"gsgd": {"lr": 0.1, "group_weighting": weighting}},
+    )
     raw["run"].update(until=3.5, algorithm="gsgd")
     return make_scenario(raw)
 
@@ -76,7 +82,9 @@ def test_fedat_tied_groups_share_their_ranks_weights():
     # c = 6, 6, 2: ranks 0-1 tie and share (2 + 6) / 2 = 4, rank 2 gets 6; mean 14/3
     assert group_weights([5, 5, 1], "fedat") == pytest.approx([6 / 7, 6 / 7, 9 / 7])
     # c = 8, 3, 3, 3: rank 0 gets 3; ranks 1-3 share (3 + 3 + 8) / 3; mean 17/4
-    assert group_weights([7, 2, 2, 2], "fedat") == pytest.approx([12 / 17, 56 / 51, 56 / 51, 56 / 51])
+    assert group_weights([7, 2, 2, 2], "fedat") == pytest.approx(
+        [12 / 17, 56 / 51, 56 / 51, 56 / 51]
+    )
 
 
 def test_fedat_weights_follow_the_groups_under_any_permutation_of_ties():
@@ -96,6 +104,7 @@ def test_fedat_weights_follow_the_groups_under_any_permutation_of_ties():
         w_perm = group_weights([counts[i] for i in perm], "fedat")
         assert np.allclose(w_perm, w[perm], rtol=0, atol=1e-12)  # the weights follow their groups
         assert np.allclose(np.sort(w_perm), np.sort(w), rtol=0, atol=1e-12)
+
     check()
 
 
@@ -103,10 +112,18 @@ def test_two_identical_groups_get_equal_step_shares():
     """The issue's reproducer on a small cluster: the slow class split into two identical
     groups; both make as many updates and carry as many gradients, so under fedat their step
     shares are equal too (the first-listed was halved)."""
-    raw = base_raw(workers=[{"name": "fast", "count": 2, "compute": 1.0}, {"name": "slow", "count": 4, "compute": 3.0}],
-                   algorithms={"gsgd": {"lr": 0.1, "group_weighting": "fedat", "groups": [["fast"], [2, 3], [4, 5]]}})
+    raw = base_raw(
+        workers=[
+            {"name": "fast", "count": 2, "compute": 1.0},
+            {"name": "slow", "count": 4, "compute": 3.0},
+        ],
+        algorithms={
+            "gsgd": {"lr": 0.1, "group_weighting": "fedat", "groups": [["fast"], [2, 3], [4, 5]]}
+        },
+    )
     raw["run"].update(until=60.0, algorithm="gsgd")
     from netsim.sim.records import summarize
+
     summary = summarize(simulate(make_scenario(raw), "gsgd"))
     groups = summary["groups"]
     assert groups[1]["updates"] == groups[2]["updates"] > 0
@@ -116,6 +133,13 @@ def test_two_identical_groups_get_equal_step_shares():
 
 def test_compare_runs_the_scenarios_own_weighting_once():
     from netsim.api import variants
+
     sc = two_groups("none")
-    assert [v.label for v in variants(sc, ["gsgd"], weightings=["none", "fedat"])] == ["gsgd", "gsgd[fedat]"]
-    assert [v.label for v in variants(sc, weightings=["none", "fedat"])] == ["gsgd[none]", "gsgd[fedat]"]
+    assert [v.label for v in variants(sc, ["gsgd"], weightings=["none", "fedat"])] == [
+        "gsgd",
+        "gsgd[fedat]",
+    ]
+    assert [v.label for v in variants(sc, weightings=["none", "fedat"])] == [
+        "gsgd[none]",
+        "gsgd[fedat]",
+    ]

@@ -1,4 +1,5 @@
 """DC-ASGD: the compensation step by hand, the per-worker backup, adaptive λ, an engine trace."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,7 +40,9 @@ def test_dc_delta_by_hand():
     # η·(g + that) = 0.1·(2.08, −1.02) = (0.208, −0.102).
     delta = dc_delta(np.array([1.0, 2.0]), np.array([0.5, 2.5]), np.array([2.0, -1.0]), 0.1, 0.04)
     np.testing.assert_allclose(delta, [0.208, -0.102], rtol=1e-14)
-    np.testing.assert_allclose(mean_square(np.array([1.0, 1.0]), np.array([2.0, 0.0]), 0.75), [1.75, 0.75])
+    np.testing.assert_allclose(
+        mean_square(np.array([1.0, 1.0]), np.array([2.0, 0.0]), 0.75), [1.75, 0.75]
+    )
     np.testing.assert_allclose(adaptive_lambda(np.array([4.0, 0.25]), 2.0, 0.0), [1.0, 4.0])
 
 
@@ -85,8 +88,12 @@ def test_defaults():
 def test_engine_trace_and_model_with_full_batches():
     # Workers 1 s and 2.4 s: ASGD's version pattern; w_bak of worker 1 is w0 until its push at 2.4.
     lam, lr = 5.0, 0.1
-    sc = scenario(workers(1.0, 2.4), {"dcasgd_c": {"lr": lr, "lambda0": lam}, "asgd": {"lr": lr}}, 3.5,
-                  batch_size=100000)
+    sc = scenario(
+        workers(1.0, 2.4),
+        {"dcasgd_c": {"lr": lr, "lambda0": lam}, "asgd": {"lr": lr}},
+        3.5,
+        batch_size=100000,
+    )
     prep = prepare(sc)
     result = simulate(sc, prepared=prep)
     assert trace(result) == [(1.0, 0, 0, 1), (2.0, 0, 0, 2), (2.4, 1, 2, 3), (3.0, 0, 1, 4)]
@@ -94,12 +101,12 @@ def test_engine_trace_and_model_with_full_batches():
     s0, s1 = prep.shards
     g = lambda w, s: model.gradient(w, X[s], y[s])
     w0 = prep.w0
-    w1 = w0 - lr * g(w0, s0)                                   # w_bak(0) = w0 = w: no compensation
-    w2 = w1 - lr * g(w1, s0)                                   # w_bak(0) = w1 = w
+    w1 = w0 - lr * g(w0, s0)  # w_bak(0) = w0 = w: no compensation
+    w2 = w1 - lr * g(w1, s0)  # w_bak(0) = w1 = w
     g1 = g(w0, s1)
-    w3 = w2 - lr * (g1 + lam * g1 * g1 * (w2 - w0))           # worker 1 read v0
+    w3 = w2 - lr * (g1 + lam * g1 * g1 * (w2 - w0))  # worker 1 read v0
     g0 = g(w2, s0)
-    w4 = w3 - lr * (g0 + lam * g0 * g0 * (w3 - w2))           # worker 0 read v2
+    w4 = w3 - lr * (g0 + lam * g0 * g0 * (w3 - w2))  # worker 0 read v2
     np.testing.assert_allclose(result.final_w, w4, rtol=1e-12, atol=1e-14)
     asgd = simulate(sc, "asgd", prepared=prep)
     assert np.abs(asgd.final_w - w4).max() > 1e-6  # the compensation did something
@@ -107,5 +114,6 @@ def test_engine_trace_and_model_with_full_batches():
 
 def test_lambda_must_be_non_negative():
     from netsim.errors import ScenarioError
+
     with pytest.raises(ScenarioError, match=r"algorithms\.dcasgd_c\.lambda0.*>= 0"):
         scenario(workers(1.0), {"dcasgd_c": {"lr": 0.1, "lambda0": -0.5}}, 1.0)

@@ -1,4 +1,5 @@
 """LGC-style rule and the PS's partial-gradient hook (``ps.collect``), traced by hand."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,16 +17,26 @@ from netsim.sim.worker import BatchSampler
 THREE = workers(1.0, 1.4, 2.0)
 EXPECTED = [
     # 1.4: w0, w1 fresh; w2 (read v0, 1.4 of 2.0 s) has 2 blocks done: 4 rows, stale 0
-    (1.4, 0, 0, 1), (1.4, 1, 0, 1), (1.4, 2, 0, 1),
+    (1.4, 0, 0, 1),
+    (1.4, 1, 0, 1),
+    (1.4, 2, 0, 1),
     # 2.0: w2 finishes; its last 4 rows (read v0) wait for round 1; it restarts on v1.
     # 2.8: w0 (2.4), w1 fresh; w2's remainder (stale 1); w2's new job (0.8 of 2.0 s): 1 block, 2 rows
-    (2.8, 0, 0, 2), (2.8, 1, 0, 2), (2.8, 2, 1, 2), (2.8, 2, 0, 2),
+    (2.8, 0, 0, 2),
+    (2.8, 1, 0, 2),
+    (2.8, 2, 1, 2),
+    (2.8, 2, 0, 2),
     # 4.0: w2 finishes (read v1): 6 rows left, stale 1 at 4.2; restarts on v2.
     # 4.2: w0 (3.8), w1 fresh; w2's remainder; w2's new job has no block done (0.2 s)
-    (4.2, 0, 0, 3), (4.2, 1, 0, 3), (4.2, 2, 1, 3),
+    (4.2, 0, 0, 3),
+    (4.2, 1, 0, 3),
+    (4.2, 2, 1, 3),
     # 5.6: w0 (5.2), w1 fresh; w2 (read v2, 1.6 s in) hands in 3 blocks, stale 1, and is
     # pre-empted (its last block would be two updates old)
-    (5.6, 0, 0, 4), (5.6, 1, 0, 4), (5.6, 2, 1, 4)]
+    (5.6, 0, 0, 4),
+    (5.6, 1, 0, 4),
+    (5.6, 2, 1, 4),
+]
 
 
 def test_trace():
@@ -50,7 +61,12 @@ def test_first_two_updates_by_hand():
     g = lambda w, rows: model.gradient(w, X[rows], y[rows])
     w0 = prep.w0
     w1 = w0 - lr * (8 * g(w0, b0[0]) + 8 * g(w0, b1[0]) + 4 * g(w0, b2[0][:4])) / 20
-    w2 = w1 - lr * (8 * g(w1, b0[1]) + 8 * g(w1, b1[1]) + 4 * g(w0, b2[0][4:]) + 2 * g(w1, b2[1][:2])) / 22
+    w2 = (
+        w1
+        - lr
+        * (8 * g(w1, b0[1]) + 8 * g(w1, b1[1]) + 4 * g(w0, b2[0][4:]) + 2 * g(w1, b2[1][:2]))
+        / 22
+    )
     np.testing.assert_allclose(result.final_w, w2, rtol=1e-12, atol=1e-15)
 
 
@@ -58,10 +74,18 @@ def test_remainder_two_updates_old_is_dropped():
     # K = 1, 2 blocks of 4 rows. Worker 0: 0.9 s. Worker 1: 1.5 s compute, 2.5 s push.
     # 0.9: w1 (0.9 of 1.5 s) has 1 block done: 4 rows in v1. Its push (computed 0-1.5)
     # arrives at 4.0, after v2, v3, v4: the other 4 rows are 4 updates old -> dropped.
-    ws = workers(0.9) + [{"name": "w1", "count": 1, "compute": 1.5, "pull_latency": 0.0, "push_latency": 2.5}]
+    ws = workers(0.9) + [
+        {"name": "w1", "count": 1, "compute": 1.5, "pull_latency": 0.0, "push_latency": 2.5}
+    ]
     result = run(ws, "lgc", 4.6, k=1, blocks=2)
-    assert trace(result) == [(0.9, 0, 0, 1), (0.9, 1, 0, 1), (1.8, 0, 0, 2), (2.7, 0, 0, 3),
-                             (3.6, 0, 0, 4), (4.5, 0, 0, 5)]
+    assert trace(result) == [
+        (0.9, 0, 0, 1),
+        (0.9, 1, 0, 1),
+        (1.8, 0, 0, 2),
+        (2.7, 0, 0, 3),
+        (3.6, 0, 0, 4),
+        (4.5, 0, 0, 5),
+    ]
     assert drops(result) == [(4.0, 1, 0)]
 
 
@@ -75,7 +99,14 @@ def test_k_equals_m_with_one_block_is_ssgd():
 
 
 def test_block_arithmetic():
-    assert [completed_blocks(t, 2.0, 4) for t in (0.0, 0.49, 0.5, 1.6, 2.0, 3.0)] == [0, 0, 1, 3, 4, 4]
+    assert [completed_blocks(t, 2.0, 4) for t in (0.0, 0.49, 0.5, 1.6, 2.0, 3.0)] == [
+        0,
+        0,
+        1,
+        3,
+        4,
+        4,
+    ]
     assert completed_blocks(2.0, 3.0, 3) == 2  # 2·3/3 with round-off still counts as 2
     assert [block_rows(8, 4, k) for k in range(5)] == [0, 2, 4, 6, 8]
     assert [block_rows(3, 5, k) for k in range(6)] == [0, 1, 2, 3, 3, 3]
@@ -83,6 +114,7 @@ def test_block_arithmetic():
 
 class Probe(ASGD):
     """ASGD that, when worker 0 pushes at t = 1, looks inside worker 1's computation."""
+
     lean = False  # it reads and collects: its workers must be processes
 
     def start(self, ps):
@@ -91,11 +123,17 @@ class Probe(ASGD):
 
     def on_push(self, ps, push):
         if push.worker == 0 and "partial" not in self.seen_:
-            self.seen_.update(partial=ps.collect(1, 4), none_new=ps.collect(1, 4, first=1),
-                              reading=(ps.reading(0), ps.reading(1)), w=ps.w)
+            self.seen_.update(
+                partial=ps.collect(1, 4),
+                none_new=ps.collect(1, 4, first=1),
+                reading=(ps.reading(0), ps.reading(1)),
+                w=ps.w,
+            )
         if push.worker == 1 and "push" not in self.seen_:
             # a copy: ASGD's apply_one consumes the push's gradient (scales it in place)
-            self.seen_["push"] = Push(push.worker, push.grad.copy(), push.version, push.sent, push.samples)
+            self.seen_["push"] = Push(
+                push.worker, push.grad.copy(), push.version, push.sent, push.samples
+            )
         super().on_push(ps, push)
 
 
@@ -108,7 +146,7 @@ def test_collect_hook_reads_prefix_of_the_minibatch_without_changing_the_run():
     sim.rule = sim.ps.rule = probe
     result = sim.run()
     seen = probe.seen_
-    assert seen["reading"] == (None, 0)          # worker 0 is pushing; worker 1 computes on v0
+    assert seen["reading"] == (None, 0)  # worker 0 is pushing; worker 1 computes on v0
     part, done = seen["partial"]
     assert (done, part.samples, part.version, part.worker, part.sent) == (1, 2, 0, 1, 1.0)
     empty, done2 = seen["none_new"]
@@ -123,8 +161,10 @@ def test_collect_hook_reads_prefix_of_the_minibatch_without_changing_the_run():
 
 @pytest.mark.parametrize("blocks", [1, 3, 16])
 def test_runs_with_latency_and_random_times(blocks):
-    ws = [{"name": "a", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}, "latency": 0.2},
-          {"name": "b", "count": 2, "compute": {"dist": "pareto", "shape": 2.0, "scale": 1.0}}]
+    ws = [
+        {"name": "a", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}, "latency": 0.2},
+        {"name": "b", "count": 2, "compute": {"dist": "pareto", "shape": 2.0, "scale": 1.0}},
+    ]
     result = run(ws, "lgc", 60.0, k=3, blocks=blocks)
     assert result.status == "ok" and result.updates > 10
     assert max(result.records.staleness) <= 1

@@ -7,6 +7,7 @@ the tolerance is 4 standard errors (a false alarm about once in 16 000 seeds; th
 K-batch-async keeps all P workers busy: pushes form a Poisson process of rate P, so an update
 (K pushes) takes Gamma(K, P) time: mean K/P, variance K/P².
 """
+
 from __future__ import annotations
 
 import math
@@ -20,21 +21,26 @@ P = 16
 
 
 def harmonic(n: int, power: int = 1) -> float:
-    return sum(1.0 / i ** power for i in range(1, n + 1))
+    return sum(1.0 / i**power for i in range(1, n + 1))
 
 
 def mean_update_time(algorithm: str, params: dict, n: int) -> float:
     ws = [{"name": "x", "count": P, "compute": {"dist": "exponential", "mean": 1.0}}]
-    sc = scenario(ws, {algorithm: {"lr": 0.01, **params}}, 1e9, batch_size=1, max_updates=n, seed=11)
+    sc = scenario(
+        ws, {algorithm: {"lr": 0.01, **params}}, 1e9, batch_size=1, max_updates=n, seed=11
+    )
     result = simulate(sc)
     assert result.updates == n
     return result.records.time[-1] / n  # the last update happens at the end of round n
 
 
-@pytest.mark.parametrize("algorithm, params, k, n", [
-    ("ksync", {"k": 8}, 8, 3000),     # H16 − H8 ≈ 0.6629, sd ≈ 0.249
-    ("ssgd", {}, P, 1500),            # H16 ≈ 3.3807, sd ≈ 1.259
-])
+@pytest.mark.parametrize(
+    "algorithm, params, k, n",
+    [
+        ("ksync", {"k": 8}, 8, 3000),  # H16 − H8 ≈ 0.6629, sd ≈ 0.249
+        ("ssgd", {}, P, 1500),  # H16 ≈ 3.3807, sd ≈ 1.259
+    ],
+)
 def test_order_statistic_round_time(algorithm, params, k, n):
     mean = harmonic(P) - harmonic(P - k)
     var = harmonic(P, 2) - harmonic(P - k, 2)
@@ -50,4 +56,4 @@ def test_identities_are_the_papers_numbers():
 def test_kbatch_async_update_time():
     k, n = 4, 4000
     got = mean_update_time("kbatch_async", {"k": k}, n)
-    assert got == pytest.approx(k / P, abs=4 * math.sqrt(k / P ** 2 / n))
+    assert got == pytest.approx(k / P, abs=4 * math.sqrt(k / P**2 / n))

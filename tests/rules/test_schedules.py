@@ -1,4 +1,5 @@
 """Learning-rate schedules against their closed forms; momentum against hand-worked recurrences."""
+
 from __future__ import annotations
 
 import math
@@ -14,25 +15,28 @@ from netsim.sim.engine import prepare, simulate
 from netsim.sim.worker import BatchSampler
 
 
-@pytest.mark.parametrize("schedule,s,expected", [
-    (Schedule("constant"), 1234, 1.0),
-    (Schedule("step", decay=0.5, step=100), 99, 1.0),
-    (Schedule("step", decay=0.5, step=100), 100, 0.5),
-    (Schedule("step", decay=0.5, step=100), 250, 0.25),
-    (Schedule("inverse_time", decay=0.01), 100, 0.5),        # 1/(1 + 1)
-    (Schedule("inverse_time", decay=0.01), 300, 0.25),       # 1/(1 + 3)
-    (Schedule("inverse_sqrt", decay=0.03), 100, 0.5),        # 1/sqrt(1 + 3)
-    (Schedule("inverse_sqrt", decay=0.08), 100, 1 / 3),      # 1/sqrt(1 + 8)
-    (Schedule("cosine", horizon=100), 0, 1.0),
-    (Schedule("cosine", horizon=100), 50, 0.5),
-    (Schedule("cosine", horizon=100, floor=0.2), 50, 0.6),   # 0.2 + 0.8 · (1 + cos(π/2))/2
-    (Schedule("cosine", horizon=100, floor=0.2), 100, 0.2),
-    (Schedule("cosine", horizon=100, floor=0.2), 400, 0.2),  # stays at the floor after T
-    (Schedule("cosine", horizon=120), 40, 0.75),             # (1 + cos(π/3))/2
-    (Schedule("constant", warmup=10), 5, 0.5),
-    (Schedule("constant", warmup=10), 30, 1.0),
-    (Schedule("step", decay=0.1, step=4, warmup=8), 6, 0.1 * 0.75),
-])
+@pytest.mark.parametrize(
+    "schedule,s,expected",
+    [
+        (Schedule("constant"), 1234, 1.0),
+        (Schedule("step", decay=0.5, step=100), 99, 1.0),
+        (Schedule("step", decay=0.5, step=100), 100, 0.5),
+        (Schedule("step", decay=0.5, step=100), 250, 0.25),
+        (Schedule("inverse_time", decay=0.01), 100, 0.5),  # 1/(1 + 1)
+        (Schedule("inverse_time", decay=0.01), 300, 0.25),  # 1/(1 + 3)
+        (Schedule("inverse_sqrt", decay=0.03), 100, 0.5),  # 1/sqrt(1 + 3)
+        (Schedule("inverse_sqrt", decay=0.08), 100, 1 / 3),  # 1/sqrt(1 + 8)
+        (Schedule("cosine", horizon=100), 0, 1.0),
+        (Schedule("cosine", horizon=100), 50, 0.5),
+        (Schedule("cosine", horizon=100, floor=0.2), 50, 0.6),  # 0.2 + 0.8 · (1 + cos(π/2))/2
+        (Schedule("cosine", horizon=100, floor=0.2), 100, 0.2),
+        (Schedule("cosine", horizon=100, floor=0.2), 400, 0.2),  # stays at the floor after T
+        (Schedule("cosine", horizon=120), 40, 0.75),  # (1 + cos(π/3))/2
+        (Schedule("constant", warmup=10), 5, 0.5),
+        (Schedule("constant", warmup=10), 30, 1.0),
+        (Schedule("step", decay=0.1, step=4, warmup=8), 6, 0.1 * 0.75),
+    ],
+)
 def test_schedule_closed_forms(schedule, s, expected):
     assert schedule.factor(s) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
@@ -66,8 +70,10 @@ def test_zero_momentum_is_plain_gradient_descent():
 
 
 def one_worker(**algo):
-    raw = base_raw(workers=[{"name": "w", "count": 1, "compute": 1.0}],
-                   algorithms={"asgd": {"lr": 0.1, **algo}})
+    raw = base_raw(
+        workers=[{"name": "w", "count": 1, "compute": 1.0}],
+        algorithms={"asgd": {"lr": 0.1, **algo}},
+    )
     raw["run"].update(until=30.5, algorithm="asgd")
     return make_scenario(raw)
 
@@ -89,12 +95,30 @@ def hand_loop(sc, factor, mu, nesterov):
     return w
 
 
-@pytest.mark.parametrize("keys,factor,mu,nesterov", [
-    ({"lr_schedule": "step", "lr_decay": 0.5, "lr_step": 10}, lambda s: 0.5 ** (s // 10), 0.0, False),
-    ({"lr_schedule": "inverse_sqrt", "lr_decay": 0.2, "momentum": 0.5}, lambda s: 1 / math.sqrt(1 + 0.2 * s), 0.5, False),
-    ({"momentum": 0.8, "nesterov": True}, lambda s: 1.0, 0.8, True),
-    ({"lr_schedule": "cosine", "lr_unit": "seconds", "lr_warmup": 4.0}, lambda s: min(1, s / 4) * 0.5 * (1 + math.cos(math.pi * s / 30.5)), 0.0, False),
-])
+@pytest.mark.parametrize(
+    "keys,factor,mu,nesterov",
+    [
+        (
+            {"lr_schedule": "step", "lr_decay": 0.5, "lr_step": 10},
+            lambda s: 0.5 ** (s // 10),
+            0.0,
+            False,
+        ),
+        (
+            {"lr_schedule": "inverse_sqrt", "lr_decay": 0.2, "momentum": 0.5},
+            lambda s: 1 / math.sqrt(1 + 0.2 * s),
+            0.5,
+            False,
+        ),
+        ({"momentum": 0.8, "nesterov": True}, lambda s: 1.0, 0.8, True),
+        (
+            {"lr_schedule": "cosine", "lr_unit": "seconds", "lr_warmup": 4.0},
+            lambda s: min(1, s / 4) * 0.5 * (1 + math.cos(math.pi * s / 30.5)),
+            0.0,
+            False,
+        ),
+    ],
+)
 def test_engine_applies_schedule_and_momentum(keys, factor, mu, nesterov):
     sc = one_worker(**keys)  # one worker, 1 s per gradient: update s happens at time s
     r = simulate(sc)
@@ -109,21 +133,24 @@ def test_constant_schedule_keys_change_nothing():
     assert a.final_w.tobytes() == b.final_w.tobytes()
 
 
-@pytest.mark.parametrize("keys,key", [
-    ({"momentum": 1.0}, "momentum"),
-    ({"momentum": -0.1}, "momentum"),
-    ({"lr_schedule": "step", "lr_decay": 0.5, "lr_step": 0}, "lr_step"),
-    ({"lr_schedule": "step", "lr_decay": 0.0, "lr_step": 5}, "lr_decay"),
-    ({"lr_schedule": "inverse_time", "lr_decay": -1.0}, "lr_decay"),
-    ({"lr_schedule": "inverse_time"}, "lr_decay"),
-    ({"lr_schedule": "cosine"}, "lr_horizon"),                 # in updates without max_updates
-    ({"lr_schedule": "cosine", "lr_horizon": -5.0}, "lr_horizon"),
-    ({"lr_schedule": "cosine", "lr_horizon": 5.0, "lr_floor": 1.0}, "lr_floor"),
-    ({"lr_warmup": 0.0}, "lr_warmup"),
-    ({"lr_decay": 0.5}, "lr_decay"),                           # constant reads no decay
-    ({"nesterov": True}, "nesterov"),
-    ({"lr_schedule": "exponential"}, "lr_schedule"),
-])
+@pytest.mark.parametrize(
+    "keys,key",
+    [
+        ({"momentum": 1.0}, "momentum"),
+        ({"momentum": -0.1}, "momentum"),
+        ({"lr_schedule": "step", "lr_decay": 0.5, "lr_step": 0}, "lr_step"),
+        ({"lr_schedule": "step", "lr_decay": 0.0, "lr_step": 5}, "lr_decay"),
+        ({"lr_schedule": "inverse_time", "lr_decay": -1.0}, "lr_decay"),
+        ({"lr_schedule": "inverse_time"}, "lr_decay"),
+        ({"lr_schedule": "cosine"}, "lr_horizon"),  # in updates without max_updates
+        ({"lr_schedule": "cosine", "lr_horizon": -5.0}, "lr_horizon"),
+        ({"lr_schedule": "cosine", "lr_horizon": 5.0, "lr_floor": 1.0}, "lr_floor"),
+        ({"lr_warmup": 0.0}, "lr_warmup"),
+        ({"lr_decay": 0.5}, "lr_decay"),  # constant reads no decay
+        ({"nesterov": True}, "nesterov"),
+        ({"lr_schedule": "exponential"}, "lr_schedule"),
+    ],
+)
 def test_bad_schedule_keys(keys, key):
     with pytest.raises(ScenarioError) as info:
         one_worker(**keys)

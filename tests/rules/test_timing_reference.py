@@ -24,6 +24,7 @@ Compute draws. §0 lists "compute for a drawn time" as the step after the pull, 
 takes a worker's next replay time when its computation starts: a computation that is pre-empted
 has used its draw, a pull that is pre-empted has not.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -47,11 +48,12 @@ BUCKET = {"wait": "idle", "pull": "comm", "push": "comm", "compute": "compute"}
 @dataclass
 class Trace:
     """What the reference predicts for one run."""
-    updates: list = field(default_factory=list)   # (time, sorted [(worker, staleness)])
-    drops: list = field(default_factory=list)     # (time, worker, version read)
-    pushed: list = field(default_factory=list)    # whole minibatches that reached the PS, per worker
-    shares: list = field(default_factory=list)    # (compute_s, comm_s, idle_s) per worker
-    events: list = field(default_factory=list)    # timeouts that closed a round: (time, kind, who)
+
+    updates: list = field(default_factory=list)  # (time, sorted [(worker, staleness)])
+    drops: list = field(default_factory=list)  # (time, worker, version read)
+    pushed: list = field(default_factory=list)  # whole minibatches that reached the PS, per worker
+    shares: list = field(default_factory=list)  # (compute_s, comm_s, idle_s) per worker
+    events: list = field(default_factory=list)  # timeouts that closed a round: (time, kind, who)
     sim_time: float = 0.0
     tie: bool = False
 
@@ -170,7 +172,12 @@ class Reference:
         if token != self.token[owner]:
             return False
         self.now = t
-        {"woken": self._pull, "pulled": self._compute, "computed": self._push, "arrived": self._arrive}[kind](owner)
+        {
+            "woken": self._pull,
+            "pulled": self._compute,
+            "computed": self._push,
+            "arrived": self._arrive,
+        }[kind](owner)
         return kind == "arrived" or (kind == "computed" and self.push[owner] == 0)
 
     def run(self) -> Trace:
@@ -436,12 +443,13 @@ def make_rule(name, params, m):
 @dataclass
 class Case:
     """Worker classes (counts, per-worker replay lists, per-class latencies), a rule, a horizon."""
+
     rule: str
     params: dict
     counts: list
-    times: list            # per worker id
-    pull: list             # per class
-    push: list             # per class
+    times: list  # per worker id
+    pull: list  # per class
+    push: list  # per class
     until: float
     max_updates: int = 0
 
@@ -450,17 +458,32 @@ class Case:
 
     def reference(self) -> Trace:
         rule = make_rule(self.rule, self.params, len(self.times))
-        return Reference(rule, self.times, self.per_worker(self.pull), self.per_worker(self.push),
-                         self.until, self.max_updates).run()
+        return Reference(
+            rule,
+            self.times,
+            self.per_worker(self.pull),
+            self.per_worker(self.push),
+            self.until,
+            self.max_updates,
+        ).run()
 
     def netsim(self):
         workers, start = [], 0
         for c, n in enumerate(self.counts):
-            workers.append({"name": f"c{c}", "count": n, "pull_latency": self.pull[c], "push_latency": self.push[c],
-                            "compute": {"dist": "replay", "times": self.times[start:start + n]}})
+            workers.append(
+                {
+                    "name": f"c{c}",
+                    "count": n,
+                    "pull_latency": self.pull[c],
+                    "push_latency": self.push[c],
+                    "compute": {"dist": "replay", "times": self.times[start : start + n]},
+                }
+            )
             start += n
         raw = base_raw(workers=workers, algorithms={self.rule: {"lr": 0.05, **self.params}})
-        raw["run"].update(algorithm=self.rule, until=self.until, max_updates=self.max_updates, timeline_until=0.0)
+        raw["run"].update(
+            algorithm=self.rule, until=self.until, max_updates=self.max_updates, timeline_until=0.0
+        )
         return simulate(make_scenario(raw))
 
 
@@ -477,11 +500,19 @@ def observed(result) -> Trace:
         assert len({t for t, _, _ in rows}) == 1, f"update {v} recorded at several times"
         updates.append((rows[0][0], sorted((w, s) for _, w, s in rows)))
     drops = list(zip(rec.drop_time, rec.drop_worker, rec.drop_version))
-    events = [(e["time"], e["kind"], timeout_subject(e)) for e in rec.events
-              if e["kind"] in ("round_timeout", "group_timeout")]
-    return Trace(updates=updates, drops=drops, pushed=[w.gradients_pushed for w in result.workers],
-                 shares=[(w.compute_s, w.comm_s, w.idle_s) for w in result.workers], events=events,
-                 sim_time=result.sim_time)
+    events = [
+        (e["time"], e["kind"], timeout_subject(e))
+        for e in rec.events
+        if e["kind"] in ("round_timeout", "group_timeout")
+    ]
+    return Trace(
+        updates=updates,
+        drops=drops,
+        pushed=[w.gradients_pushed for w in result.workers],
+        shares=[(w.compute_s, w.comm_s, w.idle_s) for w in result.workers],
+        events=events,
+        sim_time=result.sim_time,
+    )
 
 
 def timeout_subject(event: dict):
@@ -496,8 +527,10 @@ def timeout_subject(event: dict):
 def closing_timeouts(events: list) -> list:
     """Timeout events that released a worker or closed a round with gradients present (what
     is logged when a timeout finds an empty round is not documented)."""
+
     def present(who, kind):
         return who[1] if kind == "group_timeout" else who
+
     return [(t, kind, who) for t, kind, who in events if isinstance(who, int) or present(who, kind)]
 
 
@@ -517,14 +550,21 @@ def first_difference(got: list, want: list, same) -> str | None:
 def compare(got: Trace, want: Trace) -> list[str]:
     """The differences between netsim's trace and the reference's, one line each."""
     problems = []
-    update = first_difference(got.updates, want.updates, lambda g, w: close(g[0], w[0]) and g[1] == w[1])
+    update = first_difference(
+        got.updates, want.updates, lambda g, w: close(g[0], w[0]) and g[1] == w[1]
+    )
     if update:
         problems.append(f"updates {update}")
-    drop = first_difference(got.drops, want.drops, lambda g, w: close(g[0], w[0]) and g[1:] == w[1:])
+    drop = first_difference(
+        got.drops, want.drops, lambda g, w: close(g[0], w[0]) and g[1:] == w[1:]
+    )
     if drop:
         problems.append(f"drops {drop}")
-    event = first_difference(closing_timeouts(got.events), closing_timeouts(want.events),
-                             lambda g, w: close(g[0], w[0]) and g[1:] == w[1:])
+    event = first_difference(
+        closing_timeouts(got.events),
+        closing_timeouts(want.events),
+        lambda g, w: close(g[0], w[0]) and g[1:] == w[1:],
+    )
     if event:
         problems.append(f"timeout events {event}")
     if got.pushed != want.pushed:
@@ -553,19 +593,40 @@ VARIANTS = {  # variant: (rule, random [algorithms.rule] keys for m workers)
     "ssgd": ("ssgd", lambda rng, m: {}),
     "asgd": ("asgd", lambda rng, m: {}),
     "gsgd": ("gsgd", lambda rng, m: {"groups": random_groups(rng, m)}),
-    "backup": ("backup", lambda rng, m: {"backups": int(rng.integers(0, m)), "late_policy": "finish_then_drop"}),
-    "backup_cancel": ("backup", lambda rng, m: {"backups": int(rng.integers(0, m)), "late_policy": "cancel"}),
+    "backup": (
+        "backup",
+        lambda rng, m: {"backups": int(rng.integers(0, m)), "late_policy": "finish_then_drop"},
+    ),
+    "backup_cancel": (
+        "backup",
+        lambda rng, m: {"backups": int(rng.integers(0, m)), "late_policy": "cancel"},
+    ),
     "ksync": ("ksync", k_keys),
     "kbatch_sync": ("kbatch_sync", k_keys),
     "kasync": ("kasync", k_keys),
     "kbatch_async": ("kbatch_async", k_keys),
     "ssp": ("ssp", lambda rng, m: {"s": int(rng.integers(0, 4))}),
     "ssgd_timeout": ("ssgd", lambda rng, m: {"round_timeout": random_timeout(rng)}),
-    "gsgd_timeout": ("gsgd", lambda rng, m: {"groups": random_groups(rng, m), "group_timeout": random_timeout(rng)}),
-    "backup_timeout": ("backup", lambda rng, m: {"backups": int(rng.integers(0, m)), "round_timeout": random_timeout(rng),
-                                                 "late_policy": str(rng.choice(["finish_then_drop", "cancel"]))}),
-    "ksync_timeout": ("ksync", lambda rng, m: {**k_keys(rng, m), "round_timeout": random_timeout(rng)}),
-    "ssp_timeout": ("ssp", lambda rng, m: {"s": int(rng.integers(0, 3)), "round_timeout": random_timeout(rng)}),
+    "gsgd_timeout": (
+        "gsgd",
+        lambda rng, m: {"groups": random_groups(rng, m), "group_timeout": random_timeout(rng)},
+    ),
+    "backup_timeout": (
+        "backup",
+        lambda rng, m: {
+            "backups": int(rng.integers(0, m)),
+            "round_timeout": random_timeout(rng),
+            "late_policy": str(rng.choice(["finish_then_drop", "cancel"])),
+        },
+    ),
+    "ksync_timeout": (
+        "ksync",
+        lambda rng, m: {**k_keys(rng, m), "round_timeout": random_timeout(rng)},
+    ),
+    "ssp_timeout": (
+        "ssp",
+        lambda rng, m: {"s": int(rng.integers(0, 3)), "round_timeout": random_timeout(rng)},
+    ),
 }
 CASES_PER_VARIANT = 20
 
@@ -596,12 +657,21 @@ def random_case(variant: str, index: int) -> Case:
     while True:
         counts = random_counts(rng)
         m = sum(counts)
-        times = [[round(float(t), 6) for t in rng.uniform(0.3, 3.0, int(rng.integers(1, 6)))] for _ in range(m)]
+        times = [
+            [round(float(t), 6) for t in rng.uniform(0.3, 3.0, int(rng.integers(1, 6)))]
+            for _ in range(m)
+        ]
         rule, keys = VARIANTS[variant]
-        case = Case(rule=rule, params=keys(rng, m), counts=counts,
-                    times=times, pull=[latency(rng) for _ in counts], push=[latency(rng) for _ in counts],
-                    until=round(float(rng.uniform(6.0, 20.0)), 6),
-                    max_updates=int(rng.integers(5, 30)) if rng.random() < 0.25 else 0)
+        case = Case(
+            rule=rule,
+            params=keys(rng, m),
+            counts=counts,
+            times=times,
+            pull=[latency(rng) for _ in counts],
+            push=[latency(rng) for _ in counts],
+            until=round(float(rng.uniform(6.0, 20.0)), 6),
+            max_updates=int(rng.integers(5, 30)) if rng.random() < 0.25 else 0,
+        )
         if not case.reference().tie:
             return case
 
@@ -623,7 +693,9 @@ def test_random_case_matches_reference(variant, index):
 def hand(rule, params, times, until, pull=0.0, push=0.0, max_updates=0) -> Case:
     """One worker per class: worker i has replay list times[i] and the given latencies."""
     n = len(times)
-    return Case(rule, params, [1] * n, [list(t) for t in times], [pull] * n, [push] * n, until, max_updates)
+    return Case(
+        rule, params, [1] * n, [list(t) for t in times], [pull] * n, [push] * n, until, max_updates
+    )
 
 
 def rounded(trace: Trace):
@@ -649,8 +721,14 @@ def test_hand_gsgd():
     # (read v2, v_before 3: τ 1 → v4) and 4.8 (read v4: τ 0 → v5); G2 at 5.0 (read v3: τ 2 → v6).
     case = hand("gsgd", {"groups": [[0, 1], [2]]}, [[1.0], [1.2], [2.5]], 5.2)
     want = case.reference()
-    assert rounded(want) == [(1.2, [(0, 0), (1, 0)]), (2.4, [(0, 0), (1, 0)]), (2.5, [(2, 2)]),
-                             (3.6, [(0, 1), (1, 1)]), (4.8, [(0, 0), (1, 0)]), (5.0, [(2, 2)])]
+    assert rounded(want) == [
+        (1.2, [(0, 0), (1, 0)]),
+        (2.4, [(0, 0), (1, 0)]),
+        (2.5, [(2, 2)]),
+        (3.6, [(0, 1), (1, 1)]),
+        (4.8, [(0, 0), (1, 0)]),
+        (5.0, [(2, 2)]),
+    ]
     # Worker 0 idles 0.2 s in each of 4 G0 rounds and computes 4 × 1.0 + 0.4 (4.8 → 5.2).
     assert want.shares[0] == pytest.approx((4.4, 0.0, 0.8))
     assert not compare(observed(case.netsim()), want)
@@ -664,7 +742,11 @@ def test_hand_backup_finish_then_drop():
     # 3.3: dropped.
     case = hand("backup", {"backups": 1}, [[1.0], [1.1], [2.5, 0.4]], 3.5)
     want = case.reference()
-    assert rounded(want) == [(1.1, [(0, 0), (1, 0)]), (2.2, [(0, 0), (1, 0)]), (3.2, [(0, 0), (2, 0)])]
+    assert rounded(want) == [
+        (1.1, [(0, 0), (1, 0)]),
+        (2.2, [(0, 0), (1, 0)]),
+        (3.2, [(0, 0), (2, 0)]),
+    ]
     assert [(round(t, 9), w, v) for t, w, v in want.drops] == [(2.5, 2, 0), (3.3, 1, 2)]
     assert want.pushed == [3, 3, 2]
     # Worker 2 computes [0, 2.5], [2.5, 2.9], [3.2, 3.5]; idles [2.9, 3.2].
@@ -680,7 +762,11 @@ def test_hand_backup_cancel():
     # pre-empted again. No drops. T = 3.5.
     case = hand("backup", {"backups": 1, "late_policy": "cancel"}, [[1.0], [1.1], [2.5, 0.4]], 3.5)
     want = case.reference()
-    assert rounded(want) == [(1.1, [(0, 0), (1, 0)]), (2.1, [(0, 0), (2, 0)]), (3.2, [(0, 0), (1, 0)])]
+    assert rounded(want) == [
+        (1.1, [(0, 0), (1, 0)]),
+        (2.1, [(0, 0), (2, 0)]),
+        (3.2, [(0, 0), (1, 0)]),
+    ]
     assert want.drops == []
     # Worker 1 never waits (a contributor restarts at the instant it closes a step): compute 3.5.
     # Worker 0 idles [1.0, 1.1] and [3.1, 3.2]. Worker 2 computes [0, 1.1] (cancelled), [1.1, 1.5],
@@ -731,10 +817,19 @@ def test_hand_gsgd_group_timeout():
     # 2.7: 2 (read v3) → v5. 3.4: G0's timer (round from 2.2) finds only 0 → v6. 3.6: 2 → v7.
     case = hand("gsgd", {"groups": [[0, 1], [2]], "group_timeout": 1.2}, [[1.0], [1.5], [0.9]], 4.0)
     want = case.reference()
-    assert rounded(want) == [(0.9, [(2, 0)]), (1.2, [(0, 1)]), (1.8, [(2, 1)]), (2.2, [(0, 1), (1, 3)]),
-                             (2.7, [(2, 1)]), (3.4, [(0, 1)]), (3.6, [(2, 1)])]
+    assert rounded(want) == [
+        (0.9, [(2, 0)]),
+        (1.2, [(0, 1)]),
+        (1.8, [(2, 1)]),
+        (2.2, [(0, 1), (1, 3)]),
+        (2.7, [(2, 1)]),
+        (3.4, [(0, 1)]),
+        (3.6, [(2, 1)]),
+    ]
     assert [(round(t, 9), kind, who) for t, kind, who in want.events] == [
-        (1.2, "group_timeout", (0, (0,))), (3.4, "group_timeout", (0, (0,)))]
+        (1.2, "group_timeout", (0, (0,))),
+        (3.4, "group_timeout", (0, (0,))),
+    ]
     # Worker 1 computes [0, 1.5] and [2.2, 3.7], waits [1.5, 2.2] and [3.7, 4.0].
     assert want.shares[1] == pytest.approx((3.0, 0.0, 1.0))
     assert want.shares[0] == pytest.approx((3.6, 0.0, 0.4))
@@ -749,8 +844,13 @@ def test_hand_ssgd_round_timeout():
     case = hand("ssgd", {"round_timeout": 1.1}, [[1.0], [1.5], [2.5]], 5.8)
     want = case.reference()
     assert rounded(want) == [(round(1.1 * r, 9), [(0, 0)]) for r in range(1, 6)]
-    assert [(round(t, 9), w, v) for t, w, v in want.drops] == [(1.5, 1, 0), (2.5, 2, 0), (3.0, 1, 1),
-                                                               (4.5, 1, 2), (5.0, 2, 2)]
+    assert [(round(t, 9), w, v) for t, w, v in want.drops] == [
+        (1.5, 1, 0),
+        (2.5, 2, 0),
+        (3.0, 1, 1),
+        (4.5, 1, 2),
+        (5.0, 2, 2),
+    ]
     assert len(want.events) == 5
     assert not compare(observed(case.netsim()), want)
 

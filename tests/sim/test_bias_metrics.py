@@ -1,4 +1,5 @@
 """Bias metrics: per-label accuracy, gradient and step shares by worker class and group."""
+
 from __future__ import annotations
 
 import csv
@@ -24,7 +25,11 @@ def test_gradient_shares_cumulative_and_weighted():
     codes = [0, 1, 1, 0, 2]
     version = [1, 2, 2, 3, 4]
     assert gradient_shares(codes, 3, version, [0, 1, 2, 4]).tolist() == [
-        [0, 0, 0], [1, 0, 0], [1 / 3, 2 / 3, 0], [0.4, 0.4, 0.2]]
+        [0, 0, 0],
+        [1, 0, 0],
+        [1 / 3, 2 / 3, 0],
+        [0.4, 0.4, 0.2],
+    ]
     w = [1.0, 0.5, 0.5, 1.0, 2.0]
     assert gradient_shares(codes, 3, version, weights=w)[0] == pytest.approx([0.4, 0.2, 0.4])
 
@@ -65,5 +70,6 @@ def test_bias_files_and_table(tmp_path):
     header, table = run_rows([summary])
     assert "worst class acc" in header and table[0][header.index("grad % fast/slow")] == "83/17"
     from netsim.results.tables import share_header
+
     three = {"bias": {"step_share_by_class": {"fast": 0.5, "medium": 0.3, "slow": 0.2}}}
     assert share_header([three], "step") == "step % f/m/s"

@@ -1,4 +1,5 @@
 """Timed cluster changes, group timeouts, online regrouping, automatic grouping in runs."""
+
 from __future__ import annotations
 
 import json
@@ -21,13 +22,23 @@ def test_slowdown_changes_compute_times_by_hand():
     raw["events"] = [{"time": 2.5, "kind": "slowdown", "worker": 0, "factor": 3.0}]
     result = simulate(make_scenario(raw), "asgd")
     assert [round(t, 9) for t in result.records.time] == [1.0, 2.0, 3.0, 6.0, 9.0]
-    assert result.records.events[0] == {"time": 2.5, "kind": "slowdown", "workers": [0], "factor": 3.0}
+    assert result.records.events[0] == {
+        "time": 2.5,
+        "kind": "slowdown",
+        "workers": [0],
+        "factor": 3.0,
+    }
 
 
 def test_crash_loses_work_and_recovery_rejoins():
     # ASGD, worker 0 (1 s) crashes at 2.5 (its iteration started at 2 is lost) and is back at 4:
     # it pushes at 1, 2, then 5, 6; down 1.5 s. Worker 1 (2.4 s) is unaffected.
-    raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.0}, {"name": "b", "count": 1, "compute": 2.4}])
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 1, "compute": 1.0},
+            {"name": "b", "count": 1, "compute": 2.4},
+        ]
+    )
     raw["run"]["until"] = 6.5
     raw["events"] = [{"time": 2.5, "kind": "crash", "worker": 0, "duration": 1.5}]
     result = simulate(make_scenario(raw), "asgd")
@@ -55,8 +66,11 @@ def test_group_timeout_proceeds_without_the_crashed_member():
     g0 = sorted({round(t, 9) for t, g in zip(result.records.time, result.records.group) if g == 0})
     assert g0 == [1.5, 3.0, 4.5]
     timeouts = [e for e in result.records.events if e["kind"] == "group_timeout"]
-    assert [(round(e["time"], 9), e["present"], e["missing"]) for e in timeouts] == \
-           [(1.5, [0], [1]), (3.0, [0], [1]), (4.5, [0], [1])]
+    assert [(round(e["time"], 9), e["present"], e["missing"]) for e in timeouts] == [
+        (1.5, [0], [1]),
+        (3.0, [0], [1]),
+        (4.5, [0], [1]),
+    ]
 
 
 def test_without_timeout_a_crashed_member_blocks_its_group():
@@ -69,8 +83,12 @@ def test_without_timeout_a_crashed_member_blocks_its_group():
 
 
 def test_online_regrouping_moves_a_slowed_worker():
-    raw = base_raw(workers=[{"name": "fast", "count": 3, "compute": 1.0},
-                            {"name": "slow", "count": 3, "compute": 4.0}])
+    raw = base_raw(
+        workers=[
+            {"name": "fast", "count": 3, "compute": 1.0},
+            {"name": "slow", "count": 3, "compute": 4.0},
+        ]
+    )
     raw["run"]["until"] = 80.0
     raw["algorithms"]["gsgd"].update(regroup_every=10, regroup_window=3)
     raw["events"] = [{"time": 20.0, "kind": "slowdown", "worker": 0, "factor": 4.0}]
@@ -82,27 +100,47 @@ def test_online_regrouping_moves_a_slowed_worker():
 
 
 def test_raced_grouping_measures_first():
-    raw = base_raw(workers=[{"name": "fast", "count": 3, "compute": {"dist": "lognormal", "median": 1.0, "sigma": 0.05}},
-                            {"name": "slow", "count": 3, "compute": {"dist": "lognormal", "median": 4.0, "sigma": 0.05}}])
+    raw = base_raw(
+        workers=[
+            {
+                "name": "fast",
+                "count": 3,
+                "compute": {"dist": "lognormal", "median": 1.0, "sigma": 0.05},
+            },
+            {
+                "name": "slow",
+                "count": 3,
+                "compute": {"dist": "lognormal", "median": 4.0, "sigma": 0.05},
+            },
+        ]
+    )
     raw["algorithms"]["gsgd"].update(grouping="race", probe_rounds=3)
     raw["run"]["until"] = 40.0
     result = simulate(make_scenario(raw), "gsgd", decide=decide)
     g = result.extra["grouping"]
-    assert g["method"] == "race" and sorted(g["members"]) == sorted(result.groups)  # the recommendation is used
-    assert g["lr"] in [c["lr"] for c in g["candidates"]] and g["recommended"] == g["candidates"][0]["name"]
+    assert g["method"] == "race" and sorted(g["members"]) == sorted(
+        result.groups
+    )  # the recommendation is used
+    assert (
+        g["lr"] in [c["lr"] for c in g["candidates"]]
+        and g["recommended"] == g["candidates"][0]["name"]
+    )
     duration = g["measurement"]["duration_s"]
-    assert duration >= 3 * 4.0 * 0.8            # three probe rounds of the ~4 s workers
-    assert min(result.records.time) > duration   # training starts after the measurement
+    assert duration >= 3 * 4.0 * 0.8  # three probe rounds of the ~4 s workers
+    assert min(result.records.time) > duration  # training starts after the measurement
 
 
-@pytest.mark.parametrize("events,key", [
-    ([{"time": 5.0, "kind": "crash", "worker": 9}], "events[0].worker"),
-    ([{"time": 10.0, "kind": "crash", "worker": 0}], "events[0].time"),
-    ([{"time": -1.0, "kind": "crash", "worker": 0}], "events[0].time"),
-    ([{"time": 1.0, "kind": "explode", "worker": 0}], "events[0].kind"),
-    ([{"time": 1.0, "kind": "slowdown", "worker": 0, "factor": 0}], "events[0].factor"),
-    ([{"time": 1.0, "kind": "link", "link": ["a", "b"], "bandwidth": 1e9}], "events[0].kind"),
-])
+@pytest.mark.parametrize(
+    "events,key",
+    [
+        ([{"time": 5.0, "kind": "crash", "worker": 9}], "events[0].worker"),
+        ([{"time": 10.0, "kind": "crash", "worker": 0}], "events[0].time"),
+        ([{"time": -1.0, "kind": "crash", "worker": 0}], "events[0].time"),
+        ([{"time": 1.0, "kind": "explode", "worker": 0}], "events[0].kind"),
+        ([{"time": 1.0, "kind": "slowdown", "worker": 0, "factor": 0}], "events[0].factor"),
+        ([{"time": 1.0, "kind": "link", "link": ["a", "b"], "bandwidth": 1e9}], "events[0].kind"),
+    ],
+)
 def test_bad_events_name_the_key(events, key):
     raw = base_raw()
     raw["events"] = events
@@ -111,12 +149,15 @@ def test_bad_events_name_the_key(events, key):
     assert err.value.key == key
 
 
-@pytest.mark.parametrize("update,key", [
-    ({"grouping": "kmeans:9"}, "algorithms.gsgd.grouping"),
-    ({"grouping": "auto", "k_max": 4}, "algorithms.gsgd.k_max"),
-    ({"groups": [[0, 1]]}, "algorithms.gsgd.groups"),
-    ({"group_timeout": -1.0}, "algorithms.gsgd.group_timeout"),
-])
+@pytest.mark.parametrize(
+    "update,key",
+    [
+        ({"grouping": "kmeans:9"}, "algorithms.gsgd.grouping"),
+        ({"grouping": "auto", "k_max": 4}, "algorithms.gsgd.k_max"),
+        ({"groups": [[0, 1]]}, "algorithms.gsgd.groups"),
+        ({"group_timeout": -1.0}, "algorithms.gsgd.group_timeout"),
+    ],
+)
 def test_bad_grouping_keys(update, key):
     raw = base_raw()
     raw["algorithms"]["gsgd"].update(update)
@@ -129,8 +170,10 @@ def test_link_event_changes_transfer_times():
     # Star, 1 Gbit/s, no latency; one worker, 1 s compute, 1 MB messages (+64 B header):
     # a transfer takes 8·(1e6+64)/1e9 s. From t = 3 the link is 10× slower.
     raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.0}])
-    raw["network"] = {"topology": {"builder": "star", "args": {"n_hosts": 2, "bandwidth": 1e9, "latency": 0.0}},
-                      "message_bytes": 1e6}
+    raw["network"] = {
+        "topology": {"builder": "star", "args": {"n_hosts": 2, "bandwidth": 1e9, "latency": 0.0}},
+        "message_bytes": 1e6,
+    }
     raw["run"]["until"] = 6.0
     raw["events"] = [{"time": 3.0, "kind": "link", "link": ["h1", "s0"], "bandwidth": 1e8}]
     sc = make_scenario(raw, str(ROOT / "scenarios" / "x.toml"))
@@ -145,34 +188,67 @@ def test_link_event_changes_transfer_times():
 
 def test_compare_groupings_and_group_command(tmp_path):
     runner = CliRunner()
-    res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "hand,auto,equal:2",
-                              "--no-live", "--set", "run.until=30", "--out", str(tmp_path)])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            str(ROOT / "scenarios" / "quickstart.toml"),
+            "--groupings",
+            "hand,auto,equal:2",
+            "--no-live",
+            "--set",
+            "run.until=30",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "compare.json").read_text())
     assert [s["label"] for s in data] == ["gsgd[hand]", "gsgd[auto]", "gsgd[equal:2]"]
     # auto is the race: the record holds the pick, its η and every candidate's evidence
     assert data[1]["grouping"]["method"] == "race" and "candidates" in data[1]["grouping"]
     assert data[2]["grouping"]["k"] == 2
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30", "--quick"])
+    res = runner.invoke(
+        app,
+        ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30", "--quick"],
+    )
     assert res.exit_code == 0, res.output
     assert "advisor ranking" in res.output and "silhouette" in res.output
     assert "advisor's pick:" in res.output and "η =" in res.output
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"])
+    res = runner.invoke(
+        app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=30"]
+    )
     assert res.exit_code == 0, res.output
     assert "recommended:" in res.output and "predicted" in res.output
-    assert "quickstart: racing rung 1 of" in res.stderr   # progress of the race, on stderr
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"])
+    assert "quickstart: racing rung 1 of" in res.stderr  # progress of the race, on stderr
+    res = runner.invoke(
+        app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"]
+    )
     assert res.exit_code == 2 and "learning rates must be finite and > 0" in res.stderr
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--lrs", "0.1"])
+    res = runner.invoke(
+        app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--lrs", "0.1"]
+    )
     assert res.exit_code == 2 and "--quick takes none of" in res.stderr
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--alike", "-0.5"])
+    res = runner.invoke(
+        app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--alike", "-0.5"]
+    )
     assert res.exit_code == 2 and "--alike: -0.5 is not allowed" in res.stderr
     res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--jobs", "0"])
     assert res.exit_code == 2 and "--jobs: 0 is not allowed" in res.stderr
-    res = runner.invoke(app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--jobs", "2"])
+    res = runner.invoke(
+        app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--quick", "--jobs", "2"]
+    )
     assert res.exit_code == 2 and "--quick takes none of" in res.stderr
-    res = runner.invoke(app, ["compare", str(ROOT / "scenarios" / "quickstart.toml"), "--groupings", "kmeans:99",
-                              "--no-live"])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            str(ROOT / "scenarios" / "quickstart.toml"),
+            "--groupings",
+            "kmeans:99",
+            "--no-live",
+        ],
+    )
     assert res.exit_code == 2 and "grouping" in res.stderr
 
 
@@ -181,8 +257,18 @@ def test_drift_online_regrouping_reaches_the_target_first(tmp_path):
     times = {}
     for every in (0, 40):
         out = tmp_path / f"r{every}"
-        res = runner.invoke(app, ["run", str(ROOT / "scenarios" / "drift.toml"), "--no-live",
-                                  "--set", f"algorithms.gsgd.regroup_every={every}", "--out", str(out)])
+        res = runner.invoke(
+            app,
+            [
+                "run",
+                str(ROOT / "scenarios" / "drift.toml"),
+                "--no-live",
+                "--set",
+                f"algorithms.gsgd.regroup_every={every}",
+                "--out",
+                str(out),
+            ],
+        )
         assert res.exit_code == 0, res.output
         summary = json.loads((out / "summary.json").read_text())
         times[every] = summary["time_to_target_s"]
@@ -192,7 +278,9 @@ def test_drift_online_regrouping_reaches_the_target_first(tmp_path):
 
 
 def test_crash_scenario_completes_with_timeouts(tmp_path):
-    res = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "crash.toml"), "--no-live", "--out", str(tmp_path)])
+    res = CliRunner().invoke(
+        app, ["run", str(ROOT / "scenarios" / "crash.toml"), "--no-live", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     kinds = [e["kind"] for e in summary["events"]]
@@ -201,8 +289,12 @@ def test_crash_scenario_completes_with_timeouts(tmp_path):
 
 
 def test_regrouping_on_a_time_interval():
-    raw = base_raw(workers=[{"name": "fast", "count": 3, "compute": 1.0},
-                            {"name": "slow", "count": 3, "compute": 4.0}])
+    raw = base_raw(
+        workers=[
+            {"name": "fast", "count": 3, "compute": 1.0},
+            {"name": "slow", "count": 3, "compute": 4.0},
+        ]
+    )
     raw["run"]["until"] = 80.0
     raw["algorithms"]["gsgd"].update(regroup_every_s=10.0, regroup_window=3)
     raw["events"] = [{"time": 20.0, "kind": "slowdown", "worker": 0, "factor": 4.0}]
@@ -213,7 +305,12 @@ def test_regrouping_on_a_time_interval():
 
 
 def test_crash_and_return_during_the_measurement_phase():
-    raw = base_raw(workers=[{"name": "fast", "count": 2, "compute": 1.0}, {"name": "slow", "count": 2, "compute": 3.0}])
+    raw = base_raw(
+        workers=[
+            {"name": "fast", "count": 2, "compute": 1.0},
+            {"name": "slow", "count": 2, "compute": 3.0},
+        ]
+    )
     raw["algorithms"]["gsgd"].update(grouping="auto", probe_rounds=2)
     raw["run"]["until"] = 30.0
     raw["events"] = [{"time": 1.0, "kind": "crash", "worker": 0, "duration": 1.0}]

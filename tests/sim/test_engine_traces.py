@@ -1,4 +1,5 @@
 """Hand-computed traces of the engine: update times, versions, staleness, time accounting."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,11 +17,26 @@ def trace(result):
 def test_asgd_trace_two_speeds():
     # worker 0 takes 1 s, worker 1 takes 2.4 s; no latency; T = 7.5 s.
     # Worker 1 pushes at 2.4 (read v0), 4.8 (read v3) and 7.2 (read v6): see the docstring table.
-    raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.0}, {"name": "b", "count": 1, "compute": 2.4}])
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 1, "compute": 1.0},
+            {"name": "b", "count": 1, "compute": 2.4},
+        ]
+    )
     raw["run"]["until"] = 7.5
     result = simulate(make_scenario(raw), "asgd")
-    expected = [(1.0, 0, 0, 1), (2.0, 0, 0, 2), (2.4, 1, 2, 3), (3.0, 0, 1, 4), (4.0, 0, 0, 5),
-                (4.8, 1, 2, 6), (5.0, 0, 1, 7), (6.0, 0, 0, 8), (7.0, 0, 0, 9), (7.2, 1, 3, 10)]
+    expected = [
+        (1.0, 0, 0, 1),
+        (2.0, 0, 0, 2),
+        (2.4, 1, 2, 3),
+        (3.0, 0, 1, 4),
+        (4.0, 0, 0, 5),
+        (4.8, 1, 2, 6),
+        (5.0, 0, 1, 7),
+        (6.0, 0, 0, 8),
+        (7.0, 0, 0, 9),
+        (7.2, 1, 3, 10),
+    ]
     got = [(round(t, 9), w, s, v) for t, w, s, v in trace(result)]
     assert got == expected
     assert result.updates == 10
@@ -61,7 +77,11 @@ def test_ssgd_rounds_and_idle_closed_form():
 
 def test_latency_accounting():
     # One ASGD worker, 1 s compute, 0.1 s pull, 0.2 s push: an update every 1.3 s.
-    raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.0, "pull_latency": 0.1, "push_latency": 0.2}])
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 1, "compute": 1.0, "pull_latency": 0.1, "push_latency": 0.2}
+        ]
+    )
     raw["run"]["until"] = 6.6
     result = simulate(make_scenario(raw), "asgd")
     assert [round(t, 9) for t in result.records.time] == [1.3, 2.6, 3.9, 5.2, 6.5]
@@ -72,9 +92,18 @@ def test_latency_accounting():
 
 
 def test_time_buckets_add_up_to_sim_time():
-    raw = base_raw(workers=[{"name": "a", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}, "latency": 0.05},
-                            {"name": "b", "count": 2, "compute": {"dist": "pareto", "shape": 2.0, "scale": 1.0}}],
-                   algorithms={"gsgd": {"lr": 0.05, "groups": [["a"], ["b"]]}})
+    raw = base_raw(
+        workers=[
+            {
+                "name": "a",
+                "count": 3,
+                "compute": {"dist": "exponential", "mean": 1.0},
+                "latency": 0.05,
+            },
+            {"name": "b", "count": 2, "compute": {"dist": "pareto", "shape": 2.0, "scale": 1.0}},
+        ],
+        algorithms={"gsgd": {"lr": 0.05, "groups": [["a"], ["b"]]}},
+    )
     raw["run"]["algorithm"] = "gsgd"
     result = simulate(make_scenario(raw))
     for w in result.workers:
@@ -84,7 +113,12 @@ def test_time_buckets_add_up_to_sim_time():
 def test_model_matches_bare_numpy_asgd_with_full_batches():
     # Full-batch gradients make the run deterministic in data: replay the same
     # version pattern with a plain loop over the model's gradient.
-    raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.0}, {"name": "b", "count": 1, "compute": 2.4}])
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 1, "compute": 1.0},
+            {"name": "b", "count": 1, "compute": 2.4},
+        ]
+    )
     raw["run"].update(until=5.0, batch_size=100000)
     sc = make_scenario(raw)
     prep = prepare(sc)
@@ -94,12 +128,12 @@ def test_model_matches_bare_numpy_asgd_with_full_batches():
     g = lambda w, s: model.gradient(w, X[s], y[s])
     lr = 0.1
     w = [prep.w0]
-    w.append(w[0] - lr * g(w[0], s0))   # t=1, worker 0 read v0
-    w.append(w[1] - lr * g(w[1], s0))   # t=2, worker 0 read v1
-    w.append(w[2] - lr * g(w[0], s1))   # t=2.4, worker 1 read v0
-    w.append(w[3] - lr * g(w[2], s0))   # t=3, worker 0 read v2
-    w.append(w[4] - lr * g(w[4], s0))   # t=4, worker 0 read v4
-    w.append(w[5] - lr * g(w[3], s1))   # t=4.8, worker 1 read v3
+    w.append(w[0] - lr * g(w[0], s0))  # t=1, worker 0 read v0
+    w.append(w[1] - lr * g(w[1], s0))  # t=2, worker 0 read v1
+    w.append(w[2] - lr * g(w[0], s1))  # t=2.4, worker 1 read v0
+    w.append(w[3] - lr * g(w[2], s0))  # t=3, worker 0 read v2
+    w.append(w[4] - lr * g(w[4], s0))  # t=4, worker 0 read v4
+    w.append(w[5] - lr * g(w[3], s1))  # t=4.8, worker 1 read v3
     assert result.updates == 6
     np.testing.assert_allclose(result.final_w, w[6], rtol=1e-12, atol=1e-14)
 
@@ -113,5 +147,9 @@ def test_timeline_spans_by_hand():
     spans = sorted((s for s in result.records.spans if s[0] == 0), key=lambda s: s[2])
     got = [(p, round(a, 9), round(b, 9)) for _, p, a, b in spans]
     assert got == [(2, 0.0, 1.0), (0, 1.0, 2.4), (2, 2.4, 3.4), (0, 3.4, 4.8), (2, 4.8, 5.0)]
-    slow = [(p, round(a, 9), round(b, 9)) for w, p, a, b in sorted(result.records.spans, key=lambda s: s[2]) if w == 2]
+    slow = [
+        (p, round(a, 9), round(b, 9))
+        for w, p, a, b in sorted(result.records.spans, key=lambda s: s[2])
+        if w == 2
+    ]
     assert slow == [(2, 0.0, 2.4), (2, 2.4, 4.8), (2, 4.8, 5.0)]

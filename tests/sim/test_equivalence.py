@@ -1,4 +1,5 @@
 """Exact equivalences: GSGD with one group is SSGD, with singleton groups is ASGD."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,11 +9,32 @@ from netsim.sim.engine import prepare, simulate
 
 
 def heterogeneous(groups):
-    raw = base_raw(workers=[
-        {"name": "a", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}, "latency": 0.01},
-        {"name": "b", "count": 2, "compute": {"dist": "lognormal", "median": 2.0, "sigma": 0.3}},
-        {"name": "c", "count": 2, "compute": {"dist": "pareto", "shape": 1.5, "scale": 1.0}, "pull_latency": 0.2}],
-        algorithms={"ssgd": {"lr": 0.3}, "asgd": {"lr": 0.3}, "gsgd": {"lr": 0.3, "groups": groups}})
+    raw = base_raw(
+        workers=[
+            {
+                "name": "a",
+                "count": 3,
+                "compute": {"dist": "exponential", "mean": 1.0},
+                "latency": 0.01,
+            },
+            {
+                "name": "b",
+                "count": 2,
+                "compute": {"dist": "lognormal", "median": 2.0, "sigma": 0.3},
+            },
+            {
+                "name": "c",
+                "count": 2,
+                "compute": {"dist": "pareto", "shape": 1.5, "scale": 1.0},
+                "pull_latency": 0.2,
+            },
+        ],
+        algorithms={
+            "ssgd": {"lr": 0.3},
+            "asgd": {"lr": 0.3},
+            "gsgd": {"lr": 0.3, "groups": groups},
+        },
+    )
     raw["run"].update(until=60.0, eval_every=5.0)
     return make_scenario(raw)
 
@@ -22,8 +44,9 @@ def same_run(r1, r2):
     a, b = r1.records, r2.records
     assert (a.time, a.worker, a.staleness, a.version) == (b.time, b.worker, b.staleness, b.version)
     assert a.curve == b.curve
-    assert [(w.compute_s, w.comm_s, w.idle_s) for w in r1.workers] == \
-           [(w.compute_s, w.comm_s, w.idle_s) for w in r2.workers]
+    assert [(w.compute_s, w.comm_s, w.idle_s) for w in r1.workers] == [
+        (w.compute_s, w.comm_s, w.idle_s) for w in r2.workers
+    ]
 
 
 def test_one_group_is_ssgd():
@@ -45,8 +68,12 @@ def test_singleton_groups_are_asgd():
 def test_common_random_numbers_across_rules():
     # Same seed: the k-th compute time of a worker is the same draw under every rule, so a
     # worker that is never idle (the slowest, in its own group) pushes at the same times.
-    raw = base_raw(workers=[{"name": "a", "count": 2, "compute": {"dist": "exponential", "mean": 1.0}},
-                            {"name": "b", "count": 1, "compute": {"dist": "exponential", "mean": 5.0}}])
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 2, "compute": {"dist": "exponential", "mean": 1.0}},
+            {"name": "b", "count": 1, "compute": {"dist": "exponential", "mean": 5.0}},
+        ]
+    )
     raw["run"]["until"] = 50.0
     sc = make_scenario(raw)
     prep = prepare(sc)
@@ -67,8 +94,11 @@ def test_different_seeds_differ():
     assert not np.array_equal(r1.final_w, r2.final_w)
 
 
-PREEMPTING = {"ksync": {"lr": 0.3, "k": 2}, "kbatch_sync": {"lr": 0.3, "k": 3},
-              "backup": {"lr": 0.3, "backups": 2, "late_policy": "cancel"}}
+PREEMPTING = {
+    "ksync": {"lr": 0.3, "k": 2},
+    "kbatch_sync": {"lr": 0.3, "k": 3},
+    "backup": {"lr": 0.3, "backups": 2, "late_policy": "cancel"},
+}
 
 
 def test_compact_gradients_change_nothing():
@@ -79,7 +109,10 @@ def test_compact_gradients_change_nothing():
         raw = dict(base.raw)
         raw["algorithms"] = {**raw["algorithms"], **PREEMPTING}
         raw["model"] = {"name": model, "l2": 0.0}
-        raw["data"] = {"source": "digits", "labels": "multiclass" if model == "softmax" else "odd_even"}
+        raw["data"] = {
+            "source": "digits",
+            "labels": "multiclass" if model == "softmax" else "odd_even",
+        }
         dense = make_scenario(raw)
         raw["run"] = dict(raw["run"], compact_gradients=True)
         compact = make_scenario(raw)
@@ -92,6 +125,7 @@ def test_compact_gradients_need_no_l2():
     import pytest
 
     from netsim.errors import ScenarioError
+
     raw = base_raw()
     raw["run"]["compact_gradients"] = True
     with pytest.raises(ScenarioError) as err:
@@ -107,6 +141,7 @@ def test_compact_factors_of_preempted_computations_are_never_evaluated(monkeypat
     from dataclasses import replace
 
     from netsim.rules.ksync import KSync
+
     base = heterogeneous([[0, 1, 2], [3, 4], [5, 6]])
     raw = dict(base.raw)
     raw["model"] = {"name": "logistic", "l2": 0.0}
@@ -121,6 +156,7 @@ def test_compact_factors_of_preempted_computations_are_never_evaluated(monkeypat
         def residual(self, *args):
             calls.append(1)
             return super().residual(*args)
+
     counting = Counting.__new__(Counting)
     counting.__dict__.update(model.__dict__)
     late = simulate(sc, "ksync", prepared=replace(prep, model=counting))

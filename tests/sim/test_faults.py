@@ -1,12 +1,13 @@
 """Crashes and recoveries at awkward instants, stalled runs, round timeouts: hand traces."""
+
 from __future__ import annotations
 
 import pytest
 from conftest import base_raw, make_scenario
 
 from netsim.sim.engine import simulate
-from netsim.tuning.race import decide
 from netsim.sim.records import summarize
+from netsim.tuning.race import decide
 
 
 def pushes_of(result, wid):
@@ -16,7 +17,10 @@ def pushes_of(result, wid):
 
 def trace(result):
     rec = result.records
-    return [(v, round(t, 9), w, s) for v, t, w, s in zip(rec.version, rec.time, rec.worker, rec.staleness)]
+    return [
+        (v, round(t, 9), w, s)
+        for v, t, w, s in zip(rec.version, rec.time, rec.worker, rec.staleness)
+    ]
 
 
 def test_crash_and_recover_at_the_same_instant():
@@ -24,7 +28,10 @@ def test_crash_and_recover_at_the_same_instant():
     # it restarts at 2.5 → pushes 1, 2, 3.5, 4.5, 5.5; never down.
     raw = base_raw()
     raw["run"]["until"] = 6.0
-    raw["events"] = [{"time": 2.5, "kind": "crash", "worker": 0}, {"time": 2.5, "kind": "recover", "worker": 0}]
+    raw["events"] = [
+        {"time": 2.5, "kind": "crash", "worker": 0},
+        {"time": 2.5, "kind": "recover", "worker": 0},
+    ]
     result = simulate(make_scenario(raw), "asgd")
     assert pushes_of(result, 0) == [1.0, 2.0, 3.5, 4.5, 5.5]
     assert result.workers[0].down_s == 0.0
@@ -35,8 +42,11 @@ def test_crash_recover_crash_at_one_instant():
     # back): back at 3.5 → pushes 4.5, 5.5; down 1 s.
     raw = base_raw()
     raw["run"]["until"] = 6.0
-    raw["events"] = [{"time": 2.5, "kind": "crash", "worker": 0}, {"time": 2.5, "kind": "recover", "worker": 0},
-                     {"time": 2.5, "kind": "crash", "worker": 0, "duration": 1.0}]
+    raw["events"] = [
+        {"time": 2.5, "kind": "crash", "worker": 0},
+        {"time": 2.5, "kind": "recover", "worker": 0},
+        {"time": 2.5, "kind": "crash", "worker": 0, "duration": 1.0},
+    ]
     result = simulate(make_scenario(raw), "asgd")
     assert result.status == "ok"
     assert pushes_of(result, 0) == [1.0, 2.0, 4.5, 5.5]
@@ -48,7 +58,10 @@ def test_crash_and_recover_at_zero_with_auto_grouping():
     raw = base_raw()
     raw["run"]["until"] = 30.0
     raw["algorithms"]["gsgd"].update(grouping="auto", probe_rounds=2)
-    raw["events"] = [{"time": 0.0, "kind": "crash", "worker": 0}, {"time": 0.0, "kind": "recover", "worker": 0}]
+    raw["events"] = [
+        {"time": 0.0, "kind": "crash", "worker": 0},
+        {"time": 0.0, "kind": "recover", "worker": 0},
+    ]
     result = simulate(make_scenario(raw), "gsgd", decide=decide)
     duration = result.extra["grouping"]["measurement"]["duration_s"]
     assert result.status == "ok"
@@ -58,10 +71,16 @@ def test_crash_and_recover_at_zero_with_auto_grouping():
 def test_regrouping_from_singletons_keeps_per_group_figures():
     # Six singleton groups regroup into fewer: every update after the last regroup belongs
     # to exactly one final group, so the final groups' update counts add up to them.
-    raw = base_raw(workers=[{"name": "fast", "count": 3, "compute": 1.0},
-                            {"name": "slow", "count": 3, "compute": 4.0}])
+    raw = base_raw(
+        workers=[
+            {"name": "fast", "count": 3, "compute": 1.0},
+            {"name": "slow", "count": 3, "compute": 4.0},
+        ]
+    )
     raw["run"]["until"] = 60.0
-    raw["algorithms"]["gsgd"].update(groups=[[0], [1], [2], [3], [4], [5]], regroup_every=10, regroup_window=3)
+    raw["algorithms"]["gsgd"].update(
+        groups=[[0], [1], [2], [3], [4], [5]], regroup_every=10, regroup_window=3
+    )
     result = simulate(make_scenario(raw), "gsgd", decide=decide)
     summary = summarize(result)
     last = [e for e in result.records.events if e["kind"] == "regroup"][-1]
@@ -78,8 +97,14 @@ def test_ssgd_crash_after_push_applies_each_gradient_once():
     raw["run"]["until"] = 6.0
     raw["events"] = [{"time": 1.5, "kind": "crash", "worker": 0, "duration": 0.1}]
     result = simulate(make_scenario(raw), "ssgd")
-    assert trace(result) == [(1, 2.4, 0, 0), (1, 2.4, 1, 0), (1, 2.4, 2, 0),
-                             (2, 4.8, 0, 0), (2, 4.8, 1, 0), (2, 4.8, 2, 0)]
+    assert trace(result) == [
+        (1, 2.4, 0, 0),
+        (1, 2.4, 1, 0),
+        (1, 2.4, 2, 0),
+        (2, 4.8, 0, 0),
+        (2, 4.8, 1, 0),
+        (2, 4.8, 2, 0),
+    ]
     assert [w.gradients_pushed for w in result.workers] == [3, 3, 2]  # 0, 1 also at 5.8
 
 
@@ -87,8 +112,13 @@ def test_backup_crash_after_push_applies_each_gradient_once():
     # Backup, N = 2 of a (1 s), b (2.5 s), c (4 s). a pushes at 1, crashes at 1.2, back at 1.3,
     # waits. Step 1 closes at 2.5 with a, b; c's v0 gradient at 4.0 is late and dropped; step 2:
     # a 3.5, b 5.0.
-    raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.0}, {"name": "b", "count": 1, "compute": 2.5},
-                            {"name": "c", "count": 1, "compute": 4.0}])
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 1, "compute": 1.0},
+            {"name": "b", "count": 1, "compute": 2.5},
+            {"name": "c", "count": 1, "compute": 4.0},
+        ]
+    )
     raw["algorithms"]["backup"] = {"lr": 0.1, "backups": 1}
     raw["run"]["until"] = 5.5
     raw["events"] = [{"time": 1.2, "kind": "crash", "worker": 0, "duration": 0.1}]
@@ -159,7 +189,10 @@ def test_all_workers_down_for_good_stalls_any_rule():
 def test_gsgd_stalls_only_when_every_group_is_blocked():
     raw = base_raw()
     raw["run"]["until"] = 20.0
-    raw["events"] = [{"time": 0.5, "kind": "crash", "worker": 1}, {"time": 3.0, "kind": "crash", "worker": 2}]
+    raw["events"] = [
+        {"time": 0.5, "kind": "crash", "worker": 1},
+        {"time": 3.0, "kind": "crash", "worker": 2},
+    ]
     result = simulate(make_scenario(raw), "gsgd", decide=decide)
     stalled(result, 3.0, [1, 2])
     assert result.updates == 1  # group 1 (worker 2) at 2.4
@@ -168,8 +201,10 @@ def test_gsgd_stalls_only_when_every_group_is_blocked():
 def test_a_scheduled_recovery_is_not_a_stall():
     raw = base_raw()
     raw["run"]["until"] = 10.0
-    raw["events"] = [{"time": 3.0, "kind": "crash", "worker": [0, 1, 2]},
-                     {"time": 6.0, "kind": "recover", "worker": [0, 1, 2]}]
+    raw["events"] = [
+        {"time": 3.0, "kind": "crash", "worker": [0, 1, 2]},
+        {"time": 6.0, "kind": "recover", "worker": [0, 1, 2]},
+    ]
     result = simulate(make_scenario(raw), "ssgd")
     assert result.status == "ok" and result.sim_time == 10.0
     # rounds at 2.4; crash at 3 loses round 2; back at 6 → 8.4
@@ -186,9 +221,19 @@ def test_ssgd_round_timeout_proceeds_without_the_crashed_worker():
     raw["events"] = [{"time": 0.5, "kind": "crash", "worker": 2}]
     result = simulate(make_scenario(raw), "ssgd")
     assert result.status == "ok"
-    assert trace(result) == [(1, 1.5, 0, 0), (1, 1.5, 1, 0), (2, 3.0, 0, 0), (2, 3.0, 1, 0),
-                             (3, 4.5, 0, 0), (3, 4.5, 1, 0)]
-    timeouts = [(e["time"], e["present"], e["missing"]) for e in result.records.events if e["kind"] == "round_timeout"]
+    assert trace(result) == [
+        (1, 1.5, 0, 0),
+        (1, 1.5, 1, 0),
+        (2, 3.0, 0, 0),
+        (2, 3.0, 1, 0),
+        (3, 4.5, 0, 0),
+        (3, 4.5, 1, 0),
+    ]
+    timeouts = [
+        (e["time"], e["present"], e["missing"])
+        for e in result.records.events
+        if e["kind"] == "round_timeout"
+    ]
     assert timeouts == [(1.5, [0, 1], [2]), (3.0, [0, 1], [2]), (4.5, [0, 1], [2])]
 
 
@@ -213,7 +258,9 @@ def test_ssp_round_timeout_releases_blocked_workers():
     # 0, 1 push at 1, 2 (blocked at 2, released at 3), 4 (blocked, released at 5), 6 is the end.
     assert result.status == "ok"
     assert pushes_of(result, 0) == [1.0, 2.0, 4.0]
-    released = [(e["time"], e["worker"]) for e in result.records.events if e["kind"] == "round_timeout"]
+    released = [
+        (e["time"], e["worker"]) for e in result.records.events if e["kind"] == "round_timeout"
+    ]
     assert released == [(3.0, 0), (3.0, 1), (5.0, 0), (5.0, 1)]
 
 
@@ -228,7 +275,11 @@ def test_abs_round_timeout_keeps_going():
     # (2.4 s), one update behind at every update, is pre-empted each time and never pushes.
     assert result.status == "ok"
     assert trace(result) == [(1, 1.5, 0, 0), (2, 3.0, 0, 0), (3, 4.5, 0, 0)]
-    assert [e["present"] for e in result.records.events if e["kind"] == "round_timeout"] == [[0], [0], [0]]
+    assert [e["present"] for e in result.records.events if e["kind"] == "round_timeout"] == [
+        [0],
+        [0],
+        [0],
+    ]
 
 
 @pytest.mark.parametrize("rule", ["dcasgd_c", "dcasgd_a"])
@@ -243,17 +294,27 @@ def test_dcasgd_survives_a_crash_and_rejoin(rule):
     assert pushes_of(result, 0) == [1.0, 2.0, 5.0, 6.0]
 
 
-@pytest.mark.parametrize("rule,table", [("lgc", {"lr": 0.1, "k": 2}), ("kasync", {"lr": 0.1, "k": 2}),
-                                        ("abs", {"lr": 0.1, "k0": 2}), ("ksync", {"lr": 0.1, "k": 2}),
-                                        ("kbatch_sync", {"lr": 0.1, "k": 2}), ("ssp", {"lr": 0.1, "s": 1})])
+@pytest.mark.parametrize(
+    "rule,table",
+    [
+        ("lgc", {"lr": 0.1, "k": 2}),
+        ("kasync", {"lr": 0.1, "k": 2}),
+        ("abs", {"lr": 0.1, "k0": 2}),
+        ("ksync", {"lr": 0.1, "k": 2}),
+        ("kbatch_sync", {"lr": 0.1, "k": 2}),
+        ("ssp", {"lr": 0.1, "s": 1}),
+    ],
+)
 def test_crash_and_return_within_a_round_applies_each_gradient_once(rule, table):
     # Worker 0 pushes at 1 and crashes at 1.2 for 0.1 s, worker 2 (2.4 s) for good at 2.0
     # (the K = 2 rules keep going on workers 0 and 1). No update may credit one worker twice.
     raw = base_raw()
     raw["algorithms"][rule] = table
     raw["run"]["until"] = 8.0
-    raw["events"] = [{"time": 1.2, "kind": "crash", "worker": 0, "duration": 0.1},
-                     {"time": 2.0, "kind": "crash", "worker": 2}]
+    raw["events"] = [
+        {"time": 1.2, "kind": "crash", "worker": 0, "duration": 0.1},
+        {"time": 2.0, "kind": "crash", "worker": 2},
+    ]
     result = simulate(make_scenario(raw), rule)
     assert result.status in ("ok", "stalled")
     rec = result.records

@@ -5,6 +5,7 @@ before the emulator was optimised (batched gradients, block draws, preallocated
 records). Each case reruns one (scenario, overrides, rule) and compares the sha256 of
 ``updates.csv``, ``curve.csv`` and ``summary.json`` (without ``wall_s``) byte for byte.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -17,21 +18,35 @@ from conftest import ROOT, SHARED_DATA
 
 from netsim.rules import RULES
 
-_spec = importlib.util.spec_from_file_location("make_golden", ROOT / "benchmarks" / "make_golden.py")
+_spec = importlib.util.spec_from_file_location(
+    "make_golden", ROOT / "benchmarks" / "make_golden.py"
+)
 golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(golden)
 
 STORED = json.loads(golden.GOLDEN.read_text())
 SAME_KERNELS = STORED.get("float_fingerprint") == golden.float_fingerprint()
 pytestmark = pytest.mark.skipif(
-    not SAME_KERNELS, reason="this numpy/BLAS build rounds products differently from the one the hashes were "
-                             "made with; regenerate them with benchmarks/make_golden.py before optimising here")
+    not SAME_KERNELS,
+    reason="this numpy/BLAS build rounds products differently from the one the hashes were "
+    "made with; regenerate them with benchmarks/make_golden.py before optimising here",
+)
 HAVE_MNIST = (SHARED_DATA / "mnist" / "train-images-idx3-ubyte.gz").exists()
-PARAMS = [pytest.param(case["id"], rule, id=f"{case['id']}-{rule}",
-                       marks=[pytest.mark.skipif(case.get("mnist", False) and not HAVE_MNIST,
-                                                 reason="MNIST not found at ../shared/data/mnist "
-                                                        "(only in the project workspace)")])
-          for case in golden.CASES for rule in case["rules"]]
+PARAMS = [
+    pytest.param(
+        case["id"],
+        rule,
+        id=f"{case['id']}-{rule}",
+        marks=[
+            pytest.mark.skipif(
+                case.get("mnist", False) and not HAVE_MNIST,
+                reason="MNIST not found at ../shared/data/mnist (only in the project workspace)",
+            )
+        ],
+    )
+    for case in golden.CASES
+    for rule in case["rules"]
+]
 
 
 @lru_cache(maxsize=1)
@@ -45,19 +60,28 @@ def test_outputs_match_golden_hashes(case_id, rule):
     sc, prepared = _loaded(case_id)
     got = golden.run_rule(sc, prepared, rule)
     want = STORED["cases"][case_id]["hashes"][rule]
-    assert got == want, f"{case_id}/{rule}: {[name for name in want if got.get(name) != want[name]]} differ"
+    assert got == want, (
+        f"{case_id}/{rule}: {[name for name in want if got.get(name) != want[name]]} differ"
+    )
 
 
 def test_cases_are_the_stored_ones_and_cover_every_rule_and_scenario():
     assert set(golden.ALL_RULES) == set(RULES)
     for case in golden.CASES:
         stored = STORED["cases"][case["id"]]
-        assert (stored["scenario"], stored["set"], stored["rules"]) == (case["scenario"], case["set"], case["rules"])
+        assert (stored["scenario"], stored["set"], stored["rules"]) == (
+            case["scenario"],
+            case["set"],
+            case["rules"],
+        )
     covered = {case["scenario"] for case in golden.CASES}
     # torch scenarios' float32 kernels differ between CPUs and torch releases: their runs are
     # held against the numpy models' instead (tests/workload/test_torch_model.py)
-    numpy_presets = {p.name for p in (ROOT / "scenarios").glob("*.toml")
-                     if tomllib.loads(p.read_text()).get("model", {}).get("backend", "numpy") == "numpy"}
+    numpy_presets = {
+        p.name
+        for p in (ROOT / "scenarios").glob("*.toml")
+        if tomllib.loads(p.read_text()).get("model", {}).get("backend", "numpy") == "numpy"
+    }
     assert covered == numpy_presets
     for rule in RULES:
         assert sum(rule in case["rules"] for case in golden.CASES) >= 2

@@ -10,6 +10,7 @@ heap entry), evaluations fall on those instants (the order of evaluation and upd
 timeline is recorded, and one scenario draws random times (no ties). Generated scenarios
 (hypothesis) vary all of that at once.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,9 +18,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from conftest import base_raw, make_scenario
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from conftest import base_raw, make_scenario
 
 from netsim.results.runfolder import write_run
 from netsim.rules import RULES
@@ -30,22 +31,51 @@ from netsim.workload.models import Logistic, SmoothSVM, Softmax
 LEAN_RULES = sorted(name for name, cls in RULES.items() if cls.lean)
 GENERAL_RULES = sorted(name for name, cls in RULES.items() if not cls.lean)
 
-_ALGORITHMS = {"ssgd": {"lr": 0.3}, "asgd": {"lr": 0.1}, "gsgd": {"lr": 0.2},
-               "dcasgd_c": {"lr": 0.1, "lambda0": 0.04}, "dcasgd_a": {"lr": 0.1, "lambda0": 2.0, "m": 0.95},
-               "ssp": {"lr": 0.1, "s": 1}, "kasync": {"lr": 0.1, "k": 2}, "kbatch_async": {"lr": 0.1, "k": 3},
-               "sa_asgd": {"lr": 0.1}, "backup": {"lr": 0.3, "backups": 1}, "abs": {"lr": 0.1, "k0": 2},
-               "lgc": {"lr": 0.3, "k": 3, "blocks": 2}, "ksync": {"lr": 0.3, "k": 3}, "kbatch_sync": {"lr": 0.3, "k": 3}}
+_ALGORITHMS = {
+    "ssgd": {"lr": 0.3},
+    "asgd": {"lr": 0.1},
+    "gsgd": {"lr": 0.2},
+    "dcasgd_c": {"lr": 0.1, "lambda0": 0.04},
+    "dcasgd_a": {"lr": 0.1, "lambda0": 2.0, "m": 0.95},
+    "ssp": {"lr": 0.1, "s": 1},
+    "kasync": {"lr": 0.1, "k": 2},
+    "kbatch_async": {"lr": 0.1, "k": 3},
+    "sa_asgd": {"lr": 0.1},
+    "backup": {"lr": 0.3, "backups": 1},
+    "abs": {"lr": 0.1, "k0": 2},
+    "lgc": {"lr": 0.3, "k": 3, "blocks": 2},
+    "ksync": {"lr": 0.3, "k": 3},
+    "kbatch_sync": {"lr": 0.3, "k": 3},
+}
 
-_TIED = [{"name": "fast", "count": 3, "compute": 1.0}, {"name": "medium", "count": 2, "compute": 2.0},
-         {"name": "slow", "count": 2, "compute": 3.0}]
-_RANDOM = [{"name": "fast", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}},
-           {"name": "slow", "count": 3, "compute": {"dist": "uniform", "low": 2.0, "high": 4.0}}]
+_TIED = [
+    {"name": "fast", "count": 3, "compute": 1.0},
+    {"name": "medium", "count": 2, "compute": 2.0},
+    {"name": "slow", "count": 2, "compute": 3.0},
+]
+_RANDOM = [
+    {"name": "fast", "count": 3, "compute": {"dist": "exponential", "mean": 1.0}},
+    {"name": "slow", "count": 3, "compute": {"dist": "uniform", "low": 2.0, "high": 4.0}},
+]
 
 SCENARIOS = {
-    "tied": {"run": {"seed": 5, "until": 30.0, "batch_size": 8, "eval_every": 2.0, "timeline_until": 9.0}},
-    "tied_max_updates": {"run": {"seed": 6, "until": 60.0, "batch_size": 8, "eval_every": 0.0,
-                                 "eval_every_updates": 5, "max_updates": 23}},
-    "random": {"run": {"seed": 7, "until": 25.0, "batch_size": 8, "eval_every": 3.0}, "workers": _RANDOM},
+    "tied": {
+        "run": {"seed": 5, "until": 30.0, "batch_size": 8, "eval_every": 2.0, "timeline_until": 9.0}
+    },
+    "tied_max_updates": {
+        "run": {
+            "seed": 6,
+            "until": 60.0,
+            "batch_size": 8,
+            "eval_every": 0.0,
+            "eval_every_updates": 5,
+            "max_updates": 23,
+        }
+    },
+    "random": {
+        "run": {"seed": 7, "until": 25.0, "batch_size": 8, "eval_every": 3.0},
+        "workers": _RANDOM,
+    },
 }
 
 
@@ -86,26 +116,56 @@ def test_lean_path_gives_the_same_run_folder(rule, case, tmp_path):
     assert json.loads(lean_files["summary.json"])["updates"] > 5
 
 
-_TIMES = st.one_of(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]),
-                   st.builds(lambda m: {"dist": "exponential", "mean": m}, st.sampled_from([0.5, 1.0, 2.0])),
-                   st.builds(lambda lo: {"dist": "uniform", "low": lo, "high": lo + 1.0}, st.sampled_from([0.5, 1.0])))
+_TIMES = st.one_of(
+    st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]),
+    st.builds(lambda m: {"dist": "exponential", "mean": m}, st.sampled_from([0.5, 1.0, 2.0])),
+    st.builds(
+        lambda lo: {"dist": "uniform", "low": lo, "high": lo + 1.0}, st.sampled_from([0.5, 1.0])
+    ),
+)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rule=st.sampled_from(LEAN_RULES), classes=st.lists(st.tuples(st.integers(1, 4), _TIMES), min_size=1, max_size=3),
-       seed=st.integers(0, 10_000), batch=st.sampled_from([4, 8, 16]), until=st.sampled_from([8.0, 15.0]),
-       eval_every=st.sampled_from([0.0, 1.5, 2.0]), max_updates=st.sampled_from([0, 7, 30]),
-       timeline=st.sampled_from([0.0, 5.0]), stack_bytes=st.sampled_from([1, 1 << 21]))
-def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(rule, classes, seed, batch, until, eval_every,
-                                                                     max_updates, timeline, stack_bytes, tmp_path,
-                                                                     monkeypatch):
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rule=st.sampled_from(LEAN_RULES),
+    classes=st.lists(st.tuples(st.integers(1, 4), _TIMES), min_size=1, max_size=3),
+    seed=st.integers(0, 10_000),
+    batch=st.sampled_from([4, 8, 16]),
+    until=st.sampled_from([8.0, 15.0]),
+    eval_every=st.sampled_from([0.0, 1.5, 2.0]),
+    max_updates=st.sampled_from([0, 7, 30]),
+    timeline=st.sampled_from([0.0, 5.0]),
+    stack_bytes=st.sampled_from([1, 1 << 21]),
+)
+def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(
+    rule,
+    classes,
+    seed,
+    batch,
+    until,
+    eval_every,
+    max_updates,
+    timeline,
+    stack_bytes,
+    tmp_path,
+    monkeypatch,
+):
     """Random small scenarios (1-3 classes of 1-4 workers, constant times that tie often or
     random ones, evaluations by time, an update limit, the timeline, stacks of one
     minibatch or many): every lean rule gives the worker processes' run folder, byte for byte."""
     workers = [{"name": f"c{i}", "count": n, "compute": t} for i, (n, t) in enumerate(classes)]
     workers[0]["count"] += max(0, 4 - sum(n for n, _ in classes))  # at least 4: every rule's K fits
-    run = {"seed": seed, "until": until, "batch_size": batch, "eval_every": eval_every,
-           "max_updates": max_updates, "timeline_until": timeline, "algorithm": rule}
+    run = {
+        "seed": seed,
+        "until": until,
+        "batch_size": batch,
+        "eval_every": eval_every,
+        "max_updates": max_updates,
+        "timeline_until": timeline,
+        "algorithm": rule,
+    }
     sc = make_scenario(base_raw(workers=workers, algorithms={rule: _ALGORITHMS[rule]}, run=run))
     general, _ = _folder(sc, rule, False, tmp_path / "g")
     monkeypatch.setattr(lean, "STACK_BYTES", stack_bytes)
@@ -130,26 +190,43 @@ def test_minibatches_of_different_sizes_give_the_same_run_folder(rule, tmp_path,
     """A batch size above every shard clips each worker's minibatch to its shard (206 rows
     for workers 0-2, 205 for 3-6): the fast class (0-3) then ends together with minibatches
     of different sizes, which are evaluated one by one, not stacked."""
-    classes = [{"name": "fast", "count": 4, "compute": 1.0}, {"name": "slow", "count": 3, "compute": 2.0}]
+    classes = [
+        {"name": "fast", "count": 4, "compute": 1.0},
+        {"name": "slow", "count": 3, "compute": 2.0},
+    ]
     sc = _scenario("tied", rule, workers=classes)
     sc = replace(sc, run=replace(sc.run, batch_size=100_000))
     general, _ = _folder(sc, rule, False, tmp_path)
     together, stacked = [], []
     stacks, gradients = lean.InstantBatch._stacks, Logistic.gradients
-    monkeypatch.setattr(lean.InstantBatch, "_stacks",
-                        lambda self, ws: together.append({w.sampler.size for w in ws}) or stacks(self, ws))
-    monkeypatch.setattr(Logistic, "gradients", lambda self, W, Xs, Ys: stacked.append(Xs.shape) or gradients(self, W, Xs, Ys))
+    monkeypatch.setattr(
+        lean.InstantBatch,
+        "_stacks",
+        lambda self, ws: together.append({w.sampler.size for w in ws}) or stacks(self, ws),
+    )
+    monkeypatch.setattr(
+        Logistic,
+        "gradients",
+        lambda self, W, Xs, Ys: stacked.append(Xs.shape) or gradients(self, W, Xs, Ys),
+    )
     files, sim = _folder(sc, rule, True, tmp_path)
     assert files == general and sim.general_reason == ""
-    assert any(len(sizes) > 1 for sizes in together)  # some workers ended together with different sizes
-    assert len(stacked) == sum(len(sizes) == 1 for sizes in together)  # only those of one size were stacked
+    assert any(
+        len(sizes) > 1 for sizes in together
+    )  # some workers ended together with different sizes
+    assert len(stacked) == sum(
+        len(sizes) == 1 for sizes in together
+    )  # only those of one size were stacked
 
 
-@pytest.mark.parametrize("asgd", [
-    {"lr": 0.1, "momentum": 0.9},                                          # the server's optimizer
-    {"lr": 0.1, "lr_schedule": "step", "lr_decay": 0.5, "lr_step": 7.0},   # a schedule
-    {"lr": 1e160},                                                         # diverges: stops mid-run
-])
+@pytest.mark.parametrize(
+    "asgd",
+    [
+        {"lr": 0.1, "momentum": 0.9},  # the server's optimizer
+        {"lr": 0.1, "lr_schedule": "step", "lr_decay": 0.5, "lr_step": 7.0},  # a schedule
+        {"lr": 1e160},  # diverges: stops mid-run
+    ],
+)
 @pytest.mark.parametrize("case", ["random", "tied_max_updates"])
 def test_asgd_one_call_push_gives_the_general_paths_run_folder(asgd, case, tmp_path):
     """ASGD's lean workers hand pushes to ``ps.apply_solo`` (its ``solo_step``); with
@@ -165,6 +242,7 @@ def test_asgd_one_call_push_gives_the_general_paths_run_folder(asgd, case, tmp_p
 
 def test_plain_asgd_pushes_take_the_one_call_path(monkeypatch):
     from netsim.sim.server import ParameterServer
+
     calls = []
     monkeypatch.setattr(ParameterServer, "receive", lambda ps, push: calls.append(push))
     result = Simulation(_scenario("random", "asgd"), "asgd").run()
@@ -185,13 +263,31 @@ def test_rules_that_interrupt_or_inspect_workers_take_the_general_path(rule):
     assert sim.general_reason == f"rule {rule} interrupts or inspects workers"
 
 
-@pytest.mark.parametrize("change, reason", [
-    ({"events": [{"time": 3.0, "kind": "slowdown", "worker": 0, "factor": 2.0}]}, "timed events"),
-    ({"workers": [{"name": "fast", "count": 2, "compute": 1.0, "latency": 0.1},
-                  {"name": "slow", "count": 1, "compute": 2.0}]}, "transfers take time"),
-    ({"run": {"seed": 5, "until": 10.0, "batch_size": 8, "compact_gradients": True},
-      "model": {"name": "logistic", "l2": 0.0}}, "compact gradients"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (
+            {"events": [{"time": 3.0, "kind": "slowdown", "worker": 0, "factor": 2.0}]},
+            "timed events",
+        ),
+        (
+            {
+                "workers": [
+                    {"name": "fast", "count": 2, "compute": 1.0, "latency": 0.1},
+                    {"name": "slow", "count": 1, "compute": 2.0},
+                ]
+            },
+            "transfers take time",
+        ),
+        (
+            {
+                "run": {"seed": 5, "until": 10.0, "batch_size": 8, "compact_gradients": True},
+                "model": {"name": "logistic", "l2": 0.0},
+            },
+            "compact gradients",
+        ),
+    ],
+)
 def test_scenarios_the_lean_worker_cannot_run_take_the_general_path(change, reason):
     raw = base_raw(**change)
     sim = Simulation(make_scenario(raw), "asgd")
@@ -222,17 +318,27 @@ def test_models_that_do_not_stack_compute_gradients_one_by_one():
     rng = np.random.default_rng(2)
     Xs, Ys, W = rng.random((3, 4, 5)), rng.integers(0, 3, (3, 4)), rng.normal(size=(1, 15))
     assert not model.stacked
-    assert np.array_equal(model.gradients(W, Xs, Ys), np.stack([model.gradient(W[0], X, y) for X, y in zip(Xs, Ys)]))
+    assert np.array_equal(
+        model.gradients(W, Xs, Ys), np.stack([model.gradient(W[0], X, y) for X, y in zip(Xs, Ys)])
+    )
 
 
 def test_tied_scenario_stacks_gradients_and_wakes_several_workers_at_once(monkeypatch):
     """The 'tied' scenario exercises what the lean path changes (else the comparisons prove little)."""
     stacked, woken = [], []
     gradients, due = Logistic.gradients, lean._Wakes._due
-    monkeypatch.setattr(Logistic, "gradients", lambda self, W, Xs, Ys: stacked.append(len(Xs)) or gradients(self, W, Xs, Ys))
-    monkeypatch.setattr(lean._Wakes, "_due", lambda self: woken.append(len(self.workers)) or due(self))
+    monkeypatch.setattr(
+        Logistic,
+        "gradients",
+        lambda self, W, Xs, Ys: stacked.append(len(Xs)) or gradients(self, W, Xs, Ys),
+    )
+    monkeypatch.setattr(
+        lean._Wakes, "_due", lambda self: woken.append(len(self.workers)) or due(self)
+    )
     Simulation(_scenario("tied", "ssgd"), "ssgd").run()
-    assert max(stacked) == 3 and max(woken) == 6  # the fast trio ends together; a round wakes all but the last
+    assert (
+        max(stacked) == 3 and max(woken) == 6
+    )  # the fast trio ends together; a round wakes all but the last
 
 
 def test_a_lean_rule_that_reads_a_worker_is_refused_not_silently_wrong():

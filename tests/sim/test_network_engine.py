@@ -1,4 +1,5 @@
 """Training over a topology: closed-form round times, exact reduction to the core, bad input."""
+
 from __future__ import annotations
 
 import math
@@ -19,17 +20,26 @@ def networked(topology, workers, **network):
 
 
 def test_infinite_zero_latency_network_is_the_core_exactly():
-    workers = [{"name": "a", "count": 2, "compute": {"dist": "exponential", "mean": 1.0}},
-               {"name": "b", "count": 1, "compute": {"dist": "exponential", "mean": 3.0}}]
+    workers = [
+        {"name": "a", "count": 2, "compute": {"dist": "exponential", "mean": 1.0}},
+        {"name": "b", "count": 1, "compute": {"dist": "exponential", "mean": 3.0}},
+    ]
     core = make_scenario(base_raw(workers=workers))
-    net = make_scenario(networked({"builder": "star", "args": {"n_hosts": 4, "bandwidth": math.inf, "latency": 0.0}},
-                                  workers))
+    net = make_scenario(
+        networked(
+            {"builder": "star", "args": {"n_hosts": 4, "bandwidth": math.inf, "latency": 0.0}},
+            workers,
+        )
+    )
     prep = prepare(core)
     for rule in ("ssgd", "asgd", "gsgd"):
         a, b = simulate(core, rule, prepared=prep), simulate(net, rule, prepared=prep)
         assert a.final_w.tobytes() == b.final_w.tobytes()
-        assert (a.records.time, a.records.worker, a.records.staleness) == \
-               (b.records.time, b.records.worker, b.records.staleness)
+        assert (a.records.time, a.records.worker, a.records.staleness) == (
+            b.records.time,
+            b.records.worker,
+            b.records.staleness,
+        )
 
 
 def test_ssgd_round_through_the_ps_link_closed_form():
@@ -37,8 +47,11 @@ def test_ssgd_round_through_the_ps_link_closed_form():
     # Pull: 15 flows leave h0 on one link → each at B/15 → 15·8·S/B; push: the same into h0.
     # S = 1e6 payload + 64 header bytes. Round = 2·15·8·S/B + 1.
     B, S = 1e9, 1e6 + 64
-    raw = networked({"builder": "fat_tree", "args": {"k": 4, "bandwidth": B, "latency": 0.0}},
-                    [{"name": "w", "count": 15, "compute": 1.0}], message_bytes=1e6)
+    raw = networked(
+        {"builder": "fat_tree", "args": {"k": 4, "bandwidth": B, "latency": 0.0}},
+        [{"name": "w", "count": 15, "compute": 1.0}],
+        message_bytes=1e6,
+    )
     raw["run"]["until"] = 10.0
     result = simulate(make_scenario(raw), "ssgd")
     round_s = 2 * 15 * 8 * S / B + 1.0
@@ -47,14 +60,27 @@ def test_ssgd_round_through_the_ps_link_closed_form():
     for i, t in enumerate(times, start=1):
         assert t == pytest.approx(i * round_s, rel=1e-9)
     w = result.workers[0]
-    assert w.comm_s == pytest.approx(len(times) * 2 * 15 * 8 * S / B + min(10.0 - len(times) * round_s, 15 * 8 * S / B), rel=1e-9)
+    assert w.comm_s == pytest.approx(
+        len(times) * 2 * 15 * 8 * S / B + min(10.0 - len(times) * round_s, 15 * 8 * S / B), rel=1e-9
+    )
 
 
 def test_network_summary_reports_links(tmp_path):
-    res = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "fat_tree_ps.toml"), "--no-live",
-                                   "--set", "run.until=5", "--out", str(tmp_path)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(ROOT / "scenarios" / "fat_tree_ps.toml"),
+            "--no-live",
+            "--set",
+            "run.until=5",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert res.exit_code == 0, res.output
     import json
+
     summary = json.loads((tmp_path / "summary.json").read_text())
     links = summary["network"]["busiest_links"]
     assert links[0]["utilisation"] >= links[-1]["utilisation"] > 0 or links[-1]["utilisation"] == 0
@@ -64,6 +90,7 @@ def test_network_summary_reports_links(tmp_path):
 
 def test_geo_classes_sit_in_their_datacenters():
     from netsim.config.scenario import load_scenario
+
     sc = load_scenario(ROOT / "scenarios" / "geo_gsgd.toml")
     g = sc.network.graph
     dcs = [g.nodes[h]["dc"] for h in sc.network.worker_hosts]
@@ -71,15 +98,24 @@ def test_geo_classes_sit_in_their_datacenters():
     assert g.nodes[sc.network.ps_host]["dc"] == 0
 
 
-@pytest.mark.parametrize("network,key", [
-    ({"topology": "star16", "ps_host": "nosuch"}, "network.ps_host"),
-    ({"topology": "nosuch"}, "network.topology"),
-    ({"topology": {"builder": "star", "args": {"n_hosts": 4, "latency": -1.0}}}, "network.topology"),
-    ({"topology": {"builder": "star", "args": {"n_hosts": 4, "bandwidth": 0.0}}}, "network.topology"),
-    ({"topology": {"builder": "torus"}}, "network.topology"),
-    ({"topology": "star16", "sharing": "fair"}, "network.sharing"),
-    ({"topology": {"builder": "star", "args": {"n_hosts": 2}}}, "network.placement"),
-])
+@pytest.mark.parametrize(
+    "network,key",
+    [
+        ({"topology": "star16", "ps_host": "nosuch"}, "network.ps_host"),
+        ({"topology": "nosuch"}, "network.topology"),
+        (
+            {"topology": {"builder": "star", "args": {"n_hosts": 4, "latency": -1.0}}},
+            "network.topology",
+        ),
+        (
+            {"topology": {"builder": "star", "args": {"n_hosts": 4, "bandwidth": 0.0}}},
+            "network.topology",
+        ),
+        ({"topology": {"builder": "torus"}}, "network.topology"),
+        ({"topology": "star16", "sharing": "fair"}, "network.sharing"),
+        ({"topology": {"builder": "star", "args": {"n_hosts": 2}}}, "network.placement"),
+    ],
+)
 def test_bad_network_names_the_key(network, key):
     raw = base_raw()
     raw["network"] = network
@@ -99,14 +135,22 @@ def test_disconnected_worker_host(tmp_path):
         '<node id="c"><data key="r">host</data></node><node id="d"><data key="r">host</data></node>'
         '<edge source="a" target="b"><data key="b">1e9</data><data key="l">0.001</data></edge>'
         '<edge source="c" target="d"><data key="b">1e9</data><data key="l">0.001</data></edge>'
-        '</graph></graphml>')
+        "</graph></graphml>"
+    )
     path = tmp_path / "s.toml"
-    path.write_text('[run]\nalgorithm = "asgd"\n[[workers]]\ncount = 3\ncompute = 1.0\n'
-                    '[algorithms.asgd]\nlr = 0.1\n[network]\ntopology = "two.graphml"\n')
+    path.write_text(
+        '[run]\nalgorithm = "asgd"\n[[workers]]\ncount = 3\ncompute = 1.0\n'
+        '[algorithms.asgd]\nlr = 0.1\n[network]\ntopology = "two.graphml"\n'
+    )
     res = CliRunner().invoke(app, ["validate", str(path)])
     assert res.exit_code == 2
     line = res.stderr.strip()
-    assert "\n" not in line and "s.toml" in line and "network.placement" in line and "no path to the PS" in line
+    assert (
+        "\n" not in line
+        and "s.toml" in line
+        and "network.placement" in line
+        and "no path to the PS" in line
+    )
 
 
 def test_topology_show_and_list():

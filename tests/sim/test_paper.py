@@ -3,6 +3,7 @@
 At equal simulated time (T = 600 units) GSGD reaches the lowest training loss;
 at an equal number of updates SSGD is best (it never applies a stale gradient).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -32,15 +33,20 @@ def prepared(data_dir):
 def test_gsgd_lowest_loss_at_equal_time(model, prepared, data_dir):
     sc = load_scenario(PAPER, [f"model.name={model}", "run.eval_every=0"], data_dir=data_dir)
     prep = prepare_like(prepared, sc)
-    loss = {name: simulate(sc, name, prepared=prep).curve[-1][2] for name in ("ssgd", "asgd", "gsgd")}
+    loss = {
+        name: simulate(sc, name, prepared=prep).curve[-1][2] for name in ("ssgd", "asgd", "gsgd")
+    }
     assert loss["gsgd"] < loss["ssgd"] and loss["gsgd"] < loss["asgd"], loss
 
 
 @pytest.mark.parametrize("model", ["logistic", "smooth_svm"])
 def test_ssgd_best_per_update(model, prepared, data_dir):
     # 199 updates = the SSGD rounds that fit in T = 600 (a round takes 3 units).
-    sc = load_scenario(PAPER, [f"model.name={model}", "run.eval_every=0", "run.until=100000",
-                               "run.max_updates=199"], data_dir=data_dir)
+    sc = load_scenario(
+        PAPER,
+        [f"model.name={model}", "run.eval_every=0", "run.until=100000", "run.max_updates=199"],
+        data_dir=data_dir,
+    )
     prep = prepare_like(prepared, sc)
     loss = {}
     for name in ("ssgd", "asgd", "gsgd"):

@@ -1,4 +1,5 @@
 """The worker's minibatch plumbing: batches in epoch order and rows gathered into a scratch buffer."""
+
 from __future__ import annotations
 
 import numpy as np

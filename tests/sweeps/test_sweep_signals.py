@@ -1,6 +1,7 @@
 """A sweep stops when told: SIGINT or SIGTERM sent to its process (not its terminal's whole
 group) ends it with status 130 within seconds and leaves no process behind; --resume then
 finishes it with the results an uninterrupted sweep gives."""
+
 from __future__ import annotations
 
 import os
@@ -13,12 +14,23 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-ARGS = ["sweep", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=400000",
-        "--set", "run.eval_every=0", "--grid", "run.seed=1,2,3", "--no-live"]
+ARGS = [
+    "sweep",
+    str(ROOT / "scenarios" / "quickstart.toml"),
+    "--set",
+    "run.until=400000",
+    "--set",
+    "run.eval_every=0",
+    "--grid",
+    "run.seed=1,2,3",
+    "--no-live",
+]
 
 
 def _children(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True
+    ).stdout
     return [int(x) for x in out.split()]
 
 
@@ -35,13 +47,20 @@ def _descendants_alive(pids: list[int]) -> list[int]:
     return alive
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a session of its own (Linux)")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="signals to a session of its own (Linux)"
+)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_signal_to_the_sweep_process_ends_it_and_its_workers(tmp_path, sig, jobs):
     out = tmp_path / "sweep"
-    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", *ARGS, "--jobs", str(jobs), "--out", str(out)],
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netsim.cli", *ARGS, "--jobs", str(jobs), "--out", str(out)],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     seen: set[int] = set()
     while time.monotonic() < deadline:  # wait until the runs are under way
@@ -63,31 +82,59 @@ def test_a_signal_to_the_sweep_process_ends_it_and_its_workers(tmp_path, sig, jo
     assert not _descendants_alive(sorted(seen)), "worker processes outlived the sweep"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals to a session of its own (Linux)")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="signals to a session of its own (Linux)"
+)
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_resume_after_a_signal_gives_the_uninterrupted_sweeps_results(tmp_path, jobs):
-    args = ["sweep", str(ROOT / "scenarios" / "quickstart.toml"), "--set", "run.until=3000",
-            "--grid", "run.seed=1,2,3,4", "--no-live", "--jobs", str(jobs)]
+    args = [
+        "sweep",
+        str(ROOT / "scenarios" / "quickstart.toml"),
+        "--set",
+        "run.until=3000",
+        "--grid",
+        "run.seed=1,2,3,4",
+        "--no-live",
+        "--jobs",
+        str(jobs),
+    ]
     cut = tmp_path / "cut"
-    proc = subprocess.Popen([sys.executable, "-m", "netsim.cli", *args, "--out", str(cut)],
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netsim.cli", *args, "--out", str(cut)],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(cut.glob("*/summary.json")):
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGINT)
-    proc.communicate(timeout=60)  # how fast it stops is the test above; here, what --resume makes of it
+    proc.communicate(
+        timeout=60
+    )  # how fast it stops is the test above; here, what --resume makes of it
     assert proc.returncode in (0, 130)  # 0 only if every point had finished before the signal
-    resumed = subprocess.run([sys.executable, "-m", "netsim.cli", *args, "--out", str(cut), "--resume"],
-                             capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "netsim.cli", *args, "--out", str(cut), "--resume"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr
     whole = tmp_path / "whole"
-    done = subprocess.run([sys.executable, "-m", "netsim.cli", *args, "--out", str(whole)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "netsim.cli", *args, "--out", str(whole)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
+
     def without_wall_time(path):
         rows = [line.split(",") for line in path.read_text().splitlines()]
         wall = rows[0].index("wall_s")
-        return [r[:wall] + r[wall + 1:] for r in rows]
+        return [r[:wall] + r[wall + 1 :] for r in rows]
+
     assert without_wall_time(cut / "sweep.csv") == without_wall_time(whole / "sweep.csv")
     for csv_file in sorted(whole.glob("*/*.csv")):
         assert (cut / csv_file.relative_to(whole)).read_bytes() == csv_file.read_bytes(), csv_file

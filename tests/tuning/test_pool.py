@@ -1,4 +1,5 @@
 """StickyPool: placement worked out by hand, state kept per key, the same outcomes for any jobs."""
+
 from __future__ import annotations
 
 import os
@@ -51,7 +52,9 @@ def test_outcomes_in_task_order_and_state_stays_with_its_key(jobs):
         first = pool.run([(k, k) for k in range(6)], list(range(6)), [1] * 6)
         second = pool.run([(k, 10 + k) for k in range(6)], list(range(6)), [1] * 6)
     assert [o[:3] for o in first] == [(k, 2 * k, 1) for k in range(6)]
-    assert [o[:3] for o in second] == [(k, 20 + 2 * k, 2) for k in range(6)]  # the same process saw it before
+    assert [o[:3] for o in second] == [
+        (k, 20 + 2 * k, 2) for k in range(6)
+    ]  # the same process saw it before
     assert [o[3] for o in first] == [o[3] for o in second]
     assert len({o[3] for o in first}) == jobs
 
@@ -103,7 +106,10 @@ def test_pilots_that_regroup_by_kmeans_in_forked_processes_finish():
     import subprocess
     import sys
     from pathlib import Path
+
     script = _RACE_WITH_REGROUPING.format(tests=str(Path(__file__).resolve().parents[1]))
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[True, True]"

@@ -1,4 +1,5 @@
 """Update rates and staleness of a grouping, against hand-computed values."""
+
 import numpy as np
 import pytest
 

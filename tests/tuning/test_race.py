@@ -1,22 +1,31 @@
 """The grouping recommender on hand-constructible clusters, checked against every
 candidate run in full (independently of the recommender: scenario files with hand
 groups and a fixed η, run by ``simulate``)."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+from conftest import base_raw, make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import base_raw, make_scenario
 
-from netsim.tuning.candidates import canonical, candidate_groupings
 from netsim.rng import Streams
 from netsim.sim.engine import Simulation, prepare, simulate
 from netsim.sim.measurement import measure
-from netsim.tuning.race import (RecommendError, decide, lr_grid, mean_time_to_target, recommend, smoothed, time_to_loss,
-                                   verify)
+from netsim.tuning.candidates import candidate_groupings, canonical
+from netsim.tuning.race import (
+    RecommendError,
+    decide,
+    lr_grid,
+    mean_time_to_target,
+    recommend,
+    smoothed,
+    time_to_loss,
+    verify,
+)
 
 pytestmark = pytest.mark.usefixtures("fork_beside_dask")
 
@@ -25,7 +34,9 @@ SEEDS = (3, 4)
 
 def cluster(workers, until: float, seed: int = 3) -> dict:
     raw = base_raw(workers=workers)
-    raw["run"].update(seed=seed, algorithm="gsgd", until=until, eval_every=until / 100, batch_size=16)
+    raw["run"].update(
+        seed=seed, algorithm="gsgd", until=until, eval_every=until / 100, batch_size=16
+    )
     raw["model"]["l2"] = 0.001
     raw["algorithms"] = {"gsgd": {"lr": 1.0, "grouping": "race", "probe_rounds": 3}}
     return raw
@@ -35,10 +46,15 @@ def full_runs(raw, groups, lr, seeds=SEEDS) -> list:
     """Loss curves (time s, loss) of GSGD with fixed *groups* and *lr*, one per seed."""
     curves = []
     for seed in seeds:
-        r = {**raw, "run": {**raw["run"], "seed": seed},
-             "algorithms": {"gsgd": {"lr": lr, "groups": [list(g) for g in groups]}}}
+        r = {
+            **raw,
+            "run": {**raw["run"], "seed": seed},
+            "algorithms": {"gsgd": {"lr": lr, "groups": [list(g) for g in groups]}},
+        }
         res = simulate(make_scenario(r), "gsgd")
-        curves.append([(t, loss) if res.status == "ok" else (t, math.inf) for _, t, loss, _ in res.curve])
+        curves.append(
+            [(t, loss) if res.status == "ok" else (t, math.inf) for _, t, loss, _ in res.curve]
+        )
     return curves
 
 
@@ -46,8 +62,14 @@ def outcomes(raw, candidates, lrs, seeds=SEEDS) -> dict:
     """(partition, η) → time (s) the *seeds*-averaged smoothed curve first reaches the loss
     the best one-group (SSGD) run ends at (2 × horizon when never): the benchmark's score."""
     until = raw["run"]["until"]
-    runs = {(canonical(groups), lr): full_runs(raw, groups, lr, seeds) for groups in candidates.values() for lr in lrs}
-    ssgd = [mean_time_to_target(c, -math.inf, until)[1] for (g, _), c in runs.items() if len(g) == 1]
+    runs = {
+        (canonical(groups), lr): full_runs(raw, groups, lr, seeds)
+        for groups in candidates.values()
+        for lr in lrs
+    }
+    ssgd = [
+        mean_time_to_target(c, -math.inf, until)[1] for (g, _), c in runs.items() if len(g) == 1
+    ]
     target = min(x for x in ssgd if math.isfinite(x))
     return {k: mean_time_to_target(c, target, until)[0] for k, c in runs.items()}
 
@@ -56,7 +78,9 @@ def check(raw, lrs, slack, seeds=SEEDS):
     """The recommendation, and its full-run time to target (on *seeds*) within *slack* of the best candidate's."""
     sc = make_scenario(raw)
     rec = recommend(sc, prepare(sc), lrs=lrs)
-    cands = candidate_groupings(rec.measurement.iteration, hand=sc.rules["gsgd"].groups, seed=sc.run.seed)
+    cands = candidate_groupings(
+        rec.measurement.iteration, hand=sc.rules["gsgd"].groups, seed=sc.run.seed
+    )
     assert {p.name for p in rec.pilots} | set(rec.pruned) == set(cands)
     table = outcomes(raw, cands, lrs, seeds)
     best = min(table.values())
@@ -76,20 +100,34 @@ def test_identical_workers():
 
 
 def test_an_extreme_straggler_is_isolated():
-    raw = cluster([{"name": "fast", "count": 4, "compute": 1.0}, {"name": "straggler", "count": 1, "compute": 25.0}],
-                  until=60.0)
-    rec, table = check(raw, lrs=(0.3, 1.0, 3.0), slack=1.0)   # seed noise is large here: within 2× of the best
+    raw = cluster(
+        [
+            {"name": "fast", "count": 4, "compute": 1.0},
+            {"name": "straggler", "count": 1, "compute": 25.0},
+        ],
+        until=60.0,
+    )
+    rec, table = check(
+        raw, lrs=(0.3, 1.0, 3.0), slack=1.0
+    )  # seed noise is large here: within 2× of the best
     assert (4,) in rec.groups
     one_group = min(v for (g, _), v in table.items() if len(g) == 1)
-    assert table[(canonical(rec.groups), rec.lr)] < 0.5 * one_group   # waiting for it would be far slower
+    assert (
+        table[(canonical(rec.groups), rec.lr)] < 0.5 * one_group
+    )  # waiting for it would be far slower
 
 
 def test_two_separated_classes():
     """Three workers at 1 s and three at 5 s. On 4 seeds the full runs tie the two classes
     (η = 1) and singletons (η = 0.3) at 34.5 s to the SSGD target (on 2 seeds the classes
     looked 7.5 % ahead: seed noise); the pick must be within 5 % of the best."""
-    raw = cluster([{"name": "fast", "count": 3, "compute": 1.0}, {"name": "slow", "count": 3, "compute": 5.0}],
-                  until=150.0)
+    raw = cluster(
+        [
+            {"name": "fast", "count": 3, "compute": 1.0},
+            {"name": "slow", "count": 3, "compute": 5.0},
+        ],
+        until=150.0,
+    )
     check(raw, lrs=(0.3, 1.0, 3.0), slack=0.05, seeds=(3, 4, 5, 6))
 
 
@@ -98,8 +136,13 @@ def test_two_separated_classes_of_six_make_two_groups():
     and the race picks the two classes (η = 1), 33.0 s to the SSGD target on 4 seeds in full
     runs against 31.5 s for the best (pairs of same-speed workers, η = 0.3: one evaluation
     step, 1.5 s, earlier)."""
-    raw = cluster([{"name": "fast", "count": 6, "compute": 1.0}, {"name": "slow", "count": 6, "compute": 5.0}],
-                  until=150.0)
+    raw = cluster(
+        [
+            {"name": "fast", "count": 6, "compute": 1.0},
+            {"name": "slow", "count": 6, "compute": 5.0},
+        ],
+        until=150.0,
+    )
     rec, _ = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.05, seeds=(3, 4, 5, 6))
     assert canonical(rec.groups) == (tuple(range(6)), tuple(range(6, 12)))
 
@@ -107,7 +150,14 @@ def test_two_separated_classes_of_six_make_two_groups():
 def test_candidates_cover_the_issue_list_without_duplicates():
     times = np.array([[1.0] * 3] * 3 + [[3.0] * 3] * 3)
     c = candidate_groupings(times, hand=[[0, 1, 2], [3, 4, 5]], k_max=8)
-    assert set(c) == {"one group", "singletons", "hand", "equal:3", "equal:4", "equal:5"}  # kmeans:2 = hand
+    assert set(c) == {
+        "one group",
+        "singletons",
+        "hand",
+        "equal:3",
+        "equal:4",
+        "equal:5",
+    }  # kmeans:2 = hand
     assert len({canonical(g) for g in c.values()}) == len(c)
 
 
@@ -128,8 +178,10 @@ def test_groupings_with_alike_timing_are_raced_once():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.01, 5.0), st.floats(-10.0, 10.0)), min_size=1, max_size=60),
-       st.sampled_from([0.0, 0.5, 1.0, 2.5, 7.0, 1e6]))
+@given(
+    st.lists(st.tuples(st.floats(0.01, 5.0), st.floats(-10.0, 10.0)), min_size=1, max_size=60),
+    st.sampled_from([0.0, 0.5, 1.0, 2.5, 7.0, 1e6]),
+)
 def test_smoothing_is_the_median_of_each_trailing_window(steps, window):
     """Each point's smoothed loss is the median of the losses at times within *window*
     before it (all of them once the window reaches back past the first point), point by point."""
@@ -137,7 +189,11 @@ def test_smoothing_is_the_median_of_each_trailing_window(steps, window):
     curve = [(float(x), loss) for x, (_, loss) in zip(t, steps)]
     got = smoothed(curve, window)
     for k, (tk, _) in enumerate(curve):
-        inside = [loss for tj, loss in curve[:k + 1] if tj > tk - window - 1e-12 or tk - window <= curve[0][0]]
+        inside = [
+            loss
+            for tj, loss in curve[: k + 1]
+            if tj > tk - window - 1e-12 or tk - window <= curve[0][0]
+        ]
         assert got[k] == (tk, float(np.median(inside)))
 
 
@@ -150,14 +206,20 @@ def test_smoothing_and_time_to_loss():
     assert time_to_loss(curve, -1.0, horizon=40.0) is None
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"candidates": {}}, "candidate set is empty"),
-    ({"lrs": (0.1, 0.0)}, "learning rates must be finite and > 0"),
-    ({"lrs": ()}, "grid is empty"),
-    ({"budget_s": 0.5}, "budget"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"candidates": {}}, "candidate set is empty"),
+        ({"lrs": (0.1, 0.0)}, "learning rates must be finite and > 0"),
+        ({"lrs": ()}, "grid is empty"),
+        ({"budget_s": 0.5}, "budget"),
+    ],
+)
 def test_bad_input_is_one_line(kwargs, match):
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
     sc = make_scenario(raw)
     with pytest.raises(RecommendError, match=match) as info:
         recommend(sc, prepare(sc), **kwargs)
@@ -165,18 +227,29 @@ def test_bad_input_is_one_line(kwargs, match):
 
 
 def test_unreached_target_falls_back_to_the_lowest_final_loss():
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
     sc = make_scenario(raw)
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), target=1e-6)
     assert rec.reason.startswith("no finalist reaches the target")
     finals = [p for p in rec.pilots if p.rung == len(rec.rungs) - 1]
-    assert all(len(p.curves) == 2 for p in finals)   # the pilot and one replicate run
+    assert all(len(p.curves) == 2 for p in finals)  # the pilot and one replicate run
 
-    def loss(p):   # mean over its runs of each run's last quarter, smoothed by a trailing median over T/20 = 1 s
+    def loss(
+        p,
+    ):  # mean over its runs of each run's last quarter, smoothed by a trailing median over T/20 = 1 s
         def trailing(c, k):
             return np.median([x for t, x in c if c[k][0] - 1.0 - 1e-12 < t <= c[k][0]])
-        return np.mean([np.mean([trailing(c, k) for k in range(len(c)) if c[k][0] >= 0.75 * c[-1][0]])
-                        for c in p.curves])
+
+        return np.mean(
+            [
+                np.mean([trailing(c, k) for k in range(len(c)) if c[k][0] >= 0.75 * c[-1][0]])
+                for c in p.curves
+            ]
+        )
+
     assert loss(rec.pick) == pytest.approx(min(loss(p) for p in finals), rel=1e-12)
 
 
@@ -185,13 +258,18 @@ def test_lr_grid_is_geometric():
 
 
 def test_a_budget_caps_the_pilots_and_their_replicates():
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=200.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=200.0,
+    )
     sc = make_scenario(raw)
     # unscaled plan: 8 pilots to 7.4 s, 3 on to 22.2, 2 on to 66.7 and 100, 2 replicates to 100: 459 s
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0)
-    spent = sum(p.sim_s for p in rec.pilots)                # simulated s of every pilot and replicate run
-    assert 0 < spent <= 300.0 * 1.02                        # a run may end a little past its rung
-    assert rec.rungs[-1] == pytest.approx(100.0 * 300.0 / 459.26, rel=1e-3)   # the rungs shrank to fit
+    spent = sum(p.sim_s for p in rec.pilots)  # simulated s of every pilot and replicate run
+    assert 0 < spent <= 300.0 * 1.02  # a run may end a little past its rung
+    assert rec.rungs[-1] == pytest.approx(
+        100.0 * 300.0 / 459.26, rel=1e-3
+    )  # the rungs shrank to fit
 
 
 def _evidence(rec) -> dict:
@@ -205,6 +283,7 @@ def _evidence(rec) -> dict:
 
 def test_the_race_is_the_same_in_any_number_of_processes(monkeypatch):
     import netsim.tuning.pool as forkpool
+
     if forkpool.usable_jobs(2) == 1:
         pytest.skip("forking is not used on this platform: every jobs value runs in this process")
     moves = []
@@ -215,8 +294,12 @@ def test_the_race_is_the_same_in_any_number_of_processes(monkeypatch):
         where = assign(self, keys, costs, moved)
         moves.extend(k for k, p in zip(keys, where) if k in before and before[k] != p)
         return where
+
     monkeypatch.setattr(forkpool.StickyPool, "assign", spy)
-    raw = cluster([{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}], until=60.0)
+    raw = cluster(
+        [{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}],
+        until=60.0,
+    )
     sc = make_scenario(raw)
     prep = prepare(sc)
     one = _evidence(recommend(sc, prep, lrs=(0.3, 1.0, 3.0), jobs=1))
@@ -226,14 +309,20 @@ def test_the_race_is_the_same_in_any_number_of_processes(monkeypatch):
 
 
 def test_jobs_below_one_is_an_error():
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
     sc = make_scenario(raw)
     with pytest.raises(RecommendError, match="jobs must be >= 1"):
         recommend(sc, prepare(sc), jobs=0)
 
 
 def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
     sc = make_scenario(raw)
     snaps = []
     sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
@@ -243,36 +332,52 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     n = len(sim.grouping["candidates"])
     left = [n, math.ceil(n / 3), math.ceil(math.ceil(n / 3) / 3)]
     left.append(max(2, math.ceil(left[-1] / 3)))
-    assert notes == [f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
-                     for r, k in enumerate(left)]
+    assert notes == [
+        f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
+        for r, k in enumerate(left)
+    ]
     first = next(i for i, s in enumerate(snaps) if not s.note)
     assert all(s.note for s in snaps[:first]) and not any(s.note for s in snaps[first:])
 
 
 def test_a_stop_request_abandons_the_race():
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
     sim = Simulation(make_scenario(raw), "gsgd", decide=decide)
     sim.request_stop()
     with pytest.raises(KeyboardInterrupt) as info:
         sim.run()
-    assert type(info.value) is KeyboardInterrupt   # before training: no partial result to carry
+    assert type(info.value) is KeyboardInterrupt  # before training: no partial result to carry
 
 
 def test_verify_runs_the_top_candidates_in_full_in_any_number_of_processes():
     """``verify`` against the same candidates run independently (a scenario with hand groups
     and a fixed η through ``simulate``, evaluated every 1/100 of the horizon): the same time
     to the race's target and the same final loss, whether it runs in 1 or 2 processes."""
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
     sc = make_scenario(raw)
     prep = prepare(sc)
     rec = recommend(sc, prep, lrs=(0.3, 1.0))
-    rows = {jobs: [{k: v for k, v in r.items() if k != "wall_s"} for r in verify(sc, rec, prep, top=3, jobs=jobs)]
-            for jobs in (1, 2)}
+    rows = {
+        jobs: [
+            {k: v for k, v in r.items() if k != "wall_s"}
+            for r in verify(sc, rec, prep, top=3, jobs=jobs)
+        ]
+        for jobs in (1, 2)
+    }
     assert rows[1] == rows[2]
     assert [(r["name"], r["lr"]) for r in rows[1]] == [(p.name, p.lr) for p in rec.ranking()[:3]]
     for row, p in zip(rows[1], rec.ranking()):
-        r = {**raw, "run": {**raw["run"], "eval_every": 0.2},
-             "algorithms": {"gsgd": {"lr": p.lr, "groups": [list(g) for g in p.groups]}}}
+        r = {
+            **raw,
+            "run": {**raw["run"], "eval_every": 0.2},
+            "algorithms": {"gsgd": {"lr": p.lr, "groups": [list(g) for g in p.groups]}},
+        }
         res = simulate(make_scenario(r), "gsgd")
         curve = [(t, loss) for _, t, loss, _ in res.curve]
         assert row["status"] == res.status == "ok"
@@ -289,40 +394,63 @@ def test_timed_events_after_the_race_are_named():
     from rich.console import Console
 
     from netsim.results.render import recommendation_tables
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=20.0)
-    raw["events"] = [{"time": 5.0, "kind": "slowdown", "worker": [0], "factor": 2.0},
-                     {"time": 10.0, "kind": "crash", "worker": [1, 2], "duration": 3.0},
-                     {"time": 8.0, "kind": "crash", "worker": [3], "duration": 4.0}]   # back at 12 s: unseen
+
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
+    raw["events"] = [
+        {"time": 5.0, "kind": "slowdown", "worker": [0], "factor": 2.0},
+        {"time": 10.0, "kind": "crash", "worker": [1, 2], "duration": 3.0},
+        {"time": 8.0, "kind": "crash", "worker": [3], "duration": 4.0},
+    ]  # back at 12 s: unseen
     sc = make_scenario(raw)
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0))
     assert rec.rungs[-1] == 10.0
-    assert rec.unseen == [{"time": 10.0, "kind": "crash", "workers": [1, 2], "duration": 3.0},
-                          {"time": 12.0, "kind": "recover", "workers": [3]}]
+    assert rec.unseen == [
+        {"time": 10.0, "kind": "crash", "workers": [1, 2], "duration": 3.0},
+        {"time": 12.0, "kind": "recover", "workers": [3]},
+    ]
     assert rec.as_dict()["events_after_race"] == rec.unseen
     console = Console(width=400, record=True)
     for part in recommendation_tables(rec, sc.name, ["a", "a", "b", "b"]):
         console.print(part)
     text = console.export_text()
-    assert "did not see 2 later timed events: crash of workers 1, 2 at 10 s, recover of worker 3 at 12 s" in text
+    assert (
+        "did not see 2 later timed events: crash of workers 1, 2 at 10 s, recover of worker 3 at 12 s"
+        in text
+    )
     raw.pop("events")
-    assert "events_after_race" not in recommend(make_scenario(raw), prepare(make_scenario(raw)), lrs=(0.3,)).as_dict()
+    assert (
+        "events_after_race"
+        not in recommend(make_scenario(raw), prepare(make_scenario(raw)), lrs=(0.3,)).as_dict()
+    )
 
 
 def _finalist(name: str, k: int, loss: float):
     """A finalist of *k* groups whose runs hold *loss* throughout (so its rung score is *loss*)."""
     from netsim.tuning.race import Pilot
+
     curve = [(t, loss) for t in (0.0, 1.0, 2.0, 3.0, 4.0)]
     return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve, curve])
 
 
 def test_finalists_within_one_percent_tie_and_the_fewest_groups_win():
     from netsim.tuning.race import TIE, _score, _tie_pick
+
     assert TIE == 0.01
-    seven, two, one = _finalist("equal:7", 7, 1.000), _finalist("kmeans:2", 2, 1.008), _finalist("one", 1, 1.02)
+    seven, two, one = (
+        _finalist("equal:7", 7, 1.000),
+        _finalist("kmeans:2", 2, 1.008),
+        _finalist("one", 1, 1.02),
+    )
     ok = [seven, two, one]
     best, pick = _tie_pick(ok, ok, _score)
-    assert best is seven and pick is two          # 0.8 % behind: tied; 2 % behind: not
-    assert _tie_pick(ok, [seven, one], _score) == (seven, seven)   # a tied finalist must reach the target
+    assert best is seven and pick is two  # 0.8 % behind: tied; 2 % behind: not
+    assert _tie_pick(ok, [seven, one], _score) == (
+        seven,
+        seven,
+    )  # a tied finalist must reach the target
     alone = _finalist("singletons", 16, 0.5)
     assert _tie_pick([alone, two], [alone, two], _score) == (alone, alone)
 
@@ -332,8 +460,13 @@ def test_a_grid_centred_far_below_the_best_eta_is_widened():
     stable steps (~1 here). The race steps beyond the grid's top after its first rung, and
     its pick's η, beyond the grid, ends lower in full runs of the pick's grouping than
     every η of the grid. Told to keep to the grid, it stays on it."""
-    raw = cluster([{"name": "fast", "count": 4, "compute": 1.0}, {"name": "slow", "count": 2, "compute": 3.0}],
-                  until=60.0)
+    raw = cluster(
+        [
+            {"name": "fast", "count": 4, "compute": 1.0},
+            {"name": "slow", "count": 2, "compute": 3.0},
+        ],
+        until=60.0,
+    )
     raw["algorithms"]["gsgd"]["lr"] = 0.01
     sc = make_scenario(raw)
     prep = prepare(sc)
@@ -341,7 +474,10 @@ def test_a_grid_centred_far_below_the_best_eta_is_widened():
     rec = recommend(sc, prep)
     assert rec.lr > max(grid) * 1.01
     assert any(p.lr > max(grid) * 1.01 for p in rec.pilots)
-    final = {lr: float(np.mean([c[-1][1] for c in full_runs(raw, rec.groups, lr)])) for lr in (*grid, rec.lr)}
+    final = {
+        lr: float(np.mean([c[-1][1] for c in full_runs(raw, rec.groups, lr)]))
+        for lr in (*grid, rec.lr)
+    }
     assert final[rec.lr] < min(final[lr] for lr in grid)
     kept = recommend(sc, prep, widen=0)
     assert kept.lr <= max(grid) * 1.01 and len(kept.pilots) < len(rec.pilots)
@@ -351,14 +487,18 @@ def test_a_widened_race_is_the_same_in_any_number_of_processes():
     """The pilots added beyond the grid start after the children were forked: each task
     carries its pilot's groups and η, so every process count gives the same race."""
     import netsim.tuning.pool as forkpool
+
     if forkpool.usable_jobs(2) == 1:
         pytest.skip("forking is not used on this platform: every jobs value runs in this process")
-    raw = cluster([{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}], until=60.0)
+    raw = cluster(
+        [{"name": "a", "count": 3, "compute": 1.0}, {"name": "b", "count": 3, "compute": 2.5}],
+        until=60.0,
+    )
     raw["algorithms"]["gsgd"]["lr"] = 30.0  # the grid straddles and passes the edge of stability
     sc = make_scenario(raw)
     prep = prepare(sc)
     one = recommend(sc, prep, jobs=1)
-    assert len(one.pilots) > 5 * len({p.name for p in one.pilots})   # steps were added
+    assert len(one.pilots) > 5 * len({p.name for p in one.pilots})  # steps were added
     for jobs in (2, 3):
         assert _evidence(recommend(sc, prep, jobs=jobs)) == _evidence(one)
 
@@ -369,7 +509,8 @@ def test_the_last_rung_counts_the_loss_excursions_the_criterion_counts():
     time-to-target criterion smooths it (trailing median over T/20 = 1 s, three evaluations
     here) holds 2.0 for two of its six last-quarter points: (4 × 0.4 + 2 × 2.0) / 6."""
     from netsim.tuning.race import Pilot, _final_score, _score
-    times = [0.5 * k for k in range(21)]   # 0 .. 10 s: half of T = 20 s
+
+    times = [0.5 * k for k in range(21)]  # 0 .. 10 s: half of T = 20 s
     spiky = [(t, 2.0 if t in (8.0, 8.5) else 0.4) for t in times]
     steady = [(t, 0.5) for t in times]
     a = Pilot("a", ((0,),), 1.0, curve=spiky, curves=[spiky])
@@ -383,13 +524,19 @@ def test_a_refused_budget_names_the_smallest_that_runs():
     """The budget the refusal names runs (its first rung is the shortest allowed); one second
     less is refused with the same number."""
     import re
-    raw = cluster([{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}], until=200.0)
+
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=200.0,
+    )
     sc = make_scenario(raw)
     prep = prepare(sc)
     with pytest.raises(RecommendError) as err:
         recommend(sc, prep, lrs=(0.3, 1.0), budget_s=1.0)
     need = int(re.search(r"need at least (\d+) s", str(err.value)).group(1))
     rec = recommend(sc, prep, lrs=(0.3, 1.0), budget_s=float(need))
-    assert rec.sim_s <= need + rec.measurement.duration + 1e-9 * need   # the pilots, and the measurement before them
+    assert (
+        rec.sim_s <= need + rec.measurement.duration + 1e-9 * need
+    )  # the pilots, and the measurement before them
     with pytest.raises(RecommendError, match=f"need at least {need} s"):
         recommend(sc, prep, lrs=(0.3, 1.0), budget_s=float(need - 1))

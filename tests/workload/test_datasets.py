@@ -1,4 +1,5 @@
 """Tests of netsim.workload.datasets: IDX parsing, the real MNIST / a9a files, digits, synthetic data, shard."""
+
 import gzip
 from pathlib import Path
 
@@ -20,8 +21,12 @@ from netsim.workload.datasets import (
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 MNIST_DIR = SHARED / "mnist"
 A9A_DIR = SHARED / "a9a"
-needs_mnist = pytest.mark.skipif(not MNIST_DIR.is_dir(), reason=f"real MNIST files not present in {MNIST_DIR}")
-needs_a9a = pytest.mark.skipif(not A9A_DIR.is_dir(), reason=f"real a9a files not present in {A9A_DIR}")
+needs_mnist = pytest.mark.skipif(
+    not MNIST_DIR.is_dir(), reason=f"real MNIST files not present in {MNIST_DIR}"
+)
+needs_a9a = pytest.mark.skipif(
+    not A9A_DIR.is_dir(), reason=f"real a9a files not present in {A9A_DIR}"
+)
 
 
 def idx_bytes(magic, dims, payload):
@@ -39,8 +44,17 @@ def write(path, data):
 def write_tiny_mnist(directory, gz):
     """2 train images of 2x2 (pixels 0..7), labels 3 8; 1 test image (255s), label 5."""
     ext = ".gz" if gz else ""
-    files = dict(zip(MNIST_FILES, [idx_bytes(2051, (2, 2, 2), range(8)), idx_bytes(2049, (2,), [3, 8]),
-                                   idx_bytes(2051, (1, 2, 2), [255] * 4), idx_bytes(2049, (1,), [5])]))
+    files = dict(
+        zip(
+            MNIST_FILES,
+            [
+                idx_bytes(2051, (2, 2, 2), range(8)),
+                idx_bytes(2049, (2,), [3, 8]),
+                idx_bytes(2051, (1, 2, 2), [255] * 4),
+                idx_bytes(2049, (1,), [5]),
+            ],
+        )
+    )
     for name, data in files.items():
         write(directory / (name + ext), data)
 
@@ -54,7 +68,9 @@ def test_read_idx_known_content(tmp_path, ext):
     a = read_idx(path, magic=2051)
     assert a.shape == (2, 2, 3) and a.dtype == np.uint8
     assert a[1, 0, 2] == 8 and a.ravel().tolist() == list(range(12))
-    labels = read_idx(write(tmp_path / ("y" + ext), idx_bytes(2049, (4,), [9, 0, 255, 7])), magic=2049)
+    labels = read_idx(
+        write(tmp_path / ("y" + ext), idx_bytes(2049, (4,), [9, 0, 255, 7])), magic=2049
+    )
     assert labels.tolist() == [9, 0, 255, 7]
 
 
@@ -65,13 +81,20 @@ def test_read_idx_wider_type(tmp_path):
     assert read_idx(path).tolist() == [1, -2]
 
 
-@pytest.mark.parametrize("data,magic,match", [
-    (idx_bytes(2049, (2, 2), range(4)), 2051, "bad IDX magic number 2049, expected 2051"),
-    (idx_bytes(2051, (2, 2, 2), range(7)), 2051, "23 bytes, but the header \\(2, 2, 2\\) implies 24"),
-    (idx_bytes(2051, (2, 2, 2), range(9)), 2051, "but the header"),
-    (b"\x1f\x8b\x08\x08\x00\x00\x00\x00", None, "not an IDX file"),
-    (b"\x00\x00", None, "not an IDX file"),
-])
+@pytest.mark.parametrize(
+    "data,magic,match",
+    [
+        (idx_bytes(2049, (2, 2), range(4)), 2051, "bad IDX magic number 2049, expected 2051"),
+        (
+            idx_bytes(2051, (2, 2, 2), range(7)),
+            2051,
+            "23 bytes, but the header \\(2, 2, 2\\) implies 24",
+        ),
+        (idx_bytes(2051, (2, 2, 2), range(9)), 2051, "but the header"),
+        (b"\x1f\x8b\x08\x08\x00\x00\x00\x00", None, "not an IDX file"),
+        (b"\x00\x00", None, "not an IDX file"),
+    ],
+)
 def test_read_idx_rejects_bad_files(tmp_path, data, magic, match):
     path = write(tmp_path / "bad-file", data)
     with pytest.raises(ValueError, match=match) as info:
@@ -84,7 +107,9 @@ def test_tiny_mnist_directory(tmp_path, gz):
     write_tiny_mnist(tmp_path, gz)
     d = load_dataset("mnist", data_dir=tmp_path, labels="multiclass")
     assert d.X_train.shape == (2, 4) and d.X_train.dtype == np.float64
-    np.testing.assert_allclose(d.X_train, [[0, 1 / 255, 2 / 255, 3 / 255], [4 / 255, 5 / 255, 6 / 255, 7 / 255]])
+    np.testing.assert_allclose(
+        d.X_train, [[0, 1 / 255, 2 / 255, 3 / 255], [4 / 255, 5 / 255, 6 / 255, 7 / 255]]
+    )
     np.testing.assert_array_equal(d.X_test, np.ones((1, 4)))
     assert d.y_train.tolist() == [3, 8] and d.y_test.tolist() == [5] and d.n_classes == 10
     odd = load_dataset("mnist", data_dir=tmp_path, add_bias=True, scale=False)
@@ -113,7 +138,9 @@ def test_mnist_missing_files(tmp_path, monkeypatch):
     assert str(tmp_path) in msg
     for name in MNIST_FILES:
         assert name in msg
-    assert "lacks train-images-idx3-ubyte, t10k-images" in msg  # the labels file that exists is not listed
+    assert (
+        "lacks train-images-idx3-ubyte, t10k-images" in msg
+    )  # the labels file that exists is not listed
 
 
 # ------------------------------------------------------------------ real MNIST
@@ -134,7 +161,18 @@ def test_real_mnist(mnist):
     assert mnist.X_train.mean() == pytest.approx(0.1307, abs=5e-5)
     assert mnist.X_test.mean() == pytest.approx(0.1325, abs=5e-5)
     assert 0.0 == mnist.X_train.min() and mnist.X_train.max() == 1.0
-    assert np.bincount(mnist.y_train).tolist() == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    assert np.bincount(mnist.y_train).tolist() == [
+        5923,
+        6742,
+        5958,
+        6131,
+        5842,
+        5421,
+        5918,
+        6265,
+        5851,
+        5949,
+    ]
     assert mnist.n_classes == 10
 
 
@@ -163,16 +201,28 @@ def test_real_a9a():
 def test_libsvm_small_files(tmp_path):
     (tmp_path / "tr").write_text("+1 1:0.5 3:2\n-1 2:1\n+1 1:1.5\n")
     (tmp_path / "te").write_text("-1 1:1\n")  # highest index 1: shapes must still agree
-    d = load_dataset("libsvm", libsvm_train=tmp_path / "tr", libsvm_test=tmp_path / "te", sparse=True)
+    d = load_dataset(
+        "libsvm", libsvm_train=tmp_path / "tr", libsvm_test=tmp_path / "te", sparse=True
+    )
     assert sp.issparse(d.X_train) and d.X_train.format == "csr"
     np.testing.assert_array_equal(d.X_train.toarray(), [[0.5, 0, 2], [0, 1, 0], [1.5, 0, 0]])
     np.testing.assert_array_equal(d.X_test.toarray(), [[1, 0, 0]])
     assert d.y_train.tolist() == [1, 0, 1] and d.y_test.tolist() == [0]
-    wide = load_dataset("libsvm", libsvm_train=tmp_path / "tr", libsvm_test=tmp_path / "te",
-                        n_features_libsvm=5, add_bias=True)
+    wide = load_dataset(
+        "libsvm",
+        libsvm_train=tmp_path / "tr",
+        libsvm_test=tmp_path / "te",
+        n_features_libsvm=5,
+        add_bias=True,
+    )
     np.testing.assert_array_equal(wide.X_test, [[1, 0, 0, 0, 0, 1]])
-    biased = load_dataset("libsvm", libsvm_train=tmp_path / "tr", libsvm_test=tmp_path / "te",
-                          sparse=True, add_bias=True)
+    biased = load_dataset(
+        "libsvm",
+        libsvm_train=tmp_path / "tr",
+        libsvm_test=tmp_path / "te",
+        sparse=True,
+        add_bias=True,
+    )
     assert biased.X_train.format == "csr"
     np.testing.assert_array_equal(biased.X_train.toarray()[:, -1], [1, 1, 1])
 
@@ -184,7 +234,9 @@ def test_libsvm_multiclass_labels_consistent(tmp_path):
     assert d.n_classes == 3
     assert d.y_train.tolist() == [2, 0, 1, 2] and d.y_test.tolist() == [1, 2]
     with pytest.raises(ValueError, match="labels='binary' needs 2 classes"):
-        load_dataset("libsvm", libsvm_train=tmp_path / "tr", libsvm_test=tmp_path / "te", labels="binary")
+        load_dataset(
+            "libsvm", libsvm_train=tmp_path / "tr", libsvm_test=tmp_path / "te", labels="binary"
+        )
 
 
 def test_libsvm_without_test_file_is_split(tmp_path):
@@ -263,15 +315,22 @@ def test_synthetic_shapes_reproducible_and_learnable():
 # ------------------------------------------------------------------ argument errors
 
 
-@pytest.mark.parametrize("name,kwargs,match", [
-    ("cifar", {}, "unknown data set 'cifar'; allowed: digits, mnist, libsvm, synthetic"),
-    ("digits", dict(labels="binary"), "labels='binary' does not apply to 'digits'; allowed: odd_even, multiclass"),
-    ("synthetic", dict(labels="odd_even"), "allowed: binary, multiclass"),
-    ("synthetic", dict(n_classes=3, labels="binary"), "needs 2 classes"),
-    ("synthetic", dict(n_samples=1), "got 1, 20, 2"),
-    ("digits", dict(test_fraction=1.0), "test_fraction must be in \\(0, 1\\), got 1.0"),
-    ("digits", dict(test_fraction=0), "got 0"),
-])
+@pytest.mark.parametrize(
+    "name,kwargs,match",
+    [
+        ("cifar", {}, "unknown data set 'cifar'; allowed: digits, mnist, libsvm, synthetic"),
+        (
+            "digits",
+            dict(labels="binary"),
+            "labels='binary' does not apply to 'digits'; allowed: odd_even, multiclass",
+        ),
+        ("synthetic", dict(labels="odd_even"), "allowed: binary, multiclass"),
+        ("synthetic", dict(n_classes=3, labels="binary"), "needs 2 classes"),
+        ("synthetic", dict(n_samples=1), "got 1, 20, 2"),
+        ("digits", dict(test_fraction=1.0), "test_fraction must be in \\(0, 1\\), got 1.0"),
+        ("digits", dict(test_fraction=0), "got 0"),
+    ],
+)
 def test_load_dataset_rejects(name, kwargs, match):
     with pytest.raises(ValueError, match=match):
         load_dataset(name, rng=0, **kwargs)
@@ -282,7 +341,9 @@ def test_load_dataset_rejects(name, kwargs, match):
 
 def test_shard_example():
     parts = shard(10, 3, np.random.default_rng(0))
-    assert [p.shape for p in parts] == [(4,), (3,), (3,)] and all(p.dtype == np.int64 for p in parts)
+    assert [p.shape for p in parts] == [(4,), (3,), (3,)] and all(
+        p.dtype == np.int64 for p in parts
+    )
     union = np.concatenate(parts)
     assert sorted(union.tolist()) == list(range(10))  # the left-over row goes to worker 0
     again = shard(10, 3, np.random.default_rng(0))
@@ -311,9 +372,12 @@ def test_shard_rejects_zero_workers():
 
 def test_a_file_that_is_not_libsvm_is_named_by_line_without_its_content(tmp_path):
     from netsim.workload.datasets import load_dataset
+
     f = tmp_path / "secrets.txt"
     f.write_text("1 3:0.5 7:1\n-1 2:1\nroot:x:0:0:root:/root:/bin/bash\n")
     with pytest.raises(ValueError) as err:
         load_dataset("libsvm", libsvm_train=f)
-    assert str(err.value) == f"{f}: not in LIBSVM format at line 3 (expected 'label index:value ...')"
+    assert (
+        str(err.value) == f"{f}: not in LIBSVM format at line 3 (expected 'label index:value ...')"
+    )
     assert "root" not in str(err.value).replace(str(f), "")

@@ -1,4 +1,5 @@
 """The MLP: back-propagation against central finite differences, sizes, He init, a short run."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,13 +33,18 @@ def test_sparse_input_gives_the_same_gradient():
     X = rng.normal(size=(10, 6)) * (rng.random((10, 6)) < 0.4)
     y = rng.integers(0, 4, 10)
     w = model.init_weights(6, rng)
-    assert np.allclose(model.gradient(w, sp.csr_matrix(X), y), model.gradient(w, X, y), rtol=1e-12, atol=1e-14)
+    assert np.allclose(
+        model.gradient(w, sp.csr_matrix(X), y), model.gradient(w, X, y), rtol=1e-12, atol=1e-14
+    )
 
 
 def test_sizes_on_mnist_shape():
     model = make_model("mlp", n_classes=10, hidden=(128,))
     assert model.n_params(784) == 784 * 128 + 128 + 128 * 10 + 10 == 101770
-    assert make_model("mlp", n_classes=10, hidden=(64, 32)).n_params(784) == 785 * 64 + 65 * 32 + 33 * 10
+    assert (
+        make_model("mlp", n_classes=10, hidden=(64, 32)).n_params(784)
+        == 785 * 64 + 65 * 32 + 33 * 10
+    )
 
 
 def test_he_init_scale_and_zero_biases():
@@ -51,27 +57,35 @@ def test_he_init_scale_and_zero_biases():
 
 
 def test_mlp_trains_on_digits():
-    raw = base_raw(data={"source": "digits", "labels": "multiclass"}, model={"name": "mlp", "hidden": [32]},
-                   algorithms={"asgd": {"lr": 0.1}})
+    raw = base_raw(
+        data={"source": "digits", "labels": "multiclass"},
+        model={"name": "mlp", "hidden": [32]},
+        algorithms={"asgd": {"lr": 0.1}},
+    )
     raw["run"].update(until=60.0, eval_every=30.0)
     r = simulate(make_scenario(raw))
     assert r.curve[-1][2] < 0.6 * r.curve[0][2] and r.curve[-1][3] > 0.7
 
 
 def test_initial_model_is_he_from_the_seed():
-    raw = base_raw(data={"source": "digits", "labels": "multiclass"}, model={"name": "mlp", "hidden": [16]})
+    raw = base_raw(
+        data={"source": "digits", "labels": "multiclass"}, model={"name": "mlp", "hidden": [16]}
+    )
     sc = make_scenario(raw)
     a, b = prepare(sc).w0, prepare(sc).w0
     assert a.tobytes() == b.tobytes() and a.size == 65 * 16 + 17 * 10
 
 
-@pytest.mark.parametrize("model,key", [
-    ({"name": "mlp", "init": "zeros"}, "model.init"),
-    ({"name": "mlp", "hidden": [0]}, "model.hidden"),
-    ({"name": "mlp", "hidden": [4, 4, 4]}, "model.hidden"),
-    ({"name": "softmax", "hidden": [4]}, "model.hidden"),
-    ({"name": "softmax", "init": "he"}, "model.init"),
-])
+@pytest.mark.parametrize(
+    "model,key",
+    [
+        ({"name": "mlp", "init": "zeros"}, "model.init"),
+        ({"name": "mlp", "hidden": [0]}, "model.hidden"),
+        ({"name": "mlp", "hidden": [4, 4, 4]}, "model.hidden"),
+        ({"name": "softmax", "hidden": [4]}, "model.hidden"),
+        ({"name": "softmax", "init": "he"}, "model.init"),
+    ],
+)
 def test_bad_model_keys(model, key):
     with pytest.raises(ScenarioError) as info:
         make_scenario(base_raw(data={"source": "digits", "labels": "multiclass"}, model=model))

@@ -1,4 +1,5 @@
 """Tests of netsim.workload.models against finite differences and hand-computed values."""
+
 import math
 
 import numpy as np
@@ -30,7 +31,9 @@ def random_problem(seed, n_classes, n=9, d=5):
 # ------------------------------------------------------------------ gradients
 
 
-@pytest.mark.parametrize("name,n_classes", [("smooth_svm", 2), ("logistic", 2), ("softmax", 2), ("softmax", 4)])
+@pytest.mark.parametrize(
+    "name,n_classes", [("smooth_svm", 2), ("logistic", 2), ("softmax", 2), ("softmax", 4)]
+)
 @pytest.mark.parametrize("l2", [0.0, 0.3])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gradient_matches_central_differences(name, n_classes, l2, seed):
@@ -84,7 +87,9 @@ W2 = np.array([0.5, -0.25])  # scores z = [0, 1.75]
 def test_smooth_svm_two_samples():
     # s = [1, -1]; hinge terms 1 - s z = [1, 2.75]
     model = SmoothSVM(l2=0.2)
-    assert model.loss(W2, X2, Y2) == pytest.approx((1 + 2.75**2) / 4 + 0.1 * (0.25 + 0.0625))  # 2.171875
+    assert model.loss(W2, X2, Y2) == pytest.approx(
+        (1 + 2.75**2) / 4 + 0.1 * (0.25 + 0.0625)
+    )  # 2.171875
     # -(1/2)[1*[1, 2] - 2.75*[3, -1]] + 0.2 w
     np.testing.assert_allclose(model.gradient(W2, X2, Y2), [3.625 + 0.1, -2.375 - 0.05])
 
@@ -134,8 +139,9 @@ def test_binary_predict_and_accuracy():
 # ------------------------------------------------------------------ numerical stability
 
 
-@pytest.mark.parametrize("z,y,expected", [(1000.0, 1, 0.0), (1000.0, 0, 1000.0), (-1000.0, 1, 1000.0),
-                                          (-1000.0, 0, 0.0)])
+@pytest.mark.parametrize(
+    "z,y,expected", [(1000.0, 1, 0.0), (1000.0, 0, 1000.0), (-1000.0, 1, 1000.0), (-1000.0, 0, 0.0)]
+)
 def test_logistic_huge_margin(z, y, expected):
     X = np.array([[1.0]])
     loss = Logistic().loss(np.array([z]), X, np.array([y]))
@@ -157,7 +163,9 @@ def test_softmax_huge_scores():
 
 def test_smooth_svm_huge_margin_is_finite():
     X = np.array([[1.0]])
-    assert SmoothSVM().loss(np.array([1e6]), X, np.array([0])) == pytest.approx(0.5 * (1 + 1e6) ** 2)
+    assert SmoothSVM().loss(np.array([1e6]), X, np.array([0])) == pytest.approx(
+        0.5 * (1 + 1e6) ** 2
+    )
     assert SmoothSVM().loss(np.array([1e6]), X, np.array([1])) == 0.0
 
 
@@ -184,6 +192,7 @@ def test_sparse_matches_dense(name, n_classes):
 
 def test_registry_and_n_params():
     from netsim.workload.mlp import MLP
+
     assert MODELS == {"smooth_svm": SmoothSVM, "logistic": Logistic, "softmax": Softmax, "mlp": MLP}
     for name, cls in MODELS.items():
         assert cls.name == name and issubclass(cls, Model)
@@ -193,13 +202,16 @@ def test_registry_and_n_params():
     assert (type(m), m.l2, m.n_classes) == (SmoothSVM, 1e-3, 2)
 
 
-@pytest.mark.parametrize("kwargs,fragment", [
-    (dict(name="svm"), "'svm'"),
-    (dict(name="logistic", l2=-1.0), "-1.0"),
-    (dict(name="logistic", l2=float("nan")), "nan"),
-    (dict(name="logistic", n_classes=3), "3"),
-    (dict(name="softmax", n_classes=1), "1"),
-])
+@pytest.mark.parametrize(
+    "kwargs,fragment",
+    [
+        (dict(name="svm"), "'svm'"),
+        (dict(name="logistic", l2=-1.0), "-1.0"),
+        (dict(name="logistic", l2=float("nan")), "nan"),
+        (dict(name="logistic", n_classes=3), "3"),
+        (dict(name="softmax", n_classes=1), "1"),
+    ],
+)
 def test_make_model_rejects(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
         make_model(kwargs.pop("name"), **kwargs)

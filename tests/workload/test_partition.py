@@ -1,4 +1,5 @@
 """Partitioners: IID (old shards bit for bit), Dirichlet label skew, k-label shards, quantity skew, class labels."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,16 +48,24 @@ def test_iid_left_over_rows_go_one_each_to_the_first_workers():
     parts = iid(np.arange(11), 4, np.random.default_rng(0))
     assert [len(q) for q in parts] == [3, 3, 3, 2]
     assert_partition_of(parts, 11)
-    old = old_shard(11, 4, np.random.default_rng(0))  # the 8 rows the old shards had stay where they were
+    old = old_shard(
+        11, 4, np.random.default_rng(0)
+    )  # the 8 rows the old shards had stay where they were
     assert all(set(o) <= set(q) for o, q in zip(old, parts))
 
 
 def test_scenario_default_partition_reproduces_old_shards():
-    raw = base_raw(data={"source": "synthetic", "n_samples": 2000, "n_features": 5})  # 1600 train rows, 3 workers...
-    raw["workers"] = [{"name": "a", "count": 8, "compute": 1.0}, {"name": "b", "count": 8, "compute": 2.0}]
+    raw = base_raw(
+        data={"source": "synthetic", "n_samples": 2000, "n_features": 5}
+    )  # 1600 train rows, 3 workers...
+    raw["workers"] = [
+        {"name": "a", "count": 8, "compute": 1.0},
+        {"name": "b", "count": 8, "compute": 2.0},
+    ]
     sc = make_scenario(raw)
     prep = prepare(sc)
     from netsim.rng import Streams
+
     old = old_shard(1600, 16, Streams(sc.run.seed).rng("shards"))
     assert all(np.array_equal(a, b) for a, b in zip(prep.shards, old))
     explicit = make_scenario({**raw, "data": {**raw["data"], "partition": "iid"}})
@@ -126,7 +135,10 @@ def test_class_labels_are_disjoint_and_split_by_counts():
 
 def test_class_with_own_spec():
     y = labels(40, 10)
-    classes = [ClassData(2, spec=PartitionSpec("shards", classes_per_worker=1), labels=(0, 1)), ClassData(3)]
+    classes = [
+        ClassData(2, spec=PartitionSpec("shards", classes_per_worker=1), labels=(0, 1)),
+        ClassData(3),
+    ]
     parts, unused = partition(y, classes, PartitionSpec(), np.random.default_rng(7))
     hist = np.array(histograms(parts, y, 10))
     assert ((hist[:2] > 0).sum(axis=1) == 1).all() and hist[:2].sum() == 80
@@ -136,7 +148,9 @@ def test_class_with_own_spec():
 def test_empty_worker_raises_partition_error_naming_the_worker():
     y = labels(1, 3)
     with pytest.raises(PartitionError) as info:
-        partition(y, [ClassData(1), ClassData(2, labels=(0,))], PartitionSpec(), np.random.default_rng(0))
+        partition(
+            y, [ClassData(1), ClassData(2, labels=(0,))], PartitionSpec(), np.random.default_rng(0)
+        )
     assert info.value.worker_class == 1
 
 
@@ -144,18 +158,23 @@ def test_empty_worker_raises_partition_error_naming_the_worker():
 
 
 def multiclass(**data):
-    raw = base_raw(data={"source": "digits", "labels": "multiclass", **data}, model={"name": "softmax"})
+    raw = base_raw(
+        data={"source": "digits", "labels": "multiclass", **data}, model={"name": "softmax"}
+    )
     return raw
 
 
-@pytest.mark.parametrize("data,key", [
-    ({"partition": "dirichlet", "alpha": 0.0}, "data.alpha"),
-    ({"partition": "dirichlet", "alpha": -1.0}, "data.alpha"),
-    ({"partition": "shards", "classes_per_worker": 11}, "data.classes_per_worker"),
-    ({"partition": "quantity", "quantity": "power", "exponent": 0.0}, "data.exponent"),
-    ({"partition": "iid", "alpha": 0.5}, "data.alpha"),
-    ({"partition": "bogus"}, "data.partition"),
-])
+@pytest.mark.parametrize(
+    "data,key",
+    [
+        ({"partition": "dirichlet", "alpha": 0.0}, "data.alpha"),
+        ({"partition": "dirichlet", "alpha": -1.0}, "data.alpha"),
+        ({"partition": "shards", "classes_per_worker": 11}, "data.classes_per_worker"),
+        ({"partition": "quantity", "quantity": "power", "exponent": 0.0}, "data.exponent"),
+        ({"partition": "iid", "alpha": 0.5}, "data.alpha"),
+        ({"partition": "bogus"}, "data.partition"),
+    ],
+)
 def test_bad_partition_keys(data, key):
     with pytest.raises(ScenarioError) as info:
         make_scenario(multiclass(**data))
@@ -187,6 +206,7 @@ def test_summary_records_label_histograms():
     raw = multiclass()
     raw["workers"][1]["data"] = {"labels": [0, 1, 2, 3, 4]}
     from netsim.sim.records import summarize
+
     s = summarize(simulate(make_scenario(raw)))
     hist = np.array(s["data"]["label_histogram"])
     assert hist.shape == (3, 10) and hist[2, 5:].sum() == 0 and hist[:2, :5].sum() == 0
@@ -203,7 +223,9 @@ def test_a_class_with_one_label_needs_no_classes_per_worker():
     assert sc.workers[0].labels == (3,)
     raw = multiclass(partition="shards")
     raw["workers"][0]["data"] = {"labels": [3]}
-    with pytest.raises(ScenarioError, match=r"2 \(the default; set it\) is not allowed .* 1 label: 1\.\.1") as info:
+    with pytest.raises(
+        ScenarioError, match=r"2 \(the default; set it\) is not allowed .* 1 label: 1\.\.1"
+    ) as info:
         make_scenario(raw)
     assert info.value.key == "workers[0].data.classes_per_worker"
     raw["workers"][0]["data"] = {"labels": [3], "classes_per_worker": 1}
@@ -214,10 +236,19 @@ def test_min_rows_redraws_dirichlet_and_refuses_what_cannot_hold():
     from conftest import base_raw, make_scenario
 
     from netsim.errors import ScenarioError
-    from netsim.sim.engine import prepare, simulate
+    from netsim.sim.engine import prepare
+
     workers = [{"name": "w", "count": 8, "compute": 1.0}]
-    raw = base_raw(workers=workers, data={"source": "digits", "labels": "odd_even", "partition": "dirichlet",
-                                          "alpha": 0.5, "min_rows": 40})
+    raw = base_raw(
+        workers=workers,
+        data={
+            "source": "digits",
+            "labels": "odd_even",
+            "partition": "dirichlet",
+            "alpha": 0.5,
+            "min_rows": 40,
+        },
+    )
     shards = prepare(make_scenario(raw)).shards
     assert min(len(s) for s in shards) >= 40
     raw["data"]["min_rows"] = 1000  # 8 × 1000 > 1,438 training rows: refused when read
@@ -235,11 +266,17 @@ def test_the_summary_names_workers_with_fewer_rows_than_a_batch():
 
     from netsim.sim.engine import simulate
     from netsim.sim.records import summarize
-    raw = base_raw(workers=[{"name": "w", "count": 4, "compute": 1.0}],
-                   data={"source": "digits", "partition": "quantity", "quantity": "power",
-                         "exponent": 3.0})
+
+    raw = base_raw(
+        workers=[{"name": "w", "count": 4, "compute": 1.0}],
+        data={"source": "digits", "partition": "quantity", "quantity": "power", "exponent": 3.0},
+    )
     raw["run"]["batch_size"] = 64
     result = simulate(make_scenario(raw))
     sizes = result.extra["data"]["rows_per_worker"]
-    assert result.extra["data"]["workers_below_batch"] == [i for i, n in enumerate(sizes) if n < 64] != []
+    assert (
+        result.extra["data"]["workers_below_batch"]
+        == [i for i, n in enumerate(sizes) if n < 64]
+        != []
+    )
     assert "workers_below_batch" not in summarize(simulate(make_scenario(base_raw())))["data"]

@@ -1,4 +1,5 @@
 """Compute-time models: closed-form means and variances, replay order, bad specs."""
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,11 @@ N = 200_000
 CASES = [
     ({"dist": "exponential", "mean": 2.0}, 2.0, 4.0),
     ({"dist": "shifted_exponential", "shift": 1.0, "mean": 0.5}, 1.5, 0.25),
-    ({"dist": "lognormal", "median": 1.0, "sigma": 0.5}, math.exp(0.125), (math.exp(0.25) - 1) * math.exp(0.25)),
+    (
+        {"dist": "lognormal", "median": 1.0, "sigma": 0.5},
+        math.exp(0.125),
+        (math.exp(0.25) - 1) * math.exp(0.25),
+    ),
     ({"dist": "uniform", "low": 1.0, "high": 3.0}, 2.0, 4.0 / 12),
     ({"dist": "pareto", "shape": 5.0, "scale": 1.0}, 1.25, 5.0 / (16 * 3)),
 ]
@@ -56,12 +61,22 @@ def test_draws_do_not_depend_on_chunking(spec):
     assert first == model.sample(np.random.default_rng(5), 600).tolist()
 
 
-@pytest.mark.parametrize("spec,key", [
-    (0, "w"), (-1.0, "w"), ({"dist": "exponential"}, "w.mean"), ({"dist": "exponential", "mean": 0}, "w.mean"),
-    ({"dist": "uniform", "low": 2, "high": 1}, "w.high"), ({"dist": "pareto", "shape": 2, "scale": 1, "x": 1}, "w.x"),
-    ({"dist": "replay", "times": []}, "w.times"), ({"dist": "replay", "times": [[1], [2], [3]]}, "w.times"),
-    ({"dist": "replay", "times": [1, "a"]}, "w.times[0][1]"), ({"dist": "weibull"}, "w.dist"), ("fast", "w"),
-])
+@pytest.mark.parametrize(
+    "spec,key",
+    [
+        (0, "w"),
+        (-1.0, "w"),
+        ({"dist": "exponential"}, "w.mean"),
+        ({"dist": "exponential", "mean": 0}, "w.mean"),
+        ({"dist": "uniform", "low": 2, "high": 1}, "w.high"),
+        ({"dist": "pareto", "shape": 2, "scale": 1, "x": 1}, "w.x"),
+        ({"dist": "replay", "times": []}, "w.times"),
+        ({"dist": "replay", "times": [[1], [2], [3]]}, "w.times"),
+        ({"dist": "replay", "times": [1, "a"]}, "w.times[0][1]"),
+        ({"dist": "weibull"}, "w.dist"),
+        ("fast", "w"),
+    ],
+)
 def test_bad_specs_name_the_key(spec, key):
     with pytest.raises(ScenarioError) as err:
         make_time_model(spec, "w", count=2)

@@ -1,5 +1,6 @@
 """The torch backend: the same runs as the numpy models where the functions agree, gradients
 at stale versions, batched gradients, user modules, npz data and refused input."""
+
 from __future__ import annotations
 
 import textwrap
@@ -8,7 +9,9 @@ import numpy as np
 import pytest
 from conftest import base_raw, make_scenario
 
-torch = pytest.importorskip("torch", reason="the torch backend needs PyTorch (pip install torch==2.13.0)")
+torch = pytest.importorskip(
+    "torch", reason="the torch backend needs PyTorch (pip install torch==2.13.0)"
+)
 
 from netsim.errors import ScenarioError  # noqa: E402
 from netsim.sim.engine import prepare, simulate  # noqa: E402
@@ -48,16 +51,26 @@ LINEAR = textwrap.dedent("""
             return self.lin(x.flatten(1))
 """)
 
-WORKERS = [{"name": "fast", "count": 3, "compute": {"dist": "lognormal", "median": 1.0, "sigma": 0.3}},
-           {"name": "slow", "count": 3, "compute": {"dist": "lognormal", "median": 2.5, "sigma": 0.3}}]
-RULES = {"ssgd": {"lr": 0.3}, "asgd": {"lr": 0.1}, "gsgd": {"lr": 0.2, "groups": [["fast"], ["slow"]]},
-         "dcasgd_a": {"lr": 0.1}}
+WORKERS = [
+    {"name": "fast", "count": 3, "compute": {"dist": "lognormal", "median": 1.0, "sigma": 0.3}},
+    {"name": "slow", "count": 3, "compute": {"dist": "lognormal", "median": 2.5, "sigma": 0.3}},
+]
+RULES = {
+    "ssgd": {"lr": 0.3},
+    "asgd": {"lr": 0.1},
+    "gsgd": {"lr": 0.2, "groups": [["fast"], ["slow"]]},
+    "dcasgd_a": {"lr": 0.1},
+}
 
 
 def _pair(tmp_path, numpy_model: dict, torch_model: dict, labels: str):
     (tmp_path / "linear_models.py").write_text(LINEAR)
-    common = {"run": {"seed": 5, "algorithm": "asgd", "until": 40.0, "eval_every": 10.0, "batch_size": 8},
-              "data": {"source": "digits", "labels": labels}, "workers": WORKERS, "algorithms": RULES}
+    common = {
+        "run": {"seed": 5, "algorithm": "asgd", "until": 40.0, "eval_every": 10.0, "batch_size": 8},
+        "data": {"source": "digits", "labels": labels},
+        "workers": WORKERS,
+        "algorithms": RULES,
+    }
     a = make_scenario(base_raw(**common, model=numpy_model), str(tmp_path / "a.toml"))
     b = make_scenario(base_raw(**common, model=torch_model), str(tmp_path / "b.toml"))
     return a, b
@@ -68,14 +81,33 @@ def _pair(tmp_path, numpy_model: dict, torch_model: dict, labels: str):
 def test_a_torch_module_that_is_a_numpy_model_gives_its_run(tmp_path, rule, kind):
     """Same data, minibatches, time draws and rule: the float64 torch run equals the numpy one."""
     if kind == "logistic":
-        a, b = _pair(tmp_path, {"name": "logistic", "l2": 0.01},
-                     {"backend": "torch", "module": "linear_models:Logistic", "kwargs": {"n_features": 64},
-                      "dtype": "float64", "l2": 0.01, "init": "zeros"}, "odd_even")
+        a, b = _pair(
+            tmp_path,
+            {"name": "logistic", "l2": 0.01},
+            {
+                "backend": "torch",
+                "module": "linear_models:Logistic",
+                "kwargs": {"n_features": 64},
+                "dtype": "float64",
+                "l2": 0.01,
+                "init": "zeros",
+            },
+            "odd_even",
+        )
     else:
-        a, b = _pair(tmp_path, {"name": "softmax", "l2": 0.01},
-                     {"backend": "torch", "module": "linear_models:Softmax",
-                      "kwargs": {"n_features": 64, "n_classes": 10}, "dtype": "float64", "l2": 0.01,
-                      "init": "zeros"}, "multiclass")
+        a, b = _pair(
+            tmp_path,
+            {"name": "softmax", "l2": 0.01},
+            {
+                "backend": "torch",
+                "module": "linear_models:Softmax",
+                "kwargs": {"n_features": 64, "n_classes": 10},
+                "dtype": "float64",
+                "l2": 0.01,
+                "init": "zeros",
+            },
+            "multiclass",
+        )
     ra, rb = simulate(a, rule), simulate(b, rule)
     assert ra.updates == rb.updates > 10
     for column in ("time", "worker", "staleness", "version", "weight"):
@@ -88,7 +120,9 @@ def test_a_torch_module_that_is_a_numpy_model_gives_its_run(tmp_path, rule, kind
 
 def _lenet_model(dtype="float64"):
     torch.manual_seed(0)
-    return TorchModel(lenet5((1, 28, 28), 10), input_shape=(1, 28, 28), n_classes=10, dtype=dtype, l2=0.003)
+    return TorchModel(
+        lenet5((1, 28, 28), 10), input_shape=(1, 28, 28), n_classes=10, dtype=dtype, l2=0.003
+    )
 
 
 def test_gradient_at_a_stale_version_is_autograd_on_a_module_set_to_it():
@@ -99,9 +133,13 @@ def test_gradient_at_a_stale_version_is_autograd_on_a_module_set_to_it():
     for w in versions:
         reference = lenet5((1, 28, 28), 10).double()
         torch.nn.utils.vector_to_parameters(torch.tensor(w), reference.parameters())
-        loss = torch.nn.functional.cross_entropy(reference(torch.tensor(X).view(5, 1, 28, 28)), torch.tensor(y))
+        loss = torch.nn.functional.cross_entropy(
+            reference(torch.tensor(X).view(5, 1, 28, 28)), torch.tensor(y)
+        )
         loss.backward()
-        expected = torch.cat([p.grad.reshape(-1) for p in reference.parameters()]).numpy() + 0.003 * w
+        expected = (
+            torch.cat([p.grad.reshape(-1) for p in reference.parameters()]).numpy() + 0.003 * w
+        )
         np.testing.assert_allclose(model.gradient(w, X, y), expected, rtol=0, atol=1e-13)
 
 
@@ -133,9 +171,14 @@ def test_batched_gradients_equal_one_at_a_time(dtype, tol):
 
 def test_stacked_runs_match_one_at_a_time_runs_to_rounding(tmp_path):
     model = {"backend": "torch", "name": "mlp", "hidden": [16], "dtype": "float64"}
-    raw = base_raw(run={"seed": 1, "algorithm": "gsgd", "until": 20.0, "batch_size": 8},
-                   workers=[{"name": "a", "count": 4, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
-                   model=model)
+    raw = base_raw(
+        run={"seed": 1, "algorithm": "gsgd", "until": 20.0, "batch_size": 8},
+        workers=[
+            {"name": "a", "count": 4, "compute": 1.0},
+            {"name": "b", "count": 2, "compute": 2.0},
+        ],
+        model=model,
+    )
     one = simulate(make_scenario(raw), "gsgd")
     raw["model"] = {**model, "stack": True}
     many = simulate(make_scenario(raw), "gsgd")
@@ -145,23 +188,29 @@ def test_stacked_runs_match_one_at_a_time_runs_to_rounding(tmp_path):
 
 def test_builtin_sizes():
     assert sum(p.numel() for p in lenet5((1, 28, 28), 10).parameters()) == 61706
-    assert sum(p.numel() for p in mlp((1, 8, 8), 10, hidden=(32, 16)).parameters()) == \
-        (64 * 32 + 32) + (32 * 16 + 16) + (16 * 10 + 10)
+    assert sum(p.numel() for p in mlp((1, 8, 8), 10, hidden=(32, 16)).parameters()) == (
+        64 * 32 + 32
+    ) + (32 * 16 + 16) + (16 * 10 + 10)
     # 8×8 → conv 3×3 same → pool → 4×4 with 8 channels → 20 → 10
-    assert sum(p.numel() for p in cnn((1, 8, 8), 10, channels=(8,), hidden=(20,)).parameters()) == \
-        (8 * 9 + 8) + (128 * 20 + 20) + (20 * 10 + 10)
+    assert sum(p.numel() for p in cnn((1, 8, 8), 10, channels=(8,), hidden=(20,)).parameters()) == (
+        8 * 9 + 8
+    ) + (128 * 20 + 20) + (20 * 10 + 10)
 
 
 def test_same_seed_same_run_and_initialisation_from_the_scenario(tmp_path):
-    raw = base_raw(model={"backend": "torch", "name": "cnn", "channels": [4], "hidden": [8]},
-                   data={"source": "digits", "labels": "multiclass"})
+    raw = base_raw(
+        model={"backend": "torch", "name": "cnn", "channels": [4], "hidden": [8]},
+        data={"source": "digits", "labels": "multiclass"},
+    )
     before = torch.random.get_rng_state()
     a, b = simulate(make_scenario(raw)), simulate(make_scenario(raw))
     assert torch.equal(before, torch.random.get_rng_state())  # torch's global generator untouched
     assert a.records.worker == b.records.worker and np.array_equal(a.final_w, b.final_w)
     other = simulate(make_scenario({**raw, "run": {**raw["run"], "seed": 4}}))
-    assert not np.array_equal(prepare(make_scenario(raw)).w0, prepare(make_scenario(
-        {**raw, "run": {**raw["run"], "seed": 4}})).w0)
+    assert not np.array_equal(
+        prepare(make_scenario(raw)).w0,
+        prepare(make_scenario({**raw, "run": {**raw["run"], "seed": 4}})).w0,
+    )
     assert not np.array_equal(other.final_w, a.final_w)
 
 
@@ -170,8 +219,10 @@ def test_dropout_runs_are_reproducible():
     raw = base_raw(model=model_raw, data={"source": "digits", "labels": "multiclass"})
     import sys
     import types
+
     mod = types.ModuleType("dropnet")
-    exec(textwrap.dedent("""
+    exec(
+        textwrap.dedent("""
         import torch
         class Net(torch.nn.Module):
             def __init__(self):
@@ -180,7 +231,9 @@ def test_dropout_runs_are_reproducible():
                                                 torch.nn.Dropout(0.5), torch.nn.Linear(16, 10))
             def forward(self, x):
                 return self.body(x)
-    """), mod.__dict__)
+    """),
+        mod.__dict__,
+    )
     sys.modules["dropnet"] = mod
     try:
         a, b = simulate(make_scenario(raw)), simulate(make_scenario(raw))
@@ -191,10 +244,18 @@ def test_dropout_runs_are_reproducible():
 
 def test_npz_data_reaches_the_model_with_its_shape(tmp_path):
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "mine.npz", X_train=rng.random((60, 1, 12, 12)), y_train=rng.integers(3, 6, 60),
-             X_test=rng.random((20, 1, 12, 12)), y_test=rng.integers(3, 6, 20))
-    raw = base_raw(data={"source": "npz", "path": "mine.npz"},
-                   model={"backend": "torch", "name": "lenet5"}, algorithms={"asgd": {"lr": 0.1}})
+    np.savez(
+        tmp_path / "mine.npz",
+        X_train=rng.random((60, 1, 12, 12)),
+        y_train=rng.integers(3, 6, 60),
+        X_test=rng.random((20, 1, 12, 12)),
+        y_test=rng.integers(3, 6, 20),
+    )
+    raw = base_raw(
+        data={"source": "npz", "path": "mine.npz"},
+        model={"backend": "torch", "name": "lenet5"},
+        algorithms={"asgd": {"lr": 0.1}},
+    )
     sc = make_scenario(raw, str(tmp_path / "s.toml"))
     prep = prepare(sc)
     assert prep.dataset.input_shape == (1, 12, 12) and prep.dataset.n_classes == 3
@@ -202,16 +263,19 @@ def test_npz_data_reaches_the_model_with_its_shape(tmp_path):
     assert simulate(sc, prepared=prep).updates > 0
 
 
-@pytest.mark.parametrize("model,key,words", [
-    ({"module": "nowhere_at_all:Net"}, "model.module", "does not import"),
-    ({"module": "linear_models:NotAModule"}, "model.module", "not a torch.nn.Module"),
-    ({"module": "linear_models:Missing"}, "model.module", "has no 'Missing'"),
-    ({"module": "no_colon"}, "model.module", "package.module:ClassName"),
-    ({"name": "resnet"}, "model.name", "allowed: lenet5, cnn, mlp"),
-    ({"name": "mlp", "channels": [3]}, "model.channels", "applies to name = 'cnn' only"),
-    ({"name": "mlp", "device": "tpu"}, "model.device", "allowed: cpu, cuda"),
-    ({"name": "mlp", "loss": "hinge"}, "model.loss", "allowed: cross_entropy, mse"),
-])
+@pytest.mark.parametrize(
+    "model,key,words",
+    [
+        ({"module": "nowhere_at_all:Net"}, "model.module", "does not import"),
+        ({"module": "linear_models:NotAModule"}, "model.module", "not a torch.nn.Module"),
+        ({"module": "linear_models:Missing"}, "model.module", "has no 'Missing'"),
+        ({"module": "no_colon"}, "model.module", "package.module:ClassName"),
+        ({"name": "resnet"}, "model.name", "allowed: lenet5, cnn, mlp"),
+        ({"name": "mlp", "channels": [3]}, "model.channels", "applies to name = 'cnn' only"),
+        ({"name": "mlp", "device": "tpu"}, "model.device", "allowed: cpu, cuda"),
+        ({"name": "mlp", "loss": "hinge"}, "model.loss", "allowed: cross_entropy, mse"),
+    ],
+)
 def test_bad_model_tables_are_refused_when_read(tmp_path, model, key, words):
     (tmp_path / "linear_models.py").write_text(LINEAR)
     raw = base_raw(model={"backend": "torch", **model})
@@ -220,11 +284,18 @@ def test_bad_model_tables_are_refused_when_read(tmp_path, model, key, words):
     assert err.value.key == key and words in str(err.value)
 
 
-@pytest.mark.parametrize("model,data,words", [
-    ({"module": "linear_models:TwoOutputs"}, {"labels": "multiclass"}, "needs one logit per class (10)"),
-    ({"name": "lenet5"}, {"labels": "multiclass"}, "at least 12×12"),
-    ({"module": "linear_models:Logistic", "kwargs": {"n_features": 50}}, {}, "does not accept"),
-])
+@pytest.mark.parametrize(
+    "model,data,words",
+    [
+        (
+            {"module": "linear_models:TwoOutputs"},
+            {"labels": "multiclass"},
+            "needs one logit per class (10)",
+        ),
+        ({"name": "lenet5"}, {"labels": "multiclass"}, "at least 12×12"),
+        ({"module": "linear_models:Logistic", "kwargs": {"n_features": 50}}, {}, "does not accept"),
+    ],
+)
 def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, model, data, words):
     (tmp_path / "linear_models.py").write_text(LINEAR)
     raw = base_raw(model={"backend": "torch", **model}, data={"source": "digits", **data})
@@ -234,19 +305,49 @@ def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, mo
     assert words in str(err.value) and err.value.file == str(tmp_path / "s.toml")
 
 
-@pytest.mark.parametrize("arrays,words", [
-    ({"X_train": np.zeros((4, 3)), "y_train": np.zeros(4), "X_test": np.zeros((2, 3))}, "no array y_test"),
-    ({"X_train": np.zeros((4, 3)), "y_train": np.zeros(5), "X_test": np.zeros((2, 3)), "y_test": np.zeros(2)},
-     "must be (n, ...) and (n,)"),
-    ({"X_train": np.zeros((4, 3)), "y_train": np.zeros(4), "X_test": np.zeros((2, 4)), "y_test": np.zeros(2)},
-     "differ"),
-    ({"X_train": np.zeros((4, 3)), "y_train": np.full(4, 0.5), "X_test": np.zeros((2, 3)), "y_test": np.zeros(2)},
-     "integer class labels"),
-])
+@pytest.mark.parametrize(
+    "arrays,words",
+    [
+        (
+            {"X_train": np.zeros((4, 3)), "y_train": np.zeros(4), "X_test": np.zeros((2, 3))},
+            "no array y_test",
+        ),
+        (
+            {
+                "X_train": np.zeros((4, 3)),
+                "y_train": np.zeros(5),
+                "X_test": np.zeros((2, 3)),
+                "y_test": np.zeros(2),
+            },
+            "must be (n, ...) and (n,)",
+        ),
+        (
+            {
+                "X_train": np.zeros((4, 3)),
+                "y_train": np.zeros(4),
+                "X_test": np.zeros((2, 4)),
+                "y_test": np.zeros(2),
+            },
+            "differ",
+        ),
+        (
+            {
+                "X_train": np.zeros((4, 3)),
+                "y_train": np.full(4, 0.5),
+                "X_test": np.zeros((2, 3)),
+                "y_test": np.zeros(2),
+            },
+            "integer class labels",
+        ),
+    ],
+)
 def test_bad_npz_files_are_refused_naming_the_key(tmp_path, arrays, words):
     np.savez(tmp_path / "d.npz", **arrays)
-    raw = base_raw(data={"source": "npz", "path": "d.npz"}, model={"backend": "torch", "name": "mlp"},
-                   workers=[{"name": "a", "count": 1, "compute": 1.0}])
+    raw = base_raw(
+        data={"source": "npz", "path": "d.npz"},
+        model={"backend": "torch", "name": "mlp"},
+        workers=[{"name": "a", "count": 1, "compute": 1.0}],
+    )
     with pytest.raises(ScenarioError) as err:
         prepare(make_scenario(raw, str(tmp_path / "s.toml")))
     assert err.value.key == "data.path" and words in str(err.value)
@@ -254,6 +355,7 @@ def test_bad_npz_files_are_refused_naming_the_key(tmp_path, arrays, words):
 
 def test_missing_torch_is_refused_with_the_install_command(monkeypatch):
     import netsim.config.scenario as scenario_module
+
     monkeypatch.setattr(scenario_module, "torch_missing", lambda: True)
     with pytest.raises(ScenarioError) as err:
         make_scenario(base_raw(model={"backend": "torch", "name": "mlp"}))
@@ -261,23 +363,38 @@ def test_missing_torch_is_refused_with_the_install_command(monkeypatch):
 
 
 def test_a_diverging_torch_run_is_reported_with_its_files_kept():
-    raw = base_raw(model={"backend": "torch", "name": "mlp", "hidden": [8], "init": "normal", "init_scale": 1.0},
-                   data={"source": "digits", "labels": "multiclass"},
-                   algorithms={"asgd": {"lr": 1e300}}, run={"seed": 1, "algorithm": "asgd", "until": 30.0,
-                                                             "eval_every": 1.0, "batch_size": 8})
+    raw = base_raw(
+        model={
+            "backend": "torch",
+            "name": "mlp",
+            "hidden": [8],
+            "init": "normal",
+            "init_scale": 1.0,
+        },
+        data={"source": "digits", "labels": "multiclass"},
+        algorithms={"asgd": {"lr": 1e300}},
+        run={"seed": 1, "algorithm": "asgd", "until": 30.0, "eval_every": 1.0, "batch_size": 8},
+    )
     result = simulate(make_scenario(raw))
     assert result.status == "diverged"
 
 
-@pytest.mark.parametrize("model,words", [
-    ('module = "not_there:Net"', "model.module"),
-    ('name = "lenet5"', "at least 12×12"),
-])
-def test_the_command_line_refuses_bad_torch_models_in_one_line_with_status_2(tmp_path, model, words):
+@pytest.mark.parametrize(
+    "model,words",
+    [
+        ('module = "not_there:Net"', "model.module"),
+        ('name = "lenet5"', "at least 12×12"),
+    ],
+)
+def test_the_command_line_refuses_bad_torch_models_in_one_line_with_status_2(
+    tmp_path, model, words
+):
     from typer.testing import CliRunner
 
     from netsim.cli import app
-    (tmp_path / "s.toml").write_text(textwrap.dedent(f"""
+
+    (tmp_path / "s.toml").write_text(
+        textwrap.dedent(f"""
         [run]
         until = 5.0
         [data]
@@ -292,8 +409,19 @@ def test_the_command_line_refuses_bad_torch_models_in_one_line_with_status_2(tmp
         compute = 1.0
         [algorithms.asgd]
         lr = 0.1
-    """))
-    res = CliRunner().invoke(app, ["run", str(tmp_path / "s.toml"), "-a", "asgd", "--no-live",
-                                   "--out", str(tmp_path / "out")])
+    """)
+    )
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(tmp_path / "s.toml"),
+            "-a",
+            "asgd",
+            "--no-live",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert res.exit_code == 2
     assert words in res.output and "Traceback" not in res.output and "s.toml" in res.output
