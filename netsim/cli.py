@@ -129,7 +129,8 @@ OutOpt = Annotated[
     ),
 ]
 LiveOpt = Annotated[
-    bool, typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).")
+    bool,
+    typer.Option("--live/--no-live", help="Live display on a terminal (on stderr).", metavar=""),
 ]
 DataOpt = Annotated[
     Optional[Path],
@@ -140,15 +141,23 @@ DataOpt = Annotated[
         help="Data directory (else data.dir, else $NETSIM_DATA_DIR).",
     ),
 ]
-PlotsOpt = Annotated[bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.")]
+PlotsOpt = Annotated[
+    bool, typer.Option("--plots", help="Also draw the figures into OUT/plots.", metavar="")
+]
 WindowOpt = Annotated[
     Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")
 ]
 OverwriteOpt = Annotated[
-    bool, typer.Option("--overwrite", help="Replace the results of another run already in --out.")
+    bool,
+    typer.Option(
+        "--overwrite", help="Replace the results of another run already in --out.", metavar=""
+    ),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print the results as JSON on stdout instead of tables.")
+    bool,
+    typer.Option(
+        "--json", help="Print the results as JSON on stdout instead of tables.", metavar=""
+    ),
 ]
 FigFormatOpt = Annotated[
     str, typer.Option("--format", "-f", help="Figure formats, comma-separated: png, pdf, svg.")
@@ -196,6 +205,7 @@ WideOpt = Annotated[
         "--wide",
         help="Show every column of the results table, wrapping cells "
         "that do not fit (default on a terminal: the columns that fit).",
+        metavar="",
     ),
 ]
 
@@ -719,7 +729,8 @@ def sweep(
         Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
     ] = None,
     resume: Annotated[
-        bool, typer.Option("--resume", help="Skip points whose folder holds a summary.json.")
+        bool,
+        typer.Option("--resume", help="Skip points whose folder holds a summary.json.", metavar=""),
     ] = False,
     live: LiveOpt = True,
     data_dir: DataOpt = None,
@@ -854,10 +865,12 @@ def group(
             "--quick",
             help="No pilot emulations: silhouette clustering and the "
             "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).",
+            metavar="",
         ),
     ] = False,
     race: Annotated[
-        bool, typer.Option("--race", hidden=True, help="The default (kept for old scripts).")
+        bool,
+        typer.Option("--race", hidden=True, help="The default (kept for old scripts).", metavar=""),
     ] = False,
     lrs: Annotated[
         str,
@@ -1032,7 +1045,7 @@ def init(
         Optional[Path], _out_option("File or folder to write (default: ./NAME.toml).")
     ] = None,
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing file.")
+        bool, typer.Option("--overwrite", help="Replace an existing file.", metavar="")
     ] = False,
 ) -> None:
     """Write a commented scenario to start from (runs as it is: netsim run NAME.toml)."""

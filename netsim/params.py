@@ -124,8 +124,12 @@ class Table:
         """Raise on the first key that was never read."""
         for name in self.data:
             if name not in self.known:
+                import difflib
+
                 allowed = ", ".join(sorted(set(self.known))) or "none"
-                raise ScenarioError(self.key(name), f"unknown key (allowed here: {allowed})")
+                close = difflib.get_close_matches(str(name), sorted(set(self.known)), n=1)
+                hint = f"did you mean {self.key(close[0])}? " if close else ""
+                raise ScenarioError(self.key(name), f"unknown key ({hint}allowed here: {allowed})")
 
 
 def check_kind(value: Any, kind: type | tuple, key: str) -> Any:

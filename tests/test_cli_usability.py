@@ -177,3 +177,20 @@ def test_export_trace_command(tmp_path):
     res = invoke("export", tmp_path / "r")
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "r" / "trace.json").read_text())["traceEvents"]
+
+
+def test_help_shows_flags_as_flags_and_typos_get_a_suggestion(tmp_path):
+    help_text = invoke("run", "-h").stdout
+    flags = [line for line in help_text.splitlines() if "--plots" in line or "--no-live" in line]
+    assert len(flags) == 2 and not any("<bool>" in line for line in flags)
+    res = invoke(
+        "run", "quickstart", "--set", "run.untill=50", "--no-live", "--out", tmp_path / "r"
+    )
+    assert res.exit_code == 2 and "did you mean run.until?" in res.output
+
+
+def test_a_finished_run_leaves_no_lock_file(tmp_path):
+    res = invoke("run", "quickstart", *SMALL, "--out", tmp_path / "r")
+    assert res.exit_code == 0 and not (tmp_path / "r" / ".netsim.lock").exists()
+    again = invoke("run", "quickstart", *SMALL, "--out", tmp_path / "r", "--overwrite")
+    assert again.exit_code == 0 and not (tmp_path / "r" / ".netsim.lock").exists()

@@ -268,7 +268,12 @@ class Claim:
         self._fd = fd
 
     def release(self) -> None:
+        """Free the folder: the lock file is removed (while still locked), then the lock."""
         if self._fd is not None:
+            try:
+                os.unlink(self.path / LOCK)
+            except OSError:
+                pass
             os.close(self._fd)
             self._fd = None
 
@@ -298,6 +303,9 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
     if fcntl is not None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # its holder may have removed the file between our open and our lock
+            if os.fstat(fd).st_ino != os.stat(path / LOCK).st_ino:
+                raise OSError("lock file replaced")
         except OSError:
             os.close(fd)
             raise OutputError(
