@@ -68,6 +68,7 @@ __all__ = [
     "keys",
     "json_schema",
     "scenarios",
+    "scenario_description",
     "export_trace",
     "export_tensorboard",
     "figures",
@@ -845,6 +846,17 @@ def open_runs(folder: str | os.PathLike) -> Runs:
 def scenarios(base: str | os.PathLike | None = None) -> dict[str, Path]:
     """Scenario presets by name: ``<base>/scenarios`` (default: the working directory), then those shipped with netsim."""
     return list_scenarios(None if base is None else Path(base))
+
+
+def scenario_description(path: str | os.PathLike) -> str:
+    """A scenario file's ``description`` ('' when it has none or cannot be read)."""
+    import tomllib
+
+    try:
+        value = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("description", "")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def init(name: str, *, out=None, overwrite: bool = False) -> Path:

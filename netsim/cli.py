@@ -905,9 +905,11 @@ def group(
         Optional[int],
         typer.Option(
             "--jobs",
+            "-j",
             help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
         ),
     ] = None,
+    json_: JsonOpt = False,
 ) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
@@ -933,6 +935,20 @@ def group(
         except ScenarioError as exc:
             fail(str(exc))
         m, chosen = info["measurement"], info["grouping"]
+        if json_:
+            emit_json(
+                {
+                    "chosen": {
+                        "method": chosen.method,
+                        "k": chosen.k,
+                        "groups": [list(g) for g in chosen.groups],
+                        "reason": chosen.reason,
+                    },
+                    "lr_sync": info["lr_sync"],
+                    "ranking": [p.as_dict() for p in info["ranking"]],
+                }
+            )
+            return
         out_console.print(
             render.measurement_table(
                 info,
@@ -985,6 +1001,9 @@ def group(
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:
         fail(str(exc))
+    if json_:
+        emit_json({**rec.as_dict(), "candidates": [p.as_dict() for p in rec.ranking()]})
+        return
     hosts = list(sc.network.worker_hosts) if sc.network else None
     for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
         out_console.print(renderable)
@@ -1102,7 +1121,9 @@ def keys(
 @app.command()
 def scenarios() -> None:
     """List the scenario presets (./scenarios and those shipped with netsim), runnable by name."""
-    out_console.print(render.scenario_list_table(api.scenarios()))
+    presets = api.scenarios()
+    described = {name: api.scenario_description(path) for name, path in presets.items()}
+    out_console.print(render.scenario_list_table(presets, described))
 
 
 if __name__ == "__main__":

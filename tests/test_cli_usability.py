@@ -194,3 +194,26 @@ def test_a_finished_run_leaves_no_lock_file(tmp_path):
     assert res.exit_code == 0 and not (tmp_path / "r" / ".netsim.lock").exists()
     again = invoke("run", "quickstart", *SMALL, "--out", tmp_path / "r", "--overwrite")
     assert again.exit_code == 0 and not (tmp_path / "r" / ".netsim.lock").exists()
+
+
+def test_group_answers_in_json_with_a_short_jobs_option():
+    res = invoke("group", "quickstart", "--set", "run.until=40", "-j", "1", "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["recommended"] == data["candidates"][0]["name"] and data["lr"] > 0
+    quick = json.loads(invoke("group", "quickstart", "--quick", "--json").stdout)
+    assert quick["chosen"]["k"] == len(quick["chosen"]["groups"]) and quick["ranking"]
+
+
+def test_scenarios_lists_descriptions():
+    res = invoke("scenarios")
+    assert res.exit_code == 0 and "Digits odd/even" in res.stdout
+
+
+def test_an_interval_with_one_end_unknown_is_never_half_empty():
+    import math
+
+    from netsim.results.render import _interval_text
+
+    assert _interval_text(123.8, math.inf) == "≥ 123.8"
+    assert _interval_text(math.nan, 4.0) == "≤ 4" and _interval_text(math.inf, math.nan) == "—"

@@ -248,12 +248,14 @@ def keys_table(specs) -> Table:
     )
 
 
-def scenario_list_table(presets: dict) -> Table:
+def scenario_list_table(presets: dict, descriptions: dict | None = None) -> Table:
+    """Presets by name with their file and, when given, their description."""
+    descriptions = descriptions or {}
     return _table(
-        ["name", "file"],
-        [[name, str(path)] for name, path in presets.items()],
+        ["name", "description", "file"],
+        [[name, descriptions.get(name, ""), str(path)] for name, path in presets.items()],
         "scenario presets",
-        left=(0, 1),
+        left=(0, 1, 2),
     )
 
 
@@ -397,6 +399,16 @@ def _group_text(groups, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _interval_text(low: float, high: float) -> str:
+    """``a – b``; ``≥ a`` or ``≤ b`` when one end is unknown; ``—`` when both are."""
+    lo, hi = (math.isfinite(x) for x in (low, high))
+    if lo and hi:
+        return f"{_num_text(low)} – {_num_text(high)}"
+    if lo:
+        return f"≥ {_num_text(low)}"
+    return f"≤ {_num_text(high)}" if hi else "—"
+
+
 def recommendation_tables(
     rec, name: str, classes: list[str], hosts: list | None = None, rows: int = 20
 ) -> list:
@@ -430,7 +442,8 @@ def recommendation_tables(
         out.append(t)
     ranking = rec.ranking()
     t = Table(
-        title=f"candidates, best first: predicted time to loss {rec.target:.5g} "
+        title=f"candidates in the race's order (the pick, then by the last rung reached, then by "
+        f"predicted time): predicted time to loss {rec.target:.5g} "
         f"({len(ranking)} pilots, rungs {', '.join(f'{h:.4g}' for h in rec.rungs)} s)"
     )
     for col in (
@@ -462,7 +475,7 @@ def recommendation_tables(
             stale,
             str(p.rung),
             _num_text(p.predicted),
-            f"{_num_text(p.low)} – {_num_text(p.high)}",
+            _interval_text(p.low, p.high),
             p.how,
             f"{p.sim_s:.4g}",
             f"{p.wall_s:.3g}",
