@@ -96,7 +96,7 @@ __all__ = [
 ]
 
 EXIT_STATUS = {"ok": 0, "diverged": 1, "stalled": 1, "failed": 1, "interrupted": 130}
-"""Process exit status for a run's status (README, "Exit status"); bad input is 2."""
+"""Process exit status for a run's status (docs/CLI.md, "Exit status"); bad input is 2."""
 
 
 def exit_status(statuses) -> int:

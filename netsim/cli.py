@@ -706,7 +706,7 @@ def sweep(
     scenario: ScenarioArg,
     grid: Annotated[
         Optional[list[str]],
-        typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see README)."),
+        typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see docs/CLI.md, Sweeps)."),
     ] = None,
     seeds: Annotated[
         int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")

@@ -1,7 +1,7 @@
 """Run folders, written and read in one place: one run, a ``compare`` folder or a ``sweep`` folder.
 
 A run folder holds ``summary.json``, ``curve.csv``, ``updates.csv`` and maybe
-``timeline.csv`` and ``dropped.csv`` (see README, "Output files"). Columns are
+``timeline.csv`` and ``dropped.csv`` (see docs/OUTPUT.md). Columns are
 returned as numpy arrays keyed by their CSV header names.
 
 Writing is safe against interruptions: :class:`RunWriter` claims the folder (a lock
