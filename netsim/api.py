@@ -425,7 +425,8 @@ def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = F
 
 def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) -> "Rerun":
     """Run the scenario a run folder recorded (its ``scenario.toml``, overrides applied)
-    again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered).
+    again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered; for a
+    run inside a compare or sweep folder, ``<that folder>-<run>-rerun`` beside it).
 
     Returns a :class:`Rerun`: the new ``run`` and the files that ``differ`` from the
     original (empty when reproduced byte for byte, wall times aside). An original that
@@ -460,7 +461,16 @@ def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) 
     sc = load(folder / "scenario.toml", data_dir=data_dir)
     sc = replace(sc, overrides=overrides) if overrides is not None else sc
     home = folder.resolve()  # "." and "sub/.." have no name of their own
-    out = Path(out) if out is not None else unique_folder(home.with_name(home.name + "-rerun"))
+    if out is None:  # beside the original; a run of a compare or sweep folder: beside that folder
+        parent = home.parent
+        grouped = (parent / "compare.json").is_file() or (parent / "sweep.json").is_file()
+        base = (
+            parent.with_name(f"{parent.name}-{home.name}-rerun")
+            if grouped
+            else home.with_name(home.name + "-rerun")
+        )
+        out = unique_folder(base)
+    out = Path(out)
     new = run(sc, algorithm, out=out, progress=progress, label=label)
     if summary is None:
         why = "the original has no summary.json (it was stopped before it ended, e.g. killed)"

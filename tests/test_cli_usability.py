@@ -217,3 +217,14 @@ def test_an_interval_with_one_end_unknown_is_never_half_empty():
 
     assert _interval_text(123.8, math.inf) == "≥ 123.8"
     assert _interval_text(math.nan, 4.0) == "≤ 4" and _interval_text(math.inf, math.nan) == "—"
+
+
+def test_rerun_of_a_compared_run_goes_beside_the_compare_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cmp = tmp_path / "cmp"
+    assert invoke("compare", "quickstart", *SMALL, "-a", "ssgd,asgd", "--out", cmp).exit_code == 0
+    res = invoke("rerun", cmp / "asgd", "--no-live")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "cmp-asgd-rerun" / "summary.json").is_file() and not (
+        cmp / "asgd-rerun"
+    ).exists()
