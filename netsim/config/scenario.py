@@ -373,7 +373,9 @@ def load_scenario(
 
     Raises ScenarioError (with the file set) for anything not allowed.
     """
+    given = str(path)
     path = resolve_scenario_path(path)
+    shown = given if path != Path(given) else str(path)  # a preset by the name the user typed
     raw = read_toml(path)
     record = list(overrides)
     try:
@@ -388,7 +390,7 @@ def load_scenario(
             set_path(raw, "data.dir", str(Path(data_dir).resolve()), "--data-dir")
         return replace(parse_scenario(raw, path), overrides=tuple(record))
     except ScenarioError as exc:
-        exc.file = str(path)
+        exc.file = shown
         raise
 
 
