@@ -228,3 +228,12 @@ def test_rerun_of_a_compared_run_goes_beside_the_compare_folder(tmp_path, monkey
     assert (tmp_path / "cmp-asgd-rerun" / "summary.json").is_file() and not (
         cmp / "asgd-rerun"
     ).exists()
+
+
+def test_errors_say_how_to_fix(tmp_path):
+    res = invoke("run", "quickstart", "-a", "backup", "--no-live", "--out", tmp_path / "r")
+    assert res.exit_code == 2 and "add an [algorithms.backup] table with its lr" in res.output
+    args = ["sweep", "quickstart", "--grid", "run.seed=1,2", "--set", "run.until=10", "--no-live"]
+    assert invoke(*args, "--out", tmp_path / "s").exit_code == 0
+    again = invoke(*args, "--out", tmp_path / "s")
+    assert again.exit_code == 2 and "pass --resume to finish it" in again.output

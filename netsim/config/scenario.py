@@ -520,7 +520,9 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     if run.algorithm not in rules:
         raise ScenarioError(
             "run.algorithm",
-            f"{show(run.algorithm)} is not configured (configured: {', '.join(rules)})",
+            f"{show(run.algorithm)} is not configured (configured: {', '.join(rules)}); add an "
+            f"[algorithms.{run.algorithm if isinstance(run.algorithm, str) else 'NAME'}] table with its lr "
+            "(and the rule's keys: docs/ALGORITHMS.md)",
         )
     rows = _train_rows(data)
     if rows is not None:

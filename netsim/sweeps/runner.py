@@ -270,7 +270,16 @@ def run_sweep(
     resumable = (
         resume and (Path(out) / "sweep.json").is_file()
     )  # a sweep's folder, not a run's or a compare's
-    held = claim(out, overwrite=overwrite and not resume, reuse=resumable)
+    try:
+        held = claim(out, overwrite=overwrite and not resume, reuse=resumable)
+    except OutputError as exc:
+        if (Path(out) / "sweep.json").is_file() and not resume and "holds the results" in str(exc):
+            raise OutputError(
+                f"{out}: holds an earlier sweep; pass --resume to finish it, --overwrite "
+                "to replace it, or choose another --out",
+                exc.code,
+            ) from None
+        raise
     try:
         client, own = connect(scheduler) if scheduler is not None else (None, False)
         try:
