@@ -6,7 +6,7 @@ parses its options, calls one function here and renders what it returns.
 >>> import netsim
 >>> sc = netsim.load("scenarios/quickstart.toml", {"run.until": 50})   # doctest: +SKIP
 >>> cmp = netsim.compare(sc, ["ssgd", "asgd"], groupings=["auto"])      # doctest: +SKIP
->>> cmp.frame()             # one row per run (pandas)                    # doctest: +SKIP
+>>> cmp.to_pandas()         # one row per run (pandas)                    # doctest: +SKIP
 >>> cmp["gsgd[auto]"].curve_frame()                                       # doctest: +SKIP
 
 Results convert to pandas DataFrames when pandas is installed
@@ -192,6 +192,20 @@ def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) 
     return scenario.with_overrides(extra) if extra else scenario
 
 
+def _old_name(old: str, new: str):
+    """A method kept under its old name *old*: it warns (DeprecationWarning) and calls *new*."""
+
+    def method(self, *args, **kwargs):
+        import warnings
+
+        warnings.warn(f"{old}() is now {new}()", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)(*args, **kwargs)
+
+    method.__name__ = old
+    method.__doc__ = f"Old name of :meth:`{new}` (deprecated)."
+    return method
+
+
 class Run:
     """One run: ``summary`` (the summary.json dict), columns ``curve``, ``updates``
     and ``timeline`` (dicts of ndarrays), ``label``, ``path`` (its folder or None)
@@ -217,7 +231,7 @@ class Run:
         """DataFrame of the curve (as :meth:`curve_frame`); ``updates_frame`` and ``timeline_frame`` give the rest."""
         return self.curve_frame()
 
-    to_frame = to_pandas
+    to_frame = _old_name("to_frame", "to_pandas")
 
     def updates_frame(self):
         """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient."""
@@ -251,11 +265,12 @@ class Comparison(dict):
     def summaries(self) -> list[dict]:
         return [r.summary for r in self.values()]
 
-    def frame(self):
+    def to_pandas(self):
         """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
         return _summary_frame(self.values())
 
-    to_pandas = to_frame = frame
+    frame = _old_name("frame", "to_pandas")
+    to_frame = _old_name("to_frame", "to_pandas")
 
     def curves_frame(self):
         """DataFrame of every curve, long form, with a ``label`` column."""
@@ -279,7 +294,8 @@ class Runs(list):
         """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
         return _summary_frame(self)
 
-    frame = to_frame = to_pandas
+    frame = _old_name("frame", "to_pandas")
+    to_frame = _old_name("to_frame", "to_pandas")
 
 
 class Sweep:
@@ -298,13 +314,14 @@ class Sweep:
         self.name = outcome.plan.name
         self.keys = [k for k in outcome.plan.keys if k != "run.seed"]
 
-    def frame(self):
+    def to_pandas(self):
         """DataFrame of sweep.csv: one row per run, swept values then summary fields."""
         return _frame(
             {k: [row[k] for row in self.rows] for k in (self.rows[0] if self.rows else {})}
         )
 
-    to_pandas = to_frame = frame
+    frame = _old_name("frame", "to_pandas")
+    to_frame = _old_name("to_frame", "to_pandas")
 
     def summary_frame(self):
         """DataFrame of sweep_summary.csv: mean and 95 % CI half-width per point."""

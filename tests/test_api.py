@@ -63,7 +63,7 @@ def test_compare_and_frames(tmp_path):
     pytest.importorskip("pandas")
     cmp = netsim.compare(netsim.load(QUICK, SMALL), ["ssgd", "gsgd"], out=tmp_path, plots=True)
     assert list(cmp) == ["ssgd", "gsgd"] and (tmp_path / "compare.json").is_file()
-    frame = cmp.frame()
+    frame = cmp.to_pandas()
     assert frame["algorithm"].tolist() == ["ssgd", "gsgd"] and (frame["updates"] > 0).all()
     long = cmp.curves_frame()
     assert set(long["label"]) == {"ssgd", "gsgd"} and len(long) == 10
@@ -79,7 +79,7 @@ def test_sweep_api(tmp_path):
     sw = netsim.sweep(
         QUICK, {"algorithm": ["asgd", "gsgd"]}, seeds=2, overrides=SMALL, out=tmp_path, workers=1
     )
-    frame = sw.frame()
+    frame = sw.to_pandas()
     assert frame["run.algorithm"].tolist() == ["asgd", "asgd", "gsgd", "gsgd"]
     assert frame["run.seed"].tolist() == [1, 2, 1, 2]
     table = sw.summary_frame()
@@ -132,3 +132,16 @@ def test_sweep_raises_when_every_run_fails(tmp_path, monkeypatch):
             out=tmp_path,
             jobs=1,
         )
+
+
+def test_one_name_for_a_dataframe_the_old_ones_warn():
+    import warnings
+
+    pytest.importorskip("pandas")
+    cmp = netsim.compare("quickstart", ["ssgd"], overrides={"run.until": 10})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = cmp.to_pandas()
+    with pytest.warns(DeprecationWarning, match=r"frame\(\) is now to_pandas\(\)"):
+        old = cmp.frame()
+    assert list(old.columns) == list(rows.columns) and len(old) == len(rows) == 1
