@@ -414,6 +414,7 @@ def rerun(
     live: LiveOpt = True,
     data_dir: DataOpt = None,
     json_: JsonOpt = False,
+    plots: PlotsOpt = False,
 ) -> None:
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
     from .results.runfolder import FolderError
@@ -424,6 +425,8 @@ def rerun(
         )
     except (FolderError, ScenarioError) as exc:
         fail(str(exc))
+    if plots:
+        draw([again.run.path], None, None)
     if json_:
         emit_json(
             {
@@ -735,6 +738,7 @@ def sweep(
     live: LiveOpt = True,
     data_dir: DataOpt = None,
     plots: PlotsOpt = False,
+    window: WindowOpt = None,
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
@@ -751,6 +755,7 @@ def sweep(
     from .sweeps.executors import ExecutorError
     from .sweeps.runner import SweepError, SweepFailed
 
+    window_range = parse_window_opt(window)
     flag = "--jobs" if jobs is not None else "--workers"  # name the option the user typed
     jobs = jobs if jobs is not None else workers_old
     if jobs is not None and jobs < 1:
@@ -838,7 +843,7 @@ def sweep(
         f"wrote {outcome.path}/sweep.csv, sweep_summary.csv"
     )
     if plots and outcome.rows:
-        draw([outcome.path], None, None)
+        draw([outcome.path], None, window_range)
     for folder, message in outcome.failures:
         err_console.print(
             f"[bold red]{escape(str(folder))}:[/] {escape(message)}",

@@ -237,3 +237,30 @@ def test_errors_say_how_to_fix(tmp_path):
     assert invoke(*args, "--out", tmp_path / "s").exit_code == 0
     again = invoke(*args, "--out", tmp_path / "s")
     assert again.exit_code == 2 and "pass --resume to finish it" in again.output
+
+
+def test_rerun_draws_figures_and_sweep_takes_a_window(tmp_path):
+    run = tmp_path / "r"
+    assert invoke("run", "quickstart", *SMALL, "--out", run).exit_code == 0
+    again = invoke("rerun", run, "--no-live", "--plots", "--out", tmp_path / "again")
+    assert again.exit_code == 0 and (tmp_path / "again" / "plots" / "loss_vs_time.png").is_file()
+    res = invoke(
+        "sweep",
+        "quickstart",
+        "--grid",
+        "run.seed=1,2",
+        "--set",
+        "run.until=10",
+        "--no-live",
+        "--plots",
+        "--window",
+        "0,5",
+        "--out",
+        tmp_path / "s",
+    )
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "s" / "plots").is_dir()
+    bad = invoke(
+        "sweep", "quickstart", "--grid", "run.seed=1,2", "--window", "5,1", "--out", tmp_path / "t"
+    )
+    assert bad.exit_code == 2
