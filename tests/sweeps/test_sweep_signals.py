@@ -110,9 +110,11 @@ def test_resume_after_a_signal_gives_the_uninterrupted_sweeps_results(tmp_path, 
     while time.monotonic() < deadline and not any(cut.glob("*/summary.json")):
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGINT)
-    proc.communicate(
-        timeout=60
-    )  # how fast it stops is the test above; here, what --resume makes of it
+    try:  # how fast it stops is the test above; here, what --resume makes of it
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     assert proc.returncode in (0, 130)  # 0 only if every point had finished before the signal
     resumed = subprocess.run(
         [sys.executable, "-m", "netsim.cli", *args, "--out", str(cut), "--resume"],
