@@ -38,6 +38,7 @@ from .results.runfolder import (
     OutputError,
     RunData,
     RunWriter,
+    check_writable,
     claim,
     find_runs,
     folder_name,
@@ -60,6 +61,7 @@ __all__ = [
     "version",
     "load",
     "run",
+    "real",
     "rerun",
     "default_out",
     "Rerun",
@@ -430,6 +432,49 @@ def run(
         del sim, prepared
         free_cycles(size)
     return done
+
+
+def real(
+    scenario: Scenario | str | os.PathLike,
+    algorithm: str | None = None,
+    *,
+    time_scale: float,
+    out=None,
+    progress=None,
+    label: str | None = None,
+    overwrite: bool = False,
+    overrides=None,
+    seed: int | None = None,
+    data_dir=None,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+) -> Run:
+    """Train *scenario* for real with rule *algorithm*: one parameter-server process and one
+    process per worker over ``torch.distributed`` (gloo), each scenario time unit lasting
+    *time_scale* real seconds (docs/VALIDATION.md). Writes the run folder *out* (default
+    ``runs/<scenario>-real-<rule>``, numbered) as an emulated run does, plus
+    ``measured_gradients.csv`` and ``measured_updates.csv``; returns the Run.
+
+    Refused before any process starts (ScenarioError): torch missing, a rule or feature
+    emulated only, a time scale ≤ 0 or too small for this machine, more workers than it
+    can run, a port in use (*port* None: a free one on *host*). A run stopped by Ctrl-C or
+    SIGTERM, or whose worker died, ends every process and keeps its folder with status
+    ``interrupted`` or ``failed``; nothing is raised for them (see ``Run.status``)."""
+    from .real.launch import check_real, prepare_spec, run_real
+
+    sc = _scenario(scenario, overrides, seed, data_dir)
+    algorithm = algorithm or sc.run.algorithm
+    sc = sc.with_algorithm(algorithm)
+    port = check_real(sc, algorithm, time_scale, host, port)
+    out = Path(out) if out is not None else default_out(sc, f"real-{algorithm}")
+    check_writable(out)
+    started = datetime.now(timezone.utc)
+    prepared = prepare(sc)
+    spec = prepare_spec(sc, algorithm, time_scale, label or algorithm, prepared, host, port)
+    meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
+    meta["real"] = {"time_scale": time_scale, "host": host, "port": port}
+    run_real(spec, out, meta, overwrite=overwrite, progress=progress)
+    return Run(read_run(out))
 
 
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:

@@ -313,6 +313,10 @@ class Scenario:
             and isinstance(network["topology"].get("graphml"), str)
         ):  # an inline spec reading a file
             network["topology"]["graphml"] = str((here / network["topology"]["graphml"]).resolve())
+        for wc in raw.get("workers", []):  # a real run's folder replayed, made absolute
+            compute = wc.get("compute") if isinstance(wc, dict) else None
+            if isinstance(compute, dict) and isinstance(compute.get("run"), str):
+                compute["run"] = str((here / Path(compute["run"]).expanduser()).resolve())
         return raw
 
     def to_toml(self) -> str:
@@ -458,7 +462,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
             f"{data.labels!r} gives {_n_classes(data)} classes, but model "
             f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')",
         )
-    workers = _workers(top.get("workers", list), data)
+    workers = _workers(top.get("workers", list), data, path.parent)
     gradients = _check_budget(run, workers)
     classes = class_ids(workers)
     start = sum(wc.count for wc in workers)
@@ -986,7 +990,7 @@ def _class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[i
     return (spec if own else None), labels
 
 
-def _workers(items: list, data: DataSpec = DataSpec()) -> tuple[WorkerClass, ...]:
+def _workers(items: list, data: DataSpec = DataSpec(), base=None) -> tuple[WorkerClass, ...]:
     if not items:
         raise ScenarioError("workers", "at least one [[workers]] class is needed")
     classes, names, total = [], set(), 0
@@ -1008,7 +1012,9 @@ def _workers(items: list, data: DataSpec = DataSpec()) -> tuple[WorkerClass, ...
         t.known.append("compute")
         if "compute" not in t.data:
             raise ScenarioError(t.key("compute"), "missing (a time in s, or a table {dist = ...})")
-        compute = make_time_model(t.data["compute"], t.key("compute"), count)
+        compute = make_time_model(
+            t.data["compute"], t.key("compute"), count, base=base, worker_class=name
+        )
         partition, labels = _class_data(t, data)
         hosts = t.get("hosts", list, None)
         if hosts is not None and (

@@ -135,6 +135,7 @@ def scenario_keys() -> list[KeySpec]:
         )
     dists = (
         "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items()) + "; replay(times)"
+        + "; replay(run = a real run's folder, worker_class, measure = cycle | compute)"
     )
     out["workers[].compute"] = KeySpec(
         "workers[].compute",

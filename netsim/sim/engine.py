@@ -43,6 +43,10 @@ __all__ = [
     "simulate",
     "Simulation",
     "RunInterrupted",
+    "group_snapshots",
+    "worker_stats",
+    "evaluation_sets",
+    "divergence_limit",
 ]
 
 
@@ -684,24 +688,7 @@ class Simulation:
 
     def _result(self, wall_s: float) -> Result:
         now = float(self.env.now)
-        group_of = self.rule.group_index()
-        stats = []
-        for st in self.states:
-            st.enter(st.phase, now)
-            stats.append(
-                WorkerStats(
-                    id=st.wid,
-                    worker_class=self.classes[st.wid],
-                    group=group_of[st.wid],
-                    gradients_pushed=st.pushed,
-                    gradients_applied=st.applied,
-                    gradients_dropped=st.dropped,
-                    compute_s=st.spent[COMPUTE],
-                    comm_s=st.spent[COMM],
-                    idle_s=st.spent[IDLE],
-                    down_s=st.spent[DOWN],
-                )
-            )
+        stats = worker_stats(self.states, self.classes, self.rule.group_index(), now)
         ps = self.ps
         status = (
             "interrupted"
@@ -760,24 +747,7 @@ class Simulation:
         """The live state for a progress display (see :class:`Snapshot`)."""
         now = float(self.env.now)
         curve = self.recorder.curve
-        groups = []
-        for k, members in enumerate(self.rule.groups):
-            idle = total = 0.0
-            for w in members:
-                st = self.states[w]
-                running = now - st.since
-                idle += st.spent[IDLE] + (running if st.phase == IDLE else 0.0)
-                total += sum(st.spent) + running
-            n_grads = self.ps.group_gradients[k]
-            groups.append(
-                GroupSnapshot(
-                    k,
-                    len(members),
-                    self.ps.group_updates[k],
-                    self.ps.group_staleness[k] / n_grads if n_grads else 0.0,
-                    idle_pct(idle, total),
-                )
-            )
+        groups = group_snapshots(self.rule.groups, self.states, self.ps, now)
         last = curve[-1] if curve else None
         run = self.scenario.run
         return Snapshot(
@@ -791,8 +761,55 @@ class Simulation:
             last[3] if last else None,
             last[1] if last else None,
             last[0] if last else None,
-            tuple(groups),
+            groups,
         )
+
+
+def worker_stats(states, classes: list[str], group_of: list[int], now: float) -> list[WorkerStats]:
+    """Each worker's totals at *now* (s), its phase in progress closed there (*states*: the
+    WorkerStates; *classes*, *group_of*: each worker's class name and group)."""
+    stats = []
+    for st in states:
+        st.enter(st.phase, now)
+        stats.append(
+            WorkerStats(
+                id=st.wid,
+                worker_class=classes[st.wid],
+                group=group_of[st.wid],
+                gradients_pushed=st.pushed,
+                gradients_applied=st.applied,
+                gradients_dropped=st.dropped,
+                compute_s=st.spent[COMPUTE],
+                comm_s=st.spent[COMM],
+                idle_s=st.spent[IDLE],
+                down_s=st.spent[DOWN],
+            )
+        )
+    return stats
+
+
+def group_snapshots(groups, states, ps, now: float) -> tuple[GroupSnapshot, ...]:
+    """Each group's figures at *now* (s): its updates, mean staleness per gradient and the
+    idle share of its members (*states*: the WorkerStates; *ps*: the server's counters)."""
+    out = []
+    for k, members in enumerate(groups):
+        idle = total = 0.0
+        for w in members:
+            st = states[w]
+            running = now - st.since
+            idle += st.spent[IDLE] + (running if st.phase == IDLE else 0.0)
+            total += sum(st.spent) + running
+        n_grads = ps.group_gradients[k]
+        out.append(
+            GroupSnapshot(
+                k,
+                len(members),
+                ps.group_updates[k],
+                ps.group_staleness[k] / n_grads if n_grads else 0.0,
+                idle_pct(idle, total),
+            )
+        )
+    return tuple(out)
 
 
 DIVERGENCE_FACTOR = 1e6

@@ -201,11 +201,15 @@ def _num(spec: dict, key: str, where: str, *, positive: bool = True) -> float:
     return value
 
 
-def _replay(spec: dict, where: str, count: int) -> Replay:
+def _replay(spec: dict, where: str, count: int, base, worker_class) -> Replay:
+    if "run" in spec:
+        return _replay_run(spec, where, base, worker_class)
     times = spec.get("times")
     if not isinstance(times, list) or not times:
         raise ScenarioError(
-            f"{where}.times", "expected a non-empty list of times (s) or one list per worker"
+            f"{where}.times",
+            "expected a non-empty list of times (s) or one list per worker (or run = a real "
+            "run's folder)",
         )
     lists = times if all(isinstance(t, list) for t in times) else [times]
     if len(lists) not in (1, count):
@@ -224,6 +228,34 @@ def _replay(spec: dict, where: str, count: int) -> Replay:
     return Replay(tuple(tuple(float(t) for t in seq) for seq in lists))
 
 
+def _replay_run(spec: dict, where: str, base, worker_class) -> Replay:
+    """``{dist = "replay", run = FOLDER}``: the times a real run measured (its folder, relative
+    to *base*, the scenario's folder), of the class named *worker_class* there (or the
+    ``worker_class`` key), each iteration's ``measure`` (:data:`~.replayed.MEASURES`)."""
+    from pathlib import Path
+
+    from .replayed import MEASURES, read_measured_times
+
+    run = spec["run"]
+    if not isinstance(run, str) or not run:
+        raise ScenarioError(
+            f"{where}.run", f"expected the path of a real run's folder, got {show(run)}"
+        )
+    name = spec.get("worker_class", worker_class)
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(f"{where}.worker_class", f"expected a class name, got {show(name)}")
+    measure = spec.get("measure", "cycle")
+    if measure not in MEASURES:
+        raise ScenarioError(
+            f"{where}.measure", f"{show(measure)} is not allowed (allowed: {', '.join(MEASURES)})"
+        )
+    folder = Path(base or ".").joinpath(Path(run).expanduser())
+    try:
+        return Replay(read_measured_times(folder, name, measure))
+    except ValueError as exc:
+        raise ScenarioError(f"{where}.run", str(exc)) from None
+
+
 _PARAMS = {
     "constant": (("value",), lambda p: Constant(p["value"])),
     "exponential": (("mean",), lambda p: Exponential(p["mean"])),
@@ -235,12 +267,15 @@ _PARAMS = {
 TIME_MODELS = tuple(_PARAMS) + ("replay",)
 
 
-def make_time_model(spec, where: str, count: int = 1) -> TimeModel:
+def make_time_model(
+    spec, where: str, count: int = 1, *, base=None, worker_class: str | None = None
+) -> TimeModel:
     """Build a time model from its scenario table.
 
     *spec* is a number (a constant time, s) or a table ``{dist = NAME, ...}``;
     *where* is the table's dotted key, used in error messages; *count* is the
-    number of workers of the class (for ``replay``).
+    number of workers of the class (for ``replay``); *base* (the scenario's folder) and
+    *worker_class* (the class's name) resolve ``replay`` from a real run's folder.
     """
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         value = float(spec)
@@ -255,7 +290,7 @@ def make_time_model(spec, where: str, count: int = 1) -> TimeModel:
             f"{where}.dist", f"{show(dist)} is not allowed (allowed: {', '.join(TIME_MODELS)})"
         )
     if dist == "replay":
-        allowed = ("dist", "times")
+        allowed = ("dist", "run", "worker_class", "measure") if "run" in spec else ("dist", "times")
     else:
         allowed = ("dist",) + _PARAMS[dist][0]
     for key in spec:
@@ -265,7 +300,7 @@ def make_time_model(spec, where: str, count: int = 1) -> TimeModel:
                 f"unknown key for dist {dist!r} (allowed: {', '.join(allowed)})",
             )
     if dist == "replay":
-        return _replay(spec, where, count)
+        return _replay(spec, where, count, base, worker_class)
     names, build = _PARAMS[dist]
     params = {k: _num(spec, k, where, positive=k not in ("shift",)) for k in names}
     if dist == "uniform" and params["low"] >= params["high"]:

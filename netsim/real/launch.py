@@ -1,0 +1,263 @@
+"""Start a real run: check it, fork the server and the workers, watch them, end them all.
+
+The launcher forks one process for the parameter server (rank 0, which writes the run
+folder) and one per worker (rank w + 1), after the data and the initial model are
+prepared, so every process shares them. It relays the server's progress, turns Ctrl-C or
+SIGTERM into a stop (a second one ends every process at once), tells the server when a
+worker died and why, and leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from multiprocessing.connection import wait
+from pathlib import Path
+
+import numpy as np
+
+from ..config.scenario import Scenario
+from ..sim.engine import Prepared
+from ..sim.worker import BatchSampler
+from .node import RealSpec, setup_child
+from .preflight import (
+    check_pace,
+    check_port,
+    check_scenario,
+    check_time_scale,
+    check_torch,
+    check_workers,
+    free_port,
+)
+
+__all__ = ["check_real", "prepare_spec", "run_real", "RealRunFailed", "gradient_seconds"]
+
+END_GRACE_S = 5.0
+"""Real seconds the workers get, beyond their longest iteration, to end after the server stops."""
+
+
+class RealRunFailed(RuntimeError):
+    """The server process died before it could write the run's summary."""
+
+
+def check_real(scenario: Scenario, algorithm: str, scale: float, host: str, port: int | None):
+    """Everything a real run refuses before any process starts (ScenarioError, exit 2);
+    returns the rendezvous port (a free one when *port* is None)."""
+    check_torch()
+    check_time_scale(scale)
+    check_scenario(scenario, algorithm)
+    check_workers(scenario.n_workers)
+    if port is None:
+        return free_port(host)
+    check_port(host, port)
+    return port
+
+
+def gradient_seconds(scenario: Scenario, prepared: Prepared, repeats: int = 5) -> float:
+    """Median real time (s) of one minibatch gradient on this machine, on one thread."""
+    from threadpoolctl import threadpool_limits
+
+    sampler = BatchSampler(prepared.shards[0], scenario.run.batch_size, np.random.default_rng(0))
+    X, y, w = prepared.dataset.X_train, prepared.dataset.y_train, prepared.w0
+    times = []
+    with threadpool_limits(1):
+        for _ in range(repeats):
+            rows = sampler.next()
+            start = time.perf_counter()
+            prepared.model.gradient(w, X[rows], y[rows])
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _child(role, spec: RealSpec, parent: int, args, errors) -> None:
+    """A forked process's body: the server (role 0) or worker role − 1; never returns."""
+    code = 0
+    try:
+        setup_child(parent)
+        if role == 0:
+            from .server import serve
+
+            serve(spec, *args)
+        else:
+            from .worker import work
+
+            work(spec, role - 1)
+    except BaseException as exc:  # reported to the launcher, which names the process
+        code = 1
+        try:
+            errors.put((role, f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        except Exception:
+            pass
+    finally:
+        os._exit(code)
+
+
+def _describe(rank: int, exitcode: int | None, errors: dict, spec: RealSpec) -> str:
+    """Which process failed and why, for the run's message."""
+    if rank == 0:
+        who = "the parameter server"
+    else:
+        wid = rank - 1
+        who = f"worker {wid} (class {spec.scenario.worker_class_names()[wid]}, rank {rank})"
+    if rank in errors:
+        return f"{who} failed: {errors[rank]}"
+    if exitcode is not None and exitcode < 0:
+        return f"{who} died: killed by {signal.Signals(-exitcode).name}"
+    return f"{who} ended early (exit status {exitcode})"
+
+
+@contextmanager
+def _stoppable(flag: list):
+    """Ctrl-C and SIGTERM set *flag*; a second one raises KeyboardInterrupt (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if flag:
+            raise KeyboardInterrupt
+        flag.append(signum)
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def run_real(
+    spec_args: dict,
+    out: Path,
+    meta: dict,
+    *,
+    overwrite: bool = False,
+    progress=None,
+) -> dict:
+    """Run a real training (*spec_args*: the fields of :class:`RealSpec`) into *out*;
+    returns its summary. *progress(snapshot)* is called as it goes. Raises RealRunFailed
+    when the server process died before writing the summary (the rows it flushed stay)."""
+    import multiprocessing as mp
+
+    spec = RealSpec(**spec_args)
+    ctx = mp.get_context("fork")
+    errors_q = ctx.SimpleQueue()
+    ours, theirs = ctx.Pipe()
+    parent = os.getpid()
+    procs = {}
+    flag: list = []
+    summary = None
+    errors: dict[int, str] = {}
+    longest = max(
+        wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in spec.scenario.workers
+    )
+    try:
+        with _stoppable(flag):
+            for rank in range(spec.world):
+                args = (theirs, out, meta, overwrite) if rank == 0 else ()
+                p = ctx.Process(
+                    target=_child, args=(rank, spec, parent, args, errors_q), daemon=False
+                )
+                p.start()
+                procs[rank] = p
+            theirs.close()
+            watching = {p.sentinel: rank for rank, p in procs.items()}
+            stop_sent = fail_sent = False
+            listening = [ours]
+            while summary is None:
+                if flag and not stop_sent:
+                    stop_sent = True
+                    _send(ours, ("stop",))
+                ready = wait([*listening, *watching], timeout=0.25)
+                while not errors_q.empty():
+                    rank, line, _ = errors_q.get()
+                    errors.setdefault(rank, line)
+                for obj in ready:
+                    if obj is ours:
+                        try:
+                            kind, payload = ours.recv()
+                        except (EOFError, OSError):  # the server is gone: its sentinel says how
+                            listening = []
+                            continue
+                        if kind == "progress" and progress is not None:
+                            progress(payload)
+                        elif kind == "done":
+                            summary = payload
+                    else:
+                        rank = watching.pop(obj)
+                        procs[rank].join()
+                        code = procs[rank].exitcode
+                        if rank == 0 and summary is None:
+                            while not errors_q.empty():
+                                r, line, _ = errors_q.get()
+                                errors.setdefault(r, line)
+                            if ours.poll():
+                                kind, payload = ours.recv()
+                                if kind == "done":
+                                    summary = payload
+                                    break
+                            raise RealRunFailed(
+                                _describe(0, code, errors, spec)
+                                + f"; the rows it recorded are in {out}"
+                            )
+                        if rank and code != 0 and not fail_sent and summary is None:
+                            fail_sent = True
+                            time.sleep(0.05)  # its error report may still be on its way
+                            while not errors_q.empty():
+                                r, line, _ = errors_q.get()
+                                errors.setdefault(r, line)
+                            _send(ours, ("fail", _describe(rank, code, errors, spec)))
+            deadline = time.monotonic() + END_GRACE_S + 2 * longest * spec.scale
+            for p in procs.values():
+                p.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        _end_all(procs)
+        ours.close()
+    return summary
+
+
+def _send(conn, message) -> None:
+    try:
+        conn.send(message)
+    except (BrokenPipeError, OSError):  # the server is gone; the sentinel says so
+        pass
+
+
+def _end_all(procs: dict) -> None:
+    """Terminate, then kill, every process still running; reap them all."""
+    alive = [p for p in procs.values() if p.is_alive()]
+    for p in alive:
+        p.terminate()
+    deadline = time.monotonic() + 2.0
+    for p in alive:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs.values():
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def prepare_spec(
+    scenario: Scenario,
+    algorithm: str,
+    scale: float,
+    label: str,
+    prepared: Prepared,
+    host: str,
+    port: int,
+) -> dict:
+    """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace."""
+    check_pace(scenario, scale, gradient_seconds(scenario, prepared), os.cpu_count())
+    return dict(
+        scenario=scenario,
+        algorithm=algorithm,
+        label=label,
+        prepared=prepared,
+        scale=scale,
+        host=host,
+        port=port,
+    )

@@ -1,0 +1,151 @@
+"""What a real run measured per iteration, and the files and figures made of it (no torch, no I/O).
+
+Times named without a unit are in scenario time units (real seconds / the run's time
+scale, from the moment the server sent the first models); names ending in ``_s`` are
+real seconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..workload.replayed import GRADIENT_COLUMNS
+
+__all__ = [
+    "Iteration",
+    "gradient_rows",
+    "update_rows",
+    "pace",
+    "pace_failure",
+    "UPDATE_COLUMNS",
+    "OVERRUN_SHARE",
+]
+
+UPDATE_COLUMNS = ("version", "time", "service_s", "queued")
+"""``measured_updates.csv``: each update, when it was applied (units), the real time the
+server spent on the push that made it (the rule, the step and the replies, s), and the
+pushes waiting behind that one when the server took it."""
+
+OVERRUN_SHARE = 0.5
+"""A real run fails when more than this share of its gradients took longer to compute
+than their drawn time: the machine did not keep the time scale."""
+
+
+class Iteration:
+    """One iteration of one worker: the model's send, the worker's stamps, the push's service.
+
+    ``sent``, ``compute_start``, ``compute_end``, ``arrived``, ``served`` (units; None
+    until known); ``version`` (the model version sent); ``drawn`` (the compute time drawn,
+    units); ``compute_real_s``, ``wait_s``, ``overrun_s``, ``pull_transfer_s``,
+    ``push_transfer_s`` (the real messages' own time, without injected latencies),
+    ``service_s`` (s); ``queued`` (pushes waiting when it was served); ``load1``.
+    """
+
+    __slots__ = (
+        "worker",
+        "iteration",
+        "version",
+        "sent",
+        "compute_start",
+        "compute_end",
+        "arrived",
+        "served",
+        "drawn",
+        "compute_real_s",
+        "wait_s",
+        "overrun_s",
+        "pull_transfer_s",
+        "push_transfer_s",
+        "service_s",
+        "queued",
+        "load1",
+    )
+
+    def __init__(self, worker: int, iteration: int, version: int, sent: float):
+        self.worker, self.iteration, self.version, self.sent = worker, iteration, version, sent
+        for name in self.__slots__[4:]:
+            setattr(self, name, None)
+
+
+def _cell(value) -> str:
+    return "" if value is None else repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def gradient_rows(iterations: list[Iteration], classes: list[str], end: float) -> list[list[str]]:
+    """Rows of ``measured_gradients.csv`` (:data:`GRADIENT_COLUMNS`), by worker then
+    iteration. *classes*: each worker's class name; *end* (units): when the run stopped,
+    so an iteration not served has ``cycle = end - sent`` (a lower bound) and ``complete`` 0."""
+    rows = []
+    for it in sorted(iterations, key=lambda i: (i.worker, i.iteration)):
+        done = it.served is not None
+        values = {
+            "worker": it.worker,
+            "worker_class": classes[it.worker],
+            "iteration": it.iteration,
+            "version_read": it.version,
+            "sent": it.sent,
+            "compute_start": it.compute_start,
+            "compute_end": it.compute_end,
+            "arrived": it.arrived,
+            "served": it.served,
+            "drawn": it.drawn,
+            "compute_real_s": it.compute_real_s,
+            "wait_s": it.wait_s,
+            "overrun_s": it.overrun_s,
+            "cycle": (it.served if done else max(end, it.sent)) - it.sent,
+            "complete": int(done),
+            "load1": it.load1,
+            "pull_transfer_s": it.pull_transfer_s,
+            "push_transfer_s": it.push_transfer_s,
+            "service_s": it.service_s,
+            "queued": it.queued,
+        }
+        rows.append([_cell(values[c]) for c in GRADIENT_COLUMNS])
+    return rows
+
+
+def update_rows(updates: list[tuple[int, float, float, int]]) -> list[list[str]]:
+    """Rows of ``measured_updates.csv`` (:data:`UPDATE_COLUMNS`) from (version, time, service_s, queued)."""
+    return [[str(v), repr(t), repr(s), str(q)] for v, t, s, q in updates]
+
+
+def _quantiles(values, *qs) -> list[float | None]:
+    a = np.asarray([v for v in values if v is not None], dtype=float)
+    return [float(np.quantile(a, q)) if a.size else None for q in qs]
+
+
+def pace(iterations: list[Iteration], scale: float) -> dict:
+    """What the real run measured, summarised for ``summary.json``'s ``real`` entry: the
+    share of gradients whose real computation overran its drawn time, the median and 95th
+    percentile of the gradient's real compute time, of each message's transfer and of the
+    server's service (s), and the highest 1-minute load average seen."""
+    pushed = [it for it in iterations if it.compute_real_s is not None]
+    overruns = [it.overrun_s for it in pushed]
+    out = {
+        "time_scale": scale,
+        "gradients_measured": len(pushed),
+        "overrun_share": (sum(1 for o in overruns if o > 0) / len(pushed)) if pushed else 0.0,
+        "overrun_median_s": _quantiles([o for o in overruns if o > 0], 0.5)[0],
+    }
+    for name in ("compute_real_s", "pull_transfer_s", "push_transfer_s", "service_s"):
+        med, p95 = _quantiles((getattr(it, name) for it in iterations), 0.5, 0.95)
+        out[name.removesuffix("_s") + "_median_s"] = med
+        out[name.removesuffix("_s") + "_p95_s"] = p95
+    loads = [it.load1 for it in pushed if it.load1 is not None and math.isfinite(it.load1)]
+    out["load1_max"] = max(loads) if loads else None
+    return out
+
+
+def pace_failure(summary: dict, scale: float) -> str:
+    """Why the run failed to keep its time scale ('' when it kept it), from :func:`pace`'s dict."""
+    share = summary["overrun_share"]
+    if summary["gradients_measured"] < 4 or share <= OVERRUN_SHARE:
+        return ""
+    grad = summary["compute_real_median_s"] or 0.0
+    return (
+        f"the machine did not keep the time scale: {share:.0%} of the gradients took longer "
+        f"to compute than their drawn time (a gradient took {grad * 1e3:.3g} ms here, median); "
+        f"rerun with a larger --time-scale than {scale:g}"
+    )

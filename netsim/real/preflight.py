@@ -1,0 +1,186 @@
+"""What a real run refuses before any of its processes starts (one line each, exit status 2)."""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import resource
+import socket
+
+from ..config.scenario import Scenario
+from ..errors import ScenarioError
+
+__all__ = [
+    "REAL_RULES",
+    "check_time_scale",
+    "check_scenario",
+    "check_torch",
+    "process_limit",
+    "check_workers",
+    "free_port",
+    "check_port",
+    "check_pace",
+]
+
+REAL_RULES = (
+    "ssgd",
+    "asgd",
+    "gsgd",
+    "backup",
+    "kasync",
+    "kbatch_async",
+    "ssp",
+    "sa_asgd",
+    "dcasgd_c",
+    "dcasgd_a",
+)
+"""Rules a real server applies: the ones that only apply, send, drop and time rounds (no
+pre-emption of a worker's computation, no reading of its progress)."""
+
+PROCESS_MEMORY = 100 * 2**20
+"""Memory (bytes) budgeted per process of a real run: the interpreter, torch's libraries
+and gloo's buffers a forked process does not share with its parent."""
+MAX_PROCESSES = 1024
+"""Most processes (server + workers) one real run starts on one machine."""
+
+
+def check_time_scale(scale: float) -> None:
+    """A time scale (s of real time per unit of scenario time) must be finite and > 0."""
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise ScenarioError(
+            "--time-scale", f"{scale!r} is not allowed (real seconds per time unit, finite and > 0)"
+        )
+
+
+def check_scenario(scenario: Scenario, algorithm: str) -> None:
+    """Refuse what a real run cannot do: a rule that pre-empts or inspects workers, a
+    grouping measured or raced before training, timed events, a network topology."""
+    rule = scenario.rule(algorithm)
+    if algorithm not in REAL_RULES or (algorithm == "backup" and rule.late_policy == "cancel"):
+        raise ScenarioError(
+            "--algorithm",
+            f"{algorithm!r} cannot run for real: it pre-empts or inspects workers' computations "
+            f"(real runs: {', '.join(REAL_RULES)}; backup with late_policy = 'finish_then_drop')",
+            scenario.path,
+        )
+    if rule.probe_rounds() or rule.wants_recommendation():
+        raise ScenarioError(
+            f"algorithms.{algorithm}.grouping",
+            "a real run takes groups by hand (grouping = 'hand'): the measurement phase and "
+            "the race of a formed grouping are emulated only",
+            scenario.path,
+        )
+    if algorithm == "gsgd" and (rule.grouping.regroup_every or rule.grouping.regroup_every_s):
+        raise ScenarioError(
+            f"algorithms.{algorithm}.regroup_every",
+            "online regrouping is emulated only (a real run keeps its hand groups)",
+            scenario.path,
+        )
+    if scenario.events:
+        raise ScenarioError(
+            "events", "timed events (slowdowns, crashes) are emulated only", scenario.path
+        )
+    if scenario.network is not None:
+        raise ScenarioError(
+            "network",
+            "a real run adds per-class latencies (workers[].latency, pull_latency, "
+            "push_latency) to its messages; a [network] topology is emulated only",
+            scenario.path,
+        )
+
+
+def check_torch() -> None:
+    """torch with torch.distributed and its gloo backend must be importable."""
+    try:
+        import torch.distributed as dist
+    except ImportError as exc:
+        raise ScenarioError(
+            "torch",
+            f"netsim real needs PyTorch ({exc}): pip install torch==2.13.0 (the CPU build) "
+            "&& pip install 'netsim[torch]'",
+        ) from None
+    if not dist.is_available() or not dist.is_gloo_available():
+        raise ScenarioError(
+            "torch", "this PyTorch build has no torch.distributed gloo backend (a CPU build has)"
+        )
+
+
+def process_limit() -> tuple[int, str]:
+    """(most processes a real run may start here, what sets that bound)."""
+    bounds = {"netsim's own bound": MAX_PROCESSES}
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY:  # the server holds ~3 sockets per process (3 groups)
+        bounds[f"open files: the soft limit {soft}"] = max(1, (soft - 64) // 3)
+    nproc, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    if nproc != resource.RLIM_INFINITY:
+        bounds[f"processes: the limit {nproc}"] = max(1, nproc - 64)
+    available = _available_memory()
+    if available is not None:
+        bounds[f"memory: {available / 2**30:.1f} GiB available at 100 MiB a process"] = max(
+            1, available // PROCESS_MEMORY
+        )
+    why = min(bounds, key=bounds.get)
+    return int(bounds[why]), why
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_workers(n_workers: int) -> None:
+    """One process per worker and one server must fit on this machine."""
+    limit, why = process_limit()
+    if n_workers + 1 > limit:
+        raise ScenarioError(
+            "workers",
+            f"{n_workers} workers need {n_workers + 1} processes (one each and the server); this "
+            f"machine can run {limit} ({why}): lower the worker counts",
+        )
+
+
+def free_port(host: str) -> int:
+    """A TCP port on *host* that nothing listens on now (the system picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def check_port(host: str, port: int) -> None:
+    """*port* on *host* must be free for the rendezvous (torch's TCP store listens there)."""
+    if not 1 <= port <= 65535:
+        raise ScenarioError("--port", f"{port} is not allowed (1..65535)")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the TCP store binds
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            why = "in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+            raise ScenarioError(
+                "--port", f"port {port} on {host} is {why} (leave --port out to pick a free one)"
+            ) from None
+
+
+def check_pace(scenario: Scenario, scale: float, gradient_s: float, cores: int | None) -> float:
+    """The cores the workers' gradients keep busy at time scale *scale*: each worker computes
+    one gradient of *gradient_s* real seconds (measured here) per typical compute time
+    × *scale*. Refused when that exceeds the machine's *cores*: the workers could not keep
+    the drawn times. Returns the demand (cores)."""
+    cores = cores or os.cpu_count() or 1
+    demand = sum(wc.count * gradient_s / (wc.compute.typical() * scale) for wc in scenario.workers)
+    if demand > cores:
+        least = scale * demand / (cores / 2)
+        raise ScenarioError(
+            "--time-scale",
+            f"{scale:g} s per unit is too small for this machine: the {scenario.n_workers} "
+            f"workers' gradients ({gradient_s * 1e3:.2g} ms each here) would keep {demand:.1f} "
+            f"cores busy, the machine has {cores} (use --time-scale {least:.2g} or more)",
+        )
+    return demand

@@ -1,0 +1,416 @@
+"""The real parameter server (rank 0): the scenario's rule applied to pushes as they arrive.
+
+:class:`RealServer` is the emulator's :class:`~netsim.sim.server.ParameterServer` on a real
+clock: the same steps, records, momentum and divergence check, with ``send`` a real message
+and rule timers checked by the serving loop. :func:`serve` is the process's body: the
+rendezvous, the clock probes, the loop, then the run folder.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..results.runfolder import RunWriter, write_atomic
+from ..rng import Streams
+from ..rules.base import Push
+from ..sim.engine import (
+    DIVERGENCE_FACTOR,
+    divergence_limit,
+    evaluation_sets,
+    group_snapshots,
+    worker_stats,
+)
+from ..sim.records import Recorder, Result, Snapshot, class_accuracy
+from ..sim.server import ParameterServer
+from ..sim.worker import COMM, COMPUTE, IDLE, WorkerState
+from ..workload.replayed import GRADIENT_COLUMNS, GRADIENTS_FILE
+from .measured import UPDATE_COLUMNS, Iteration, gradient_rows, pace, pace_failure, update_rows
+from .node import RealSpec, connect
+from .wire import HEADER, MODEL, PING, PONG, STOP, P, model_message, offset
+
+__all__ = ["RealServer", "serve", "UPDATES_FILE", "PROBES", "PROGRESS_EVERY_S"]
+
+UPDATES_FILE = "measured_updates.csv"
+PROBES = 5
+"""Clock probes per worker before training (the shortest round trip sets the offset)."""
+PROGRESS_EVERY_S = 0.2
+"""Real seconds between two progress snapshots sent to the launcher."""
+STOP_WAIT_S = 2.0
+"""Longest real wait for the stop messages to leave before the folder is written."""
+
+
+class _Clock:
+    """The server's clock in scenario time units: ``now`` = (monotonic − *t0*) / *scale*."""
+
+    def __init__(self, t0: float, scale: float):
+        self.t0, self.scale = t0, scale
+
+    @property
+    def now(self) -> float:
+        return (time.monotonic() - self.t0) / self.scale
+
+    def units(self, stamp: float) -> float:
+        """A ``time.monotonic()`` stamp of this process (s) in units since *t0*."""
+        return (stamp - self.t0) / self.scale
+
+
+class _Stop:
+    """The run's end, as the server's ``stop`` event: ``triggered`` once ``succeed`` is called."""
+
+    def __init__(self):
+        self.triggered, self.value = False, None
+
+    def succeed(self, value=None) -> None:
+        if not self.triggered:
+            self.triggered, self.value = True, value
+
+
+class RealServer(ParameterServer):
+    """A :class:`ParameterServer` whose clock is real and whose ``send`` is a message.
+
+    *transmit(wid)* sends worker *wid* the current model. A worker is *busy* from the send
+    of a model to the service of its push; a ``send`` to a busy worker releases it, as in
+    the emulator: it gets the model current when its push has been served. Rule timers
+    (``call_later``) are kept in a heap the serving loop fires (:meth:`fire_timers`).
+    """
+
+    def __init__(self, clock, w0, rule, states, recorder, stop, max_updates, on_update, transmit):
+        super().__init__(clock, w0, rule, states, recorder, stop, max_updates, on_update)
+        self.lean = (
+            True  # a real server cannot pre-empt or inspect a worker (preflight refuses such rules)
+        )
+        self.transmit = transmit
+        self.busy = [False] * len(states)
+        self.timers: list = []
+        self._seq = itertools.count()
+
+    def send(self, workers) -> None:
+        for wid in workers:
+            st = self.workers[wid]
+            if self.busy[wid]:
+                st.released = True
+            else:
+                self.busy[wid], st.released = True, False
+                self.transmit(wid)
+
+    def serve_push(self, push: Push) -> None:
+        """Hand *push* to the rule; its sender then gets the model if a send released it."""
+        wid = push.worker
+        self.busy[wid] = False
+        self.receive(push)
+        st = self.workers[wid]
+        if st.released:
+            st.released = False
+            if not self.busy[wid]:
+                self.busy[wid] = True
+                self.transmit(wid)
+
+    def call_later(self, delay: float, callback) -> None:
+        heapq.heappush(self.timers, (self.now + delay, next(self._seq), callback))
+
+    def next_timer(self) -> float:
+        """When the next rule timer is due (units; inf: none)."""
+        return self.timers[0][0] if self.timers else float("inf")
+
+    def fire_timers(self) -> None:
+        """Call every rule timer due by now, in due order."""
+        while self.timers and self.timers[0][0] <= self.now and not self.stop.triggered:
+            _, _, callback = heapq.heappop(self.timers)
+            callback()
+
+
+def _receive_loop(group, inbox: queue.SimpleQueue, d: int) -> None:
+    """Thread: every message from any worker, with its arrival stamp, into *inbox*."""
+    import torch
+    import torch.distributed as dist
+
+    try:
+        while True:
+            buf = torch.empty(HEADER + d, dtype=torch.float64)
+            dist.recv(buf, group=group)
+            inbox.put((time.monotonic(), buf.numpy()))
+    except Exception as exc:  # the connection to a worker broke: the loop reports it
+        inbox.put((time.monotonic(), exc))
+
+
+def _clock_offsets(spec: RealSpec, up, down) -> list[float]:
+    """Each worker's clock minus the server's (s), from :data:`PROBES` probes each."""
+    import torch
+    import torch.distributed as dist
+
+    d, out = spec.d, []
+    answer = torch.empty(HEADER + d, dtype=torch.float64)
+    for wid in range(spec.scenario.n_workers):
+        probes = []
+        for _ in range(PROBES):
+            sent = time.monotonic()
+            dist.send(torch.from_numpy(model_message(PING, 0, sent, None, d)), wid + 1, group=down)
+            dist.recv(answer, src=wid + 1, group=up)
+            probes.append((sent, float(answer[2]), time.monotonic()))
+        out.append(offset(probes))
+    return out
+
+
+def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> None:
+    """The parameter server's whole run: rendezvous, probes, the rule in real time until
+    ``run.until`` × scale (or ``max_updates``, divergence, a stop or a failure from the
+    launcher on *control*), then the run folder *out*. Sends ("progress", Snapshot) and
+    finally ("done", summary) on *control*."""
+    import torch
+    import torch.distributed as dist
+
+    up, down = connect(spec, 0)
+    offsets = _clock_offsets(spec, up, down)
+    sc, scale, d = spec.scenario, spec.scale, spec.d
+    run = sc.run
+    prep = spec.prepared
+    rule = sc.rule(spec.algorithm)
+    classes = sc.worker_class_names()
+    states = [WorkerState(i) for i in range(sc.n_workers)]
+    recorder, stop = Recorder(), _Stop()
+    writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
+    if run.timeline_until != 0:
+        for st in states:
+            st.spans = recorder.spans
+    iterations: list[Iteration] = []
+    current: list[Iteration | None] = [None] * sc.n_workers
+    updates: list[tuple[int, float, float, int]] = []
+    snapshots: list[tuple[int, float, np.ndarray]] = [(0, 0.0, prep.w0.copy())]
+    pending: dict[int, tuple] = {}
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_receive_loop, args=(up, inbox, d), daemon=True).start()
+    wall = time.perf_counter()
+    clock = _Clock(time.monotonic(), scale)
+
+    def transmit(wid: int) -> None:
+        stamp = time.monotonic()
+        msg = torch.from_numpy(model_message(MODEL, ps.version, stamp, ps.w, d))
+        if wid in pending:
+            pending[wid][0].wait()
+        pending[wid] = (dist.isend(msg, wid + 1, group=down), msg)
+        units = clock.units(stamp)
+        it = Iteration(wid, current[wid].iteration + 1 if current[wid] else 0, ps.version, units)
+        it.compute_real_s = None
+        current[wid] = it
+        iterations.append(it)
+        states[wid].enter(COMM, max(units, states[wid].since))
+
+    def on_update(server) -> None:
+        if server.version % run.eval_every_updates == 0:
+            snapshots.append((server.version, server.now, server.w.copy()))
+
+    ps = RealServer(
+        clock,
+        prep.w0,
+        rule,
+        states,
+        recorder,
+        stop,
+        run.max_updates,
+        on_update if run.eval_every_updates else None,
+        transmit,
+    )
+    failure = ""
+
+    def handle(arrived: float, msg: np.ndarray) -> None:
+        wid = int(msg[P.WORKER])
+        it, off, st = current[wid], offsets[wid], states[wid]
+        served_stamp = time.monotonic()
+        it.arrived, it.served = clock.units(arrived), clock.units(served_stamp)
+        it.compute_start = max(clock.units(float(msg[P.COMPUTE_START]) - off), st.since)
+        it.compute_end = max(clock.units(float(msg[P.COMPUTE_END]) - off), it.compute_start)
+        it.drawn, it.load1 = float(msg[P.DRAWN]), float(msg[P.LOAD1])
+        it.compute_real_s, it.wait_s = float(msg[P.COMPUTE_REAL]), float(msg[P.WAIT])
+        it.overrun_s = float(msg[P.OVERRUN])
+        it.pull_transfer_s = max(0.0, float(msg[P.MODEL_RECEIVED]) - off - (clock.t0 + it.sent * scale))
+        it.push_transfer_s = max(0.0, arrived - (float(msg[P.PUSH_SENT]) - off))
+        it.queued = inbox.qsize()
+        st.enter(COMPUTE, it.compute_start)
+        st.enter(COMM, it.compute_end)
+        st.enter(IDLE, max(it.arrived, it.compute_end))
+        before = ps.version
+        ps.serve_push(Push(wid, msg[HEADER:], int(msg[P.VERSION]), it.arrived, int(msg[P.SAMPLES])))
+        it.service_s = time.monotonic() - served_stamp
+        updates.extend(
+            (v, it.served, it.service_s, it.queued) for v in range(before + 1, ps.version + 1)
+        )
+
+    rule.start(ps)
+    next_eval = run.eval_every or float("inf")
+    next_progress = time.monotonic() + PROGRESS_EVERY_S
+    with np.errstate(over="ignore", invalid="ignore"):
+        while not stop.triggered:
+            now = clock.now
+            if now >= run.until:
+                stop.succeed("until")
+                break
+            ps.fire_timers()
+            if now >= next_eval:
+                snapshots.append((ps.version, now, ps.w.copy()))
+                next_eval = (int(now / run.eval_every) + 1) * run.eval_every
+            while control.poll():
+                kind, *args = control.recv()
+                if kind == "stop":
+                    stop.succeed("interrupted")
+                elif kind == "fail" and not failure:
+                    failure = args[0]
+                    stop.succeed("failed")
+            if stop.triggered:
+                break
+            if time.monotonic() >= next_progress:
+                next_progress = time.monotonic() + PROGRESS_EVERY_S
+                control.send(("progress", _snapshot(spec, ps, states, now)))
+                writer.flush(recorder)
+            due = min(run.until, ps.next_timer(), next_eval)
+            wait = min(max(0.0, (due - clock.now) * scale), PROGRESS_EVERY_S)
+            try:
+                arrived, msg = inbox.get(timeout=wait)
+            except queue.Empty:
+                continue
+            if isinstance(msg, Exception):
+                failure = _lost(control, msg)
+                stop.succeed("failed")
+                break
+            if msg[0] == PONG:
+                continue
+            handle(arrived, msg)
+    end = run.until if stop.value == "until" else min(clock.now, run.until)
+    stopped = time.monotonic()
+    for wid in range(sc.n_workers):  # every worker ends after its push in progress
+        stamp = time.monotonic()
+        pending[wid] = (
+            dist.isend(
+                torch.from_numpy(model_message(STOP, 0, stamp, None, d)), wid + 1, group=down
+            ),
+            None,
+        )
+    while time.monotonic() - stopped < STOP_WAIT_S and not all(
+        w.is_completed() for w, _ in pending.values()
+    ):
+        time.sleep(0.005)
+    result = _result(spec, ps, states, recorder, stop, failure, end, time.perf_counter() - wall)
+    _evaluate(spec, snapshots, result)
+    measured = pace(iterations, scale)
+    result.extra["real"] = {
+        **measured,
+        "backend": "gloo",
+        "processes": spec.world,
+        "clock_offset_max_s": max((abs(o) for o in offsets), default=0.0),
+    }
+    if result.status == "ok" and (why := pace_failure(measured, scale)):
+        result.status, result.message = "failed", why
+    text = [",".join(GRADIENT_COLUMNS)] + [
+        ",".join(r) for r in gradient_rows(iterations, classes, end)
+    ]
+    write_atomic(out / GRADIENTS_FILE, "\n".join(text) + "\n")
+    text = [",".join(UPDATE_COLUMNS)] + [",".join(r) for r in update_rows(updates)]
+    write_atomic(out / UPDATES_FILE, "\n".join(text) + "\n")
+    control.send(("done", writer.finish(result)))
+
+
+def _lost(control, exc: Exception) -> str:
+    """The failure message when a worker's connection broke: the launcher's (which worker
+    died and how) when it comes within a second, else the transport's error."""
+    if control.poll(1.0):
+        kind, *args = control.recv()
+        if kind == "fail":
+            return args[0]
+    return f"lost the connection to a worker: {exc}"
+
+
+def _snapshot(spec: RealSpec, ps: RealServer, states, now: float) -> Snapshot:
+    run = spec.scenario.run
+    groups = group_snapshots(ps.rule.groups, states, ps, now)
+    return Snapshot(
+        spec.label,
+        spec.algorithm,
+        now,
+        run.until,
+        ps.version,
+        run.max_updates,
+        None,
+        None,
+        None,
+        None,
+        groups,
+    )
+
+
+def _result(spec, ps, states, recorder, stop, failure: str, end: float, wall_s: float) -> Result:
+    sc = spec.scenario
+    for st in states:  # an iteration in flight at the end: its phase runs to the end
+        if st.since > end:
+            st.since = end
+    stats = worker_stats(states, sc.worker_class_names(), ps.rule.group_index(), end)
+    if sc.run.timeline_until > 0:
+        cut = sc.run.timeline_until
+        recorder.spans[:] = [(w, p, a, min(b, cut)) for w, p, a, b in recorder.spans if a < cut]
+    status = {"interrupted": "interrupted", "failed": "failed", "diverged": "diverged"}.get(
+        stop.value, "ok"
+    )
+    message = {
+        "interrupted": f"interrupted at time {end:g} (of {sc.run.until:g})",
+        "failed": failure,
+        "diverged": ps.diverged,
+    }.get(stop.value, "")
+    prep = spec.prepared
+    extra = {"data": prep.data_summary(sc.data, sc.run.batch_size)}
+    if sc.run.time_unit != "s":
+        extra["time_unit"] = sc.run.time_unit
+    if ps.diverged:
+        extra["diverged_at"] = {"update": ps.version, "sim_time": end}
+    if sc.run.target_loss:
+        extra["target_loss"] = sc.run.target_loss
+    grouping = ps.rule.grouping_record()
+    if grouping is not None:
+        extra["grouping"] = grouping
+    return Result(
+        scenario=sc.name,
+        algorithm=spec.algorithm,
+        label=spec.label,
+        seed=sc.run.seed,
+        sim_time=end,
+        updates=ps.version,
+        groups=[list(g) for g in ps.rule.groups],
+        workers=stats,
+        records=recorder,
+        status=status,
+        message=message,
+        wall_s=wall_s,
+        final_w=ps.last_finite[1] if ps.diverged and ps.last_finite else ps.w,
+        extra=extra,
+    )
+
+
+def _evaluate(spec: RealSpec, snapshots, result: Result) -> None:
+    """The curve of a real run, evaluated after it (an evaluation would have stalled the
+    server): the models kept at each evaluation time, then the final one. A loss above
+    :data:`DIVERGENCE_FACTOR` × the initial one ends the curve and marks the run diverged."""
+    sc, prep = spec.scenario, spec.prepared
+    model, ds = prep.model, prep.dataset
+    train, test = evaluation_sets(ds, sc.run.eval_rows, Streams(sc.run.seed).rng("eval"))
+    rec = result.records
+    final = (result.updates, result.sim_time, result.final_w)
+    for version, at, w in [*snapshots, final]:
+        if rec.curve and rec.curve[-1][0] == version and rec.curve[-1][1] == at:
+            continue
+        loss = float(model.loss(w, *train))
+        pred = model.predict(w, test[0])
+        rec.curve.append((version, float(at), loss, float(np.mean(pred == test[1]))))
+        rec.class_accuracy.append(class_accuracy(pred, test[1], ds.n_classes))
+        if not np.isfinite(loss) or loss > divergence_limit(rec.curve[0][2]):
+            if result.status == "ok":
+                result.status = "diverged"
+                result.message = (
+                    f"loss {loss:.3g} at update {version}, time {at:g}, above "
+                    f"{DIVERGENCE_FACTOR:.0e} × the initial loss {rec.curve[0][2]:.3g}"
+                )
+                result.extra["diverged_at"] = {"update": version, "sim_time": float(at)}
+            break

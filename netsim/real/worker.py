@@ -1,0 +1,78 @@
+"""A real worker: receive the model, compute its real gradient, fill its drawn time, push."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..rng import Streams
+from ..sim.worker import BatchSampler
+from .node import RealSpec, connect, sleep_until
+from .wire import HEADER, MODEL, PING, PONG, PUSH, STOP, P, push_message
+
+__all__ = ["work"]
+
+
+def work(spec: RealSpec, wid: int) -> None:
+    """Worker *wid* (rank wid + 1) until the server says stop (or the launcher ends it).
+
+    Each iteration: receive the model (a message), hold it for the class's pull latency ×
+    scale (a delay injected on the message), compute the gradient on the next minibatch of
+    the worker's own stream, wait out the rest of the compute time drawn from its own stream
+    × scale (no wait when the gradient took longer), hold the push for the push latency ×
+    scale, and send it. The minibatches and drawn times are those the emulation of the
+    same scenario and seed uses (the same samplers and time models, the same streams).
+    """
+    import torch
+    import torch.distributed as dist
+
+    up, down = connect(spec, wid + 1)
+    sc, scale, d = spec.scenario, spec.scale, spec.d
+    _, wc, member = sc.worker_slots()[wid]
+    streams = Streams(sc.run.seed)
+    draws = wc.compute.draws(streams.rng("compute", wid), member)
+    prep = spec.prepared
+    sampler = BatchSampler(prep.shards[wid], sc.run.batch_size, streams.rng("batch", wid))
+    X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
+    prep.model.start_run(sc.run.seed)
+    pull_s, push_s = wc.pull_latency * scale, wc.push_latency * scale
+    inbox = torch.empty(HEADER + d, dtype=torch.float64)
+    header = np.zeros(HEADER)
+    header[0], header[P.WORKER] = PUSH, wid
+    iteration = 0
+    while True:
+        dist.recv(inbox, src=0, group=down)
+        received = time.monotonic()
+        msg = inbox.numpy()
+        if msg[0] == STOP:
+            return
+        if msg[0] == PING:
+            answer = np.zeros(HEADER)
+            answer[0], answer[1], answer[2] = PONG, wid, received
+            dist.send(torch.from_numpy(push_message(answer, None, d)), dst=0, group=up)
+            continue
+        assert msg[0] == MODEL, msg[0]
+        version, w = int(msg[1]), msg[HEADER:].copy()
+        sleep_until(received + pull_s)
+        start = time.monotonic()
+        rows = sampler.next()
+        grad = gradient(w, X[rows], y[rows])
+        computed = time.monotonic()
+        drawn = next(draws)
+        sleep_until(start + drawn * scale)
+        end = time.monotonic()
+        sleep_until(end + push_s)
+        header[P.VERSION], header[P.ITERATION], header[P.SAMPLES] = version, iteration, len(rows)
+        header[P.MODEL_RECEIVED], header[P.COMPUTE_START] = received, start
+        header[P.COMPUTE_END] = end
+        header[P.COMPUTE_REAL] = computed - start
+        header[P.WAIT] = end - computed
+        header[P.OVERRUN] = max(0.0, (computed - start) - drawn * scale)
+        header[P.DRAWN], header[P.LOAD1] = drawn, os.getloadavg()[0]
+        header[P.PULL_DELAY] = start - received
+        header[P.PUSH_SENT] = sent = time.monotonic()
+        header[P.PUSH_DELAY] = sent - end
+        dist.send(torch.from_numpy(push_message(header, grad, d)), dst=0, group=up)
+        iteration += 1
