@@ -62,6 +62,8 @@ __all__ = [
     "load",
     "run",
     "real",
+    "predict",
+    "Prediction",
     "rerun",
     "default_out",
     "Rerun",
@@ -475,6 +477,76 @@ def real(
     meta["real"] = {"time_scale": time_scale, "host": host, "port": port}
     run_real(spec, out, meta, overwrite=overwrite, progress=progress)
     return Run(read_run(out))
+
+
+class Prediction:
+    """netsim's predictions of a real run (:func:`predict`): ``real`` (its Run), ``runs``
+    (variant → emulated Run), ``target`` (the loss of the time-to-target row), ``rows``
+    (one dict per figure: ``metric``, ``label``, ``real``, then per variant its value and
+    ``<variant>_gap``, the relative error), ``path`` (the folder) and ``plots``."""
+
+    def __init__(self, real: Run, runs: dict, target: float, rows: list, path: Path, plots):
+        self.real, self.runs, self.target = real, runs, target
+        self.rows, self.path, self.plots = rows, path, plots
+
+    def to_pandas(self):
+        """DataFrame: one row per compared figure (see ``rows``)."""
+        return _frame({k: [r.get(k) for r in self.rows] for k in self.rows[0]})
+
+
+def predict(
+    folder: str | os.PathLike,
+    *,
+    out=None,
+    variants=None,
+    target: float | None = None,
+    progress=None,
+    plots: bool = True,
+    data_dir=None,
+) -> Prediction:
+    """Emulate the scenario of the real run in *folder* (``netsim real``'s) as netsim would
+    predict it, in each of *variants* (default all of ``scenario``, ``calibrated``,
+    ``replayed``: :mod:`netsim.real.predict`), into *out* (default ``<folder>-predict``,
+    numbered), and compare: updates, gradients applied, staleness per update, idle %, final
+    loss and the time to *target* (default ``run.target_loss``, else the loss the real run
+    had at half its horizon). With *plots*, the figures of all of them in ``out/plots``.
+    Raises FolderError for a folder that is not a real run's."""
+    from .real.predict import METRICS, VARIANTS, default_target, gap, metrics, variant_scenario
+    from .results.plots import plot_runs
+
+    folder = Path(folder)
+    real_run = Run(read_run(folder))
+    if "real" not in real_run.summary:
+        raise FolderError(f"{folder}: not a real run's folder (netsim real writes one)")
+    sc = load(folder / "scenario.toml", data_dir=data_dir)
+    variants = list(variants or VARIANTS)
+    for v in variants:
+        if v not in VARIANTS:
+            raise ScenarioError(
+                "--variants", f"{v!r} is not allowed (allowed: {', '.join(VARIANTS)})"
+            )
+    target = target or sc.run.target_loss or default_target(real_run.curve, sc.run.until)
+    out = (
+        Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-predict"))
+    )
+    runs = {}
+    for v in variants:
+        vs = variant_scenario(sc, folder, v)
+        runs[v] = run(vs, out=out / v, progress=progress, label=v, overwrite=True)
+    values = {"real": real_run, **runs}
+    figures = {name: metrics(r.summary, r.curve, r.updates, target) for name, r in values.items()}
+    rows = []
+    for key, label in METRICS:
+        row = {"metric": key, "label": label, "real": figures["real"][key]}
+        for v in variants:
+            row[v] = figures[v][key]
+            row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key])
+        rows.append(row)
+    paths = []
+    if plots:
+        data = [replace(r.data, label=name, group=name) for name, r in values.items()]
+        paths = plot_runs(data, out / "plots")
+    return Prediction(real_run, runs, target, rows, out, paths)
 
 
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:

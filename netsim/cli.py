@@ -19,7 +19,7 @@ from rich.live import Live
 from rich.markup import escape
 
 from . import api
-from .errors import ScenarioError, one_line
+from .errors import RealRunFailed, ScenarioError, one_line
 from .results import render
 
 
@@ -353,6 +353,8 @@ def guarded(out, call):
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
+    except RealRunFailed as exc:
+        fail(str(exc), 1)
     except api.RunInterrupted as stop:
         interrupted(stop, out)
     except KeyboardInterrupt:
@@ -402,6 +404,65 @@ def run(
     )
     if plots:
         draw([out], None, window_range)
+    raise typer.Exit(api.exit_status([result.status]))
+
+
+@app.command()
+def real(
+    scenario: ScenarioArg,
+    algorithm: Annotated[
+        Optional[str],
+        typer.Option(
+            "--algorithm", "-a", help="Rule: ssgd, asgd, gsgd (hand groups), backup, kasync, ..."
+        ),
+    ] = None,
+    time_scale: Annotated[
+        float,
+        typer.Option("--time-scale", "-S", help="Real seconds per scenario time unit."),
+    ] = 0.05,
+    set_: SetOpt = None,
+    seed: SeedOpt = None,
+    out: OutOpt = None,
+    live: LiveOpt = True,
+    data_dir: DataOpt = None,
+    port: Annotated[
+        Optional[int], typer.Option(help="Rendezvous TCP port (default: a free one).")
+    ] = None,
+    json_: JsonOpt = False,
+    wide: WideOpt = False,
+    overwrite: OverwriteOpt = False,
+) -> None:
+    """Train a scenario for real: a parameter-server process and a process per worker over torch.distributed."""
+    sc = load(scenario, set_, seed, data_dir, algorithm)
+    out = out or api.default_out(sc, f"real-{sc.run.algorithm}")
+    check_out(out)
+    result = guarded(
+        out,
+        lambda: with_progress(
+            live,
+            lambda progress: api.real(
+                sc,
+                time_scale=time_scale,
+                out=out,
+                progress=progress,
+                overwrite=overwrite,
+                port=port,
+            ),
+        ),
+    )
+    report_status(result.summary, out)
+    if json_:
+        emit_json({**result.summary, "folder": str(out)})
+    else:
+        print_table(
+            render.compare_table(
+                [result.summary],
+                title=f"{sc.name} for real, {time_scale:g} s per unit (seed {sc.run.seed})",
+                width=table_width(wide),
+            ),
+            wide,
+        )
+    note(f"wrote {out}; netsim predict {out} holds netsim's prediction against it")
     raise typer.Exit(api.exit_status([result.status]))
 
 

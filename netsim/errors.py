@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ScenarioError", "one_line"]
+__all__ = ["ScenarioError", "RealRunFailed", "one_line"]
 
 
 def one_line(text: str) -> str:
@@ -41,3 +41,8 @@ class ScenarioError(Exception):
     def __str__(self) -> str:
         head = f"{self.file}: " if self.file else ""
         return one_line(f"{head}{self.key}: {self.message}")
+
+
+class RealRunFailed(RuntimeError):
+    """A real run's parameter-server process died before it could write the run's summary
+    (the rows it flushed stay in the folder)."""

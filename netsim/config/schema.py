@@ -134,7 +134,8 @@ def scenario_keys() -> list[KeySpec]:
             default is MISSING and not key.endswith("groups"),
         )
     dists = (
-        "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items()) + "; replay(times)"
+        "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items())
+        + "; replay(times)"
         + "; replay(run = a real run's folder, worker_class, measure = cycle | compute)"
     )
     out["workers[].compute"] = KeySpec(

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config.scenario import Scenario
+from ..errors import RealRunFailed
 from ..sim.engine import Prepared
 from ..sim.worker import BatchSampler
 from .node import RealSpec, setup_child
@@ -34,14 +35,10 @@ from .preflight import (
     free_port,
 )
 
-__all__ = ["check_real", "prepare_spec", "run_real", "RealRunFailed", "gradient_seconds"]
+__all__ = ["check_real", "prepare_spec", "run_real", "gradient_seconds"]
 
 END_GRACE_S = 5.0
 """Real seconds the workers get, beyond their longest iteration, to end after the server stops."""
-
-
-class RealRunFailed(RuntimeError):
-    """The server process died before it could write the run's summary."""
 
 
 def check_real(scenario: Scenario, algorithm: str, scale: float, host: str, port: int | None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import time
@@ -61,6 +62,8 @@ def setup_child(parent: int) -> None:
     import torch
 
     torch.set_num_threads(1)
+    gc.freeze()  # what the process inherited is never scanned: a full collection takes
+    # tens of ms over torch's objects, a stall of the process in the middle of a message
 
 
 def connect(spec: RealSpec, rank: int):

@@ -71,6 +71,10 @@ class _Stop:
         if not self.triggered:
             self.triggered, self.value = True, value
 
+    def fail(self) -> None:
+        """End the run as failed, whatever ended it before."""
+        self.triggered, self.value = True, "failed"
+
 
 class RealServer(ParameterServer):
     """A :class:`ParameterServer` whose clock is real and whose ``send`` is a message.
@@ -229,15 +233,19 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
         it.drawn, it.load1 = float(msg[P.DRAWN]), float(msg[P.LOAD1])
         it.compute_real_s, it.wait_s = float(msg[P.COMPUTE_REAL]), float(msg[P.WAIT])
         it.overrun_s = float(msg[P.OVERRUN])
-        it.pull_transfer_s = max(0.0, float(msg[P.MODEL_RECEIVED]) - off - (clock.t0 + it.sent * scale))
+        it.pull_transfer_s = max(
+            0.0, float(msg[P.MODEL_RECEIVED]) - off - (clock.t0 + it.sent * scale)
+        )
         it.push_transfer_s = max(0.0, arrived - (float(msg[P.PUSH_SENT]) - off))
         it.queued = inbox.qsize()
         st.enter(COMPUTE, it.compute_start)
-        st.enter(COMM, it.compute_end)
-        st.enter(IDLE, max(it.arrived, it.compute_end))
+        st.enter(COMM, it.compute_end)  # the push's message, its queue and its service
         before = ps.version
         ps.serve_push(Push(wid, msg[HEADER:], int(msg[P.VERSION]), it.arrived, int(msg[P.SAMPLES])))
-        it.service_s = time.monotonic() - served_stamp
+        done = time.monotonic()
+        it.service_s = done - served_stamp
+        if not ps.busy[wid]:  # no model came back with the service: it waits for one
+            st.enter(IDLE, max(clock.units(done), st.since))
         updates.extend(
             (v, it.served, it.service_s, it.queued) for v in range(before + 1, ps.version + 1)
         )
@@ -245,42 +253,46 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
     rule.start(ps)
     next_eval = run.eval_every or float("inf")
     next_progress = time.monotonic() + PROGRESS_EVERY_S
-    with np.errstate(over="ignore", invalid="ignore"):
-        while not stop.triggered:
-            now = clock.now
-            if now >= run.until:
-                stop.succeed("until")
-                break
-            ps.fire_timers()
-            if now >= next_eval:
-                snapshots.append((ps.version, now, ps.w.copy()))
-                next_eval = (int(now / run.eval_every) + 1) * run.eval_every
-            while control.poll():
-                kind, *args = control.recv()
-                if kind == "stop":
-                    stop.succeed("interrupted")
-                elif kind == "fail" and not failure:
-                    failure = args[0]
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            while not stop.triggered:
+                now = clock.now
+                if now >= run.until:
+                    stop.succeed("until")
+                    break
+                ps.fire_timers()
+                if now >= next_eval:
+                    snapshots.append((ps.version, now, ps.w.copy()))
+                    next_eval = (int(now / run.eval_every) + 1) * run.eval_every
+                while control.poll():
+                    kind, *args = control.recv()
+                    if kind == "stop":
+                        stop.succeed("interrupted")
+                    elif kind == "fail" and not failure:
+                        failure = args[0]
+                        stop.succeed("failed")
+                if stop.triggered:
+                    break
+                if time.monotonic() >= next_progress:
+                    next_progress = time.monotonic() + PROGRESS_EVERY_S
+                    control.send(("progress", _snapshot(spec, ps, states, now)))
+                    writer.flush(recorder)
+                due = min(run.until, ps.next_timer(), next_eval)
+                wait = min(max(0.0, (due - clock.now) * scale), PROGRESS_EVERY_S)
+                try:
+                    arrived, msg = inbox.get(timeout=wait)
+                except queue.Empty:
+                    continue
+                if isinstance(msg, Exception):
+                    failure = _lost(control, msg)
                     stop.succeed("failed")
-            if stop.triggered:
-                break
-            if time.monotonic() >= next_progress:
-                next_progress = time.monotonic() + PROGRESS_EVERY_S
-                control.send(("progress", _snapshot(spec, ps, states, now)))
-                writer.flush(recorder)
-            due = min(run.until, ps.next_timer(), next_eval)
-            wait = min(max(0.0, (due - clock.now) * scale), PROGRESS_EVERY_S)
-            try:
-                arrived, msg = inbox.get(timeout=wait)
-            except queue.Empty:
-                continue
-            if isinstance(msg, Exception):
-                failure = _lost(control, msg)
-                stop.succeed("failed")
-                break
-            if msg[0] == PONG:
-                continue
-            handle(arrived, msg)
+                    break
+                if msg[0] == PONG:
+                    continue
+                handle(arrived, msg)
+    except Exception as exc:  # a failure of the server itself: the run ends failed, its rows kept
+        failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
+        stop.fail()
     end = run.until if stop.value == "until" else min(clock.now, run.until)
     stopped = time.monotonic()
     for wid in range(sc.n_workers):  # every worker ends after its push in progress

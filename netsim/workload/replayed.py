@@ -51,8 +51,9 @@ def read_measured_times(
     """The times (units) of every iteration of each worker of *worker_class*, in worker id
     then iteration order, read from the real run *folder*'s :data:`GRADIENTS_FILE`.
 
-    ``cycle``: the completed iterations, then the last one in flight as a lower bound (so a
-    replay does not finish it before the real run ended); ``compute``: completed
+    ``cycle``: the completed iterations, then the last one in flight, made to end one unit
+    after the real run's end (its sent time + cycle), so a replay never finishes it within the
+    real run's horizon; ``compute``: completed
     computations only. Raises ValueError with a message naming what is missing.
     """
     path = Path(folder) / GRADIENTS_FILE
@@ -77,7 +78,7 @@ def read_measured_times(
             wid, it = int(row["worker"]), int(row["iteration"])
             complete = row["complete"] == "1"
             if measure == "cycle":
-                value = float(row["cycle"])
+                value = float(row["cycle"]) + (0.0 if complete else float(row["sent"]) + 1.0)
             elif complete or row["compute_end"]:
                 value = float(row["compute_end"]) - float(row["compute_start"])
             else:

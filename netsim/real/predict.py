@@ -1,0 +1,110 @@
+"""netsim's predictions of a real run: the scenarios to emulate and the figures to compare.
+
+Three emulations of a real run's scenario (same rule, seed and data):
+
+- ``scenario``: the scenario as written, what a user who only has the file gets;
+- ``calibrated``: the scenario's compute times plus, per worker class, the overheads the
+  real run measured around them (model message + start, push message + queue + service:
+  the medians of ``compute_start - sent`` and ``served - compute_end``) as fixed pull
+  and push latencies;
+- ``replayed``: every worker's measured iterations replayed one by one (``replay`` of the
+  ``cycle`` measure, from the model's send to the push's service), no latencies.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from ..config.scenario import Scenario, parse_scenario
+from ..sim.records import staleness_stats, update_staleness
+from ..workload.replayed import GRADIENTS_FILE
+
+__all__ = ["VARIANTS", "variant_scenario", "measured_overheads", "metrics", "METRICS", "gap"]
+
+VARIANTS = ("scenario", "calibrated", "replayed")
+"""The emulations of a real run :func:`netsim.api.predict` makes (see the module's text)."""
+
+METRICS = (
+    ("updates", "updates"),
+    ("gradients_applied", "gradients applied"),
+    ("staleness_mean", "staleness per update, mean"),
+    ("staleness_p95", "staleness per update, p95"),
+    ("idle_pct", "idle %"),
+    ("final_loss", "final loss"),
+    ("time_to_target", "time to target"),
+)
+"""(key, label) of the figures compared, in table order."""
+
+
+def measured_overheads(folder: str | Path) -> dict[str, tuple[float, float]]:
+    """Per worker class, the median (before, after) overhead (units) a real run measured
+    around each computation: ``compute_start - sent`` (the model's message and any
+    injected pull latency) and ``served - compute_end`` (the push's message, any push
+    latency and the wait and service at the server), over its served iterations."""
+    with open(Path(folder) / GRADIENTS_FILE, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["complete"] == "1"]
+    out: dict[str, tuple[list, list]] = {}
+    for r in rows:
+        before, after = out.setdefault(r["worker_class"], ([], []))
+        before.append(float(r["compute_start"]) - float(r["sent"]))
+        after.append(float(r["served"]) - float(r["compute_end"]))
+    return {k: (float(np.median(b)), float(np.median(a))) for k, (b, a) in out.items()}
+
+
+def variant_scenario(scenario: Scenario, folder: str | Path, variant: str) -> Scenario:
+    """*scenario* (a real run's) as emulated for *variant* (:data:`VARIANTS`)."""
+    if variant == "scenario":
+        return scenario
+    raw = copy.deepcopy(scenario.raw)
+    overheads = measured_overheads(folder) if variant == "calibrated" else {}
+    for wc in raw["workers"]:
+        for key in ("latency", "pull_latency", "push_latency"):
+            wc.pop(key, None)
+        if variant == "replayed":
+            wc["compute"] = {
+                "dist": "replay",
+                "run": str(Path(folder).resolve()),
+                "measure": "cycle",
+            }
+        elif wc["name"] in overheads:
+            wc["pull_latency"], wc["push_latency"] = overheads[wc["name"]]
+    parsed = parse_scenario(raw, Path(scenario.path))
+    return parsed.with_algorithm(scenario.run.algorithm)
+
+
+def metrics(summary: dict, curve: dict, updates: dict, target: float) -> dict:
+    """The compared figures of one run (its summary, curve and updates columns):
+    :data:`METRICS`, time to *target* the first evaluation at or below it (None: never)."""
+    per_update = staleness_stats(update_staleness(updates["staleness"], updates["version"]))
+    below = np.flatnonzero(curve["loss"] <= target)
+    return {
+        "updates": summary["updates"],
+        "gradients_applied": summary["gradients_applied"],
+        "staleness_mean": per_update["mean"],
+        "staleness_p95": per_update["p95"],
+        "idle_pct": summary["idle_pct"],
+        "final_loss": summary["final_loss"],
+        "time_to_target": float(curve["sim_time"][below[0]]) if below.size else None,
+    }
+
+
+def default_target(curve: dict, until: float) -> float:
+    """The loss a real run had reached at half its horizon (its last evaluation by then)."""
+    times, losses = curve["sim_time"], curve["loss"]
+    half = np.flatnonzero(times <= until / 2)
+    return float(losses[half[-1]] if half.size else losses[0])
+
+
+def gap(predicted, real) -> float | None:
+    """Relative error of *predicted* against *real* (None when either is missing or real is 0).
+
+    >>> gap(102, 100), gap(None, 1.0), gap(1.0, 0)
+    (0.02, None, None)
+    """
+    if predicted is None or real is None or real == 0:
+        return None
+    return (predicted - real) / abs(real)
