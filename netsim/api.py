@@ -540,7 +540,7 @@ def predict(
         row = {"metric": key, "label": label, "real": figures["real"][key]}
         for v in variants:
             row[v] = figures[v][key]
-            row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key])
+            row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key], key)
         rows.append(row)
     paths = []
     if plots:

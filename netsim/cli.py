@@ -467,6 +467,47 @@ def real(
 
 
 @app.command()
+def predict(
+    folder: Annotated[Path, typer.Argument(help="A real run's folder (netsim real's).")],
+    out: OutOpt = None,
+    variants: Annotated[
+        Optional[str],
+        typer.Option(help="Emulations to make: scenario, calibrated, replayed (comma-separated)."),
+    ] = None,
+    target: Annotated[
+        Optional[float],
+        typer.Option(help="Loss of the time-to-target row (default: the real run's at half time)."),
+    ] = None,
+    data_dir: DataOpt = None,
+    plots: PlotsOpt = True,
+    json_: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Hold netsim's predictions against a real run: emulate its scenario and compare side by side."""
+    names = split(variants) if variants else None
+    try:
+        pred = api.predict(
+            folder, out=out, variants=names, target=target, plots=plots, data_dir=data_dir
+        )
+    except ScenarioError as exc:
+        fail(str(exc))
+    except api.FolderError as exc:
+        fail(str(exc))
+    if json_:
+        emit_json({"target": pred.target, "folder": str(pred.path), "rows": pred.rows})
+    else:
+        s = pred.real.summary
+        title = (
+            f"{s['scenario']} {s['label']} for real at {s['real']['time_scale']:g} s per unit, "
+            f"against netsim (time to loss {pred.target:.5g})"
+        )
+        print_table(
+            render.prediction_table(pred.rows, list(pred.runs), title, table_width(wide)), wide
+        )
+    note(f"wrote {pred.path}: the emulated runs" + (" and plots/" if plots else ""))
+
+
+@app.command()
 def rerun(
     folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml).")],
     out: Annotated[

@@ -21,6 +21,7 @@ LAYERS = [
     {"config"},  # scenario files → frozen, validated Scenario
     {"sim"},  # the SimPy emulation: engine, server, workers, records
     {"results", "tuning"},  # run folders, tables, figures, reports; the grouping decision
+    {"real"},  # real runs over torch.distributed, and the predictions held against them
     {"sweeps"},  # grids of runs, executors
     {"api"},  # the one front door
     {"cli"},  # parse, call the API, render
@@ -147,6 +148,7 @@ def test_tests_mirror_the_package():
         "results",
         "sweeps",
         "tuning",
+        "real",
     ):
         assert (tests / sub).is_dir(), f"tests/{sub}/ is missing"
 

@@ -23,7 +23,17 @@ from ..config.scenario import Scenario, parse_scenario
 from ..sim.records import staleness_stats, update_staleness
 from ..workload.replayed import GRADIENTS_FILE
 
-__all__ = ["VARIANTS", "variant_scenario", "measured_overheads", "metrics", "METRICS", "gap"]
+__all__ = [
+    "VARIANTS",
+    "variant_scenario",
+    "measured_overheads",
+    "metrics",
+    "crossing",
+    "METRICS",
+    "POINTS",
+    "gap",
+    "default_target",
+]
 
 VARIANTS = ("scenario", "calibrated", "replayed")
 """The emulations of a real run :func:`netsim.api.predict` makes (see the module's text)."""
@@ -78,9 +88,8 @@ def variant_scenario(scenario: Scenario, folder: str | Path, variant: str) -> Sc
 
 def metrics(summary: dict, curve: dict, updates: dict, target: float) -> dict:
     """The compared figures of one run (its summary, curve and updates columns):
-    :data:`METRICS`, time to *target* the first evaluation at or below it (None: never)."""
+    :data:`METRICS`, the time to *target* by :func:`crossing`."""
     per_update = staleness_stats(update_staleness(updates["staleness"], updates["version"]))
-    below = np.flatnonzero(curve["loss"] <= target)
     return {
         "updates": summary["updates"],
         "gradients_applied": summary["gradients_applied"],
@@ -88,8 +97,28 @@ def metrics(summary: dict, curve: dict, updates: dict, target: float) -> dict:
         "staleness_p95": per_update["p95"],
         "idle_pct": summary["idle_pct"],
         "final_loss": summary["final_loss"],
-        "time_to_target": float(curve["sim_time"][below[0]]) if below.size else None,
+        "time_to_target": crossing(curve["sim_time"], curve["loss"], target),
     }
+
+
+def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | None:
+    """When the loss first reaches *target*, linear between the evaluation before and the
+    first at or below it (the evaluations are every ``eval_every``; the crossing between
+    them is the figure compared); None when it never does.
+
+    >>> crossing(np.array([0.0, 10.0, 20.0]), np.array([1.0, 0.6, 0.2]), 0.4)
+    15.0
+    >>> crossing(np.array([0.0, 10.0]), np.array([1.0, 0.6]), 0.4) is None
+    True
+    """
+    below = np.flatnonzero(losses <= target)
+    if not below.size:
+        return None
+    i = int(below[0])
+    if i == 0 or not np.isfinite(losses[i - 1]):
+        return float(times[i])
+    t0, t1, l0, l1 = times[i - 1], times[i], losses[i - 1], losses[i]
+    return float(t0 + (t1 - t0) * (l0 - target) / (l0 - l1))
 
 
 def default_target(curve: dict, until: float) -> float:
@@ -99,12 +128,20 @@ def default_target(curve: dict, until: float) -> float:
     return float(losses[half[-1]] if half.size else losses[0])
 
 
-def gap(predicted, real) -> float | None:
-    """Relative error of *predicted* against *real* (None when either is missing or real is 0).
+POINTS = ("idle_pct",)
+"""Figures compared by their difference (percentage points), not relative error: near 0,
+a relative error says nothing."""
 
-    >>> gap(102, 100), gap(None, 1.0), gap(1.0, 0)
-    (0.02, None, None)
+
+def gap(predicted, real, metric: str = "") -> float | None:
+    """Error of *predicted* against *real*: relative, or the difference for a figure of
+    :data:`POINTS`; None when either is missing or a relative error's *real* is 0.
+
+    >>> gap(102, 100), gap(None, 1.0), gap(1.0, 0), gap(0.5, 0.25, "idle_pct")
+    (0.02, None, None, 0.25)
     """
-    if predicted is None or real is None or real == 0:
+    if predicted is None or real is None:
         return None
-    return (predicted - real) / abs(real)
+    if metric in POINTS:
+        return predicted - real
+    return None if real == 0 else (predicted - real) / abs(real)

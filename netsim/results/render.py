@@ -534,3 +534,27 @@ def recommendation_tables(
             )
         out.append(v)
     return out
+
+
+def _gap_text(gap, points: bool = False) -> str:
+    if gap is None:
+        return ""
+    return f" ({gap:+.2f} pt)" if points else f" ({gap:+.1%})"
+
+
+def prediction_table(
+    rows: list[dict], variants: list[str], title: str = "", width: int | None = None
+) -> Table:
+    """netsim's predictions of a real run (:func:`netsim.api.predict`'s ``rows``): one row
+    per figure, the real run's value, then each variant's with its relative error (idle %:
+    its difference in percentage points)."""
+    header = ["figure", "real", *variants]
+    text = [
+        [r["label"], _fmt(r["real"], ".5g")]
+        + [
+            _fmt(r[v], ".5g") + _gap_text(r[f"{v}_gap"], r["metric"] == "idle_pct")
+            for v in variants
+        ]
+        for r in rows
+    ]
+    return _fitted_table(header, text, title, width=width)
