@@ -450,7 +450,7 @@ def real(
     data_dir=None,
     host: str = "127.0.0.1",
     port: int | None = None,
-) -> Run:
+) -> Run | None:
     """Train *scenario* for real with rule *algorithm*: one parameter-server process and one
     process per worker over ``torch.distributed`` (gloo), each scenario time unit lasting
     *time_scale* real seconds (docs/VALIDATION.md). Writes the run folder *out* (default
@@ -461,21 +461,42 @@ def real(
     emulated only, a time scale ≤ 0 or too small for this machine, more workers than it
     can run, a port in use (*port* None: a free one on *host*). A run stopped by Ctrl-C or
     SIGTERM, or whose worker died, ends every process and keeps its folder with status
-    ``interrupted`` or ``failed``; nothing is raised for them (see ``Run.status``)."""
-    from .real.launch import check_real, prepare_spec, run_real
+    ``interrupted`` or ``failed``; nothing is raised for them (see ``Run.status``).
+
+    Under ``torchrun`` (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set),
+    this process plays its rank only: rank 0 serves and writes the folder, rank w + 1 is
+    worker w (it returns None); the world size must be the workers + 1."""
+    from .real.launch import check_real, prepare_spec, run_real, run_role
+    from .real.node import torchrun_rank
 
     sc = _scenario(scenario, overrides, seed, data_dir)
     algorithm = algorithm or sc.run.algorithm
     sc = sc.with_algorithm(algorithm)
-    port = check_real(sc, algorithm, time_scale, host, port)
+    role = torchrun_rank()
+    if role is None:
+        port = check_real(sc, algorithm, time_scale, host, port)
+    else:  # started by torchrun: its rendezvous, one process per rank
+        host = port = check_real(sc, algorithm, time_scale, None, None)
+        if role[1] != sc.n_workers + 1:
+            raise ScenarioError(
+                "torchrun",
+                f"--nproc-per-node × --nnodes is {role[1]}; the scenario needs "
+                f"{sc.n_workers + 1} processes (the server and one per worker)",
+                sc.path,
+            )
     out = Path(out) if out is not None else default_out(sc, f"real-{algorithm}")
-    check_writable(out)
+    if role is None or role[0] == 0:
+        check_writable(out)
     started = datetime.now(timezone.utc)
     prepared = prepare(sc)
     spec = prepare_spec(sc, algorithm, time_scale, label or algorithm, prepared, host, port)
     meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
     meta["real"] = {"time_scale": time_scale, "host": host, "port": port}
-    run_real(spec, out, meta, overwrite=overwrite, progress=progress)
+    if role is not None:
+        if run_role(spec, role[0], out, meta, overwrite=overwrite, progress=progress) is None:
+            return None  # a worker's process: the run's folder is rank 0's
+    else:
+        run_real(spec, out, meta, overwrite=overwrite, progress=progress)
     return Run(read_run(out))
 
 

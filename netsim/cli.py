@@ -450,6 +450,8 @@ def real(
             ),
         ),
     )
+    if result is None:  # a worker's process under torchrun: rank 0 reports the run
+        raise typer.Exit(0)
     report_status(result.summary, out)
     if json_:
         emit_json({**result.summary, "folder": str(out)})

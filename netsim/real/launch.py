@@ -35,19 +35,24 @@ from .preflight import (
     free_port,
 )
 
-__all__ = ["check_real", "prepare_spec", "run_real", "gradient_seconds"]
+__all__ = ["check_real", "prepare_spec", "run_real", "run_role", "gradient_seconds"]
 
 END_GRACE_S = 5.0
 """Real seconds the workers get, beyond their longest iteration, to end after the server stops."""
 
 
-def check_real(scenario: Scenario, algorithm: str, scale: float, host: str, port: int | None):
+def check_real(
+    scenario: Scenario, algorithm: str, scale: float, host: str | None, port: int | None
+) -> int | None:
     """Everything a real run refuses before any process starts (ScenarioError, exit 2);
-    returns the rendezvous port (a free one when *port* is None)."""
+    returns the rendezvous port (a free one when *port* is None; None when *host* is None:
+    torchrun's rendezvous, checked by torchrun)."""
     check_torch()
     check_time_scale(scale)
     check_scenario(scenario, algorithm)
     check_workers(scenario.n_workers)
+    if host is None:
+        return None
     if port is None:
         return free_port(host)
     check_port(host, port)
@@ -258,3 +263,50 @@ def prepare_spec(
         host=host,
         port=port,
     )
+
+
+class _Local:
+    """The server's control channel when torchrun started it (no launcher): progress goes to
+    *progress*, the summary is kept, and Ctrl-C or SIGTERM (*flag* set) asks it to stop."""
+
+    def __init__(self, progress, flag: list):
+        self.progress, self.flag, self.summary, self.told = progress, flag, None, False
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        if not self.flag or self.told:
+            time.sleep(timeout)
+            return False
+        return True
+
+    def recv(self):
+        self.told = True
+        return ("stop",)
+
+    def send(self, message) -> None:
+        kind, payload = message
+        if kind == "progress" and self.progress is not None:
+            self.progress(payload)
+        elif kind == "done":
+            self.summary = payload
+
+
+def run_role(spec_args: dict, rank: int, out: Path, meta: dict, *, overwrite=False, progress=None):
+    """This process's part of a real run started by torchrun (one process per rank, on
+    one machine or many): rank 0 serves and writes *out* (returns the summary), rank
+    w + 1 is worker w (returns None when the server says stop)."""
+    from .node import setup_process
+
+    spec = RealSpec(**spec_args)
+    setup_process()
+    if rank:
+        from .worker import work
+
+        work(spec, rank - 1)
+        return None
+    from .server import serve
+
+    flag: list = []
+    local = _Local(progress, flag)
+    with _stoppable(flag):
+        serve(spec, local, out, meta, overwrite)
+    return local.summary

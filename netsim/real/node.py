@@ -13,7 +13,15 @@ from datetime import timedelta
 from ..config.scenario import Scenario
 from ..sim.engine import Prepared
 
-__all__ = ["RealSpec", "setup_child", "connect", "sleep_until", "RENDEZVOUS_S"]
+__all__ = [
+    "RealSpec",
+    "setup_child",
+    "setup_process",
+    "connect",
+    "sleep_until",
+    "torchrun_rank",
+    "RENDEZVOUS_S",
+]
 
 RENDEZVOUS_S = 120.0
 """Longest wait (real s) for every process to join the rendezvous."""
@@ -23,15 +31,16 @@ RENDEZVOUS_S = 120.0
 class RealSpec:
     """One real run: the *scenario* with rule *algorithm* (labelled *label*), its prepared
     data and initial model, the time *scale* (real s per scenario time unit), and the
-    rendezvous address (*host*, *port*: torch's TCP store, on rank 0)."""
+    rendezvous address (*host*, *port*: torch's TCP store, on rank 0; *host* None: the
+    address torchrun gives in ``MASTER_ADDR`` and ``MASTER_PORT``)."""
 
     scenario: Scenario
     algorithm: str
     label: str
     prepared: Prepared
     scale: float
-    host: str
-    port: int
+    host: str | None
+    port: int | None
 
     @property
     def world(self) -> int:
@@ -47,7 +56,7 @@ class RealSpec:
 def setup_child(parent: int) -> None:
     """In a forked process of the run: leave Ctrl-C to the launcher (it stops the run),
     die with the launcher (``PR_SET_PDEATHSIG``, so no process outlives a killed launcher),
-    and compute on one thread (the run's processes share the machine's cores)."""
+    then :func:`setup_process`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
@@ -56,6 +65,12 @@ def setup_child(parent: int) -> None:
         pass
     if os.getppid() != parent:  # the launcher died before prctl took effect
         os._exit(1)
+    setup_process()
+
+
+def setup_process() -> None:
+    """Compute on one thread (the run's processes share the machine's cores) and keep the
+    garbage collector off what the process holds already."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
@@ -75,7 +90,7 @@ def connect(spec: RealSpec, rank: int):
     run_s = spec.scenario.run.until * spec.scale
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://{spec.host}:{spec.port}",
+        init_method="env://" if spec.host is None else f"tcp://{spec.host}:{spec.port}",
         rank=rank,
         world_size=spec.world,
         timeout=timedelta(seconds=RENDEZVOUS_S + 2 * run_s),
@@ -88,3 +103,12 @@ def sleep_until(deadline: float) -> None:
     """Sleep until ``time.monotonic()`` reaches *deadline* (s)."""
     while (left := deadline - time.monotonic()) > 0:
         time.sleep(left)
+
+
+def torchrun_rank() -> tuple[int, int] | None:
+    """(rank, world size) when this process was started by ``torchrun`` (its ``RANK``,
+    ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``), else None."""
+    env = os.environ
+    if not all(k in env for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")):
+        return None
+    return int(env["RANK"]), int(env["WORLD_SIZE"])
