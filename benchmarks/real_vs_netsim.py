@@ -34,7 +34,14 @@ CASES = {
     "latency": ["workers.0.latency=0.1", "workers.1.latency=0.2", "workers.2.latency=0.3"],
 }
 GOALS = {"updates": 0.02, "gradients_applied": 0.02, "staleness_mean": 0.05, "time_to_target": 0.08}
-SHOWN = ("updates", "gradients_applied", "staleness_mean", "idle_pct", "final_loss", "time_to_target")
+SHOWN = (
+    "updates",
+    "gradients_applied",
+    "staleness_mean",
+    "idle_pct",
+    "final_loss",
+    "time_to_target",
+)
 
 
 def _cell(row: dict, variant: str) -> str:
@@ -93,7 +100,9 @@ def main() -> None:
                     if row["metric"] in SHOWN:
                         print(
                             f"| {rule} | {row['label']} | {_real_value(row)} | "
-                            + " | ".join(_cell(row, v) for v in ("scenario", "calibrated", "replayed"))
+                            + " | ".join(
+                                _cell(row, v) for v in ("scenario", "calibrated", "replayed")
+                            )
                             + " |"
                         )
 

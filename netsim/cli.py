@@ -481,7 +481,10 @@ def predict(
         typer.Option(help="Loss of the time-to-target row (default: the real run's at half time)."),
     ] = None,
     data_dir: DataOpt = None,
-    plots: PlotsOpt = True,
+    plots: Annotated[
+        bool,
+        typer.Option("--plots/--no-plots", help="Draw the figures into OUT/plots.", metavar=""),
+    ] = True,
     json_: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:

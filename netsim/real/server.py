@@ -290,23 +290,14 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
                 if msg[0] == PONG:
                     continue
                 handle(arrived, msg)
-    except Exception as exc:  # a failure of the server itself: the run ends failed, its rows kept
-        failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # the run ends failed, its rows kept
+        if isinstance(exc, RuntimeError) and "Connection closed" in str(exc):
+            failure = _lost(control, exc)  # a worker is gone: the launcher says which
+        else:
+            failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
         stop.fail()
     end = run.until if stop.value == "until" else min(clock.now, run.until)
-    stopped = time.monotonic()
-    for wid in range(sc.n_workers):  # every worker ends after its push in progress
-        stamp = time.monotonic()
-        pending[wid] = (
-            dist.isend(
-                torch.from_numpy(model_message(STOP, 0, stamp, None, d)), wid + 1, group=down
-            ),
-            None,
-        )
-    while time.monotonic() - stopped < STOP_WAIT_S and not all(
-        w.is_completed() for w, _ in pending.values()
-    ):
-        time.sleep(0.005)
+    _stop_workers(spec)
     result = _result(spec, ps, states, recorder, stop, failure, end, time.perf_counter() - wall)
     _evaluate(spec, snapshots, result)
     measured = pace(iterations, scale)
@@ -325,6 +316,29 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
     text = [",".join(UPDATE_COLUMNS)] + [",".join(r) for r in update_rows(updates)]
     write_atomic(out / UPDATES_FILE, "\n".join(text) + "\n")
     control.send(("done", writer.finish(result)))
+
+
+def _stop_workers(spec: RealSpec) -> None:
+    """Tell every worker to end (after its push in progress), and give the messages up to
+    :data:`STOP_WAIT_S` to leave; a worker that is gone is skipped (the launcher ends it)."""
+    import torch
+    import torch.distributed as dist
+
+    sends = []
+    for wid in range(spec.scenario.n_workers):
+        msg = torch.from_numpy(model_message(STOP, 0, time.monotonic(), None, spec.d))
+        try:
+            sends.append((dist.isend(msg, wid + 1), msg))  # the world group: models' way
+        except RuntimeError:
+            continue
+    stopped = time.monotonic()
+    while time.monotonic() - stopped < STOP_WAIT_S:
+        try:
+            if all(w.is_completed() for w, _ in sends):
+                return
+        except RuntimeError:
+            return
+        time.sleep(0.005)
 
 
 def _lost(control, exc: Exception) -> str:

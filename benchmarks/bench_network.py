@@ -1,0 +1,153 @@
+"""What the flow-level network costs per gradient: each scenario with and without its network.
+
+For each case it runs the same scenario twice in this process, with its ``[network]`` and
+with the table removed (transfers then take no time), and prints the wall time per applied
+gradient of each, their ratio, and, from a profile of the networked run, where its time
+goes: routing (``net/routing.py``), re-solving (the max-min water-filling and the re-plans
+of ``net/flows.py``), event scheduling (SimPy's queue and events) and the rest (workers,
+server, gradients, records). The cases: ``scenarios/fat_tree_ps.toml``,
+``scenarios/geo_gsgd.toml``, the paper cluster (``scenarios/gsgd_paper.toml`` on the
+digits data) on a 17-host star and on the k=4 fat-tree, and 1,000 and 10,000 ASGD workers
+(synthetic data, 64 features, batch 1, exponential times of mean 10 s, 64-parameter
+messages of 1 MB) on a star and on the k=16 fat-tree.
+
+Goals (issue #36): networked within 2x of the same scenario without the network per
+gradient (fat_tree_ps, geo_gsgd, the paper cluster on a star); 10,000 networked workers on a
+star at >= 10,000 updates/s.
+
+Usage: python benchmarks/bench_network.py [--quick] [--cases NAME,...] [--no-profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import cProfile
+import os
+import platform
+import pstats
+import time
+from pathlib import Path
+
+from netsim import api
+from netsim.config.scenario import parse_scenario
+from netsim.sim.engine import prepare, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+SC = ROOT / "scenarios"
+
+
+def _big(workers: int, topology: str, updates: int) -> tuple[Path, list[str]]:
+    rows = max(2_500, workers * 5 // 4)
+    net = (
+        f'{{builder="star", args={{n_hosts={workers + 1}}}}}'
+        if topology == "star"
+        else '"fat_tree_k16"'
+    )
+    return SC / "quickstart.toml", [
+        "run.eval_every=0",
+        "run.until=1e12",
+        f"run.max_updates={updates}",
+        "run.batch_size=1",
+        "run.timeline_until=0",
+        'run.algorithm="asgd"',
+        "algorithms={asgd={lr=0.01}}",
+        f'data={{source="synthetic", n_samples={rows}, n_features=64, labels="binary"}}',
+        'model={name="logistic", l2=0.0001}',
+        f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean=10.0}}}}]',
+        f"network={{topology={net}, message_bytes=1e6}}",
+    ]
+
+
+PAPER = ["data.source='digits'", "run.eval_every=0", "run.timeline_until=0"]
+CASES = {
+    "fat_tree_ps": lambda q: (SC / "fat_tree_ps.toml", ["run.eval_every=0"]),
+    "geo_gsgd": lambda q: (SC / "geo_gsgd.toml", ["run.eval_every=0"]),
+    "paper, star": lambda q: (
+        SC / "gsgd_paper.toml",
+        PAPER + ['network={topology={builder="star", args={n_hosts=17}}, message_bytes=1e6}'],
+    ),
+    "paper, fat-tree k=4": lambda q: (
+        SC / "gsgd_paper.toml",
+        PAPER + ['network={topology="fat_tree_k4", message_bytes=1e6}'],
+    ),
+    "1,000 workers, star": lambda q: _big(1_000, "star", 2_000 if q else 20_000),
+    "1,000 workers, fat-tree k=16": lambda q: _big(1_000, "fat_tree", 2_000 if q else 20_000),
+    "10,000 workers, star": lambda q: _big(10_000, "star", 10_000 if q else 50_000),
+    "10,000 workers, fat-tree k=16": lambda q: _big(10_000, "fat_tree", 10_000 if q else 50_000),
+}
+GOAL_RATIO = ("fat_tree_ps", "geo_gsgd", "paper, star")
+
+CATEGORIES = (
+    ("routing", ("routing.py",)),
+    ("re-solving", ("fairshare.py", "flows.py")),
+    ("event scheduling", ("simpy",)),
+)
+
+
+def _without_network(sc):
+    raw = copy.deepcopy(sc.raw)
+    raw.pop("network", None)
+    return parse_scenario(raw, Path(sc.path)).with_algorithm(sc.run.algorithm)
+
+
+def _time(sc, prepared) -> tuple[float, int, int]:
+    start = time.perf_counter()
+    result = simulate(sc, prepared=prepared)
+    wall = time.perf_counter() - start
+    return wall, len(result.records.staleness), result.updates
+
+
+def _split(sc, prepared) -> dict[str, float]:
+    """Shares of the networked run's profiled time (own time per function) by category."""
+    prof = cProfile.Profile()
+    prof.enable()
+    simulate(sc, prepared=prepared)
+    prof.disable()
+    stats = pstats.Stats(prof).stats
+    total = sum(v[2] for v in stats.values()) or 1.0
+    shares = dict.fromkeys([c for c, _ in CATEGORIES] + ["rest"], 0.0)
+    for (filename, _, _), value in stats.items():
+        name = next((c for c, keys in CATEGORIES if any(k in filename for k in keys)), "rest")
+        shares[name] += value[2] / total
+    return shares
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer updates in the big cases")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--no-profile", action="store_true")
+    args = ap.parse_args()
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{platform.platform()}, Python {platform.python_version()}\n"
+    )
+    print(
+        "| case | gradients | µs/gradient, network | µs/gradient, none | ratio | updates/s, network "
+        "| routing | re-solving | events | rest |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in args.cases.split(","):
+        path, sets = CASES[name](args.quick)
+        sc = api.load(path, sets)
+        bare = _without_network(sc)
+        prepared = prepare(sc)
+        simulate(sc, prepared=prepared)  # warm: routes, imports, caches
+        net_wall, net_grads, net_updates = _time(sc, prepared)
+        bare_wall, bare_grads, _ = _time(bare, prepared)
+        per_net, per_bare = net_wall / net_grads * 1e6, bare_wall / bare_grads * 1e6
+        split = {} if args.no_profile else _split(sc, prepared)
+        shares = " | ".join(
+            f"{split[k]:.0%}" if split else "-"
+            for k in ("routing", "re-solving", "event scheduling", "rest")
+        )
+        goal = " (goal ≤ 2)" if name in GOAL_RATIO else ""
+        print(
+            f"| {name} | {net_grads:,} | {per_net:.1f} | {per_bare:.1f} | "
+            f"{per_net / per_bare:.2f}{goal} | {net_updates / net_wall:,.0f} | {shares} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
