@@ -19,7 +19,7 @@ class ClusterEvent:
     ``slowdown``: compute times of *workers* are multiplied by *factor* from *time* (s)
     on (factor < 1 speeds up; 1 restores). ``crash``: *workers* stop (work in progress is
     lost); they come back after *duration* s when it is > 0. ``recover``: crashed *workers*
-    return. ``link``: the link *link* = (u, v) gets *bandwidth* (bit/s) and/or *latency* (s).
+    return. ``link``: the link *link* = (u, v) gets *bandwidth* (bit/s; 0 cuts it: a partition) and/or *latency* (s).
     """
 
     time: float
@@ -92,7 +92,7 @@ def parse_events(
                     t.key("link"),
                     f"{show(link)} is not a link of the topology (give [u, v] node names)",
                 )
-            bw = t.get("bandwidth", float, None, positive=True)
+            bw = t.get("bandwidth", float, None, minimum=0.0)
             lat = t.get("latency", float, None, minimum=0.0)
             if bw is None and lat is None:
                 raise ScenarioError(t.key("bandwidth"), "give bandwidth (bit/s) and/or latency (s)")

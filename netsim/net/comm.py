@@ -41,6 +41,10 @@ class FixedLatency:
         self.instant = [not pull and not push for pull, push in zip(self.pull_s, self.push_s)]
         """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
 
+    def min_times(self, worker: int) -> tuple[float, float]:
+        """The shortest a pull and a push of *worker* can take (s)."""
+        return self.pull_s[worker], self.push_s[worker]
+
     def pull(self, worker: int):
         """Event that fires when *worker* has received the model, or None if at once."""
         delay = self.pull_s[worker]
@@ -77,6 +81,19 @@ class NetworkComm:
             for h in self.hosts
         ]
         """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
+
+    def min_times(self, worker: int) -> tuple[float, float]:
+        """The shortest a pull and a push of *worker* can take (s): alone on the network
+        as it is now; ``inf`` across a cut link."""
+        host = self.hosts[worker]
+        return (
+            self.net.min_transfer_time(
+                self.ps_host, host, self.model_bytes, flow_key=("pull", worker)
+            ),
+            self.net.min_transfer_time(
+                host, self.ps_host, self.grad_bytes, flow_key=("push", worker)
+            ),
+        )
 
     def pull(self, worker: int):
         if self.instant[worker]:

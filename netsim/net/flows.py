@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,7 +53,7 @@ class FlowNetwork:
     ----------
     env : simpy.Environment
     G : networkx.Graph
-        Topology in the vocabulary of :mod:`netsim.topology` (validated here).
+        Topology in the vocabulary of :mod:`netsim.topology` (validated and copied here).
     sharing : {"maxmin", "rtt"}, default "maxmin"
         ``"maxmin"``: plain max-min. ``"rtt"``: weighted max-min with weight
         ``1 / max(path latency, 1e-9 s)``, so flows with shorter RTT get more of
@@ -73,7 +74,8 @@ class FlowNetwork:
             raise ValueError(f"header_bytes must be >= 0, got {header_bytes!r}")
         validate_graph(G)
         self.env = env
-        self.graph = G
+        self.graph = G.copy()
+        """The network's own copy of *G*: link events change it, never the caller's graph."""
         self.sharing = sharing
         self.header_bytes = header_bytes
         self.links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
@@ -111,11 +113,15 @@ class FlowNetwork:
         """Time (s) to deliver *nbytes* from *src* to *dst* on an idle network.
 
         Path latency plus ``8 * (nbytes + header_bytes) / bottleneck``, on the
-        path :meth:`transfer` would use with the same *flow_key*.
+        path :meth:`transfer` would use with the same *flow_key*; ``inf`` when a link
+        of the path is cut (bandwidth 0) and there are bytes to send.
         """
         path, idx, latency = self._path(src, dst, flow_key)
-        bottleneck = self.capacity[idx].min() if idx.size else np.inf
-        return latency + 8.0 * (nbytes + self.header_bytes) / bottleneck
+        bits = 8.0 * (nbytes + self.header_bytes)
+        if not bits:
+            return latency
+        bottleneck = float(self.capacity[idx].min()) if idx.size else math.inf
+        return latency + bits / bottleneck if bottleneck > 0 else math.inf
 
     # --------------------------------------------------------------- transfers
 
@@ -246,7 +252,10 @@ class FlowNetwork:
             self._link_idx, weights=self._rates[self._flow_pos], minlength=len(self.links)
         )
         if self._flows:
-            delay = float((self._remaining / self._rates).min())
+            with np.errstate(divide="ignore"):  # a flow at rate 0 crosses a cut link
+                delay = float((self._remaining / self._rates).min())
+            if delay == math.inf:  # every flow waits for a cut link to come back
+                return
             generation = self._generation
             self.env.timeout(max(delay, 0.0)).callbacks.append(
                 lambda _ev: self._on_timeout(generation)
@@ -255,8 +264,8 @@ class FlowNetwork:
     def set_link(self, u, v, *, bandwidth=None, latency=None):
         """Change the link between *u* and *v* (both directions) from now on.
 
-        *bandwidth* (bit/s, > 0) applies at once to flows crossing the link (rates
-        are recomputed); *latency* (s, >= 0) and the routes apply to transfers
+        *bandwidth* (bit/s, >= 0; 0 cuts the link: flows crossing it stop until it
+        comes back) applies at once to flows crossing the link (rates are recomputed); *latency* (s, >= 0) and the routes apply to transfers
         started from now on. Raises KeyError when there is no such link.
         """
         if not self.graph.has_edge(u, v):
@@ -286,13 +295,14 @@ class FlowNetwork:
 
         Utilisation is ``bytes carried * 8 / (bandwidth * sim_time)``, bytes
         counted up to now; *sim_time* (s) defaults to ``env.now``. Links of
-        infinite bandwidth have utilisation 0.
+        infinite or zero bandwidth have utilisation 0.
         """
         self._advance()
         sim_time = self.env.now if sim_time is None else sim_time
         if not sim_time > 0:
             raise ValueError(f"sim_time must be > 0 s, got {sim_time!r}")
-        util = self._link_bits / (self.capacity * sim_time)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(self.capacity > 0, self._link_bits / (self.capacity * sim_time), 0.0)
         order = sorted(range(len(self.links)), key=lambda i: -util[i])
         return [(*self.links[i], float(util[i])) for i in order]
 

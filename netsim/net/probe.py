@@ -85,7 +85,8 @@ def probe(
     dict of str to ndarray of shape (n_workers,)
         ``"rtt"`` and ``"pull_push"`` (s), measured alone, and with *load*
         also ``"rtt_loaded"`` and ``"pull_push_loaded"`` (s); entry i is
-        worker ``worker_hosts[i]``.
+        worker ``worker_hosts[i]``; ``inf`` for a worker behind a cut link (bandwidth 0),
+        and for every worker after it when measured alone (they wait their turn for ever).
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
@@ -97,8 +98,8 @@ def probe(
         env = simpy.Environment()
         net = FlowNetwork(env, G, sharing=sharing, header_bytes=header_bytes)
         out = {
-            "rtt": np.zeros((rounds, len(workers))),
-            "pull_push": np.zeros((rounds, len(workers))),
+            "rtt": np.full((rounds, len(workers)), np.inf),
+            "pull_push": np.full((rounds, len(workers)), np.inf),
         }
         env.process(driver(env, net, ps_host, workers, sizes, out, rounds))
         env.run()

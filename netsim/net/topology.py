@@ -8,7 +8,8 @@ has its own capacity ``bandwidth``.
 Attribute vocabulary (the only names the rest of netsim reads):
 
 ============  ======  =====================================================
-``bandwidth`` edge    capacity of each direction, bit/s, float > 0 (may be inf)
+``bandwidth`` edge    capacity of each direction, bit/s, float >= 0 (may be inf; 0: the
+                      link is cut and carries nothing, routes still cross it)
 ``latency``   edge    one-way propagation delay, s, finite float >= 0
 ``role``      node    one of :data:`ROLES`; flows start and end at ``"host"``
 ``dc``        node    datacenter id (int), set by :func:`multi_datacenter`
@@ -84,8 +85,8 @@ def _count(name, value, minimum=1):
 
 
 def _link(name_bw, bandwidth, name_lat, latency):
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) or not bandwidth > 0:
-        raise TopologyError(name_bw, f"must be > 0 bit/s, got {bandwidth!r}")
+    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) or not bandwidth >= 0:
+        raise TopologyError(name_bw, f"must be >= 0 bit/s (0: cut), got {bandwidth!r}")
     if (
         isinstance(latency, bool)
         or not isinstance(latency, (int, float))
@@ -342,7 +343,7 @@ def validate_graph(G):
 
     Raises :exc:`TopologyError` naming the offending node or edge for a
     directed or multi graph, a self-loop, a missing attribute, a ``bandwidth``
-    that is not > 0, a ``latency`` that is negative or not finite, an unknown
+    that is not >= 0, a ``latency`` that is negative or not finite, an unknown
     ``role``, or a graph without hosts.
     """
     if G.is_directed() or G.is_multigraph():
@@ -362,8 +363,8 @@ def validate_graph(G):
             if key not in data:
                 raise TopologyError(where, f"missing attribute {key!r}")
         bw, lat = data["bandwidth"], data["latency"]
-        if not _number(bw) or not bw > 0:
-            raise TopologyError(where, f"bandwidth must be > 0 bit/s, got {bw!r}")
+        if not _number(bw) or not bw >= 0:
+            raise TopologyError(where, f"bandwidth must be >= 0 bit/s (0: cut), got {bw!r}")
         if not _number(lat) or not 0 <= lat < math.inf:
             raise TopologyError(where, f"latency must be a finite number >= 0 s, got {lat!r}")
     if not any(r == "host" for _, r in G.nodes(data="role")):

@@ -138,9 +138,8 @@ def _from_spec(spec, where, base):
             isinstance(value, bool)
             or not isinstance(value, (int, float))
             or not low <= value < math.inf
-            or (key == "bandwidth" and value == 0)
         ):
-            need = "> 0 bit/s" if key == "bandwidth" else ">= 0 s"
+            need = ">= 0 bit/s" if key == "bandwidth" else ">= 0 s"
             raise TopologyError(
                 f"{where} [{key}]", f"must be a finite number {need}, got {value!r}"
             )

@@ -325,6 +325,11 @@ class Simulation:
             scenario.network,
             self.prepared.w0.size,
         )
+        self.link_events_left = sum(event.kind == "link" for event in scenario.events)
+        self.cut: dict[int, tuple[float, float]] = {}
+        """Workers cut off from the PS: (pull, push) shortest times (s), one longer than
+        the whole run (a link at bandwidth 0, or all but), once no link event is left."""
+        self._find_cut()
         self.decide = decide
         """The grouping decision for a rule that asks for one (``rule.wants_recommendation()``):
         ``decide(scenario, prepared, measurement, rule, on_rung)`` returns an object with
@@ -468,7 +473,9 @@ class Simulation:
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()
         delay = self._form_groups()
-        if delay > 0:
+        if self.ps.stalled:
+            pass  # the grouping measurement cannot end: training never starts
+        elif delay > 0:
             env.timeout(delay).callbacks.append(lambda _e: self._start())
         else:
             self._start()
@@ -551,6 +558,8 @@ class Simulation:
             self.streams,
             [st.slowdown for st in self.states],
         )
+        if self._unmeasurable(m):
+            return 0.0
         if rule.wants_recommendation():
             if self.decide is None:
                 raise ScenarioError(
@@ -571,6 +580,21 @@ class Simulation:
         )
         self.ps.reset_groups(len(rule.groups))
         return m.duration
+
+    def _unmeasurable(self, m) -> bool:
+        """End the run ``stalled`` when the grouping measurement *m* cannot end within the
+        run (some worker is cut off from the PS)."""
+        horizon = self.scenario.run.until
+        off = m.cut_off(horizon)
+        if not off:
+            return False
+        self.ps.stalled_on = off
+        self.ps.stall(
+            f"stalled at simulated time 0 s: the grouping measurement cannot end within "
+            f"run.until = {horizon:g} s: {_workers(off)} cut off from the parameter server "
+            f"(their probe transfers take longer than the run, or never end)"
+        )
+        return True
 
     def _racing(self, rung: int, rungs: int, candidates: int) -> None:
         """Progress of the grouping race (``grouping = "auto"``) before training starts; a
@@ -617,6 +641,9 @@ class Simulation:
                 self._recover(event.workers, False)
             else:
                 self.net.set_link(*event.link, bandwidth=event.bandwidth, latency=event.latency)
+                self.link_events_left -= 1
+                self._find_cut()
+                self._check_progress()
 
     def _crash(self, wid: int) -> None:
         st = self.states[wid]
@@ -653,24 +680,71 @@ class Simulation:
         if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)
 
+    def _find_cut(self) -> None:
+        """Refresh :attr:`cut` (after the last link event, the network stays as it is)."""
+        if self.link_events_left:
+            self.cut = {}
+            return
+        horizon = self.scenario.run.until
+        times = (self.comm.min_times(w) for w in range(len(self.states)))
+        self.cut = {
+            w: (pull, push)
+            for w, (pull, push) in enumerate(times)
+            if pull > horizon or push > horizon
+        }
+
+    def _cut_now(self) -> set[int]:
+        """The cut-off workers that can never push again: the push is cut, or the pull is
+        and the worker does not already hold a model (computing, or pushing)."""
+        horizon = self.scenario.run.until
+        blocked = set()
+        for w, (pull, push) in self.cut.items():
+            st = self.states[w]
+            holds = st.phase == COMPUTE or (st.phase == COMM and st.job is None)
+            if push > horizon or not holds:
+                blocked.add(w)
+        return blocked
+
     def _check_progress(self) -> None:
         """End the run as ``stalled`` when no update can ever happen again.
 
-        Checked after crashes, pushes and rule timers while some worker is down for
-        good: the rule says what its next update needs (``Rule.waiting``); when every
-        alternative needs a lost worker, nothing will change until ``run.until``.
+        Checked after crashes, link events, pushes and rule timers while some worker is
+        down for good or cut off from the PS (:attr:`cut`): the rule says what its next
+        update needs (``Rule.waiting``); when every alternative needs such a worker,
+        nothing will change until ``run.until``.
         """
-        lost = self.lost
-        self.ps.watch = self._check_progress if lost else None
-        if not lost or not self.started or self.stop.triggered:
+        watched = self.lost or self.cut
+        self.ps.watch = self._check_progress if watched else None
+        if not watched or not self.started or self.stop.triggered:
             return
-        blocking = stalled_on(self.rule.waiting(self.ps), lost, len(self.states))
+        cut = self._cut_now() - self.lost
+        blocking = stalled_on(self.rule.waiting(self.ps), self.lost | cut, len(self.states))
         if blocking is not None:
             self.ps.stalled_on = blocking
             self.ps.stall(
                 f"stalled at simulated time {self.env.now:g} s: no update can happen again; "
-                f"{self.algorithm} waits for workers {blocking}, down with no recovery scheduled"
+                f"{self.algorithm} waits for workers {blocking}, {self._why(blocking, cut)}"
             )
+
+    def _why(self, blocking: list[int], cut: set[int]) -> str:
+        """Why each of *blocking* cannot push again (the stall message's tail)."""
+        down = [w for w in blocking if w not in cut]
+        off = [w for w in blocking if w in cut]
+        if not off:
+            return "down with no recovery scheduled"
+        parts = [f"{_workers(down)} down with no recovery scheduled"] if down else []
+        if off:
+            w = off[0]
+            pull, push = self.cut[w]
+            which, took = ("push", push) if push >= pull else ("pull", pull)
+            why = (
+                f"a link on worker {w}'s {which} path is cut"
+                if took == np.inf
+                else f"worker {w}'s {which} takes at least {took:.3g} s alone on the network, "
+                f"longer than run.until = {self.scenario.run.until:g} s"
+            )
+            parts.append(f"{_workers(off)} cut off from the parameter server ({why})")
+        return "; ".join(parts)
 
     def _record_spans(self, until: float) -> None:
         if until == 0:
@@ -912,3 +986,7 @@ def data_bytes(dataset: Dataset) -> int:
     return sum(
         nbytes(a) for a in (dataset.X_train, dataset.y_train, dataset.X_test, dataset.y_test)
     )
+
+
+def _workers(ids: list[int]) -> str:
+    return f"worker {ids[0]}" if len(ids) == 1 else f"workers {ids}"

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
+from ..errors import ScenarioError
 from ..net.comm import make_comm
 
-__all__ = ["Measurement", "measure"]
+__all__ = ["Measurement", "measure", "unreachable"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,11 @@ class Measurement:
     comm: np.ndarray
     rtt: np.ndarray
     duration: float
+
+    def cut_off(self, horizon: float) -> list[int]:
+        """The workers whose probe transfers take longer than *horizon* (s) or never end (a
+        link of their path is cut): cut off from the PS by the network."""
+        return np.flatnonzero(~(self.comm.sum(axis=1) <= horizon)).tolist()
 
     def as_dict(self) -> dict:
         return {
@@ -62,13 +68,14 @@ def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Mea
     training, other draws, so training's draws are untouched); transfers use the
     scenario's communication model under the load of all workers probing together.
     *slowdown* (n_workers,) scales compute times (current per-worker factors).
+    A round that never ends (a link of the worker's path is cut) is measured as ``inf``.
     """
     env = simpy.Environment()
     comm, net = make_comm(
         env, scenario.pull_latencies(), scenario.push_latencies(), scenario.network, n_params
     )
     n = scenario.n_workers
-    out = {k: np.zeros((n, rounds)) for k in ("iteration", "compute", "comm")}
+    out = {k: np.full((n, rounds), np.inf) for k in ("iteration", "compute", "comm")}
     for wid, wc, m in scenario.worker_slots():
         factor = 1.0 if slowdown is None else float(slowdown[wid])
         draws = (t * factor for t in wc.compute.draws(streams.rng("probe", wid), m))
@@ -97,3 +104,18 @@ def _rtt(scenario) -> np.ndarray:
         header_bytes=plan.header_bytes,
     )
     return np.asarray(res["rtt"])
+
+
+def unreachable(m: Measurement, scenario) -> ScenarioError | None:
+    """The error to raise when a grouping cannot be measured within ``run.until``: some
+    workers are cut off from the PS by the scenario's network."""
+    off = m.cut_off(scenario.run.until)
+    if not off:
+        return None
+    return ScenarioError(
+        "network",
+        f"workers {off} are cut off from the parameter server: their probe transfers take "
+        f"longer than run.until = {scenario.run.until:g} s or never end (a link of bandwidth "
+        "0, or all but, on their path), so no grouping can be measured",
+        scenario.path,
+    )

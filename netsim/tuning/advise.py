@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..config.scenario import Scenario
 from ..rng import Streams
 from ..sim.engine import prepare
-from ..sim.measurement import measure
+from ..sim.measurement import measure, unreachable
 from .advisor import rank
 from .candidates import candidate_groupings
 
@@ -28,6 +28,9 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     spec = rule.grouping
     n_params = _n_params(scenario)
     m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))
+    error = unreachable(m, scenario)
+    if error is not None:
+        raise error
     seed = scenario.run.seed
     auto = rule.choose(m.iteration, seed, "silhouette")
     chosen = auto if spec.method in ("hand", "auto", "race") else rule.choose(m.iteration, seed)

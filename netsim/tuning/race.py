@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ..rng import Streams
 from ..sim.engine import Prepared, Simulation, prepare
-from ..sim.measurement import Measurement, measure
+from ..sim.measurement import Measurement, measure, unreachable
 from .candidates import candidate_groupings
 from .pool import StickyPool, usable_cpus
 from .progress import GroupTiming, group_timing, prune_alike
@@ -332,6 +332,9 @@ def recommend(
         measurement = measure(
             scenario, prepared.w0.size, spec.probe_rounds if spec else 5, Streams(seed)
         )
+    error = None if measurement is None else unreachable(measurement, scenario)
+    if error is not None:
+        raise error
     if candidates is None:
         candidates = candidate_groupings(
             measurement.iteration,

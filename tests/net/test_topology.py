@@ -118,7 +118,7 @@ def _two_hosts(**edge):
     "edge, match",
     [
         ({"bandwidth": 1e9, "latency": -1e-3}, r"edge \('a', 'b'\): latency .* got -0\.001"),
-        ({"bandwidth": 0.0, "latency": 1e-3}, r"edge \('a', 'b'\): bandwidth .* got 0\.0"),
+        ({"bandwidth": -1.0, "latency": 1e-3}, r"edge \('a', 'b'\): bandwidth .* got -1\.0"),
         ({"bandwidth": -5, "latency": 0}, r"bandwidth .* got -5"),
         ({"latency": 1e-3}, r"edge \('a', 'b'\): missing attribute 'bandwidth'"),
         ({"bandwidth": 1e9}, r"missing attribute 'latency'"),
@@ -141,7 +141,7 @@ def test_validate_rejects_bad_nodes():
     with pytest.raises(TopologyError, match="no host"):
         validate_graph(G)
     with pytest.raises(TopologyError, match="star|bandwidth"):
-        star(3, bandwidth=0)
+        star(3, bandwidth=-1.0)
 
 
 # ------------------------------------------------------------------ loaders

@@ -108,7 +108,7 @@ def test_geo_classes_sit_in_their_datacenters():
             "network.topology",
         ),
         (
-            {"topology": {"builder": "star", "args": {"n_hosts": 4, "bandwidth": 0.0}}},
+            {"topology": {"builder": "star", "args": {"n_hosts": 4, "bandwidth": -1.0}}},
             "network.topology",
         ),
         ({"topology": {"builder": "torus"}}, "network.topology"),
