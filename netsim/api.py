@@ -962,7 +962,8 @@ def plot(
 def figures(source, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
     """The figures of *source* (a folder, Run, Comparison or list of runs) as
     matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
-    ``update_rate``), to restyle or save as you like."""
+    ``update_rate``, ``bias`` and ``labels`` with per-label accuracy), to restyle or save as
+    you like."""
     from .results import plots
 
     runs = _runs_of(source)
@@ -977,6 +978,8 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
     out["update_rate"] = plots.update_rate_figure(runs)
     if any(r.bias is not None for r in runs):
         out["bias"] = plots.bias_figure([r for r in runs if r.bias is not None])
+    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
+        out["labels"] = plots.labels_figure(runs)
     return out
 
 

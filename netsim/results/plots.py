@@ -34,6 +34,8 @@ __all__ = [
     "mean_band",
     "plot_bias",
     "bias_figure",
+    "labels_figure",
+    "label_holders",
 ]
 
 CURVE_FILES = {
@@ -127,7 +129,7 @@ def plot_runs(
     xscale: str = "log",
 ) -> list[Path]:
     """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
-    ``update_rate`` and ``bias`` (runs with per-label accuracy) into *out_dir* in each of
+    ``update_rate``, ``bias`` and ``labels`` (runs with per-label accuracy) into *out_dir* in each of
     *formats*; return their paths."""
     formats = _check_formats(formats)
     if xscale not in XSCALES:
@@ -148,6 +150,8 @@ def plot_runs(
         paths += save(
             bias_figure([r for r in runs if r.bias is not None]), out / "bias.png", formats, dpi
         )
+    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
+        paths += save(labels_figure(runs), out / "labels.png", formats, dpi)
     return paths
 
 
@@ -462,16 +466,64 @@ def bias_figure(runs: list[RunData]) -> Figure:
     worst.legend(fontsize="small", loc="best")
     if len(runs) <= 4:
         share.legend(fontsize="x-small", loc="best")
-    else:
-        share.set_title(
-            "line style per worker class: "
-            + ", ".join(
-                f"{name} {LINESTYLES[j % len(LINESTYLES)]}" for j, name in enumerate(classes)
-            ),
-            fontsize="small",
+    else:  # colour: the run (left panel's legend); line style: the worker class
+        from matplotlib.lines import Line2D
+
+        share.legend(
+            handles=[
+                Line2D([], [], color="0.3", ls=LINESTYLES[j % len(LINESTYLES)], label=name)
+                for j, name in enumerate(classes)
+            ],
+            title="worker class",
+            fontsize="x-small",
+            title_fontsize="x-small",
+            loc="best",
         )
     fig.suptitle(
         f"Bias: worst-label accuracy and each worker class's share of the model steps\n{_title_head(runs)}",
         fontsize="medium",
     )
+    return fig
+
+
+def label_holders(summary: dict) -> list[list[str]]:
+    """Per label, the worker classes holding training rows of it (class order), from
+    ``data.label_histogram`` and ``workers`` of a summary (empty lists when absent)."""
+    hist = summary.get("data", {}).get("label_histogram")
+    if hist is None:
+        return [[] for _ in summary.get("bias", {}).get("class_accuracy", [])]
+    classes = [w["worker_class"] for w in summary["workers"]]
+    order = list(dict.fromkeys(classes))
+    return [
+        [c for c in order if any(h[label] for h, k in zip(hist, classes) if k == c)]
+        for label in range(len(hist[0]))
+    ]
+
+
+def labels_figure(runs: list[RunData]) -> Figure:
+    """Final test accuracy per label, one bar per run (the first of each group), each
+    label annotated with the worker classes that hold it: which labels the rule neglects,
+    and whose data they are."""
+    runs = [r for r in _first_per_group(runs) if r.summary.get("bias", {}).get("class_accuracy")]
+    colors = _colors(runs)
+    accs = [r.summary["bias"]["class_accuracy"] for r in runs]
+    n_labels = max(len(a) for a in accs)
+    holders = label_holders(runs[0].summary)
+    fig = Figure(figsize=(max(6.0, 0.75 * n_labels + 2.5), 4.4), dpi=DPI, layout="constrained")
+    ax = fig.subplots()
+    width = 0.8 / len(runs)
+    x = np.arange(n_labels)
+    for k, (r, acc) in enumerate(zip(runs, accs, strict=True)):
+        y = [np.nan if a is None else a for a in acc]
+        ax.bar(x - 0.4 + (k + 0.5) * width, y, width, color=colors[r.group], label=r.group)
+    ax.set_xticks(
+        x, [f"{i}\n{', '.join(h) if h else '-'}" for i, h in enumerate(holders)], fontsize="x-small"
+    )
+    ax.set_xlabel("label, and the worker classes whose training data holds it")
+    ax.set_ylabel("final test accuracy of the label")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(0, 1.05)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(f"Accuracy per label\n{_title_head(runs)}", fontsize="medium")
     return fig

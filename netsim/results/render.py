@@ -53,7 +53,7 @@ RUN_PRIORITY = (
     "time to target",
     "groups",
     "sim time",
-    "worst class acc",
+    "worst label: acc",
     "p95",
     "max",
     "per-update mean",

@@ -14,6 +14,8 @@ __all__ = [
     "worst_class_accuracy",
     "share_text",
     "share_header",
+    "worst_label_text",
+    "class_data_text",
     "summary_fields",
     "sweep_rows",
     "mean_ci",
@@ -47,13 +49,33 @@ def share_text(summary: dict, kind: str = "gradient") -> str:
 
 
 def share_header(summaries: list[dict], kind: str = "gradient") -> str:
-    """Column title for :func:`share_text`: ``grad % fast/medium/slow`` (the first run's class
-    names), or their initials (``grad % f/m/s``) when the names are long and the initials differ."""
-    names = next((list(s["bias"][f"{kind}_share_by_class"]) for s in summaries if "bias" in s), [])
+    """Column title for :func:`share_text`: ``grad % of worker classes fast/medium/slow`` (the
+    first run's class names), or their initials (``.../f/m/s``) when the names are long and
+    the initials differ; *kind* ``data_acc``: the title of :func:`class_data_text`."""
+    key = f"{'gradient' if kind == 'data_acc' else kind}_share_by_class"
+    names = next((list(s["bias"][key]) for s in summaries if "bias" in s), [])
     initials = [n[:1] for n in names]
     if len("/".join(names)) > 12 and len(set(initials)) == len(initials):
         names = initials
-    return f"{'grad' if kind == 'gradient' else 'step'} % {'/'.join(names) or 'by class'}"
+    head = {"gradient": "grad % of", "step": "step % of", "data_acc": "acc on data of"}[kind]
+    return f"{head} worker classes {'/'.join(names)}".rstrip()
+
+
+def worst_label_text(summary: dict) -> str:
+    """The worst-predicted label and its test accuracy: ``4: 0.2230`` (``-`` without one)."""
+    bias = summary.get("bias", {})
+    if bias.get("worst_class_accuracy") is None:
+        return "-"
+    return f"{bias['worst_class']}: {bias['worst_class_accuracy']:.4f}"
+
+
+def class_data_text(summary: dict) -> str:
+    """Test accuracy on each worker class's own data (its label mix), in class order:
+    ``0.91/0.90/0.55`` (``-`` for a class without tested rows, or without the figures)."""
+    acc = summary.get("bias", {}).get("accuracy_on_class_data")
+    if not acc:
+        return "-"
+    return "/".join("-" if a is None else f"{a:.2f}" for a in acc.values())
 
 
 def summary_fields(summary: dict) -> dict:
@@ -169,8 +191,8 @@ def run_rows(
 ) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) comparing runs, one row per run labelled by
     *labels* (default: each summary's ``label``): updates, time, loss, accuracy, staleness per gradient (mean, p95,
-    max) and per update (mean), worst-label accuracy and the shares of gradients and
-    model steps by worker class, idle share, time to target when one is set, status."""
+    max) and per update (mean), the worst label and its accuracy, the accuracy on each
+    worker class's data and the shares of gradients and model steps by worker class, idle share, time to target when one is set, status."""
     target = any("time_to_target_s" in s for s in summaries)
     header = (
         [
@@ -180,7 +202,8 @@ def run_rows(
             "sim time",
             "final loss",
             "test acc",
-            "worst class acc",
+            "worst label: acc",
+            share_header(summaries, "data_acc"),
             share_header(summaries),
             share_header(summaries, "step"),
             "staleness mean",
@@ -203,7 +226,8 @@ def run_rows(
                 _num(s["sim_time"], ".6g"),
                 _num(s["final_loss"], ".5f"),
                 _num(s["final_test_accuracy"], ".4f"),
-                _num(worst_class_accuracy(s), ".4f"),
+                worst_label_text(s),
+                class_data_text(s),
                 share_text(s) or "-",
                 share_text(s, "step") or "-",
                 _num(st["mean"], ".2f"),

@@ -21,6 +21,7 @@ __all__ = [
     "class_accuracy",
     "gradient_shares",
     "bias_summary",
+    "class_data_accuracy",
     "bias_rows",
 ]
 
@@ -312,6 +313,19 @@ def _share_codes(result: Result) -> tuple[list[str], np.ndarray, int, np.ndarray
     return names, by_class, n_groups, groups
 
 
+def _bias(result: Result) -> dict:
+    """:func:`bias_summary`, with ``accuracy_on_class_data`` when the run's label
+    histograms are known (``data`` in ``result.extra``)."""
+    bias = bias_summary(result)
+    histograms = result.extra.get("data", {}).get("label_histogram")
+    if histograms is not None:
+        classes = [w.worker_class for w in result.workers]
+        bias["accuracy_on_class_data"] = class_data_accuracy(
+            bias["class_accuracy"], histograms, classes
+        )
+    return bias
+
+
 def bias_summary(result: Result) -> dict:
     """Per-label test accuracy at the end, the worst label, and the shares of applied
     gradients by worker class and by the group that applied them: ``gradient_share_*``
@@ -336,6 +350,31 @@ def bias_summary(result: Result) -> dict:
             0
         ].tolist(),
     }
+
+
+def class_data_accuracy(
+    label_accuracy: list, histograms: list[list[int]], classes: list[str]
+) -> dict[str, float | None]:
+    """Test accuracy on each worker class's own data: per class, the per-label test
+    accuracies weighted by the class's training rows of each label.
+
+    *label_accuracy* (n_labels,): accuracy per label (None: no test row); *histograms*
+    (n_workers, n_labels): training rows per worker and label; *classes* (n_workers,):
+    each worker's class. None for a class without rows of a tested label.
+
+    >>> class_data_accuracy([0.5, 1.0, None], [[1, 3, 0], [0, 0, 5], [2, 0, 0]], ["a", "b", "a"])
+    {'a': 0.75, 'b': None}
+    """
+    rows: dict[str, np.ndarray] = {}
+    for name, hist in zip(classes, histograms, strict=True):
+        rows[name] = rows.get(name, np.zeros(len(hist))) + np.asarray(hist, dtype=float)
+    known = np.array([a is not None for a in label_accuracy])
+    acc = np.array([0.0 if a is None else a for a in label_accuracy])
+    out: dict[str, float | None] = {}
+    for name, n in rows.items():
+        total = n[known].sum()
+        out[name] = float((acc * n)[known].sum() / total) if total > 0 else None
+    return out
 
 
 def bias_rows(result: Result) -> tuple[list[str], list[list]]:
@@ -410,7 +449,7 @@ def summarize(result: Result) -> dict:
         ],
         "events": list(rec.events),
         **_target(result),
-        **({"bias": bias_summary(result)} if result.records.class_accuracy else {}),
+        **({"bias": _bias(result)} if result.records.class_accuracy else {}),
         **(
             {"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
             if result.status == "diverged" and last

@@ -20,6 +20,7 @@ FIGURES = list(CURVE_FILES.values()) + [
     "staleness.png",
     "update_rate.png",
     "bias.png",
+    "labels.png",
 ]
 
 
@@ -181,3 +182,13 @@ def test_sweep_folder_plots_and_report(tmp_path):
         "Mean and 95 % confidence interval" in text
         and "groups=[[fast],[medium],[slow]] (seed 2)" in text
     )
+
+
+def test_label_holders_from_the_histograms():
+    from netsim.results.plots import label_holders
+
+    summary = {
+        "data": {"label_histogram": [[3, 0, 0], [0, 2, 0], [1, 0, 0]]},
+        "workers": [{"worker_class": "fast"}, {"worker_class": "slow"}, {"worker_class": "slow"}],
+    }
+    assert label_holders(summary) == [["fast", "slow"], ["slow"], []]

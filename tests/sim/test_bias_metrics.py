@@ -68,8 +68,30 @@ def test_bias_files_and_table(tmp_path):
     assert float(rows[-1]["step_share_slow"]) == pytest.approx(4 / 14)
     assert float(rows[-1]["worst_class_accuracy"]) == summary["bias"]["worst_class_accuracy"]
     header, table = run_rows([summary])
-    assert "worst class acc" in header and table[0][header.index("grad % fast/slow")] == "83/17"
+    assert table[0][header.index("grad % of worker classes fast/slow")] == "83/17"
+    worst = summary["bias"]["worst_class"]
+    assert table[0][header.index("worst label: acc")] == (
+        f"{worst}: {summary['bias']['worst_class_accuracy']:.4f}"
+    )
     from netsim.results.tables import share_header
 
     three = {"bias": {"step_share_by_class": {"fast": 0.5, "medium": 0.3, "slow": 0.2}}}
-    assert share_header([three], "step") == "step % f/m/s"
+    assert share_header([three], "step") == "step % of worker classes f/m/s"
+
+
+def test_accuracy_on_each_classs_data():
+    # fast workers hold only digit 0 and 1, the slow one only digit 7: the accuracy on a
+    # class's data is the label accuracies weighted by its rows (all of one label here)
+    raw = base_raw(data={"source": "digits", "labels": "multiclass"}, model={"name": "softmax"})
+    raw["workers"][0]["data"] = {"labels": [0, 1]}
+    raw["workers"][1]["data"] = {"labels": [7]}
+    raw["run"].update(eval_every=5.0, until=10.5)
+    summary = summarize(simulate(make_scenario(raw), "asgd"))
+    bias, hist = summary["bias"], np.array(summary["data"]["label_histogram"])
+    acc = bias["class_accuracy"]
+    fast_rows = hist[:2].sum(axis=0)
+    expected = (acc[0] * fast_rows[0] + acc[1] * fast_rows[1]) / (fast_rows[0] + fast_rows[1])
+    assert bias["accuracy_on_class_data"] == pytest.approx({"fast": expected, "slow": acc[7]})
+    header, table = run_rows([summary])
+    cell = table[0][header.index("acc on data of worker classes fast/slow")]
+    assert cell == f"{expected:.2f}/{acc[7]:.2f}"
