@@ -1,41 +1,44 @@
 """netsim: emulate parameter-server distributed SGD in heterogeneous clusters.
 
-The front door is :mod:`netsim.api` (re-exported here); see README.md for the
-layout of the subpackages.
+The front door is :mod:`netsim.api` (re-exported here, imported on first use); see
+README.md for the layout of the subpackages.
 """
 
 from __future__ import annotations
 
-from .api import (
-    Comparison,
-    Run,
-    Runs,
-    Sweep,
-    compare,
-    export_trace,
-    figures,
-    group,
-    init,
-    keys,
-    load,
-    open_run,
-    open_runs,
-    plot,
-    predict,
-    real,
-    rerun,
-    run,
-    scenarios,
-    sweep,
-    topologies,
-    topology,
-    write_report,
-)
-from .config.scenario import Scenario, load_scenario
-from .errors import ScenarioError
-from .rules import RULES
-from .sim.engine import Prepared, Simulation, prepare, simulate
-from .sim.records import Result, Snapshot, summarize
+import importlib
+
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "Comparison Run Runs Sweep compare export_trace figures group init keys load "
+            "open_run open_runs plot predict real rerun run scenarios sweep topologies "
+            "topology write_report"
+        ).split(),
+        ".api",
+    ),
+    "Scenario": ".config.scenario",
+    "load_scenario": ".config.scenario",
+    "ScenarioError": ".errors",
+    "RULES": ".rules",
+    **dict.fromkeys(("Prepared", "Simulation", "prepare", "simulate"), ".sim.engine"),
+    **dict.fromkeys(("Result", "Snapshot", "summarize"), ".sim.records"),
+}
+"""Where each exported name lives: imported on first use, so that ``netsim --version`` and
+the subpackages do not pay for the whole API."""
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'netsim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
+
 
 __all__ = [
     "load_scenario",

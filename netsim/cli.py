@@ -6,6 +6,7 @@ renders the result with :mod:`netsim.results.render`; nothing else happens here.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import sys
@@ -18,9 +19,26 @@ from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
 
-from . import api
 from .errors import RealRunFailed, ScenarioError, one_line
 from .results import render
+from .rules import RULES
+
+
+def _lazy(name: str):
+    """Module *name*, executed on its first attribute access (the standard library's
+    LazyLoader): ``--version``, ``--help`` and bad options answer without importing the
+    emulator."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+api = _lazy("netsim.api")
 
 
 def _exception_types(*names: str) -> tuple:
@@ -174,7 +192,9 @@ XScaleOpt = Annotated[
 
 def version_callback(value: bool) -> None:
     if value:
-        out_console.print(f"netsim {api.version()}", highlight=False)
+        from .results.provenance import netsim_version  # not the API: answer at once
+
+        out_console.print(f"netsim {netsim_version()}", highlight=False)
         raise typer.Exit()
 
 
@@ -365,7 +385,7 @@ def guarded(out, call):
 def run(
     scenario: ScenarioArg,
     algorithm: Annotated[
-        Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(api.RULES)}.")
+        Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(RULES)}.")
     ] = None,
     set_: SetOpt = None,
     seed: SeedOpt = None,
