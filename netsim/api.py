@@ -31,6 +31,8 @@ from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
+from .results.progress import LineProgress
+from .results.progress import resolve as resolve_progress
 from .results.provenance import differences, run_meta
 from .results.runfolder import (
     PHASES,
@@ -379,7 +381,7 @@ def run(
     algorithm: str | None = None,
     *,
     out=None,
-    progress=None,
+    progress="auto",
     label: str | None = None,
     prepared=None,
     overwrite: bool = False,
@@ -394,8 +396,9 @@ def run(
     and *data_dir* are the CLI's ``--set``, ``--seed`` and ``--data-dir``. The folder
     also gets the resolved ``scenario.toml`` and ``meta.json`` (see :func:`rerun`).
 
-    *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes.
-    A run that ends diverged or stalled keeps its status in ``Run.status``; nothing is raised.
+    *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes; True
+    prints a progress line on stderr, ``"auto"`` (the default) does so inside a Jupyter
+    notebook only, None is silent. A run that ends diverged or stalled keeps its status in ``Run.status``; nothing is raised.
 
     With *out*, the folder is claimed first (OutputError, code 2, when another
     process writes there, or when it holds results of another run and *overwrite*
@@ -405,6 +408,7 @@ def run(
     files are written with status ``interrupted`` and RunInterrupted (a
     KeyboardInterrupt with ``.result`` and ``.summary``) is raised.
     """
+    progress = resolve_progress(progress)
     sc = _scenario(scenario, overrides, seed, data_dir)
     if algorithm is not None:
         sc = sc.with_algorithm(algorithm)
@@ -521,7 +525,7 @@ def predict(
     out=None,
     variants=None,
     target: float | None = None,
-    progress=None,
+    progress="auto",
     plots: bool = True,
     data_dir=None,
 ) -> Prediction:
@@ -578,7 +582,7 @@ def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = F
     return latest_folder(base) if resume else unique_folder(base)
 
 
-def rerun(folder: str | os.PathLike, *, out=None, progress=None, data_dir=None) -> "Rerun":
+def rerun(folder: str | os.PathLike, *, out=None, progress="auto", data_dir=None) -> "Rerun":
     """Run the scenario a run folder recorded (its ``scenario.toml``, overrides applied)
     again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered; for a
     run inside a compare or sweep folder, ``<that folder>-<run>-rerun`` beside it).
@@ -703,7 +707,7 @@ def compare(
     out=None,
     plots: bool = False,
     window: tuple[float, float] | None = None,
-    progress=None,
+    progress="auto",
     on_run=None,
     overwrite: bool = False,
     overrides=None,
@@ -716,19 +720,23 @@ def compare(
 
     With *out*: one folder per run and ``compare.json`` (rewritten after each run,
     so finished runs are listed even if a later one fails); *plots* then also
-    draws the figures into ``out/plots``. *progress* gets each run's snapshots;
-    *on_run(label, run)* is called as each run finishes. *out* is claimed as in
+    draws the figures into ``out/plots``. *progress* gets each run's snapshots (True,
+    ``"auto"``: a line per run on stderr, as in :func:`run`, with the run's place
+    ``[k/n]``); *on_run(label, run)* is called as each run finishes. *out* is claimed as in
     :func:`run`; an interrupted run is listed in compare.json and RunInterrupted raised.
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
+    progress = resolve_progress(progress)
     sc = _scenario(scenario, overrides, seed, data_dir)
     plan = variants(sc, algorithms, groupings, weightings)
     prepared = prepare(sc)
     runs, summaries = {}, []
     held = claim(out, overwrite=overwrite) if out is not None else None
     try:
-        for v in plan:
+        for k, v in enumerate(plan):
+            if isinstance(progress, LineProgress):
+                progress.position = f"[{k + 1}/{len(plan)}]"
             folder = Path(out) / v.folder if out is not None else None
             try:
                 done = run(
