@@ -1,0 +1,87 @@
+"""All-reduce among hosts as steps of concurrent flows on a :class:`~netsim.net.flows.FlowNetwork`.
+
+Each algorithm is a schedule: a list of steps, each a list of ``(sender, receiver, share)``
+transfers of ``share × nbytes`` bytes that run at once; a step ends when its last transfer
+arrives and the next one starts then (the bulk-synchronous schedule of MPI and NCCL
+implementations). The flows share links with each other and with everything else on the
+network, so contention comes from the flow model; on an idle network whose steps use
+disjoint links a step lasts its slowest transfer, latency plus bytes over bottleneck: the
+α-β cost model.
+
+- ``ring``: reduce-scatter then all-gather around the ring of *hosts* in the given order,
+  ``2 (n - 1)`` steps in which every host sends ``nbytes / n`` to the next.
+- ``halving_doubling``: recursive halving (reduce-scatter; partners ``n/2, n/4, ...`` apart,
+  ``nbytes / 2, / 4, ...``) then recursive doubling (all-gather, the same steps reversed):
+  ``2 log2 n`` steps. For *n* not a power of two, the ``r = n - p`` hosts beyond the largest
+  power of two ``p`` first send their whole vector to hosts ``0 .. r-1`` and get the result
+  back at the end (Rabenseifner's pre- and post-step), two more steps.
+
+Schedules are pure (:func:`schedule`); :func:`allreduce` runs one as a SimPy process.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ALGORITHMS", "schedule", "allreduce"]
+
+ALGORITHMS = ("ring", "halving_doubling")
+
+
+def _ring(n: int) -> list[list[tuple[int, int, float]]]:
+    step = [(i, (i + 1) % n, 1.0 / n) for i in range(n)]
+    return [step] * (2 * (n - 1))
+
+
+def _halving_doubling(n: int) -> list[list[tuple[int, int, float]]]:
+    p = 1 << (n.bit_length() - 1)  # largest power of two <= n
+    extra = [(p + j, j, 1.0) for j in range(n - p)]
+    halving = []
+    distance, share = p // 2, 0.5
+    while distance:
+        halving.append([(i, i ^ distance, share) for i in range(p)])
+        distance, share = distance // 2, share / 2
+    steps = ([extra] if extra else []) + halving + halving[::-1]
+    return steps + ([[(j, p + j, 1.0) for j in range(n - p)]] if extra else [])
+
+
+def schedule(algorithm: str, n: int) -> list[list[tuple[int, int, float]]]:
+    """The steps of *algorithm* among *n* hosts (indices 0..n-1): each step a list of
+    ``(sender, receiver, share of the vector)`` transfers that run at once.
+
+    >>> [len(s) for s in schedule("ring", 3)], schedule("ring", 3)[0][2]
+    ([3, 3, 3, 3], (2, 0, 0.3333333333333333))
+    >>> [[t[:2] for t in s] for s in schedule("halving_doubling", 3)]
+    [[(2, 0)], [(0, 1), (1, 0)], [(0, 1), (1, 0)], [(0, 2)]]
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(
+            f"all-reduce algorithm must be one of {list(ALGORITHMS)}, got {algorithm!r}"
+        )
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if n == 1:
+        return []
+    return _ring(n) if algorithm == "ring" else _halving_doubling(n)
+
+
+def allreduce(net, hosts, nbytes: float, algorithm: str = "ring", key=None):
+    """Start an all-reduce of a vector of *nbytes* bytes among *hosts* (in ring order) on
+    *net* (a :class:`~netsim.net.flows.FlowNetwork`); *key* tells the flows of concurrent
+    collectives apart for ECMP. Returns a SimPy process whose value is the time it took (s).
+    """
+    hosts = list(hosts)
+    steps = schedule(algorithm, len(hosts))
+    if not nbytes >= 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+
+    def run(env):
+        start = env.now
+        for k, step in enumerate(steps):
+            yield env.all_of(
+                [
+                    net.transfer(hosts[a], hosts[b], share * nbytes, flow_key=(key, k, a))
+                    for a, b, share in step
+                ]
+            )
+        return env.now - start
+
+    return net.env.process(run(net.env))
