@@ -28,6 +28,8 @@ TRAINS = {"run", "compare", "sweep", "group", "real"}
 UNTIL = {"real": 2.0, "group": 20.0}
 """Horizon per subcommand (scenario time units); others: :data:`DEFAULT_UNTIL`."""
 DEFAULT_UNTIL = 5.0
+READERS = {"plot", "report", "predict", "rerun", "export"}
+"""Subcommands that read a folder an earlier command wrote."""
 
 
 def documented_commands(page: Path) -> list[str]:
@@ -102,8 +104,8 @@ def test_documented_command_runs(page, k, command, checkout):
     argv = prepared(command, checkout.parent / "shared" / "data")
     if argv[1] == "real" and importlib.util.find_spec("torch") is None:
         pytest.skip("netsim real needs PyTorch, not installed here")
-    if argv[1] == "predict" and not (checkout / argv[2]).exists():
-        pytest.skip(f"{argv[2]} is written by the page's netsim real command, skipped here")
+    if argv[1] in READERS and not (checkout / argv[2]).exists():
+        pytest.skip(f"{argv[2]} is written by an earlier command of the page, skipped here")
     env = {**os.environ, "COLUMNS": "200", "NETSIM_NO_COLOR": "1"}
     proc = subprocess.run(
         [sys.executable, str(ROOT / "cli.py"), *argv[1:]],
