@@ -1054,6 +1054,13 @@ def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
             momentum_defined=rule.momentum_defined,
             rule=name,
         )
+        if rule.replicated and not rule.update.trivial:
+            key = "momentum" if rule.update.momentum else "lr_schedule"
+            raise ScenarioError(
+                sub.key(key),
+                f"{name} steps each worker's own model plainly: no learning-rate schedule or "
+                "momentum (remove the key)",
+            )
         rules[name] = rule
         sub.done()
     if not rules:

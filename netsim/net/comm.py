@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .flows import FlowNetwork
 
-__all__ = ["FixedLatency", "NetworkComm", "make_comm"]
+__all__ = ["FixedLatency", "NetworkComm", "NoServer", "make_comm", "exchange"]
 
 
 def make_comm(env, pull_s, push_s, plan, n_params: int):
@@ -23,6 +23,42 @@ def make_comm(env, pull_s, push_s, plan, n_params: int):
     net = FlowNetwork(env, plan.graph, sharing=plan.sharing, header_bytes=plan.header_bytes)
     payload = plan.payload_bytes(n_params)
     return NetworkComm(net, plan.ps_host, plan.worker_hosts, payload, payload), net
+
+
+def exchange(env, comm, workers, steps):
+    """Run *steps* (as :func:`netsim.net.collectives.schedule` gives them, indices into
+    *workers*) as worker-to-worker messages of *comm* (``comm.peer``), one step after the
+    other. Returns a SimPy process whose value is the time it took (s)."""
+    workers = list(workers)
+
+    def run():
+        start = env.now
+        for step in steps:
+            events = [comm.peer(workers[a], workers[b], share) for a, b, share in step]
+            events = [e for e in events if e is not None]
+            if events:
+                yield env.all_of(events)
+        return env.now - start
+
+    return env.process(run())
+
+
+class NoServer:
+    """The workers' view of *comm* under a rule without a parameter server: the model is
+    the worker's own, so pulls and pushes take no time (``peer`` messages do)."""
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.instant = [True] * len(comm.instant)
+
+    def pull(self, worker: int):
+        return None
+
+    def push(self, worker: int):
+        return None
+
+    def min_times(self, worker: int) -> tuple[float, float]:
+        return 0.0, 0.0
 
 
 class FixedLatency:
@@ -44,6 +80,13 @@ class FixedLatency:
     def min_times(self, worker: int) -> tuple[float, float]:
         """The shortest a pull and a push of *worker* can take (s)."""
         return self.pull_s[worker], self.push_s[worker]
+
+    def peer(self, a: int, b: int, share: float = 1.0):
+        """Event that fires when a message from worker *a* reached worker *b* (*share* of
+        the model; the latency does not depend on size): *a*'s push latency plus *b*'s
+        pull latency, or None if that is 0."""
+        delay = self.push_s[a] + self.pull_s[b]
+        return self.env.timeout(delay) if delay else None
 
     def pull(self, worker: int):
         """Event that fires when *worker* has received the model, or None if at once."""
@@ -93,6 +136,12 @@ class NetworkComm:
             self.net.min_transfer_time(
                 host, self.ps_host, self.grad_bytes, flow_key=("push", worker)
             ),
+        )
+
+    def peer(self, a: int, b: int, share: float = 1.0):
+        """Event that fires when *share* of the model sent by worker *a* reached worker *b*."""
+        return self.net.transfer(
+            self.hosts[a], self.hosts[b], share * self.model_bytes, flow_key=("peer", a, b)
         )
 
     def pull(self, worker: int):

@@ -1,4 +1,5 @@
-"""PS update rules, one module each; RULES maps a rule's name to its class."""
+"""Update rules, one module each (the rules without a PS share :mod:`.peers`); RULES maps
+a rule's name to its class."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .kbatch_async import KBatchAsync
 from .kbatch_sync import KBatchSync
 from .ksync import KSync
 from .lgc import LGC
+from .peers import ADPSGD, AllReduce, GroupAllReduce, PartialAllReduce
 from .sa_asgd import SAASGD
 from .ssgd import SSGD
 from .ssp import SSP
@@ -36,5 +38,9 @@ RULES: dict[str, type[Rule]] = {
         KAsync,
         KBatchAsync,
         SAASGD,
+        AllReduce,
+        ADPSGD,
+        PartialAllReduce,
+        GroupAllReduce,
     )
 }

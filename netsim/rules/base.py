@@ -127,6 +127,12 @@ class Rule:
     """True when every ``send`` after the start reaches one worker with a model no other
     worker reads (ASGD): lean workers then skip looking for computations on one model to
     evaluate together. Only a speed hint: stacked gradients are bitwise those one by one."""
+    peer: ClassVar[bool] = False
+    """True for a rule without a parameter server: workers pull and push nothing; the rule
+    exchanges models or gradients between workers (``ps.exchange``, collectives)."""
+    replicated: ClassVar[bool] = False
+    """True when each worker holds its own model (``ps.use_replicas``): the steps are plain
+    (no learning-rate schedule, no momentum) and the run reports the average model."""
     update: ServerUpdate = ServerUpdate()
 
     def reads_current(self) -> bool:

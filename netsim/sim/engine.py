@@ -14,7 +14,7 @@ import simpy
 
 from ..config.scenario import Scenario, check_dataset
 from ..errors import ScenarioError
-from ..net.comm import make_comm
+from ..net.comm import NoServer, make_comm
 from ..rng import Streams
 from ..rules.base import stalled_on
 from ..workload.datasets import Dataset
@@ -325,6 +325,8 @@ class Simulation:
             scenario.network,
             self.prepared.w0.size,
         )
+        self.ps.comm = self.comm
+        self.ps.rng = self.streams.rng("peers")
         self.link_events_left = sum(event.kind == "link" for event in scenario.events)
         self.cut: dict[int, tuple[float, float]] = {}
         """Workers cut off from the PS: (pull, push) shortest times (s), one longer than
@@ -350,7 +352,7 @@ class Simulation:
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:
         """Append (update, time, training objective, test accuracy); costs no simulated time."""
-        ds, model, w = self.prepared.dataset, self.prepared.model, self.ps.w
+        ds, model, w = self.prepared.dataset, self.prepared.model, self.ps.average()
         curve = self.recorder.curve
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
@@ -362,6 +364,8 @@ class Simulation:
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
             loss, acc, pred = float(model.loss(w, *self.eval_set)), float("nan"), None
         curve.append((self.ps.version, float(self.env.now), loss, acc))
+        if self.ps.replicas is not None:
+            self.recorder.consensus.append(self.ps.consensus_distance())
         if pred is not None:
             self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))
         if not np.isfinite(loss):
@@ -459,7 +463,7 @@ class Simulation:
                         env,
                         st,
                         self.ps,
-                        self.comm,
+                        NoServer(self.comm) if self.rule.peer else self.comm,
                         gradient,
                         X,
                         y,
@@ -682,7 +686,7 @@ class Simulation:
 
     def _find_cut(self) -> None:
         """Refresh :attr:`cut` (after the last link event, the network stays as it is)."""
-        if self.link_events_left:
+        if self.link_events_left or self.rule.peer:  # no PS: nothing to be cut off from
             self.cut = {}
             return
         horizon = self.scenario.run.until

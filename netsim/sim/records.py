@@ -56,6 +56,9 @@ class Recorder:
         self.drop_reason: list[str] = []
         self.curve: list[tuple[int, float, float, float]] = []
         self.class_accuracy: list[list[float | None]] = []
+        self.consensus: list[float] = []
+        """Per evaluation, under a rule where each worker holds its own model: the mean
+        squared distance of the workers' models to their average (the curve's model)."""
         self.events: list[dict] = []
         self.spans: list[tuple[int, int, float, float]] = []
 
@@ -450,6 +453,17 @@ def summarize(result: Result) -> dict:
         "events": list(rec.events),
         **_target(result),
         **({"bias": _bias(result)} if result.records.class_accuracy else {}),
+        **(
+            {
+                "consensus_distance": {
+                    "final": rec.consensus[-1],
+                    "max": max(rec.consensus),
+                    "mean": float(np.mean(rec.consensus)),
+                }
+            }
+            if rec.consensus
+            else {}
+        ),
         **(
             {"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
             if result.status == "diverged" and last

@@ -86,6 +86,14 @@ class ParameterServer:
         """Called after every push and timer while a worker is down for good (stall detection)."""
         self.last_finite: tuple[int, np.ndarray] | None = None
         """(version, model) before the update that made the model non-finite."""
+        self.replicas: list[np.ndarray] | None = None
+        """Rules without a PS (:meth:`use_replicas`): each worker's own model; ``w`` is then
+        their average, refreshed by :meth:`average`."""
+        self.replica_versions: list[int] = []
+        self.comm = None
+        """The run's communication model, for worker-to-worker messages (set by the engine)."""
+        self.rng: np.random.Generator | None = None
+        """The rule's random stream (peers chosen at random; set by the engine)."""
         self.lean = False
         """The workers are lean callbacks (:mod:`netsim.sim.lean`): none can be pre-empted or inspected."""
         self.reset_groups(len(rule.groups))
@@ -278,6 +286,9 @@ class ParameterServer:
             wake = st.wake
             if wake is not None:  # waiting: woken once (a second send before it runs releases it)
                 st.wake = None
+                if self.replicas is not None:
+                    wake.succeed((self.replicas[wid], self.replica_versions[wid]))
+                    continue
                 if model is None:  # one tuple per send (lean workers tell sends apart by it)
                     model = (self.w, self.version)
                 wake.succeed(model)
@@ -380,3 +391,113 @@ class ParameterServer:
         self.stalled = message
         if not self.stop.triggered:
             self.stop.succeed("stalled")
+
+    # -- rules without a parameter server ---------------------------------------------------
+    # The PS object then stands for the workers' shared state: every worker's model
+    # (``replicas``), the update count, the records. Messages between workers go through
+    # ``comm.peer`` (see :func:`netsim.net.comm.exchange`).
+
+    def use_replicas(self) -> None:
+        """From now on each worker holds its own model, all starting from ``w``; a worker
+        starts each iteration on its own (``send``), and a push's ``version`` counts the
+        changes of that worker's model."""
+        self.replicas = [self.w] * len(self.workers)
+        self.replica_versions = [0] * len(self.workers)
+
+    def average(self) -> np.ndarray:
+        """The average of the workers' models (``w`` itself without replicas); kept in ``w``.
+        Workers holding one model (the same array) count it once per worker."""
+        if self.replicas is None:
+            return self.w
+        first = self.replicas[0]
+        if all(r is first for r in self.replicas):
+            self.w = first
+        else:
+            self.w = np.mean(np.stack(self.replicas), axis=0)
+        return self.w
+
+    def consensus_distance(self) -> float:
+        """Mean over workers of ``||w_i - mean||²`` (0 without replicas)."""
+        if self.replicas is None:
+            return 0.0
+        mean = self.average()
+        return float(np.mean([np.dot(r - mean, r - mean) for r in self.replicas]))
+
+    def exchange(self, workers, steps, callback) -> None:
+        """Send the messages of *steps* (``(a, b, share)`` with indices into *workers*, as
+        :func:`netsim.net.collectives.schedule` gives them) step after step; then call
+        *callback()*."""
+        from ..net.comm import exchange
+
+        exchange(self.env, self.comm, workers, steps).callbacks.append(lambda _e: callback())
+
+    def group_step(self, members, pushes: list[Push], lr: float, group: int) -> None:
+        """One update of the group *members* (worker ids) that all-reduced: each member's
+        model becomes ``m − lr · mean(gradients of pushes)``, ``m`` the members' average
+        model (their common one when they share it). Without replicas it is :meth:`apply`."""
+        if self.replicas is None:
+            self.apply(pushes, lr, group)
+            return
+        if self.stop.triggered:
+            return
+        base = self._common([self.replicas[m] for m in members])
+        if pushes:
+            delta = mean_by_worker(pushes)
+            delta = delta * lr if len(pushes) == 1 else _multiply(delta, lr, delta)
+            finite = finite_sum(delta)
+            new = base - delta
+        else:
+            finite, new = True, base
+        staleness = [self.replica_versions[p.worker] - p.version for p in pushes]
+        for m in members:
+            self.replicas[m] = new
+            self.replica_versions[m] += 1
+        self._peer_update(pushes, staleness, group, finite, base)
+
+    def local_step(self, push: Push, lr: float, group: int) -> None:
+        """``w_i ← w_i − lr · g`` on the pushing worker's own model (one update)."""
+        if self.stop.triggered:
+            return
+        wid = push.worker
+        delta = push.grad * lr
+        finite = finite_sum(delta)
+        previous = self.replicas[wid]
+        staleness = [self.replica_versions[wid] - push.version]
+        self.replicas[wid] = previous - delta
+        self.replica_versions[wid] += 1
+        self._peer_update([push], staleness, group, finite, previous)
+
+    def average_models(self, members, spread=()) -> None:
+        """The models of *members* (worker ids) and of the workers in *spread* all become
+        the average of the *members*' models, at once (gossip): not an update (no gradient),
+        so the version stays."""
+        models = [self.replicas[m] for m in members]
+        mean = self._common(models)
+        for m in dict.fromkeys([*members, *spread]):
+            if self.replicas[m] is not mean:
+                self.replicas[m] = mean
+                self.replica_versions[m] += 1
+
+    @staticmethod
+    def _common(models: list[np.ndarray]) -> np.ndarray:
+        first = models[0]
+        if all(r is first for r in models):
+            return first
+        total = models[0] + models[1]
+        for r in models[2:]:
+            total += r
+        return total / len(models)
+
+    def _peer_update(self, pushes, staleness, group: int, finite: bool, previous) -> None:
+        before = self.version
+        now = self.env.now
+        self.version = version = before + 1
+        self.group_updates[group] += 1
+        self.group_gradients[group] += len(pushes)
+        if pushes:
+            ids = [p.worker for p in pushes]
+            self.recorder.applied(now, ids, group, staleness, version, 1.0 / len(pushes))
+            for wid in ids:
+                self.workers[wid].applied += 1
+            self.group_staleness[group] += sum(staleness)
+        self._updated(finite, previous, version, now)

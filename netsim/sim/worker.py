@@ -71,6 +71,8 @@ class WorkerState:
         end of its last push."""
         if self.released:
             self.released = False
+            if ps.replicas is not None:  # a rule without a PS: the worker's own model
+                return ps.replicas[self.wid], ps.replica_versions[self.wid]
             return ps.w, ps.version
         if self.phase != IDLE:
             self.enter(IDLE, now)

@@ -1,0 +1,273 @@
+"""Rules without a parameter server: all-reduce, decentralized SGD, partial all-reduce
+groups and group all-reduce (docs/ALGORITHMS.md §11).
+
+The workers talk to each other: ``ps.exchange(workers, steps, done)`` sends the messages
+of a schedule (an all-reduce of :mod:`netsim.net.collectives`, or a pair swapping models)
+and calls ``done`` when the last one arrived. ``ps`` then stands for the workers' shared
+state: under :class:`AllReduce` one model all workers hold; under the others each worker's
+own model (``ps.use_replicas``), changed by ``ps.group_step``, ``ps.local_step`` and
+``ps.average_models``.
+"""
+
+from __future__ import annotations
+
+from ..errors import ScenarioError
+from ..net.collectives import ALGORITHMS, schedule
+from ..params import Table
+from .base import Need, Push, Rule, RuleContext, read_lr
+from .gsgd import parse_groups
+
+__all__ = ["AllReduce", "ADPSGD", "PartialAllReduce", "GroupAllReduce", "SWAP"]
+
+SWAP = [[(0, 1, 1.0), (1, 0, 1.0)]]
+"""Two workers send each other their whole model at once (one step)."""
+
+
+def read_collective(table: Table) -> str:
+    """The ``collective`` key: the all-reduce algorithm (``ring`` or ``halving_doubling``)."""
+    return table.get("collective", str, "ring", choices=ALGORITHMS)
+
+
+class AllReduce(Rule):
+    """Synchronous SGD by all-reduce: every round, each worker computes a gradient on the
+    shared model; once all have, they all-reduce the gradients (``collective``: ring or
+    halving-doubling, on the network) and each applies ``w ← w − η·mean`` (the same
+    model everywhere), then starts the next round. The model trajectory is SSGD's; only
+    the communication differs (no PS link to converge on, 2(n−1) steps for a ring).
+    """
+
+    name = "allreduce"
+    description = "synchronous SGD without a PS: all workers all-reduce their gradients each round"
+    source = "Patarasuk & Yuan, JPDC 2009 (ring); Sergeev & Del Balso 2018 (Horovod); ALGORITHMS.md §11.1"
+    peer = True
+
+    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring"):
+        super().__init__(lr, groups)
+        self.collective = collective
+
+    @classmethod
+    def from_table(cls, table: Table, ctx: RuleContext) -> "AllReduce":
+        return cls(read_lr(table, ctx), cls.default_groups(ctx), collective=read_collective(table))
+
+    @staticmethod
+    def default_groups(ctx: RuleContext) -> list[list[int]]:
+        return [list(range(ctx.n_workers))]
+
+    def start(self, ps) -> None:
+        self.buffer_: dict[int, Push] = {}
+        self.reducing_ = False
+        ps.send(self.groups[0])
+
+    def on_push(self, ps, push: Push) -> None:
+        self.buffer_[push.worker] = push
+        if len(self.buffer_) == len(self.groups[0]):
+            self.reducing_ = True
+            steps = schedule(self.collective, len(self.groups[0]))
+            ps.exchange(self.groups[0], steps, lambda: self._close(ps))
+
+    def _close(self, ps) -> None:
+        ps.apply(list(self.buffer_.values()), self.lr, 0)
+        self.buffer_ = {}
+        self.reducing_ = False
+        ps.send(self.groups[0])
+
+    def holds(self, worker: int) -> bool:
+        return worker in self.buffer_
+
+    def waiting(self, ps) -> list[Need]:
+        if self.reducing_:
+            return [Need(0, ())]
+        missing = tuple(w for w in self.groups[0] if w not in self.buffer_)
+        return [Need(len(missing), missing)]
+
+
+class ADPSGD(Rule):
+    """Asynchronous decentralized SGD (AD-PSGD): each worker computes a gradient g on its
+    own model; then it swaps models with one peer drawn uniformly from the others (a
+    message each way), and at the swap's end, atomically, both models become their
+    average and the worker applies ``w_i ← w_i − η·g``; then it starts again. Nobody
+    waits for anyone but its peer's message; the peer keeps computing (its gradient is
+    then stale by one model change). Staleness: changes of the worker's model between
+    reading it and applying its gradient.
+    """
+
+    name = "adpsgd"
+    description = "asynchronous decentralized SGD: average with one random peer after each gradient"
+    source = "Lian, Zhang, Zhang & Liu, ICML 2018 (AD-PSGD); ALGORITHMS.md §11.2"
+    peer = True
+    replicated = True
+
+    def start(self, ps) -> None:
+        ps.use_replicas()
+        self.n_ = len(self.group_index())
+        ps.send(range(self.n_))
+
+    def on_push(self, ps, push: Push) -> None:
+        i = push.worker
+        if self.n_ == 1:
+            ps.local_step(push, self.lr, self.group_index()[i])
+            ps.send((i,))
+            return
+        j = int(ps.rng.integers(self.n_ - 1))
+        j += j >= i  # uniform among the others
+
+        def swapped():
+            ps.average_models((i, j))
+            ps.local_step(push, self.lr, self.group_index()[i])
+            ps.send((i,))
+
+        ps.exchange((i, j), SWAP, swapped)
+
+
+class PartialAllReduce(Rule):
+    """Partial all-reduce groups (Prague): a worker that has a gradient waits in a queue;
+    as soon as ``group_size`` workers wait, they form a group, all-reduce (``collective``)
+    and each member's model becomes ``m − η·mean(their gradients)``, m the members'
+    average model; they start again. Groups form in order of arrival and never wait for
+    workers outside them. With ``group_size`` = all workers it is :class:`AllReduce`.
+    Each worker's model is its own; the run reports their average.
+    """
+
+    name = "partial_allreduce"
+    description = "partial all-reduce: workers that finish form groups of group_size and all-reduce"
+    source = "Luo, He, Zhuo & Qian, ASPLOS 2020 (Prague); ALGORITHMS.md §11.3"
+    peer = True
+    replicated = True
+
+    def __init__(
+        self, lr: float, groups: list[list[int]], *, group_size: int = 2, collective: str = "ring"
+    ):
+        super().__init__(lr, groups)
+        self.group_size = group_size
+        self.collective = collective
+
+    @classmethod
+    def from_table(cls, table: Table, ctx: RuleContext) -> "PartialAllReduce":
+        size = table.get("group_size", int)
+        if not 2 <= size <= ctx.n_workers:
+            raise ScenarioError(
+                table.key("group_size"),
+                f"{size!r} is not allowed (allowed: 2..{ctx.n_workers}, the number of workers)",
+            )
+        return cls(
+            read_lr(table, ctx),
+            cls.default_groups(ctx),
+            group_size=size,
+            collective=read_collective(table),
+        )
+
+    @staticmethod
+    def default_groups(ctx: RuleContext) -> list[list[int]]:
+        return [list(range(ctx.n_workers))]
+
+    def start(self, ps) -> None:
+        ps.use_replicas()
+        self.queue_: list[Push] = []
+        self.reducing_: set[int] = set()
+        ps.send(range(len(self.group_index())))
+
+    def on_push(self, ps, push: Push) -> None:
+        self.queue_.append(push)
+        if len(self.queue_) < self.group_size:
+            return
+        pushes, self.queue_ = self.queue_, []
+        members = sorted(p.worker for p in pushes)
+        self.reducing_.update(members)
+
+        def reduced():
+            ps.group_step(members, pushes, self.lr, 0)
+            self.reducing_.difference_update(members)
+            ps.send(members)
+
+        ps.exchange(members, schedule(self.collective, len(members)), reduced)
+
+    def holds(self, worker: int) -> bool:
+        return worker in self.reducing_ or any(p.worker == worker for p in self.queue_)
+
+    def waiting(self, ps) -> list[Need]:
+        if self.reducing_:
+            return [Need(0, ())]
+        queued = {p.worker for p in self.queue_}
+        others = tuple(w for w in range(len(self.group_index())) if w not in queued)
+        return [Need(self.group_size - len(self.queue_), others)]
+
+
+class GroupAllReduce(Rule):
+    """The GSGD analogue without a PS: fixed groups (``groups``: lists of worker ids or
+    class names; default one group per worker class). Inside a group a round is
+    synchronous: once every member has a gradient, the group all-reduces (``collective``)
+    and each member's model becomes ``m − η·mean``. Across groups it is asynchronous:
+    after each round the group's first member swaps models with the first member of
+    another group drawn at random (one message each way) and both groups' models become
+    the average of the two (one gossip step); then the group starts its next round.
+    """
+
+    name = "group_allreduce"
+    description = "group all-reduce: synchronous inside fixed groups, gossip between groups"
+    source = "Jiang et al., CCGrid 2019 (Grouping-SGD); Li et al., SC 2020 (WAGMA-SGD); ALGORITHMS.md §11.4"
+    peer = True
+    replicated = True
+
+    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring"):
+        super().__init__(lr, groups)
+        self.collective = collective
+
+    @classmethod
+    def from_table(cls, table: Table, ctx: RuleContext) -> "GroupAllReduce":
+        spec = table.get("groups", list, [[name] for name in ctx.classes])
+        groups = parse_groups(spec, table.key("groups"), ctx)
+        return cls(read_lr(table, ctx), groups, collective=read_collective(table))
+
+    @staticmethod
+    def default_groups(ctx: RuleContext) -> list[list[int]]:
+        return parse_groups([[name] for name in ctx.classes], "groups", ctx)
+
+    def start(self, ps) -> None:
+        ps.use_replicas()
+        self.buffers_: list[dict[int, Push]] = [{} for _ in self.groups]
+        self.busy_: set[int] = set()
+        for members in self.groups:
+            ps.send(members)
+
+    def on_push(self, ps, push: Push) -> None:
+        k = self.group_index()[push.worker]
+        members = self.groups[k]
+        buffer = self.buffers_[k]
+        buffer[push.worker] = push
+        if len(buffer) < len(members):
+            return
+        self.busy_.add(k)
+
+        def reduced():
+            ps.group_step(members, list(buffer.values()), self.lr, k)
+            buffer.clear()
+            if len(self.groups) == 1:
+                return self._next(ps, k)
+            other = int(ps.rng.integers(len(self.groups) - 1))
+            other += other >= k
+            pair = (members[0], self.groups[other][0])
+
+            def gossiped():
+                ps.average_models(pair, spread=list(members) + list(self.groups[other]))
+                self._next(ps, k)
+
+            ps.exchange(pair, SWAP, gossiped)
+
+        ps.exchange(members, schedule(self.collective, len(members)), reduced)
+
+    def _next(self, ps, k: int) -> None:
+        self.busy_.discard(k)
+        ps.send(self.groups[k])
+
+    def holds(self, worker: int) -> bool:
+        k = self.group_index()[worker]
+        return k in self.busy_ or worker in self.buffers_[k]
+
+    def waiting(self, ps) -> list[Need]:
+        if self.busy_:
+            return [Need(0, ())]
+        needs = []
+        for members, buffer in zip(self.groups, self.buffers_, strict=True):
+            missing = tuple(w for w in members if w not in buffer)
+            needs.append(Need(len(missing), missing))
+        return needs
