@@ -1,5 +1,5 @@
 """Rules without a parameter server: all-reduce, decentralized SGD, partial all-reduce
-groups and group all-reduce (docs/ALGORITHMS.md §11).
+groups and group all-reduce (docs/ALGORITHMS.md §12).
 
 The workers talk to each other: ``ps.exchange(workers, steps, done)`` sends the messages
 of a schedule (an all-reduce of :mod:`netsim.net.collectives`, or a pair swapping models)
@@ -38,7 +38,7 @@ class AllReduce(Rule):
 
     name = "allreduce"
     description = "synchronous SGD without a PS: all workers all-reduce their gradients each round"
-    source = "Patarasuk & Yuan, JPDC 2009 (ring); Sergeev & Del Balso 2018 (Horovod); ALGORITHMS.md §11.1"
+    source = "Patarasuk & Yuan, JPDC 2009 (ring); Sergeev & Del Balso 2018 (Horovod); ALGORITHMS.md §12.1"
     peer = True
 
     def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring"):
@@ -93,7 +93,7 @@ class ADPSGD(Rule):
 
     name = "adpsgd"
     description = "asynchronous decentralized SGD: average with one random peer after each gradient"
-    source = "Lian, Zhang, Zhang & Liu, ICML 2018 (AD-PSGD); ALGORITHMS.md §11.2"
+    source = "Lian, Zhang, Zhang & Liu, ICML 2018 (AD-PSGD); ALGORITHMS.md §12.2"
     peer = True
     replicated = True
 
@@ -130,7 +130,7 @@ class PartialAllReduce(Rule):
 
     name = "partial_allreduce"
     description = "partial all-reduce: workers that finish form groups of group_size and all-reduce"
-    source = "Luo, He, Zhuo & Qian, ASPLOS 2020 (Prague); ALGORITHMS.md §11.3"
+    source = "Luo, He, Zhuo & Qian, ASPLOS 2020 (Prague); ALGORITHMS.md §12.3"
     peer = True
     replicated = True
 
@@ -204,7 +204,7 @@ class GroupAllReduce(Rule):
 
     name = "group_allreduce"
     description = "group all-reduce: synchronous inside fixed groups, gossip between groups"
-    source = "Jiang et al., CCGrid 2019 (Grouping-SGD); Li et al., SC 2020 (WAGMA-SGD); ALGORITHMS.md §11.4"
+    source = "Jiang et al., CCGrid 2019 (Grouping-SGD); Li et al., SC 2020 (WAGMA-SGD); ALGORITHMS.md §12.4"
     peer = True
     replicated = True
 

@@ -923,6 +923,8 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
     a worker's iteration (``rule.lean``), no timed events (crashes, slowdowns, link
     changes), transfers that take no time and no compact gradients.
     """
+    if rule.peer:
+        return f"rule {rule.name} has no parameter server (its workers exchange messages)"
     if not rule.lean:
         return f"rule {rule.name} interrupts or inspects workers"
     if scenario.events:

@@ -1,4 +1,4 @@
-"""Rules without a parameter server (docs/ALGORITHMS.md §11): exact equivalences with the
+"""Rules without a parameter server (docs/ALGORITHMS.md §12): exact equivalences with the
 PS rules, times worked out by hand, model averaging that keeps the mean, bad input."""
 
 from __future__ import annotations

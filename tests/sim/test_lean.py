@@ -29,7 +29,8 @@ from netsim.sim.engine import Simulation
 from netsim.workload.models import Logistic, SmoothSVM, Softmax
 
 LEAN_RULES = sorted(name for name, cls in RULES.items() if cls.lean)
-GENERAL_RULES = sorted(name for name, cls in RULES.items() if not cls.lean)
+GENERAL_RULES = sorted(name for name, cls in RULES.items() if not cls.lean and not cls.peer)
+PEER_RULES = sorted(name for name, cls in RULES.items() if cls.peer)
 
 _ALGORITHMS = {
     "ssgd": {"lr": 0.3},
@@ -46,6 +47,10 @@ _ALGORITHMS = {
     "lgc": {"lr": 0.3, "k": 3, "blocks": 2},
     "ksync": {"lr": 0.3, "k": 3},
     "kbatch_sync": {"lr": 0.3, "k": 3},
+    "allreduce": {"lr": 0.3},
+    "adpsgd": {"lr": 0.1},
+    "partial_allreduce": {"lr": 0.1, "group_size": 2},
+    "group_allreduce": {"lr": 0.2},
 }
 
 _TIED = [
@@ -261,6 +266,14 @@ def test_gsgd_with_measured_groups_timeout_and_regrouping_runs_lean_unchanged(tm
 def test_rules_that_interrupt_or_inspect_workers_take_the_general_path(rule):
     sim = Simulation(_scenario("tied", rule), rule)
     assert sim.general_reason == f"rule {rule} interrupts or inspects workers"
+
+
+@pytest.mark.parametrize("rule", PEER_RULES)
+def test_rules_without_a_ps_take_the_general_path(rule):
+    sim = Simulation(_scenario("tied", rule), rule)
+    assert (
+        sim.general_reason == f"rule {rule} has no parameter server (its workers exchange messages)"
+    )
 
 
 @pytest.mark.parametrize(
