@@ -988,6 +988,8 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
         out["bias"] = plots.bias_figure([r for r in runs if r.bias is not None])
     if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
         out["labels"] = plots.labels_figure(runs)
+    if any(r.summary.get("consensus_distance") for r in runs):
+        out["consensus"] = plots.consensus_figure(runs)
     return out
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "bias_figure",
     "labels_figure",
     "label_holders",
+    "consensus_figure",
 ]
 
 CURVE_FILES = {
@@ -129,7 +130,8 @@ def plot_runs(
     xscale: str = "log",
 ) -> list[Path]:
     """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
-    ``update_rate``, ``bias`` and ``labels`` (runs with per-label accuracy) into *out_dir* in each of
+    ``update_rate``, ``bias`` and ``labels`` (runs with per-label accuracy) and
+    ``consensus`` (runs of rules without a PS) into *out_dir* in each of
     *formats*; return their paths."""
     formats = _check_formats(formats)
     if xscale not in XSCALES:
@@ -152,6 +154,8 @@ def plot_runs(
         )
     if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
         paths += save(labels_figure(runs), out / "labels.png", formats, dpi)
+    if any(_consensus(r) is not None for r in runs):
+        paths += save(consensus_figure(runs), out / "consensus.png", formats, dpi)
     return paths
 
 
@@ -526,4 +530,32 @@ def labels_figure(runs: list[RunData]) -> Figure:
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(f"Accuracy per label\n{_title_head(runs)}", fontsize="medium")
+    return fig
+
+
+def _consensus(r: RunData):
+    """(sim_time, consensus distance) per evaluation of a run whose workers hold their own
+    models, or None."""
+    values = r.summary.get("consensus_distance", {}).get("per_evaluation")
+    if not values or len(values) != len(r.curve["sim_time"]):
+        return None
+    return r.curve["sim_time"], np.asarray(values, dtype=float)
+
+
+def consensus_figure(runs: list[RunData]) -> Figure:
+    """The consensus distance (mean over workers of ‖w_i − w̄‖²) against simulated time,
+    one line per run whose workers hold their own models (rules without a PS)."""
+    colors, dashes = _colors(runs), _dashes(runs)
+    fig = Figure(figsize=(7.5, 4.4), dpi=DPI, layout="constrained")
+    ax = fig.subplots()
+    for r in runs:
+        found = _consensus(r)
+        if found is not None:
+            ax.plot(*found, color=colors[r.group], ls=dashes[r.group], lw=1.5, label=r.label)
+    ax.set_yscale("symlog", linthresh=1e-8)
+    ax.set_xlabel(AXIS_LABEL["sim_time"].format(unit=time_unit(runs)))
+    ax.set_ylabel("consensus distance (mean ‖w_i − w̄‖²)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="best")
+    fig.suptitle(f"How far apart the workers' models are\n{_title_head(runs)}", fontsize="medium")
     return fig

@@ -364,7 +364,7 @@ class Simulation:
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
             loss, acc, pred = float(model.loss(w, *self.eval_set)), float("nan"), None
         curve.append((self.ps.version, float(self.env.now), loss, acc))
-        if self.ps.replicas is not None:
+        if self.rule.replicated:  # 0 at the start, before the workers' models part
             self.recorder.consensus.append(self.ps.consensus_distance())
         if pred is not None:
             self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))

@@ -459,6 +459,7 @@ def summarize(result: Result) -> dict:
                     "final": rec.consensus[-1],
                     "max": max(rec.consensus),
                     "mean": float(np.mean(rec.consensus)),
+                    "per_evaluation": list(rec.consensus),  # the rows of curve.csv
                 }
             }
             if rec.consensus

@@ -112,9 +112,14 @@ def test_model_averaging_keeps_the_mean():
 def test_every_peer_rule_runs_and_reports_consensus():
     sc = scenario(MIXED, until=20.0)
     for rule in ("adpsgd", "partial_allreduce", "group_allreduce"):
-        summary = summarize(simulate(sc, rule))
+        result = simulate(sc, rule)
+        summary = summarize(result)
+        consensus = summary["consensus_distance"]
         assert summary["status"] == "ok" and summary["updates"] > 0, rule
-        assert summary["consensus_distance"]["max"] >= summary["consensus_distance"]["final"] >= 0
+        assert consensus["max"] >= consensus["final"] >= 0
+        # one value per evaluation; 0 at the start, when every worker holds w0
+        assert len(consensus["per_evaluation"]) == len(result.curve)
+        assert consensus["per_evaluation"][0] == 0.0 and consensus["max"] > 0
 
 
 def test_same_seed_same_run():
@@ -144,3 +149,17 @@ def test_bad_keys_name_the_key(table, key):
     with pytest.raises(ScenarioError) as err:
         scenario(MIXED, **table)
     assert err.value.key == key
+
+
+def test_a_topology_whose_hosts_cannot_reach_each_other_is_refused():
+    raw = base_raw(workers=[{"name": "a", "count": 4, "compute": 1.0}])
+    dc = {"racks": 1, "hosts_per_rack": 3, "spines": 1}
+    raw["network"] = {
+        "topology": {"builder": "multi_datacenter", "args": {"dcs": [dc, dc], "wan": []}},
+        "placement": "spread",
+    }
+    raw["algorithms"].update(PEERS)
+    with pytest.raises(ScenarioError) as err:
+        make_scenario(raw, str(ROOT / "scenarios" / "x.toml"))
+    # every worker reaches the PS host, hence every other worker, or the placement says so
+    assert err.value.key == "network.placement" and "has no path to" in str(err.value)
