@@ -76,11 +76,10 @@ def allreduce(net, hosts, nbytes: float, algorithm: str = "ring", key=None):
     def run(env):
         start = env.now
         for k, step in enumerate(steps):
-            yield env.all_of(
-                [
-                    net.transfer(hosts[a], hosts[b], share * nbytes, flow_key=(key, k, a))
-                    for a, b, share in step
-                ]
+            yield net.transfer_many(
+                [(hosts[a], hosts[b]) for a, b, _ in step],
+                [share * nbytes for _, _, share in step],
+                [(key, k, a) for a, _, _ in step],
             )
         return env.now - start
 

@@ -27,17 +27,16 @@ def make_comm(env, pull_s, push_s, plan, n_params: int):
 
 def exchange(env, comm, workers, steps):
     """Run *steps* (as :func:`netsim.net.collectives.schedule` gives them, indices into
-    *workers*) as worker-to-worker messages of *comm* (``comm.peer``), one step after the
+    *workers*) as worker-to-worker messages of *comm* (``comm.peers``), one step after the
     other. Returns a SimPy process whose value is the time it took (s)."""
     workers = list(workers)
 
     def run():
         start = env.now
         for step in steps:
-            events = [comm.peer(workers[a], workers[b], share) for a, b, share in step]
-            events = [e for e in events if e is not None]
-            if events:
-                yield env.all_of(events)
+            event = comm.peers([(workers[a], workers[b], share) for a, b, share in step])
+            if event is not None:
+                yield event
         return env.now - start
 
     return env.process(run())
@@ -81,11 +80,11 @@ class FixedLatency:
         """The shortest a pull and a push of *worker* can take (s)."""
         return self.pull_s[worker], self.push_s[worker]
 
-    def peer(self, a: int, b: int, share: float = 1.0):
-        """Event that fires when a message from worker *a* reached worker *b* (*share* of
-        the model; the latency does not depend on size): *a*'s push latency plus *b*'s
-        pull latency, or None if that is 0."""
-        delay = self.push_s[a] + self.pull_s[b]
+    def peers(self, messages):
+        """Event that fires when every message ``(a, b, share)`` (from worker *a* to worker
+        *b*, *share* of the model; the latency does not depend on size) has arrived: the
+        longest of *a*'s push latency plus *b*'s pull latency, or None if that is 0."""
+        delay = max((self.push_s[a] + self.pull_s[b] for a, b, _ in messages), default=0.0)
         return self.env.timeout(delay) if delay else None
 
     def pull(self, worker: int):
@@ -138,10 +137,14 @@ class NetworkComm:
             ),
         )
 
-    def peer(self, a: int, b: int, share: float = 1.0):
-        """Event that fires when *share* of the model sent by worker *a* reached worker *b*."""
-        return self.net.transfer(
-            self.hosts[a], self.hosts[b], share * self.model_bytes, flow_key=("peer", a, b)
+    def peers(self, messages):
+        """Event that fires when every message ``(a, b, share)`` (*share* of the model from
+        worker *a* to worker *b*) has arrived, the messages sent at once."""
+        hosts = self.hosts
+        return self.net.transfer_many(
+            [(hosts[a], hosts[b]) for a, b, _ in messages],
+            [share * self.model_bytes for _, _, share in messages],
+            [("peer", a, b) for a, b, _ in messages],
         )
 
     def pull(self, worker: int):

@@ -33,8 +33,30 @@ class TransferRecord:
     path: tuple
 
 
+class _Batch:
+    """Transfers started together by :meth:`FlowNetwork.transfer_many`: one event for all."""
+
+    __slots__ = ("event", "left")
+
+    def __init__(self, event, left: int):
+        self.event, self.left = event, left
+
+
 class _Flow:
-    __slots__ = ("src", "dst", "nbytes", "bits", "path", "idx", "links", "weight", "event", "start")
+    __slots__ = (
+        "src",
+        "dst",
+        "nbytes",
+        "bits",
+        "path",
+        "idx",
+        "links",
+        "weight",
+        "event",
+        "start",
+        "batch",
+        "gen",
+    )
     # idx: every link of the path; links: those of finite capacity, the ones that share
     # its rate (set when it starts sending, and again when a link's finiteness changes)
 
@@ -85,7 +107,8 @@ class FlowNetwork:
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
         self._routes = {}  # routing memo
-        self._paths = {}  # (src, dst, key) -> (path, idx, latency)
+        self._paths = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
+        self._finite_gen = 0  # changes when a link becomes finite or infinite
         self._flows = []  # sending flows, array order
         self._remaining = np.empty(0)  # bits left, per sending flow
         self._bits = np.empty(0)  # bits in total, per sending flow
@@ -106,7 +129,8 @@ class FlowNetwork:
         if key not in self._paths:
             path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
             idx = np.fromiter((self._index[link] for link in path), dtype=np.intp, count=len(path))
-            self._paths[key] = (path, idx, float(self._latency[idx].sum()))
+            finite = idx[np.isfinite(self.capacity[idx])]
+            self._paths[key] = (path, idx, float(self._latency[idx].sum()), finite)
         return self._paths[key]
 
     def min_transfer_time(self, src, dst, nbytes, *, flow_key=None):
@@ -116,7 +140,7 @@ class FlowNetwork:
         path :meth:`transfer` would use with the same *flow_key*; ``inf`` when a link
         of the path is cut (bandwidth 0) and there are bytes to send.
         """
-        path, idx, latency = self._path(src, dst, flow_key)
+        path, idx, latency, _ = self._path(src, dst, flow_key)
         bits = 8.0 * (nbytes + self.header_bytes)
         if not bits:
             return latency
@@ -143,29 +167,76 @@ class FlowNetwork:
         """
         if not nbytes >= 0:
             raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
-        path, idx, latency = self._path(src, dst, flow_key)
+        path, idx, latency, finite = self._path(src, dst, flow_key)
         flow = _Flow()
         flow.src, flow.dst, flow.nbytes, flow.path = src, dst, nbytes, path
+        flow.links, flow.gen = finite, self._finite_gen
         flow.bits = 8.0 * (nbytes + self.header_bytes)
         flow.idx = idx
         flow.weight = 1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0
         flow.event = self.env.event()
         flow.start = self.env.now
+        flow.batch = None
         if latency > 0:
             self.env.timeout(latency).callbacks.append(lambda _ev: self._arrive(flow))
         else:
             self._arrive(flow)
         return flow.event
 
+    def transfer_many(self, pairs, sizes, keys):
+        """Start one transfer per ``(src, dst)`` of *pairs*, of *sizes* bytes with ECMP
+        *keys* (sequences of one length): the same flows as that many :meth:`transfer`
+        calls, with one event for all of them (transfers with one path latency also share
+        the timeout of their latency). For collectives, whose steps start many at once.
+
+        Returns
+        -------
+        simpy.Event
+            Succeeds, with the time (s), when the last byte of the last transfer arrives.
+        """
+        env = self.env
+        batch = _Batch(env.event(), len(pairs))
+        if not pairs:
+            batch.event.succeed(env.now)
+            return batch.event
+        waiting: dict[float, list] = {}
+        now, rtt = env.now, self.sharing == "rtt"
+        for (src, dst), nbytes, key in zip(pairs, sizes, keys, strict=True):
+            if not nbytes >= 0:
+                raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+            path, idx, latency, finite = self._path(src, dst, key)
+            flow = _Flow()
+            flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
+            flow.links, flow.gen = finite, self._finite_gen
+            flow.bits = 8.0 * (nbytes + self.header_bytes)
+            flow.weight = 1.0 / max(latency, _MIN_LATENCY) if rtt else 1.0
+            flow.event, flow.start, flow.batch = None, now, batch
+            if latency > 0:
+                waiting.setdefault(latency, []).append(flow)
+            else:
+                self._arrive(flow)
+        for latency, flows in waiting.items():
+            env.timeout(latency).callbacks.append(
+                lambda _ev, flows=flows: [self._arrive(f) for f in flows]
+            )
+        return batch.event
+
     def _deliver(self, flow):
-        flow.event.succeed(
-            TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start, self.env.now, flow.path)
-        )
+        batch = flow.batch
+        if batch is None:
+            flow.event.succeed(
+                TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start, self.env.now, flow.path)
+            )
+            return
+        batch.left -= 1
+        if not batch.left:
+            batch.event.succeed(self.env.now)
 
     def _arrive(self, flow):
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
-        flow.links = flow.idx[np.isfinite(self.capacity[flow.idx])]
+        if flow.gen != self._finite_gen:  # a link changed finiteness since it started
+            flow.links = flow.idx[np.isfinite(self.capacity[flow.idx])]
         if flow.bits == 0 or flow.links.size == 0:
             self._deliver(flow)
             return
@@ -279,6 +350,7 @@ class FlowNetwork:
             if latency is not None:
                 self._latency[i] = float(latency)
         if bandwidth is not None and (np.isfinite(self.capacity) != was_finite).any():
+            self._finite_gen += 1
             self._recross()
         if bandwidth is not None:
             self.graph.edges[u, v]["bandwidth"] = float(bandwidth)

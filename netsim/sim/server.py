@@ -395,7 +395,7 @@ class ParameterServer:
     # -- rules without a parameter server ---------------------------------------------------
     # The PS object then stands for the workers' shared state: every worker's model
     # (``replicas``), the update count, the records. Messages between workers go through
-    # ``comm.peer`` (see :func:`netsim.net.comm.exchange`).
+    # ``comm.peers`` (see :func:`netsim.net.comm.exchange`).
 
     def use_replicas(self) -> None:
         """From now on each worker holds its own model, all starting from ``w``; a worker
