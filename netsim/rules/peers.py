@@ -12,10 +12,11 @@ own model (``ps.use_replicas``), changed by ``ps.group_step``, ``ps.local_step``
 from __future__ import annotations
 
 from ..errors import ScenarioError
+from ..grouping.clustering import choose_grouping, parse_method
 from ..net.collectives import ALGORITHMS, schedule
 from ..params import Table
 from .base import Need, Push, Rule, RuleContext, read_lr
-from .gsgd import parse_groups
+from .gsgd import GroupingSpec, parse_groups
 
 __all__ = ["AllReduce", "ADPSGD", "PartialAllReduce", "GroupAllReduce", "SWAP"]
 
@@ -99,13 +100,14 @@ class ADPSGD(Rule):
 
     def start(self, ps) -> None:
         ps.use_replicas()
-        self.n_ = len(self.group_index())
+        self.index_ = self.group_index()
+        self.n_ = len(self.index_)
         ps.send(range(self.n_))
 
     def on_push(self, ps, push: Push) -> None:
         i = push.worker
         if self.n_ == 1:
-            ps.local_step(push, self.lr, self.group_index()[i])
+            ps.local_step(push, self.lr, self.index_[i])
             ps.send((i,))
             return
         j = int(ps.rng.integers(self.n_ - 1))
@@ -113,7 +115,7 @@ class ADPSGD(Rule):
 
         def swapped():
             ps.average_models((i, j))
-            ps.local_step(push, self.lr, self.group_index()[i])
+            ps.local_step(push, self.lr, self.index_[i])
             ps.send((i,))
 
         ps.exchange((i, j), SWAP, swapped)
@@ -193,8 +195,10 @@ class PartialAllReduce(Rule):
 
 
 class GroupAllReduce(Rule):
-    """The GSGD analogue without a PS: fixed groups (``groups``: lists of worker ids or
-    class names; default one group per worker class). Inside a group a round is
+    """The GSGD analogue without a PS: groups given (``groups``: lists of worker ids or
+    class names; default one group per worker class) or formed from a measurement phase
+    (``grouping``: ``kmeans:K``, ``equal:K`` or ``silhouette``, as GSGD's; the race,
+    ``auto``, chooses for ``gsgd`` only). Inside a group a round is
     synchronous: once every member has a gradient, the group all-reduces (``collective``)
     and each member's model becomes ``m − η·mean``. Across groups it is asynchronous:
     after each round the group's first member swaps models with the first member of
@@ -208,15 +212,60 @@ class GroupAllReduce(Rule):
     peer = True
     replicated = True
 
-    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring"):
+    def __init__(
+        self,
+        lr: float,
+        groups: list[list[int]],
+        *,
+        collective: str = "ring",
+        grouping: GroupingSpec = GroupingSpec(),
+    ):
         super().__init__(lr, groups)
         self.collective = collective
+        self.grouping = grouping
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "GroupAllReduce":
         spec = table.get("groups", list, [[name] for name in ctx.classes])
         groups = parse_groups(spec, table.key("groups"), ctx)
-        return cls(read_lr(table, ctx), groups, collective=read_collective(table))
+        method = table.get("grouping", str, "hand")
+        try:
+            parse_method(method, ctx.n_workers)
+        except ValueError as exc:
+            raise ScenarioError(table.key("grouping"), str(exc)) from None
+        if method in ("auto", "race"):
+            raise ScenarioError(
+                table.key("grouping"),
+                f"{method!r} races pilot runs of gsgd only (allowed here: hand, kmeans:K, "
+                "equal:K, silhouette)",
+            )
+        k_max = table.get("k_max", int, min(8, ctx.n_workers))
+        if not 1 <= k_max <= ctx.n_workers:
+            raise ScenarioError(
+                table.key("k_max"),
+                f"{k_max!r} is not allowed (1 <= k_max <= {ctx.n_workers} workers)",
+            )
+        grouping = GroupingSpec(
+            method=method,
+            k_max=k_max,
+            probe_rounds=table.get("probe_rounds", int, 5, minimum=1),
+        )
+        return cls(
+            read_lr(table, ctx), groups, collective=read_collective(table), grouping=grouping
+        )
+
+    def probe_rounds(self) -> int:
+        """Measure first unless the groups are given by hand."""
+        return 0 if self.grouping.method == "hand" else self.grouping.probe_rounds
+
+    def on_measured(self, iteration, seed: int) -> dict:
+        g = self.grouping
+        chosen = choose_grouping(g.method, iteration, k_max=g.k_max, hand=self.groups, seed=seed)
+        self.groups = [list(members) for members in chosen.groups]
+        return chosen.as_dict()
+
+    def grouping_record(self) -> dict:
+        return {"method": "hand", "k": len(self.groups), "members": [list(g) for g in self.groups]}
 
     @staticmethod
     def default_groups(ctx: RuleContext) -> list[list[int]]:
@@ -224,13 +273,14 @@ class GroupAllReduce(Rule):
 
     def start(self, ps) -> None:
         ps.use_replicas()
+        self.index_ = self.group_index()
         self.buffers_: list[dict[int, Push]] = [{} for _ in self.groups]
         self.busy_: set[int] = set()
         for members in self.groups:
             ps.send(members)
 
     def on_push(self, ps, push: Push) -> None:
-        k = self.group_index()[push.worker]
+        k = self.index_[push.worker]
         members = self.groups[k]
         buffer = self.buffers_[k]
         buffer[push.worker] = push
@@ -260,7 +310,7 @@ class GroupAllReduce(Rule):
         ps.send(self.groups[k])
 
     def holds(self, worker: int) -> bool:
-        k = self.group_index()[worker]
+        k = self.index_[worker]
         return k in self.busy_ or worker in self.buffers_[k]
 
     def waiting(self, ps) -> list[Need]:

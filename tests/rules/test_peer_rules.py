@@ -163,3 +163,18 @@ def test_a_topology_whose_hosts_cannot_reach_each_other_is_refused():
         make_scenario(raw, str(ROOT / "scenarios" / "x.toml"))
     # every worker reaches the PS host, hence every other worker, or the placement says so
     assert err.value.key == "network.placement" and "has no path to" in str(err.value)
+
+
+def test_group_allreduce_forms_its_groups_from_a_measurement():
+    # two speeds (1 s and 2.5 s): k-means on the measured iteration times finds them
+    sc = scenario(MIXED, until=30.0, group_allreduce={"lr": 0.1, "grouping": "kmeans:2"})
+    result = simulate(sc, "group_allreduce")
+    assert sorted(result.groups) == [[0, 1, 2], [3, 4]]
+    assert summarize(result)["grouping"]["k"] == 2
+
+
+def test_group_allreduce_refuses_the_race():
+    with pytest.raises(ScenarioError) as err:
+        scenario(MIXED, group_allreduce={"lr": 0.1, "grouping": "auto"})
+    assert err.value.key == "algorithms.group_allreduce.grouping"
+    assert "gsgd only" in str(err.value)
