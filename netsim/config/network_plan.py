@@ -35,15 +35,16 @@ SHIPPED_TOPOLOGIES = SHIPPED_TOPOLOGIES.resolve() if SHIPPED_TOPOLOGIES is not N
 class NetworkPlan:
     """Where everything sits and how big messages are.
 
-    ``graph`` is the topology (see :mod:`netsim.topology`), ``ps_host`` and
-    ``worker_hosts`` (one per worker id) its hosts, ``bytes_per_value`` 4 (float32)
+    ``graph`` is the topology (see :mod:`netsim.topology`), ``ps_host`` (None: no PS,
+    ``ps_host = "none"``, for rules without one) and ``worker_hosts`` (one per worker id)
+    its hosts, ``bytes_per_value`` 4 (float32)
     or 8 (float64), ``header_bytes`` added to every model pull and gradient push,
     ``message_bytes`` (if > 0) the payload size to emulate instead of the real model's
     (train a small model while the network carries, say, a 100 MB one).
     """
 
     graph: object
-    ps_host: str
+    ps_host: str | None
     worker_hosts: tuple
     sharing: str = "maxmin"
     bytes_per_value: int = 4
@@ -55,6 +56,10 @@ class NetworkPlan:
         """Bytes of one model or gradient of *n_params* values, header excluded: the
         real model's size, or ``message_bytes`` when the scenario emulates a larger one."""
         return self.message_bytes or n_params * self.bytes_per_value
+
+
+NO_PS = "none"
+"""``[network] ps_host`` of a cluster without a parameter server (rules without one only)."""
 
 
 def topology_dirs(base: Path) -> list[Path]:
@@ -126,15 +131,17 @@ def parse_network(t: Table, scenario_path: Path, classes: list[dict], seed_rng) 
         raise ScenarioError(t.key("topology"), str(exc)) from None
     n_workers = sum(c["count"] for c in classes)
     try:
-        explicit = _class_hosts(graph, classes, ps_host)
+        with_ps = ps_host != NO_PS
+        explicit = _class_hosts(graph, classes, ps_host if with_ps else None, with_ps)
         ps, workers = place(
             graph,
             n_workers,
             policy=policy,
-            ps_host=ps_host,
+            ps_host=ps_host if with_ps else None,
             hosts=explicit,
             counts=counts,
             rng=seed_rng,
+            with_ps=with_ps,
         )
     except TopologyError as exc:
         raise ScenarioError(t.key(_placement_key(exc.element)), str(exc)) from None
@@ -149,11 +156,12 @@ def _placement_key(element: str) -> str:
     return "placement"
 
 
-def _class_hosts(graph, classes: list[dict], ps_host) -> list | None:
+def _class_hosts(graph, classes: list[dict], ps_host, with_ps: bool = True) -> list | None:
     """Explicit worker hosts when classes name hosts or datacenters, else None."""
     if not any(c.get("hosts") or c.get("datacenter") is not None for c in classes):
         return None
-    all_hosts = [h for h in list_hosts(graph) if h != (ps_host or list_hosts(graph)[0])]
+    taken = (ps_host or list_hosts(graph)[0]) if with_ps else None
+    all_hosts = [h for h in list_hosts(graph) if h != taken]
     used: set = set()
     chosen = []
     for i, c in enumerate(classes):

@@ -270,6 +270,15 @@ class Scenario:
                 f"(configured: {', '.join(self.rules) or 'none'}; known rules: {', '.join(RULES)})",
                 self.path,
             )
+        if self.network is not None and self.network.ps_host is None and not self.rules[name].peer:
+            peers = [n for n, r in self.rules.items() if r.peer]
+            raise ScenarioError(
+                "run.algorithm",
+                f"{name!r} needs a parameter server, but network.ps_host = 'none' "
+                f"(rules without one configured here: {', '.join(peers) or 'none'}; "
+                "docs/ALGORITHMS.md §12)",
+                self.path,
+            )
         return copy.deepcopy(self.rules[name])
 
     def with_overrides(self, overrides) -> "Scenario":

@@ -107,7 +107,8 @@ class NetworkComm:
     Parameters
     ----------
     net : FlowNetwork
-    ps_host : the PS's host;  worker_hosts : one host per worker id.
+    ps_host : the PS's host (None: no PS, transfers to it take no time);
+    worker_hosts : one host per worker id.
     model_bytes, grad_bytes : int, message sizes (bytes).
     """
 
@@ -118,8 +119,11 @@ class NetworkComm:
         self.model_bytes = model_bytes
         self.grad_bytes = grad_bytes
         self.instant = [
-            net.min_transfer_time(ps_host, h, model_bytes) == 0
-            and net.min_transfer_time(h, ps_host, grad_bytes) == 0
+            ps_host is None  # no PS: nothing is pulled or pushed
+            or (
+                net.min_transfer_time(ps_host, h, model_bytes) == 0
+                and net.min_transfer_time(h, ps_host, grad_bytes) == 0
+            )
             for h in self.hosts
         ]
         """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
@@ -128,6 +132,8 @@ class NetworkComm:
         """The shortest a pull and a push of *worker* can take (s): alone on the network
         as it is now; ``inf`` across a cut link."""
         host = self.hosts[worker]
+        if self.ps_host is None:
+            return 0.0, 0.0
         return (
             self.net.min_transfer_time(
                 self.ps_host, host, self.model_bytes, flow_key=("pull", worker)

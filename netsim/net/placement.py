@@ -49,7 +49,9 @@ def _spread(G, candidates):
     return split(candidates, 0)
 
 
-def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=None, rng=None):
+def place(
+    G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=None, rng=None, with_ps=True
+):
     """Pick the PS host and *n_workers* distinct worker hosts.
 
     Parameters
@@ -72,6 +74,9 @@ def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=Non
         Workers per datacenter id, for ``"per_datacenter"``; sums to *n_workers*.
     rng : numpy.random.Generator, optional
         Required by ``"random"``.
+    with_ps : bool, default True
+        False: no PS (rules without one); every host may take a worker, *ps_host* is
+        ignored and returned as None, and the workers must reach each other.
 
     Returns
     -------
@@ -89,7 +94,10 @@ def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=Non
     all_hosts = list_hosts(G)
     if not all_hosts:
         raise TopologyError("graph", "has no host")
-    ps_host = _check_host(G, all_hosts[0] if ps_host is None else ps_host, "ps_host")
+    if with_ps:
+        ps_host = _check_host(G, all_hosts[0] if ps_host is None else ps_host, "ps_host")
+    else:
+        ps_host = None
     free = [h for h in all_hosts if h != ps_host]
     if hosts is not None:
         workers = [_check_host(G, h, "worker host") for h in hosts]
@@ -103,9 +111,9 @@ def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=Non
         workers = _per_datacenter(G, free, n_workers, counts)
     else:
         if n_workers > len(free):
+            besides = f" besides the PS host {ps_host!r}" if with_ps else ""
             raise TopologyError(
-                "n_workers",
-                f"{n_workers} workers but only {len(free)} hosts besides the PS host {ps_host!r}",
+                "n_workers", f"{n_workers} workers but only {len(free)} hosts{besides}"
             )
         if policy == "packed":
             workers = free[:n_workers]
@@ -117,10 +125,12 @@ def place(G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=Non
             workers = [free[i] for i in rng.choice(len(free), size=n_workers, replace=False)]
         else:
             raise TopologyError("policy", f"must be one of {POLICIES}, got {policy!r}")
-    reachable = nx.node_connected_component(G, ps_host)
+    hub = ps_host if with_ps else workers[0]
+    reachable = nx.node_connected_component(G, hub)
     for w in workers:
         if w not in reachable:
-            raise TopologyError(f"worker host {w!r}", f"has no path to the PS host {ps_host!r}")
+            what = f"the PS host {ps_host!r}" if with_ps else f"worker host {hub!r}"
+            raise TopologyError(f"worker host {w!r}", f"has no path to {what}")
     return ps_host, workers
 
 

@@ -91,6 +91,8 @@ def _rtt(scenario) -> np.ndarray:
     plan = scenario.network
     if plan is None:
         return np.asarray(scenario.pull_latencies()) + np.asarray(scenario.push_latencies())
+    if plan.ps_host is None:  # no PS to probe
+        return np.zeros(len(plan.worker_hosts))
     from ..net.probe import probe
 
     res = probe(

@@ -178,3 +178,29 @@ def test_group_allreduce_refuses_the_race():
         scenario(MIXED, group_allreduce={"lr": 0.1, "grouping": "auto"})
     assert err.value.key == "algorithms.group_allreduce.grouping"
     assert "gsgd only" in str(err.value)
+
+
+def no_ps(workers, topology, **network):
+    raw = base_raw(workers=workers)
+    raw["network"] = {"topology": topology, "ps_host": "none", "message_bytes": S, **network}
+    raw["run"].update(until=12.0, algorithm="allreduce")
+    raw["algorithms"].update(PEERS)
+    return make_scenario(raw, str(ROOT / "scenarios" / "x.toml"))
+
+
+def test_without_a_ps_host_every_host_takes_a_worker():
+    # 16 workers fill the k=4 fat-tree's 16 hosts (a PS would need a 17th)
+    sc = no_ps([{"name": "a", "count": 16, "compute": 1.0}], "fat_tree_k4")
+    assert sc.network.ps_host is None and sc.network.worker_hosts[0] == "h0"
+    result = simulate(sc, "allreduce")
+    # a ring of h0..h15 in order on the preset's 10 Gbit/s, 1 µs links: a step lasts its
+    # longest path (6 links, leaving the pod) and 1/16 of the model plus the header
+    step = 6 * 1e-6 + 8 * (S / 16 + 64) / 10e9
+    assert sorted(set(result.records.time))[0] == pytest.approx(1 + 30 * step, rel=1e-9)
+
+
+def test_a_rule_with_a_ps_is_refused_without_one():
+    sc = no_ps(FOUR, {"builder": "star", "args": {"n_hosts": 4}})
+    with pytest.raises(ScenarioError) as err:
+        simulate(sc, "ssgd")
+    assert err.value.key == "run.algorithm" and "needs a parameter server" in str(err.value)
