@@ -75,11 +75,11 @@ def allreduce(net, hosts, nbytes: float, algorithm: str = "ring", key=None):
 
     def run(env):
         start = env.now
-        for k, step in enumerate(steps):
+        for step in steps:
             yield net.transfer_many(
                 [(hosts[a], hosts[b]) for a, b, _ in step],
                 [share * nbytes for _, _, share in step],
-                [(key, k, a) for a, _, _ in step],
+                [(key, a, b) for a, b, _ in step],  # one connection per pair, as NCCL keeps
             )
         return env.now - start
 

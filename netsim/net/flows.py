@@ -42,6 +42,22 @@ class _Batch:
         self.event, self.left = event, left
 
 
+class _Step:
+    """What a set of transfers needs to be sent as one batch: per transfer its path, path
+    latency (s) and bottleneck (bit/s, inf with no finite link), the finite links of all
+    (concatenated, with their count per transfer), and whether no two share a link."""
+
+    __slots__ = ("paths", "latency", "bottleneck", "links", "counts", "disjoint")
+
+
+class _Fast:
+    """A batch sent on an otherwise idle network whose transfers share no link: each goes
+    at its bottleneck, done at ``start + latency + bits / bottleneck``, with no event but
+    one for the batch (:meth:`FlowNetwork.transfer_many`)."""
+
+    __slots__ = ("batch", "step", "pairs", "keys", "sizes", "bits", "start", "done", "live")
+
+
 class _Flow:
     __slots__ = (
         "src",
@@ -118,6 +134,8 @@ class FlowNetwork:
         self._link_rate = np.zeros(len(self.links))  # bit/s carried per link now
         self._link_bits = np.zeros(len(self.links))  # bits carried so far
         self._arrived = []  # flows done with latency, not yet sending
+        self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
+        self._fast = None  # the _Fast batch in flight, if any
         self._last = env.now
         self._generation = 0
         self._replan_pending = False
@@ -199,6 +217,104 @@ class FlowNetwork:
         if not pairs:
             batch.event.succeed(env.now)
             return batch.event
+        if self._fast is None and not (self._flows or self._arrived or self._replan_pending):
+            step = self._step(pairs, keys)
+            if step.disjoint:
+                self._send_fast(batch, step, pairs, keys, sizes)
+                return batch.event
+        self._start_flows(batch, pairs, sizes, keys)
+        return batch.event
+
+    def _step(self, pairs, keys) -> _Step:
+        """The :class:`_Step` of these transfers (cached until the routes change)."""
+        memo = (tuple(pairs), tuple(keys))
+        step = self._steps.get(memo)
+        if step is None:
+            step = _Step()
+            found = [self._path(src, dst, key) for (src, dst), key in zip(pairs, keys, strict=True)]
+            step.paths = found
+            step.latency = np.array([f[2] for f in found])
+            step.links = np.concatenate([f[3] for f in found])
+            step.counts = np.array([f[3].size for f in found])
+            step.bottleneck = np.array(
+                [self.capacity[f[3]].min() if f[3].size else np.inf for f in found]
+            )
+            step.disjoint = np.unique(step.links).size == step.links.size
+            self._steps[memo] = step
+        return step
+
+    def _send_fast(self, batch, step, pairs, keys, sizes) -> None:
+        """Send the batch as a :class:`_Fast` one: one timeout, at its last transfer's end."""
+        now = self.env.now
+        fast = _Fast()
+        fast.batch, fast.step, fast.pairs, fast.keys = batch, step, pairs, keys
+        fast.sizes = sizes
+        fast.bits = 8.0 * (np.asarray(sizes, dtype=float) + self.header_bytes)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            send = np.where(fast.bits > 0, fast.bits / step.bottleneck, 0.0)
+        fast.start, fast.done, fast.live = now, (now + step.latency) + send, True
+        self._fast = fast
+        end = float(fast.done.max())
+        if end < math.inf:  # else a link of a path is cut: it ends only if it comes back
+            self.env.timeout(end - now).callbacks.append(lambda _ev: self._fast_done(fast))
+
+    def _fast_done(self, fast) -> None:
+        if not fast.live:  # sent on as flows (another transfer came, or a link changed)
+            return
+        self._fast, fast.live = None, False
+        np.add.at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
+        fast.batch.left = 0
+        fast.batch.event.succeed(self.env.now)
+
+    def _fast_carried(self, fast) -> np.ndarray:
+        """Bits per transfer of *fast* sent by now (n_transfers,)."""
+        now = self.env.now
+        sending = np.maximum(now - (fast.start + fast.step.latency), 0.0)
+        with np.errstate(invalid="ignore"):
+            sent = np.minimum(sending * fast.step.bottleneck, fast.bits)
+        return np.where(fast.done <= now, fast.bits, np.nan_to_num(sent, nan=0.0))
+
+    def _materialize(self) -> None:
+        """Turn the fast batch in flight into ordinary flows, as they stand now: the done
+        ones count as delivered, the ones still in their path latency arrive later, the
+        ones sending go on with the bits they have left."""
+        fast, self._fast = self._fast, None
+        fast.live = False
+        now = self.env.now
+        sent = self._fast_carried(fast)
+        np.add.at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
+        batch, step = fast.batch, fast.step
+        for i, ((src, dst), key) in enumerate(zip(fast.pairs, fast.keys, strict=True)):
+            left = float(fast.bits[i] - sent[i])
+            if fast.done[i] <= now or (left <= 1e-9 * fast.bits[i] and sent[i] > 0):
+                batch.left -= 1
+                continue
+            path, idx, latency, finite = step.paths[i]
+            flow = _Flow()
+            flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = (
+                src,
+                dst,
+                fast.sizes[i],
+                path,
+                idx,
+            )
+            flow.links, flow.gen = finite, self._finite_gen - 1  # recheck the links at arrival
+            flow.bits, flow.weight = (
+                left,
+                1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0,
+            )
+            flow.event, flow.start, flow.batch = None, fast.start, batch
+            arrive = fast.start + latency
+            if arrive > now:
+                self.env.timeout(arrive - now).callbacks.append(lambda _ev, f=flow: self._arrive(f))
+            else:
+                self._arrive(flow)
+        if not batch.left:
+            batch.event.succeed(now)
+
+    def _start_flows(self, batch, pairs, sizes, keys) -> None:
+        """The transfers of *batch* as ordinary flows, one timeout per path latency."""
+        env = self.env
         waiting: dict[float, list] = {}
         now, rtt = env.now, self.sharing == "rtt"
         for (src, dst), nbytes, key in zip(pairs, sizes, keys, strict=True):
@@ -219,7 +335,6 @@ class FlowNetwork:
             env.timeout(latency).callbacks.append(
                 lambda _ev, flows=flows: [self._arrive(f) for f in flows]
             )
-        return batch.event
 
     def _deliver(self, flow):
         batch = flow.batch
@@ -235,6 +350,8 @@ class FlowNetwork:
     def _arrive(self, flow):
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
+        if self._fast is not None:  # it would share the network with the fast batch
+            self._materialize()
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
             flow.links = flow.idx[np.isfinite(self.capacity[flow.idx])]
         if flow.bits == 0 or flow.links.size == 0:
@@ -341,6 +458,8 @@ class FlowNetwork:
         """
         if not self.graph.has_edge(u, v):
             raise KeyError(f"no link {u!r}-{v!r}")
+        if self._fast is not None:
+            self._materialize()
         self._advance()
         was_finite = np.isfinite(self.capacity)
         for link in ((u, v), (v, u)):
@@ -358,6 +477,7 @@ class FlowNetwork:
             self.graph.edges[u, v]["latency"] = float(latency)
         self._routes.clear()
         self._paths.clear()
+        self._steps.clear()
         self._request_replan()
 
     # ------------------------------------------------------------- statistics
@@ -373,12 +493,23 @@ class FlowNetwork:
         sim_time = self.env.now if sim_time is None else sim_time
         if not sim_time > 0:
             raise ValueError(f"sim_time must be > 0 s, got {sim_time!r}")
+        carried = self._carried()
         with np.errstate(divide="ignore", invalid="ignore"):
-            util = np.where(self.capacity > 0, self._link_bits / (self.capacity * sim_time), 0.0)
+            util = np.where(self.capacity > 0, carried / (self.capacity * sim_time), 0.0)
         order = sorted(range(len(self.links)), key=lambda i: -util[i])
         return [(*self.links[i], float(util[i])) for i in order]
 
     def bytes_carried(self):
         """Bytes carried so far per directed link, ``{(u, v): bytes}``."""
         self._advance()
-        return {link: float(b) / 8.0 for link, b in zip(self.links, self._link_bits, strict=True)}
+        return {link: float(b) / 8.0 for link, b in zip(self.links, self._carried(), strict=True)}
+
+    def _carried(self) -> np.ndarray:
+        """Bits carried so far per directed link, the fast batch in flight included."""
+        if self._fast is None:
+            return self._link_bits
+        fast = self._fast
+        carried = self._link_bits.copy()
+        sent = self._fast_carried(fast)
+        np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
+        return carried
