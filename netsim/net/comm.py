@@ -7,6 +7,10 @@ fixed per-worker latency model; a network model offers the same two methods.
 
 from __future__ import annotations
 
+from collections import Counter
+
+import networkx as nx
+
 from .flows import FlowNetwork
 
 __all__ = ["FixedLatency", "NetworkComm", "NoServer", "make_comm", "exchange"]
@@ -80,6 +84,15 @@ class FixedLatency:
         """The shortest a pull and a push of *worker* can take (s)."""
         return self.pull_s[worker], self.push_s[worker]
 
+    def isolated(self, horizon: float) -> list[int]:
+        """Workers whose own push or pull latency alone exceeds *horizon* (s): no message
+        to or from them ends within it (rules without a PS)."""
+        return [
+            w
+            for w, (a, b) in enumerate(zip(self.push_s, self.pull_s))
+            if a > horizon or b > horizon
+        ]
+
     def peers(self, messages):
         """Event that fires when every message ``(a, b, share)`` (from worker *a* to worker
         *b*, *share* of the model; the latency does not depend on size) has arrived: the
@@ -142,6 +155,28 @@ class NetworkComm:
                 host, self.ps_host, self.grad_bytes, flow_key=("push", worker)
             ),
         )
+
+    def isolated(self, horizon: float) -> list[int]:
+        """Workers cut off from the others (rules without a PS): outside the part of the
+        topology, joined by links that carry a whole model within *horizon* (s), that holds
+        the most workers (ties: the one of the lowest worker id)."""
+        net = self.net
+        bits = 8.0 * (self.model_bytes + net.header_bytes)
+        usable = nx.Graph()
+        usable.add_nodes_from(net.graph)
+        for u, v, data in net.graph.edges(data=True):
+            capacity = min(data["bandwidth"], net.capacity[net.index[(u, v)]])
+            if capacity > 0 and data["latency"] + bits / capacity <= horizon:
+                usable.add_edge(u, v)
+        part = {}
+        for k, nodes in enumerate(nx.connected_components(usable)):
+            part.update(dict.fromkeys(nodes, k))
+        counts = Counter(part[h] for h in self.hosts)
+        best = max(counts.values())
+        if best == 1 and len(self.hosts) > 1:  # nobody reaches anybody
+            return list(range(len(self.hosts)))
+        main = next(part[h] for h in self.hosts if counts[part[h]] == best)
+        return [w for w, h in enumerate(self.hosts) if part[h] != main]
 
     def peers(self, messages):
         """Event that fires when every message ``(a, b, share)`` (*share* of the model from

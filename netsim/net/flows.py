@@ -119,6 +119,8 @@ class FlowNetwork:
         self.links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
         """Directed links; link ``i`` is ``links[i]``."""
         self._index = {link: i for i, link in enumerate(self.links)}
+        self.index = self._index
+        """Position of each directed link ``(u, v)`` in :attr:`links` and :attr:`capacity`."""
         self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)

@@ -76,9 +76,10 @@ class AllReduce(Rule):
         return worker in self.buffer_
 
     def waiting(self, ps) -> list[Need]:
-        if self.reducing_:
-            return [Need(0, ())]
-        missing = tuple(w for w in self.groups[0] if w not in self.buffer_)
+        everyone = tuple(self.groups[0])
+        if self.reducing_:  # the all-reduce needs every member alive and reachable
+            return [Need(len(everyone), everyone)]
+        missing = tuple(w for w in everyone if w not in self.buffer_)
         return [Need(len(missing), missing)]
 
 
@@ -102,6 +103,7 @@ class ADPSGD(Rule):
         ps.use_replicas()
         self.index_ = self.group_index()
         self.n_ = len(self.index_)
+        self.swapping_: dict[int, int] = {}  # worker -> the peer it swaps with now
         ps.send(range(self.n_))
 
     def on_push(self, ps, push: Push) -> None:
@@ -112,13 +114,24 @@ class ADPSGD(Rule):
             return
         j = int(ps.rng.integers(self.n_ - 1))
         j += j >= i  # uniform among the others
+        self.swapping_[i] = j
 
         def swapped():
+            del self.swapping_[i]
             ps.average_models((i, j))
             ps.local_step(push, self.lr, self.index_[i])
             ps.send((i,))
 
         ps.exchange((i, j), SWAP, swapped)
+
+    def holds(self, worker: int) -> bool:
+        return worker in self.swapping_
+
+    def waiting(self, ps) -> list[Need]:
+        # a swap in flight needs both ends; otherwise any push of a worker not swapping
+        needs = [Need(2, (i, j)) for i, j in self.swapping_.items()]
+        free = tuple(w for w in range(self.n_) if w not in self.swapping_)
+        return needs + ([Need(1, free)] if free else [])
 
 
 class PartialAllReduce(Rule):
@@ -166,6 +179,7 @@ class PartialAllReduce(Rule):
         ps.use_replicas()
         self.queue_: list[Push] = []
         self.reducing_: set[int] = set()
+        self.in_flight_: list[list[int]] = []
         ps.send(range(len(self.group_index())))
 
     def on_push(self, ps, push: Push) -> None:
@@ -175,10 +189,12 @@ class PartialAllReduce(Rule):
         pushes, self.queue_ = self.queue_, []
         members = sorted(p.worker for p in pushes)
         self.reducing_.update(members)
+        self.in_flight_.append(members)
 
         def reduced():
             ps.group_step(members, pushes, self.lr, 0)
             self.reducing_.difference_update(members)
+            self.in_flight_.remove(members)
             ps.send(members)
 
         ps.exchange(members, schedule(self.collective, len(members)), reduced)
@@ -187,11 +203,11 @@ class PartialAllReduce(Rule):
         return worker in self.reducing_ or any(p.worker == worker for p in self.queue_)
 
     def waiting(self, ps) -> list[Need]:
-        if self.reducing_:
-            return [Need(0, ())]
-        queued = {p.worker for p in self.queue_}
-        others = tuple(w for w in range(len(self.group_index())) if w not in queued)
-        return [Need(self.group_size - len(self.queue_), others)]
+        # a group all-reducing needs all its members; a new group, enough more pushes
+        needs = [Need(len(members), tuple(members)) for members in self.in_flight_]
+        busy = {p.worker for p in self.queue_} | self.reducing_
+        others = tuple(w for w in range(len(self.group_index())) if w not in busy)
+        return needs + [Need(self.group_size - len(self.queue_), others)]
 
 
 class GroupAllReduce(Rule):
@@ -276,6 +292,7 @@ class GroupAllReduce(Rule):
         self.index_ = self.group_index()
         self.buffers_: list[dict[int, Push]] = [{} for _ in self.groups]
         self.busy_: set[int] = set()
+        self.partner_: dict[int, int] = {}  # group -> the other group's member it gossips with
         for members in self.groups:
             ps.send(members)
 
@@ -296,8 +313,10 @@ class GroupAllReduce(Rule):
             other = int(ps.rng.integers(len(self.groups) - 1))
             other += other >= k
             pair = (members[0], self.groups[other][0])
+            self.partner_[k] = pair[1]
 
             def gossiped():
+                del self.partner_[k]
                 ps.average_models(pair, spread=list(members) + list(self.groups[other]))
                 self._next(ps, k)
 
@@ -314,10 +333,14 @@ class GroupAllReduce(Rule):
         return k in self.busy_ or worker in self.buffers_[k]
 
     def waiting(self, ps) -> list[Need]:
-        if self.busy_:
-            return [Need(0, ())]
         needs = []
-        for members, buffer in zip(self.groups, self.buffers_, strict=True):
-            missing = tuple(w for w in members if w not in buffer)
-            needs.append(Need(len(missing), missing))
+        for k, (members, buffer) in enumerate(zip(self.groups, self.buffers_, strict=True)):
+            if k in self.busy_:  # all-reducing or gossiping: every member must be there
+                ends = tuple(
+                    dict.fromkeys([*members, *([self.partner_[k]] if k in self.partner_ else [])])
+                )
+                needs.append(Need(len(ends), ends))
+            else:
+                missing = tuple(w for w in members if w not in buffer)
+                needs.append(Need(len(missing), missing))
         return needs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import math
 import time
 import zlib
 from collections import Counter
@@ -686,10 +687,13 @@ class Simulation:
 
     def _find_cut(self) -> None:
         """Refresh :attr:`cut` (after the last link event, the network stays as it is)."""
-        if self.link_events_left or self.rule.peer:  # no PS: nothing to be cut off from
+        if self.link_events_left:
             self.cut = {}
             return
         horizon = self.scenario.run.until
+        if self.rule.peer:  # no PS: cut off from the other workers
+            self.cut = {w: (math.inf, math.inf) for w in self.comm.isolated(horizon)}
+            return
         times = (self.comm.min_times(w) for w in range(len(self.states)))
         self.cut = {
             w: (pull, push)
@@ -737,6 +741,13 @@ class Simulation:
         if not off:
             return "down with no recovery scheduled"
         parts = [f"{_workers(down)} down with no recovery scheduled"] if down else []
+        if self.rule.peer:
+            parts.append(
+                f"{_workers(off)} cut off from the other workers (no message to or from "
+                f"{'it' if len(off) == 1 else 'them'} ends within run.until = "
+                f"{self.scenario.run.until:g} s)"
+            )
+            return "; ".join(parts)
         if off:
             w = off[0]
             pull, push = self.cut[w]

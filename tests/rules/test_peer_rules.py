@@ -204,3 +204,39 @@ def test_a_rule_with_a_ps_is_refused_without_one():
     with pytest.raises(ScenarioError) as err:
         simulate(sc, "ssgd")
     assert err.value.key == "run.algorithm" and "needs a parameter server" in str(err.value)
+
+
+def test_a_worker_cut_off_from_the_others_stalls_what_needs_it():
+    # h1 (worker 0) loses its link at t = 2: an all-reduce can never include it again,
+    # while pairs of the other workers go on under partial_allreduce
+    cut = [{"time": 2.0, "kind": "link", "link": ["h1", "s0"], "bandwidth": 0.0}]
+    raw = base_raw(workers=MIXED)
+    raw["network"] = {
+        "topology": {"builder": "star", "args": {"n_hosts": 6, "bandwidth": B, "latency": L}},
+        "message_bytes": S,
+    }
+    raw["run"]["until"] = 40.0
+    raw["events"] = cut
+    raw["algorithms"].update(PEERS)
+    sc = make_scenario(raw, str(ROOT / "scenarios" / "x.toml"))
+    result = simulate(sc, "allreduce")
+    assert result.status == "stalled"
+    # at t = 2 the round still waits for the slow workers' gradients (due at 2.5); once
+    # they are in, the all-reduce needs worker 0: stalled then
+    assert result.extra["stalled_at"] == {"sim_time": 2.5, "waiting_for": [0]}
+    assert "worker 0 cut off from the other workers" in result.message
+    assert simulate(sc, "partial_allreduce").status == "ok"
+
+
+def test_messages_that_cannot_arrive_stall_every_peer_rule_at_once():
+    raw = base_raw(workers=MIXED)
+    raw["network"] = {
+        "topology": {"builder": "star", "args": {"n_hosts": 6}},
+        "message_bytes": 1e300,
+    }
+    raw["algorithms"].update(PEERS)
+    sc = make_scenario(raw, str(ROOT / "scenarios" / "x.toml"))
+    for rule in PEERS:
+        result = simulate(sc, rule)
+        assert result.status == "stalled" and result.updates == 0, rule
+        assert result.extra["stalled_at"] == {"sim_time": 0.0, "waiting_for": [0, 1, 2, 3, 4]}
