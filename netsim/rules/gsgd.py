@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -149,6 +149,10 @@ class GSGD(Rule):
         """True for ``grouping = "auto"`` or ``"race"``: the engine races pilot emulations
         of candidate (grouping, η) pairs (:mod:`netsim.tuning.race`) and calls :meth:`adopt`."""
         return self.grouping.method in ("auto", "race")
+
+    def piloted(self, groups, lr: float) -> "GSGD":
+        """A copy with fixed *groups* and step *lr*, the other options kept (a race's pilot)."""
+        return GSGD(lr, [list(g) for g in groups], replace(self.grouping, method="hand"))
 
     def adopt(self, groups, lr: float) -> None:
         """Use the recommended *groups* and step *lr* (before ``start``)."""

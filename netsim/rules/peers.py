@@ -11,6 +11,8 @@ own model (``ps.use_replicas``), changed by ``ps.group_step``, ``ps.local_step``
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import ScenarioError
 from ..grouping.clustering import choose_grouping, parse_method
 from ..net.collectives import ALGORITHMS, schedule
@@ -213,8 +215,8 @@ class PartialAllReduce(Rule):
 class GroupAllReduce(Rule):
     """The GSGD analogue without a PS: groups given (``groups``: lists of worker ids or
     class names; default one group per worker class) or formed from a measurement phase
-    (``grouping``: ``kmeans:K``, ``equal:K`` or ``silhouette``, as GSGD's; the race,
-    ``auto``, chooses for ``gsgd`` only). Inside a group a round is
+    (``grouping``: ``kmeans:K``, ``equal:K``, ``silhouette``, or ``auto``: the race of
+    pilot runs, as GSGD's). Inside a group a round is
     synchronous: once every member has a gradient, the group all-reduces (``collective``)
     and each member's model becomes ``m − η·mean``. Across groups it is asynchronous:
     after each round the group's first member swaps models with the first member of
@@ -249,12 +251,6 @@ class GroupAllReduce(Rule):
             parse_method(method, ctx.n_workers)
         except ValueError as exc:
             raise ScenarioError(table.key("grouping"), str(exc)) from None
-        if method in ("auto", "race"):
-            raise ScenarioError(
-                table.key("grouping"),
-                f"{method!r} races pilot runs of gsgd only (allowed here: hand, kmeans:K, "
-                "equal:K, silhouette)",
-            )
         k_max = table.get("k_max", int, min(8, ctx.n_workers))
         if not 1 <= k_max <= ctx.n_workers:
             raise ScenarioError(
@@ -282,6 +278,24 @@ class GroupAllReduce(Rule):
 
     def grouping_record(self) -> dict:
         return {"method": "hand", "k": len(self.groups), "members": [list(g) for g in self.groups]}
+
+    def wants_recommendation(self) -> bool:
+        """``grouping = "auto"``: the race picks the groups and η, as for GSGD."""
+        return self.grouping.method in ("auto", "race")
+
+    def adopt(self, groups, lr: float) -> None:
+        """Use the race's *groups* and step *lr* (before ``start``)."""
+        self.groups = [list(g) for g in groups]
+        self.lr = float(lr)
+
+    def piloted(self, groups, lr: float) -> "GroupAllReduce":
+        """A copy with fixed *groups* and step *lr*, the other options kept (a race's pilot)."""
+        return GroupAllReduce(
+            lr,
+            [list(g) for g in groups],
+            collective=self.collective,
+            grouping=replace(self.grouping, method="hand"),
+        )
 
     @staticmethod
     def default_groups(ctx: RuleContext) -> list[list[int]]:

@@ -240,13 +240,14 @@ def _validate_lrs(lrs) -> tuple[float, ...]:
 
 
 def _pilot_rule(scenario, groups, lr, rule=None):
-    """A GSGD rule with fixed *groups* and step *lr*, keeping *rule*'s (default: the
-    scenario's) GSGD options."""
-    from ..rules.gsgd import GSGD, GroupingSpec
+    """The raced rule (default: the scenario's GSGD) with fixed *groups* and step *lr*,
+    keeping its other options (``Rule.piloted``)."""
+    from ..rules.gsgd import GSGD
 
     base = rule if rule is not None else scenario.rules.get("gsgd")
-    spec = replace(base.grouping, method="hand") if hasattr(base, "grouping") else GroupingSpec()
-    return GSGD(lr, [list(g) for g in groups], spec)
+    if base is None:
+        return GSGD(lr, [list(g) for g in groups])
+    return base.piloted(groups, lr)
 
 
 def base_lr(scenario) -> float:
@@ -419,9 +420,8 @@ def recommend(
 
     def pilot_run(sc, groups, lr) -> Simulation:
         """A run of scenario *sc* with *groups* and η *lr*, its loss on the fixed evaluation rows."""
-        return Simulation(
-            sc, "gsgd", prepared, rule=_pilot_rule(scenario, groups, lr, rule), eval_set=eval_set
-        )
+        pilot = _pilot_rule(scenario, groups, lr, rule)
+        return Simulation(sc, pilot.name, prepared, rule=pilot, eval_set=eval_set)
 
     def work(task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:

@@ -13,6 +13,7 @@ from netsim.rules import RULES
 from netsim.sim.engine import simulate
 from netsim.sim.records import summarize
 from netsim.sim.server import ParameterServer
+from netsim.tuning.race import decide
 
 PEERS = {
     "allreduce": {"lr": 0.1},
@@ -173,11 +174,14 @@ def test_group_allreduce_forms_its_groups_from_a_measurement():
     assert summarize(result)["grouping"]["k"] == 2
 
 
-def test_group_allreduce_refuses_the_race():
-    with pytest.raises(ScenarioError) as err:
-        scenario(MIXED, group_allreduce={"lr": 0.1, "grouping": "auto"})
-    assert err.value.key == "algorithms.group_allreduce.grouping"
-    assert "gsgd only" in str(err.value)
+def test_group_allreduce_races_its_groups_and_step():
+    # the race (grouping = "auto") of pilot runs of group_allreduce itself
+    sc = scenario(MIXED, until=40.0, group_allreduce={"lr": 0.1, "grouping": "auto"})
+    result = simulate(sc, "group_allreduce", decide=decide)
+    grouping = summarize(result)["grouping"]
+    assert grouping["method"] == "race" and result.status == "ok"
+    assert sorted(w for g in result.groups for w in g) == [0, 1, 2, 3, 4]
+    assert grouping["lr"] > 0 and result.updates > 0
 
 
 def no_ps(workers, topology, **network):
