@@ -244,8 +244,11 @@ def run_rows(
 
 def mean_ci_rows(table: list[dict], keys: list[str]) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) of an :func:`mean_ci` table: ``mean ± ci95`` cells."""
+    names = {"worst_class_accuracy": "worst label accuracy"}  # a label, not a worker class
     header = (
-        [k.rsplit(".", 1)[-1] for k in keys] + ["runs"] + [m.replace("_", " ") for m in METRICS]
+        [k.rsplit(".", 1)[-1] for k in keys]
+        + ["runs"]
+        + [names.get(m, m.replace("_", " ")) for m in METRICS]
     )
     spec = {
         "final_loss": ".5f",
