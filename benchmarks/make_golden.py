@@ -24,7 +24,11 @@ every case was checked to give the stored hashes; the test runs where the finger
 listed and skips elsewhere. ``--vouch`` checks every case on this machine and, when all are
 the same, adds its fingerprint to the list (so the test becomes meaningful here too).
 
-Usage: python benchmarks/make_golden.py [--check | --vouch] [--data-dir DIR]
+A machine whose kernels round otherwise can still be held to the record: ``--record-family``
+checks that every run applies the recorded updates (``updates.csv`` the same) and then
+records its own hashes of all files for its kernel fingerprint; the test compares there too.
+
+Usage: python benchmarks/make_golden.py [--check | --vouch | --record-family] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -248,6 +252,39 @@ def valid_fingerprints(document: dict) -> list[str]:
     return list(listed)
 
 
+def family_hashes(document: dict, fingerprint: str) -> dict | None:
+    """``{case id: {rule: {file: hash}}}`` that hold for kernels *fingerprint*: the record's
+    own where it was vouched for them, else a family's recorded with ``--record-family``,
+    else None."""
+    if fingerprint in valid_fingerprints(document):
+        return {cid: case["hashes"] for cid, case in document["cases"].items()}
+    family = document.get("families", {}).get(fingerprint)
+    return None if family is None else family["cases"]
+
+
+def _record_family(document: dict, cases: dict) -> int:
+    """Record this machine's hashes for its kernels, if its runs have the stored events."""
+    events = [
+        (cid, rule)
+        for cid, case in cases.items()
+        for rule, files in case["hashes"].items()
+        if document["cases"][cid]["hashes"][rule]["updates.csv"] != files["updates.csv"]
+    ]
+    if events:
+        print(
+            f"{len(events)} run(s) apply other updates than the record (first: {events[0]}): not a kernel family"
+        )
+        return 1
+    families = document.setdefault("families", {})
+    families[float_fingerprint()] = {
+        "note": "updates.csv the record's in every case; curve.csv and summary.json as these kernels round",
+        "cases": {cid: case["hashes"] for cid, case in cases.items()},
+    }
+    GOLDEN.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"recorded this machine's kernel family in {GOLDEN.relative_to(ROOT)}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -257,6 +294,12 @@ def main() -> int:
         "--vouch",
         action="store_true",
         help="check every case; when all are the same, list this machine's kernels as giving them",
+    )
+    parser.add_argument(
+        "--record-family",
+        action="store_true",
+        help="where this machine's kernels round differently: when every updates.csv is the "
+        "stored one (the same events), record this machine's hashes of all files for its kernels",
     )
     parser.add_argument("--data-dir", default=str(DATA_DIR))
     args = parser.parse_args()
@@ -276,6 +319,8 @@ def main() -> int:
             )
     if args.check:
         return 1 if bad else 0
+    if args.record_family:
+        return _record_family(document, cases)
     if args.vouch:
         if bad:
             print(f"{bad} case(s) differ: this machine's kernels do not give the stored hashes")
