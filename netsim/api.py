@@ -19,10 +19,12 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
 from .config.grid import toml_value
 from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
@@ -52,11 +54,31 @@ from .results.runfolder import (
 )
 from .results.tables import summary_fields
 from .rules import RULES
-from .sim.engine import RunInterrupted, Simulation, data_bytes, free_cycles, prepare
+from .sim.engine import (
+    Prepared,
+    RunInterrupted,
+    Simulation,
+    data_bytes,
+    free_cycles,
+    prepare,
+)
 from .sim.records import Result
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 from .tuning.advise import advise
 from .tuning.race import decide
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .sim.records import Snapshot
+    from .tuning.race import Recommendation
+
+PathArg = Union[str, "os.PathLike[str]"]
+"""A file or folder: a string or a path."""
+Overrides = Union[Mapping[str, Any], Sequence[str], None]
+"""``--set`` overrides: ``{"run.until": 50}`` or ``["run.until=50"]``."""
+Progress = Union["Callable[[Snapshot], None]", bool, str, None]
+"""A snapshot callback, True (a line on stderr), ``"auto"`` (that, in Jupyter only) or None."""
 
 __all__ = [
     "RULES",
@@ -105,7 +127,7 @@ EXIT_STATUS = {"ok": 0, "diverged": 1, "stalled": 1, "failed": 1, "interrupted":
 """Process exit status for a run's status (docs/CLI.md, "Exit status"); bad input is 2."""
 
 
-def exit_status(statuses) -> int:
+def exit_status(statuses: Iterable[str]) -> int:
     """The exit status of a command whose runs ended with *statuses*: 130 when one was
     interrupted, else 1 when one did not end ``ok``, else 0.
 
@@ -117,7 +139,7 @@ def exit_status(statuses) -> int:
 
 
 @contextmanager
-def _interruptible(sim: Simulation):
+def _interruptible(sim: Simulation) -> Iterator[None]:
     """While *sim* runs, Ctrl-C and SIGTERM ask it to stop at its next tick, between two
     events (:meth:`Simulation.request_stop`), so the run ends with status
     ``interrupted``, every recorded update complete, and its files written; a second
@@ -126,7 +148,7 @@ def _interruptible(sim: Simulation):
         yield
         return
 
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: object) -> None:
         if sim.stop_requested:
             raise KeyboardInterrupt
         sim.request_stop()
@@ -140,14 +162,14 @@ def _interruptible(sim: Simulation):
 
 
 @contextmanager
-def _sigterm_interrupts():
+def _sigterm_interrupts() -> Iterator[None]:
     """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (main thread only): a sweep stopped
     by a job supervisor ends its pool and exits like one stopped from the terminal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, interrupt)
@@ -158,7 +180,7 @@ def _sigterm_interrupts():
 
 
 @contextmanager
-def _sheltered():
+def _sheltered() -> Iterator[None]:
     """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -171,7 +193,7 @@ def _sheltered():
             signal.signal(sig, handler)
 
 
-def _frame(columns: dict):
+def _frame(columns: dict) -> "pd.DataFrame":
     try:
         import pandas as pd
     except ImportError:
@@ -179,7 +201,7 @@ def _frame(columns: dict):
     return pd.DataFrame(columns)
 
 
-def _overrides(overrides) -> list[str]:
+def _overrides(overrides: Overrides) -> list[str]:
     if overrides is None:
         return []
     if isinstance(overrides, dict):
@@ -187,7 +209,12 @@ def _overrides(overrides) -> list[str]:
     return list(overrides)
 
 
-def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) -> Scenario:
+def _scenario(
+    scenario: Scenario | PathArg,
+    overrides: Overrides = None,
+    seed: int | None = None,
+    data_dir: PathArg | None = None,
+) -> Scenario:
     """A loaded Scenario (a file or preset name is loaded) with the CLI's options applied:
     *overrides* (``--set``), *seed* (``--seed``), *data_dir* (``--data-dir``)."""
     if not isinstance(scenario, Scenario):
@@ -198,10 +225,10 @@ def _scenario(scenario, overrides=None, seed: int | None = None, data_dir=None) 
     return scenario.with_overrides(extra) if extra else scenario
 
 
-def _old_name(old: str, new: str):
+def _old_name(old: str, new: str) -> Callable[..., Any]:
     """A method kept under its old name *old*: it warns (DeprecationWarning) and calls *new*."""
 
-    def method(self, *args, **kwargs):
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         import warnings
 
         warnings.warn(f"{old}() is now {new}()", DeprecationWarning, stacklevel=2)
@@ -229,21 +256,21 @@ class Run:
     label = property(lambda self: self.data.label)
     status = property(lambda self: self.data.summary["status"])
 
-    def curve_frame(self):
+    def curve_frame(self) -> "pd.DataFrame":
         """DataFrame: update, sim_time (s), loss, test_accuracy — one row per evaluation."""
         return _frame(self.curve)
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
         """DataFrame of the curve (as :meth:`curve_frame`); ``updates_frame`` and ``timeline_frame`` give the rest."""
         return self.curve_frame()
 
     to_frame = _old_name("to_frame", "to_pandas")
 
-    def updates_frame(self):
+    def updates_frame(self) -> "pd.DataFrame":
         """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient."""
         return _frame(self.updates)
 
-    def timeline_frame(self):
+    def timeline_frame(self) -> "pd.DataFrame":
         """DataFrame: worker, phase (idle|comm|compute|down), start, end (s); empty without a timeline."""
         tl = self.timeline or {"worker": [], "phase": [], "start": [], "end": []}
         return _frame({**tl, "phase": [PHASES[p] for p in tl["phase"]]})
@@ -271,16 +298,16 @@ class Comparison(dict):
     def summaries(self) -> list[dict]:
         return [r.summary for r in self.values()]
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
         """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
         return _summary_frame(self.values())
 
     frame = _old_name("frame", "to_pandas")
     to_frame = _old_name("to_frame", "to_pandas")
 
-    def curves_frame(self):
+    def curves_frame(self) -> "pd.DataFrame":
         """DataFrame of every curve, long form, with a ``label`` column."""
-        cols = {"label": []}
+        cols: dict[str, list] = {"label": []}
         for name, r in self.items():
             cols["label"] += [name] * len(r.curve["update"])
             for k, v in r.curve.items():
@@ -288,7 +315,7 @@ class Comparison(dict):
         return _frame(cols)
 
 
-def _summary_frame(runs):
+def _summary_frame(runs: Iterable["Run"]) -> "pd.DataFrame":
     rows = [summary_fields(r.summary) for r in runs]
     return _frame({k: [row[k] for row in rows] for k in (rows[0] if rows else {})})
 
@@ -296,7 +323,7 @@ def _summary_frame(runs):
 class Runs(list):
     """The runs read back from a folder (a list of :class:`Run`), with ``to_pandas()``."""
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
         """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
         return _summary_frame(self)
 
@@ -320,7 +347,7 @@ class Sweep:
         self.name = outcome.plan.name
         self.keys = [k for k in outcome.plan.keys if k != "run.seed"]
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
         """DataFrame of sweep.csv: one row per run, swept values then summary fields."""
         return _frame(
             {k: [row[k] for row in self.rows] for k in (self.rows[0] if self.rows else {})}
@@ -329,7 +356,7 @@ class Sweep:
     frame = _old_name("frame", "to_pandas")
     to_frame = _old_name("to_frame", "to_pandas")
 
-    def summary_frame(self):
+    def summary_frame(self) -> "pd.DataFrame":
         """DataFrame of sweep_summary.csv: mean and 95 % CI half-width per point."""
         return _frame(
             {k: [row[k] for row in self.table] for k in (self.table[0] if self.table else {})}
@@ -358,12 +385,12 @@ def version() -> str:
 
 
 def load(
-    path: str | os.PathLike,
-    overrides=None,
+    path: PathArg,
+    overrides: Overrides = None,
     *,
     seed: int | None = None,
     algorithm: str | None = None,
-    data_dir: str | os.PathLike | None = None,
+    data_dir: PathArg | None = None,
 ) -> Scenario:
     """Load and validate a scenario; *overrides* is ``{"run.until": 600}`` or
     ``["run.until=600"]`` (values are TOML, as with ``--set``). Raises ScenarioError."""
@@ -377,18 +404,18 @@ def load(
 
 
 def run(
-    scenario: Scenario | str | os.PathLike,
+    scenario: Scenario | PathArg,
     algorithm: str | None = None,
     *,
-    out=None,
-    progress="auto",
+    out: PathArg | None = None,
+    progress: Progress = "auto",
     label: str | None = None,
-    prepared=None,
+    prepared: Prepared | None = None,
     overwrite: bool = False,
     progress_every: float | None = None,
-    overrides=None,
+    overrides: Overrides = None,
     seed: int | None = None,
-    data_dir=None,
+    data_dir: PathArg | None = None,
 ) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
 
@@ -421,7 +448,7 @@ def run(
         done = Run(from_result(result), result)
     else:
         meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
-        writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
+        writer = RunWriter(Path(out), overwrite=overwrite, scenario=sc, meta=meta)
         try:
             with _interruptible(sim):
                 result = sim.run(progress, progress_every, sink=writer.flush)
@@ -441,17 +468,17 @@ def run(
 
 
 def real(
-    scenario: Scenario | str | os.PathLike,
+    scenario: Scenario | PathArg,
     algorithm: str | None = None,
     *,
     time_scale: float,
-    out=None,
-    progress=None,
+    out: PathArg | None = None,
+    progress: Progress = None,
     label: str | None = None,
     overwrite: bool = False,
-    overrides=None,
+    overrides: Overrides = None,
     seed: int | None = None,
-    data_dir=None,
+    data_dir: PathArg | None = None,
     host: str = "127.0.0.1",
     port: int | None = None,
 ) -> Run | None:
@@ -477,10 +504,11 @@ def real(
     algorithm = algorithm or sc.run.algorithm
     sc = sc.with_algorithm(algorithm)
     role = torchrun_rank()
+    rendezvous: str | None = host
     if role is None:
         port = check_real(sc, algorithm, time_scale, host, port)
-    else:  # started by torchrun: its rendezvous, one process per rank
-        host = port = check_real(sc, algorithm, time_scale, None, None)
+    else:  # started by torchrun: its rendezvous (env://), one process per rank
+        rendezvous, port = None, check_real(sc, algorithm, time_scale, None, None)
         if role[1] != sc.n_workers + 1:
             raise ScenarioError(
                 "torchrun",
@@ -488,20 +516,20 @@ def real(
                 f"{sc.n_workers + 1} processes (the server and one per worker)",
                 sc.path,
             )
-    out = Path(out) if out is not None else default_out(sc, f"real-{algorithm}")
+    folder = Path(out) if out is not None else default_out(sc, f"real-{algorithm}")
     if role is None or role[0] == 0:
-        check_writable(out)
+        check_writable(folder)
     started = datetime.now(timezone.utc)
     prepared = prepare(sc)
-    spec = prepare_spec(sc, algorithm, time_scale, label or algorithm, prepared, host, port)
+    spec = prepare_spec(sc, algorithm, time_scale, label or algorithm, prepared, rendezvous, port)
     meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
-    meta["real"] = {"time_scale": time_scale, "host": host, "port": port}
+    meta["real"] = {"time_scale": time_scale, "host": rendezvous, "port": port}
     if role is not None:
-        if run_role(spec, role[0], out, meta, overwrite=overwrite, progress=progress) is None:
+        if run_role(spec, role[0], folder, meta, overwrite=overwrite, progress=progress) is None:
             return None  # a worker's process: the run's folder is rank 0's
     else:
-        run_real(spec, out, meta, overwrite=overwrite, progress=progress)
-    return Run(read_run(out))
+        run_real(spec, folder, meta, overwrite=overwrite, progress=progress)
+    return Run(read_run(folder))
 
 
 class Prediction:
@@ -510,24 +538,26 @@ class Prediction:
     (one dict per figure: ``metric``, ``label``, ``real``, then per variant its value and
     ``<variant>_gap``, the relative error), ``path`` (the folder) and ``plots``."""
 
-    def __init__(self, real: Run, runs: dict, target: float, rows: list, path: Path, plots):
+    def __init__(
+        self, real: Run, runs: dict, target: float, rows: list, path: Path, plots: list[Path]
+    ):
         self.real, self.runs, self.target = real, runs, target
         self.rows, self.path, self.plots = rows, path, plots
 
-    def to_pandas(self):
+    def to_pandas(self) -> "pd.DataFrame":
         """DataFrame: one row per compared figure (see ``rows``)."""
         return _frame({k: [r.get(k) for r in self.rows] for k in self.rows[0]})
 
 
 def predict(
-    folder: str | os.PathLike,
+    folder: PathArg,
     *,
-    out=None,
-    variants=None,
+    out: PathArg | None = None,
+    variants: Sequence[str] | None = None,
     target: float | None = None,
-    progress="auto",
+    progress: Progress = "auto",
     plots: bool = True,
-    data_dir=None,
+    data_dir: PathArg | None = None,
 ) -> Prediction:
     """Emulate the scenario of the real run in *folder* (``netsim real``'s) as netsim would
     predict it, in each of *variants* (default all of ``scenario``, ``calibrated``,
@@ -582,7 +612,13 @@ def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = F
     return latest_folder(base) if resume else unique_folder(base)
 
 
-def rerun(folder: str | os.PathLike, *, out=None, progress="auto", data_dir=None) -> "Rerun":
+def rerun(
+    folder: PathArg,
+    *,
+    out: PathArg | None = None,
+    progress: Progress = "auto",
+    data_dir: PathArg | None = None,
+) -> "Rerun":
     """Run the scenario a run folder recorded (its ``scenario.toml``, overrides applied)
     again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered; for a
     run inside a compare or sweep folder, ``<that folder>-<run>-rerun`` beside it).
@@ -658,7 +694,12 @@ class Rerun:
         return not self.differ and not self.not_compared
 
 
-def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=None) -> list[Variant]:
+def variants(
+    scenario: Scenario,
+    algorithms: Sequence[str] | str | None = None,
+    groupings: Sequence[str] | str | None = None,
+    weightings: Sequence[str] | str | None = None,
+) -> list[Variant]:
     """The runs a comparison makes: every rule of *algorithms* (default: all
     configured, unless *groupings* or *weightings* are given), then GSGD once per
     grouping of *groupings* (``auto``, ``hand``, ``kmeans:K``, ``equal:K``), labelled
@@ -699,20 +740,20 @@ def variants(scenario: Scenario, algorithms=None, groupings=None, weightings=Non
 
 
 def compare(
-    scenario: Scenario | str | os.PathLike,
-    algorithms=None,
+    scenario: Scenario | PathArg,
+    algorithms: Sequence[str] | str | None = None,
     *,
-    groupings=None,
-    weightings=None,
-    out=None,
+    groupings: Sequence[str] | str | None = None,
+    weightings: Sequence[str] | str | None = None,
+    out: PathArg | None = None,
     plots: bool = False,
     window: tuple[float, float] | None = None,
-    progress="auto",
-    on_run=None,
+    progress: Progress = "auto",
+    on_run: Callable[[str, Run], None] | None = None,
     overwrite: bool = False,
-    overrides=None,
+    overrides: Overrides = None,
     seed: int | None = None,
-    data_dir=None,
+    data_dir: PathArg | None = None,
 ) -> Comparison:
     """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
     group weighting in *weightings* (see :func:`variants`) on the same data, shards,
@@ -731,8 +772,9 @@ def compare(
     sc = _scenario(scenario, overrides, seed, data_dir)
     plan = variants(sc, algorithms, groupings, weightings)
     prepared = prepare(sc)
-    runs, summaries = {}, []
-    held = claim(out, overwrite=overwrite) if out is not None else None
+    runs: dict[str, Run] = {}
+    summaries: list[dict] = []
+    held = claim(Path(out), overwrite=overwrite) if out is not None else None
     try:
         for k, v in enumerate(plan):
             if isinstance(progress, LineProgress):
@@ -748,12 +790,12 @@ def compare(
                     prepared=prepared,
                 )
             except RunInterrupted as stop:
-                if folder is not None and hasattr(stop, "summary"):
-                    write_compare(summaries + [{**stop.summary, "folder": v.folder}], out)
+                if out is not None and stop.summary is not None:
+                    write_compare(summaries + [{**stop.summary, "folder": v.folder}], Path(out))
                 raise
-            if folder is not None:
+            if out is not None:
                 summaries.append({**done.summary, "folder": v.folder})
-                write_compare(summaries, out)
+                write_compare(summaries, Path(out))
             runs[v.label] = done
             if on_run is not None:
                 on_run(v.label, runs[v.label])
@@ -769,18 +811,18 @@ def compare(
 
 
 def sweep(
-    scenario: Scenario | str | os.PathLike,
-    grid,
+    scenario: Scenario | PathArg,
+    grid: Mapping[str, Sequence[Any]] | Sequence[str],
     *,
-    out=None,
+    out: PathArg | None = None,
     seeds: int = 1,
-    overrides=None,
-    data_dir=None,
+    overrides: Overrides = None,
+    data_dir: PathArg | None = None,
     jobs: int | None = None,
-    scheduler=None,
+    scheduler: Any = None,
     resume: bool = False,
-    on_done=None,
-    on_plan=None,
+    on_done: Callable[..., None] | None = None,
+    on_plan: Callable[..., None] | None = None,
     overwrite: bool = False,
     workers: int | None = None,
 ) -> Sweep:
@@ -840,12 +882,12 @@ def sweep(
 
 
 def group(
-    scenario: Scenario | str | os.PathLike,
+    scenario: Scenario | PathArg,
     rounds: int | None = None,
     *,
-    overrides=None,
+    overrides: Overrides = None,
     seed: int | None = None,
-    data_dir=None,
+    data_dir: PathArg | None = None,
 ) -> dict:
     """Measure the workers, cluster them and rank candidate groupings (see
     :func:`netsim.tuning.advise.advise`); also ``classes`` and ``hosts`` per worker."""
@@ -865,17 +907,17 @@ def group(
 
 
 def recommend(
-    scenario: Scenario | str | os.PathLike,
+    scenario: Scenario | PathArg,
     *,
-    lrs=None,
+    lrs: Sequence[float] | None = None,
     verify: int = 0,
     budget_s: float | None = None,
     target: float | None = None,
     rounds: int | None = None,
     alike: float = 0.0,
     jobs: int | None = None,
-    on_rung=None,
-):
+    on_rung: Callable[[int, int, int], None] | None = None,
+) -> "Recommendation":
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
     Returns a :class:`netsim.tuning.race.Recommendation` (``name``, ``groups``, ``lr``,
@@ -947,10 +989,10 @@ def topology(name: str, base: str | os.PathLike | None = None) -> dict:
 
 
 def plot(
-    *folders,
-    out=None,
+    *folders: PathArg,
+    out: PathArg | None = None,
     window: tuple[float, float] | None = None,
-    format=("png",),
+    format: str | Sequence[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
 ) -> list[Path]:
@@ -964,10 +1006,12 @@ def plot(
     formats = [f.strip() for f in format.split(",")] if isinstance(format, str) else list(format)
     if dpi is not None and not 10 <= dpi <= 1200:
         raise ValueError(f"dpi must be in 10..1200, got {dpi!r}")
-    return plot_folders(folders, out, window, formats=formats, dpi=dpi, xscale=xscale)
+    return plot_folders(
+        folders, None if out is None else Path(out), window, formats=formats, dpi=dpi, xscale=xscale
+    )
 
 
-def figures(source, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
+def figures(source: Any, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
     """The figures of *source* (a folder, Run, Comparison or list of runs) as
     matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
     ``update_rate``, ``bias`` and ``labels`` with per-label accuracy), to restyle or save as
@@ -994,10 +1038,10 @@ def figures(source, *, window: tuple[float, float] | None = None, xscale: str = 
 
 
 def write_report(
-    folder: str | os.PathLike,
+    folder: PathArg,
     *,
     format: str | None = None,
-    out=None,
+    out: PathArg | None = None,
     window: tuple[float, float] | None = None,
     fmt: str | None = None,
 ) -> Path:
@@ -1007,18 +1051,23 @@ def write_report(
 
     if format is not None and fmt is not None and format != fmt:
         raise ValueError("give format= only; fmt= is its old name")
-    return write(folder, fmt=format or fmt or "md", out=out, window=window)
+    return write(
+        Path(folder),
+        fmt=format or fmt or "md",
+        out=None if out is None else Path(out),
+        window=window,
+    )
 
 
 def open_run(folder: str | os.PathLike) -> Run:
     """Read a run folder back."""
-    return Run(read_run(folder))
+    return Run(read_run(Path(folder)))
 
 
 def open_runs(folder: str | os.PathLike) -> Runs:
     """Read every run of a run, compare or sweep folder back (a compare folder: the runs its
     compare.json lists), as a :class:`Runs` list (``.to_pandas()``: one row per run)."""
-    return Runs(Run(d) for d in find_runs(folder))
+    return Runs(Run(d) for d in find_runs(Path(folder)))
 
 
 def scenarios(base: str | os.PathLike | None = None) -> dict[str, Path]:
@@ -1037,7 +1086,7 @@ def scenario_description(path: str | os.PathLike) -> str:
     return value if isinstance(value, str) else ""
 
 
-def init(name: str, *, out=None, overwrite: bool = False) -> Path:
+def init(name: str, *, out: PathArg | None = None, overwrite: bool = False) -> Path:
     """Write a commented scenario to start from into *out* (default ``./NAME.toml``).
 
     Raises FileExistsError rather than overwrite a file unless *overwrite*; ValueError
@@ -1058,7 +1107,7 @@ def init(name: str, *, out=None, overwrite: bool = False) -> Path:
     return path
 
 
-def keys():
+def keys() -> list:
     """Every scenario key: a list of :class:`netsim.config.schema.KeySpec` (key, type,
     default, allowed, unit)."""
     from .config.schema import scenario_keys
@@ -1073,16 +1122,16 @@ def json_schema() -> dict:
     return schema()
 
 
-def _export_path(source, out, name: str, refusal: str) -> Path:
+def _export_path(source: Any, out: PathArg | None, name: str, refusal: str) -> Path:
     """*out*, or ``<folder>/<name>`` when *source* is a folder; ValueError for runs made in memory."""
     if out is not None:
-        return out
+        return Path(out)
     if isinstance(source, (str, os.PathLike)):
         return Path(source) / name
     raise ValueError(refusal)
 
 
-def _runs_of(source) -> list[RunData]:
+def _runs_of(source: Any) -> list[RunData]:
     if isinstance(source, Run):
         return [source.data]
     if isinstance(source, (Comparison, dict)):
@@ -1092,7 +1141,7 @@ def _runs_of(source) -> list[RunData]:
     return find_runs(source)
 
 
-def export_trace(source, out=None) -> Path:
+def export_trace(source: Any, out: PathArg | None = None) -> Path:
     """Write the worker timelines of *source* (a run/compare/sweep folder, a Run, a
     Comparison or a list of runs) as a Chrome/Perfetto trace JSON (see
     :mod:`netsim.results.trace`) to *out* (default ``<folder>/trace.json``); return its path.
@@ -1107,7 +1156,7 @@ def export_trace(source, out=None) -> Path:
     )
 
 
-def export_tensorboard(source, out=None) -> list[Path]:
+def export_tensorboard(source: Any, out: PathArg | None = None) -> list[Path]:
     """Write the loss and accuracy curves of *source* as TensorBoard event files into
     *out* (default ``<folder>/tensorboard``), one subfolder per run; needs tensorboardX
     (``pip install 'netsim[tensorboard]'``). Open with ``tensorboard --logdir OUT``."""

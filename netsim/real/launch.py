@@ -249,8 +249,8 @@ def prepare_spec(
     scale: float,
     label: str,
     prepared: Prepared,
-    host: str,
-    port: int,
+    host: str | None,
+    port: int | None,
 ) -> dict:
     """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace."""
     check_pace(scenario, scale, gradient_seconds(scenario, prepared), os.cpu_count())

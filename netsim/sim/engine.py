@@ -55,9 +55,11 @@ class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM turned into it) during a run; ``result`` holds everything
     recorded until then, with status ``interrupted``."""
 
-    def __init__(self, result):
+    def __init__(self, result: Result):
         super().__init__(result.message)
         self.result = result
+        self.summary: dict | None = None
+        """The summary of the files written for it, when the run had a folder (the API's)."""
 
 
 @dataclass(frozen=True)
