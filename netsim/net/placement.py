@@ -125,13 +125,18 @@ def place(
             workers = [free[i] for i in rng.choice(len(free), size=n_workers, replace=False)]
         else:
             raise TopologyError("policy", f"must be one of {POLICIES}, got {policy!r}")
-    hub = ps_host if with_ps else workers[0]
+    _check_reachable(G, ps_host, workers)
+    return ps_host, workers
+
+
+def _check_reachable(G, ps_host, workers) -> None:
+    """Every worker host reaches the PS host (without a PS, *ps_host* None: the first worker's)."""
+    hub = ps_host if ps_host is not None else workers[0]
     reachable = nx.node_connected_component(G, hub)
     for w in workers:
         if w not in reachable:
-            what = f"the PS host {ps_host!r}" if with_ps else f"worker host {hub!r}"
+            what = f"the PS host {ps_host!r}" if ps_host is not None else f"worker host {hub!r}"
             raise TopologyError(f"worker host {w!r}", f"has no path to {what}")
-    return ps_host, workers
 
 
 def _per_datacenter(G, free, n_workers, counts):
