@@ -108,6 +108,26 @@ class ServerUpdate:
         """True when the rule's step is applied unchanged (constant rate, no momentum)."""
         return self.schedule.trivial and not self.momentum
 
+    def as_dict(self) -> dict:
+        """What summary.json records of it: the schedule's kind and its keys that are set,
+        and momentum (with ``nesterov``) when there is some.
+
+        >>> ServerUpdate().as_dict()
+        {'lr_schedule': 'constant'}
+        >>> ServerUpdate(Schedule("inverse_time", decay=0.01), momentum=0.9).as_dict()
+        {'lr_schedule': 'inverse_time', 'lr_unit': 'updates', 'lr_decay': 0.01, 'momentum': 0.9, 'nesterov': False}
+        """
+        sched = self.schedule
+        out: dict = {"lr_schedule": sched.kind}
+        if not sched.trivial:
+            out["lr_unit"] = sched.unit
+            for key in ("decay", "step", "horizon", "floor", "warmup"):
+                if getattr(sched, key):
+                    out[f"lr_{key}"] = getattr(sched, key)
+        if self.momentum:
+            out.update(momentum=self.momentum, nesterov=self.nesterov)
+        return out
+
     def state(self) -> "UpdateState":
         """Fresh per-run state (velocity zero)."""
         return UpdateState(self)

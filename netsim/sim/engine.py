@@ -803,6 +803,7 @@ class Simulation:
             extra["target_loss"] = self.scenario.run.target_loss
         if self.grouping is not None:
             extra["grouping"] = self.grouping
+        extra["step"] = {"lr": float(self.rule.lr), **self.rule.update.as_dict()}
         if self.net is not None:
             plan = self.scenario.network
             extra["network"] = {

@@ -244,3 +244,11 @@ def test_messages_that_cannot_arrive_stall_every_peer_rule_at_once():
         result = simulate(sc, rule)
         assert result.status == "stalled" and result.updates == 0, rule
         assert result.extra["stalled_at"] == {"sim_time": 0.0, "waiting_for": [0, 1, 2, 3, 4]}
+
+
+def test_the_step_used_is_in_the_summary():
+    sc = scenario(MIXED, until=20.0)
+    assert summarize(simulate(sc, "adpsgd"))["step"] == {"lr": 0.1, "lr_schedule": "constant"}
+    raced = scenario(MIXED, until=40.0, group_allreduce={"lr": 0.1, "grouping": "auto"})
+    summary = summarize(simulate(raced, "group_allreduce", decide=decide))
+    assert summary["step"]["lr"] == summary["grouping"]["lr"]  # the race's η, adopted
