@@ -484,43 +484,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     )
     rules = _rules(top.table("algorithms"), ctx)
     _check_rule_budget(run, rules, start)
-    network = None
-    if top.has("network"):
-        for i, wc in enumerate(workers):
-            if wc.pull_latency or wc.push_latency:
-                raise ScenarioError(
-                    f"workers[{i}].latency",
-                    "fixed latencies apply only without a [network] "
-                    "table; with one, transfers follow the topology",
-                )
-        network = parse_network(
-            top.table("network"),
-            path,
-            [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
-            Streams(run.seed).rng("placement"),
-        )
-    else:
-        for i, wc in enumerate(workers):
-            if wc.datacenter is not None or wc.hosts:
-                raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
-    if run.compact_gradients and model.l2:
-        raise ScenarioError(
-            "run.compact_gradients",
-            f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
-            "gradient is a dense vector of the model the worker read",
-        )
-    if run.compact_gradients and (model.name == "mlp" or model.backend == "torch"):
-        raise ScenarioError(
-            "run.compact_gradients",
-            "needs a linear numpy model (an MLP's or a torch "
-            "model's gradient has no low-rank form)",
-        )
-    if run.compact_gradients and "lgc" in rules:
-        raise ScenarioError(
-            "run.compact_gradients",
-            "not available with lgc, which reads partial gradients "
-            "at the model each straggler read (remove [algorithms.lgc] or this key)",
-        )
+    network = _network(top, path, workers, run.seed)
+    _check_compact(run, model, rules)
     events = parse_events(
         top.get("events", list, []),
         until=run.until,
@@ -541,6 +506,53 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     if rows is not None:
         check_rows(rows, start, data)
     return Scenario(str(path), name, run, data, model, workers, rules, raw, network, events)
+
+
+def _network(top: Table, path: Path, workers: list, seed: int):
+    """The ``[network]`` table's plan (None without one); fixed latencies only without it,
+    datacenter/hosts placements only with it."""
+    if not top.has("network"):
+        for i, wc in enumerate(workers):
+            if wc.datacenter is not None or wc.hosts:
+                raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
+        return None
+    for i, wc in enumerate(workers):
+        if wc.pull_latency or wc.push_latency:
+            raise ScenarioError(
+                f"workers[{i}].latency",
+                "fixed latencies apply only without a [network] "
+                "table; with one, transfers follow the topology",
+            )
+    return parse_network(
+        top.table("network"),
+        path,
+        [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
+        Streams(seed).rng("placement"),
+    )
+
+
+def _check_compact(run, model, rules: dict) -> None:
+    """``run.compact_gradients`` needs L2 = 0, a linear numpy model and no lgc."""
+    if not run.compact_gradients:
+        return
+    if model.l2:
+        raise ScenarioError(
+            "run.compact_gradients",
+            f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
+            "gradient is a dense vector of the model the worker read",
+        )
+    if model.name == "mlp" or model.backend == "torch":
+        raise ScenarioError(
+            "run.compact_gradients",
+            "needs a linear numpy model (an MLP's or a torch "
+            "model's gradient has no low-rank form)",
+        )
+    if "lgc" in rules:
+        raise ScenarioError(
+            "run.compact_gradients",
+            "not available with lgc, which reads partial gradients "
+            "at the model each straggler read (remove [algorithms.lgc] or this key)",
+        )
 
 
 def _n_classes(data: DataSpec) -> int | None:
