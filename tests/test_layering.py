@@ -230,8 +230,6 @@ TOO_LONG_TODAY = {
     "results/render.py:recommendation_tables",
     "sim/worker.py:worker_process",
     "workload/datasets.py:load_dataset",
-    "results/trace.py:_run_events",
-    "real/launch.py:run_real",
 }
 """Functions still over :data:`MAX_LINES` lines, to be split (issue #29); the list only shrinks."""
 

@@ -154,9 +154,6 @@ def run_real(
     flag: list = []
     summary = None
     errors: dict[int, str] = {}
-    longest = max(
-        wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in spec.scenario.workers
-    )
     try:
         with _stoppable(flag):
             for rank in range(spec.world):
@@ -175,9 +172,7 @@ def run_real(
                     stop_sent = True
                     _send(ours, ("stop",))
                 ready = wait([*listening, *watching], timeout=0.25)
-                while not errors_q.empty():
-                    rank, line, _ = errors_q.get()
-                    errors.setdefault(rank, line)
+                _drain(errors_q, errors)
                 for obj in ready:
                     if obj is ours:
                         try:
@@ -194,9 +189,7 @@ def run_real(
                         procs[rank].join()
                         code = procs[rank].exitcode
                         if rank == 0 and summary is None:
-                            while not errors_q.empty():
-                                r, line, _ = errors_q.get()
-                                errors.setdefault(r, line)
+                            _drain(errors_q, errors)
                             if ours.poll():
                                 kind, payload = ours.recv()
                                 if kind == "done":
@@ -209,17 +202,29 @@ def run_real(
                         if rank and code != 0 and not fail_sent and summary is None:
                             fail_sent = True
                             time.sleep(0.05)  # its error report may still be on its way
-                            while not errors_q.empty():
-                                r, line, _ = errors_q.get()
-                                errors.setdefault(r, line)
+                            _drain(errors_q, errors)
                             _send(ours, ("fail", _describe(rank, code, errors, spec)))
-            deadline = time.monotonic() + END_GRACE_S + 2 * longest * spec.scale
+            deadline = time.monotonic() + END_GRACE_S + 2 * _longest(spec) * spec.scale
             for p in procs.values():
                 p.join(max(0.0, deadline - time.monotonic()))
     finally:
         _end_all(procs)
         ours.close()
     return summary
+
+
+def _drain(errors_q, errors: dict[int, str]) -> None:
+    """Move the error reports waiting in *errors_q* into *errors* (rank → first line)."""
+    while not errors_q.empty():
+        rank, line, _ = errors_q.get()
+        errors.setdefault(rank, line)
+
+
+def _longest(spec) -> float:
+    """The longest typical iteration of a worker class (scenario time units)."""
+    return max(
+        wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in spec.scenario.workers
+    )
 
 
 def _send(conn, message) -> None:

@@ -24,90 +24,24 @@ US = 1e6
 """Trace microseconds per simulated time unit."""
 
 
+def _meta(kind: str, pid: int, tid: int, **args) -> dict:
+    """A Chrome-trace metadata event *kind* (process or thread name, sort index)."""
+    return {"name": kind, "ph": "M", "pid": pid, "tid": tid, "args": args}
+
+
 def _run_events(run: RunData, pid: int) -> list[dict]:
     s = run.summary
-    unit = s.get("time_unit", "s")
     classes = [w["worker_class"] for w in s["workers"]]
     events = [
-        {
-            "name": "process_name",
-            "ph": "M",
-            "pid": pid,
-            "tid": 0,
-            "args": {"name": f"{s['scenario']} {run.label} (seed {s['seed']})"},
-        },
-        {
-            "name": "process_sort_index",
-            "ph": "M",
-            "pid": pid,
-            "tid": 0,
-            "args": {"sort_index": pid},
-        },
-        {
-            "name": "thread_name",
-            "ph": "M",
-            "pid": pid,
-            "tid": 0,
-            "args": {"name": "parameter server"},
-        },
+        _meta("process_name", pid, 0, name=f"{s['scenario']} {run.label} (seed {s['seed']})"),
+        _meta("process_sort_index", pid, 0, sort_index=pid),
+        _meta("thread_name", pid, 0, name="parameter server"),
     ]
     for w, cls in enumerate(classes):
-        events.append(
-            {
-                "name": "thread_name",
-                "ph": "M",
-                "pid": pid,
-                "tid": w + 1,
-                "args": {"name": f"worker {w} ({cls})"},
-            }
-        )
-        events.append(
-            {
-                "name": "thread_sort_index",
-                "ph": "M",
-                "pid": pid,
-                "tid": w + 1,
-                "args": {"sort_index": w + 1},
-            }
-        )
-    tl = run.timeline
-    if tl is not None:
-        for w, p, a, b in zip(tl["worker"], tl["phase"], tl["start"], tl["end"]):
-            events.append(
-                {
-                    "name": PHASES[int(p)],
-                    "cat": "phase",
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": int(w) + 1,
-                    "ts": float(a) * US,
-                    "dur": float(b - a) * US,
-                    "args": {"start": float(a), "end": float(b), "unit": unit},
-                }
-            )
-    up = run.updates
-    if len(up["version"]):
-        versions = up["version"]
-        starts = np.flatnonzero(np.r_[True, versions[1:] != versions[:-1]])
-        ends = np.r_[starts[1:], len(versions)]
-        for i, j in zip(starts, ends):
-            events.append(
-                {
-                    "name": "update",
-                    "cat": "update",
-                    "ph": "i",
-                    "s": "t",
-                    "pid": pid,
-                    "tid": 0,
-                    "ts": float(up["sim_time"][i]) * US,
-                    "args": {
-                        "version": int(versions[i]),
-                        "workers": up["worker"][i:j].tolist(),
-                        "group": int(up["group"][i]),
-                        "staleness": up["staleness"][i:j].tolist(),
-                    },
-                }
-            )
+        events.append(_meta("thread_name", pid, w + 1, name=f"worker {w} ({cls})"))
+        events.append(_meta("thread_sort_index", pid, w + 1, sort_index=w + 1))
+    events += _phase_events(run, pid, s.get("time_unit", "s"))
+    events += _update_events(run, pid)
     for e in s.get("events", []):
         if "time" in e:
             events.append(
@@ -123,6 +57,54 @@ def _run_events(run: RunData, pid: int) -> list[dict]:
                 }
             )
     return events
+
+
+def _phase_events(run: RunData, pid: int, unit: str) -> list[dict]:
+    """One complete event per timeline span (compute, communication, idle, down)."""
+    tl = run.timeline
+    if tl is None:
+        return []
+    return [
+        {
+            "name": PHASES[int(p)],
+            "cat": "phase",
+            "ph": "X",
+            "pid": pid,
+            "tid": int(w) + 1,
+            "ts": float(a) * US,
+            "dur": float(b - a) * US,
+            "args": {"start": float(a), "end": float(b), "unit": unit},
+        }
+        for w, p, a, b in zip(tl["worker"], tl["phase"], tl["start"], tl["end"])
+    ]
+
+
+def _update_events(run: RunData, pid: int) -> list[dict]:
+    """One instant event per model update, with the gradients it applied."""
+    up = run.updates
+    if not len(up["version"]):
+        return []
+    versions = up["version"]
+    starts = np.flatnonzero(np.r_[True, versions[1:] != versions[:-1]])
+    ends = np.r_[starts[1:], len(versions)]
+    return [
+        {
+            "name": "update",
+            "cat": "update",
+            "ph": "i",
+            "s": "t",
+            "pid": pid,
+            "tid": 0,
+            "ts": float(up["sim_time"][i]) * US,
+            "args": {
+                "version": int(versions[i]),
+                "workers": up["worker"][i:j].tolist(),
+                "group": int(up["group"][i]),
+                "staleness": up["staleness"][i:j].tolist(),
+            },
+        }
+        for i, j in zip(starts, ends)
+    ]
 
 
 def chrome_trace(runs: list[RunData]) -> dict:
