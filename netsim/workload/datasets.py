@@ -433,15 +433,8 @@ def load_dataset(
             f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(_LABELLINGS[name])}"
         )
     rng = np.random.default_rng(rng)
-    shape = None
     if name == "digits":
-        from sklearn.datasets import load_digits
-
-        digits = load_digits()
-        X = digits.data / 16.0 if scale else digits.data
-        y = digits.target.astype(np.int64)
-        X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
-        k, source, shape = 10, "sklearn digits", (1, 8, 8)
+        X_tr, y_tr, X_te, y_te, k, source, shape = _load_digits(scale, test_fraction, rng)
     elif name == "mnist":
         X_tr, y_tr, X_te, y_te, source = _load_mnist(data_dir, scale)
         k, shape = 10, (1, 28, 28)
@@ -451,21 +444,14 @@ def load_dataset(
         X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(
             data_dir, libsvm_train, libsvm_test, n_features_libsvm
         )
+        shape = None
         if X_te is None:
             X_tr, y_tr, X_te, y_te = _split(X_tr, y_tr, test_fraction, rng)
     else:
         X, y = _synthetic(rng, n_samples, n_features, n_classes)
         X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
-        k, source = n_classes, "synthetic"
-    labels = labels or (
-        "odd_even" if name in ("digits", "mnist") else "binary" if k == 2 else "multiclass"
-    )
-    if labels == "binary" and k != 2:
-        raise ValueError(
-            f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'"
-        )
-    if labels == "odd_even":
-        y_tr, y_te, k = y_tr % 2, y_te % 2, 2
+        k, source, shape = n_classes, "synthetic", None
+    y_tr, y_te, k = _relabel(name, labels, y_tr, y_te, k)
     return Dataset(
         name,
         _finish(X_tr, add_bias, sparse),
@@ -476,6 +462,32 @@ def load_dataset(
         source,
         None if add_bias else shape,
     )
+
+
+def _load_digits(scale: bool, test_fraction: float, rng):
+    """scikit-learn's 8x8 digits, split: (X_tr, y_tr, X_te, y_te, 10, source, shape)."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    X = digits.data / 16.0 if scale else digits.data
+    y = digits.target.astype(np.int64)
+    X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
+    return X_tr, y_tr, X_te, y_te, 10, "sklearn digits", (1, 8, 8)
+
+
+def _relabel(name: str, labels: str | None, y_tr, y_te, k: int):
+    """Apply the *labels* option (default: odd_even for digit sources, else binary for two
+    classes and multiclass beyond): (y_tr, y_te, classes)."""
+    labels = labels or (
+        "odd_even" if name in ("digits", "mnist") else "binary" if k == 2 else "multiclass"
+    )
+    if labels == "binary" and k != 2:
+        raise ValueError(
+            f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'"
+        )
+    if labels == "odd_even":
+        return y_tr % 2, y_te % 2, 2
+    return y_tr, y_te, k
 
 
 # ---------------------------------------------------------------- sharding
