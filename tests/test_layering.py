@@ -227,7 +227,6 @@ TOO_LONG_TODAY = {
     "cli.py:group",
     "real/server.py:serve",
     "cli.py:sweep",
-    "results/render.py:recommendation_tables",
     "sim/worker.py:worker_process",
     "workload/datasets.py:load_dataset",
 }

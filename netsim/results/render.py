@@ -415,31 +415,59 @@ def recommendation_tables(
     """Measurement per worker, candidates (predicted time to target with interval, η,
     pilot cost), the pick with its reason, and predicted vs emulated when verified."""
     out = []
+    if rec.measurement is not None:
+        out.append(_measured_table(rec, name, classes, hosts))
+    out.append(_candidates_table(rec, rows))
+    out.append(
+        Text(
+            f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
+            f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."
+        )
+    )
+    if rec.unseen:
+        out.append(
+            Text(
+                f"note: the race ran to {rec.rungs[-1]:g} s of the {rec.horizon:g} s horizon and did not see "
+                f"{len(rec.unseen)} later timed event{'s' if len(rec.unseen) > 1 else ''}: "
+                + ", ".join(_event_text(e) for e in rec.unseen)
+                + "; check the pick with `netsim compare --groupings`."
+            )
+        )
+    if rec.verified:
+        out.append(_verified_table(rec))
+    return out
+
+
+def _measured_table(rec, name: str, classes: list[str], hosts: list | None) -> Table:
+    """The recommendation's measurement, per worker, with the group it is picked into."""
     m = rec.measurement
     pick_of = {w: k for k, g in enumerate(rec.groups) for w in g}
-    if m is not None:
-        t = Table(
-            title=f"{name}: measured over {m.iteration.shape[1]} probe rounds ({m.duration:.4g} s simulated)"
+    t = Table(
+        title=f"{name}: measured over {m.iteration.shape[1]} probe rounds ({m.duration:.4g} s simulated)"
+    )
+    cols = (
+        ["worker", "class"]
+        + (["host"] if hosts else [])
+        + ["iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"]
+    )
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("class", "host") else "right")
+    for w in range(len(classes)):
+        t.add_row(
+            str(w),
+            classes[w],
+            *([str(hosts[w])] if hosts else []),
+            f"{m.iteration[w].mean():.4g}",
+            f"{m.compute[w].mean():.4g}",
+            f"{m.comm[w].mean():.4g}",
+            f"{m.rtt[w] * 1e3:.4g}",
+            str(pick_of[w]),
         )
-        cols = (
-            ["worker", "class"]
-            + (["host"] if hosts else [])
-            + ["iteration (s)", "compute (s)", "comm (s)", "RTT (ms)", "group"]
-        )
-        for col in cols:
-            t.add_column(col, justify="left" if col in ("class", "host") else "right")
-        for w in range(len(classes)):
-            t.add_row(
-                str(w),
-                classes[w],
-                *([str(hosts[w])] if hosts else []),
-                f"{m.iteration[w].mean():.4g}",
-                f"{m.compute[w].mean():.4g}",
-                f"{m.comm[w].mean():.4g}",
-                f"{m.rtt[w] * 1e3:.4g}",
-                str(pick_of[w]),
-            )
-        out.append(t)
+    return t
+
+
+def _candidates_table(rec, rows: int) -> Table:
+    """The race's candidates in its order (the first *rows*), with what was left out."""
     ranking = rec.ranking()
     t = Table(
         title=f"candidates in the race's order (the pick, then by the last rung reached, then by "
@@ -492,48 +520,33 @@ def recommendation_tables(
             + ", ".join(f"{name} (like {like})" for name, like in rec.pruned.items())
         )
     t.caption = "; ".join(notes) or None
-    out.append(t)
-    out.append(
-        Text(
-            f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
-            f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."
+    return t
+
+
+def _verified_table(rec) -> Table:
+    """Predicted against emulated time to target for the candidates run in full."""
+    v = Table(title="verified: predicted vs emulated in full (scenario seed, whole training set)")
+    for col in (
+        "grouping",
+        "η",
+        "predicted (s)",
+        "interval (s)",
+        "emulated (s)",
+        "final loss",
+        "wall s",
+    ):
+        v.add_column(col, justify="left" if col == "grouping" else "right")
+    for r in rec.verified:
+        v.add_row(
+            r["name"],
+            f"{r['lr']:.3g}",
+            _num_text(r["predicted_s"]),
+            f"{_num_text(r['interval_s'][0])} – {_num_text(r['interval_s'][1])}",
+            _num_text(r["emulated_s"]),
+            _num_text(r["final_loss"]),
+            f"{r['wall_s']:.3g}",
         )
-    )
-    if rec.unseen:
-        out.append(
-            Text(
-                f"note: the race ran to {rec.rungs[-1]:g} s of the {rec.horizon:g} s horizon and did not see "
-                f"{len(rec.unseen)} later timed event{'s' if len(rec.unseen) > 1 else ''}: "
-                + ", ".join(_event_text(e) for e in rec.unseen)
-                + "; check the pick with `netsim compare --groupings`."
-            )
-        )
-    if rec.verified:
-        v = Table(
-            title="verified: predicted vs emulated in full (scenario seed, whole training set)"
-        )
-        for col in (
-            "grouping",
-            "η",
-            "predicted (s)",
-            "interval (s)",
-            "emulated (s)",
-            "final loss",
-            "wall s",
-        ):
-            v.add_column(col, justify="left" if col == "grouping" else "right")
-        for r in rec.verified:
-            v.add_row(
-                r["name"],
-                f"{r['lr']:.3g}",
-                _num_text(r["predicted_s"]),
-                f"{_num_text(r['interval_s'][0])} – {_num_text(r['interval_s'][1])}",
-                _num_text(r["emulated_s"]),
-                _num_text(r["final_loss"]),
-                f"{r['wall_s']:.3g}",
-            )
-        out.append(v)
-    return out
+    return v
 
 
 def _gap_text(gap, points: bool = False) -> str:
