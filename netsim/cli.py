@@ -982,65 +982,73 @@ def sweep(
     )
 
 
+RoundsOpt = Annotated[
+    Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")
+]
+QuickOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quick",
+        help="No pilot emulations: silhouette clustering and the "
+        "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).",
+        metavar="",
+    ),
+]
+RaceOpt = Annotated[
+    bool,
+    typer.Option("--race", hidden=True, help="The default (kept for old scripts).", metavar=""),
+]
+LrsOpt = Annotated[
+    str,
+    typer.Option(
+        "--lrs",
+        help="η grid, comma-separated, kept to (default: 5 values ×3 apart around GSGD's η, widened where its edge is best).",
+    ),
+]
+VerifyOpt = Annotated[
+    int,
+    typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated."),
+]
+BudgetOpt = Annotated[
+    Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")
+]
+TargetOpt = Annotated[
+    Optional[float],
+    typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots)."),
+]
+AlikeOpt = Annotated[
+    float,
+    typer.Option(
+        "--alike",
+        help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).",
+    ),
+]
+RaceJobsOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
+    ),
+]
+"""The options of ``netsim group``."""
+
+
 @app.command()
 def group(
     scenario: ScenarioArg,
     set_: SetOpt = None,
     seed: SeedOpt = None,
     data_dir: DataOpt = None,
-    rounds: Annotated[
-        Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")
-    ] = None,
-    quick: Annotated[
-        bool,
-        typer.Option(
-            "--quick",
-            help="No pilot emulations: silhouette clustering and the "
-            "advisor's closed-form ranking, each grouping at its own η (seconds, less reliable).",
-            metavar="",
-        ),
-    ] = False,
-    race: Annotated[
-        bool,
-        typer.Option("--race", hidden=True, help="The default (kept for old scripts).", metavar=""),
-    ] = False,
-    lrs: Annotated[
-        str,
-        typer.Option(
-            "--lrs",
-            help="η grid, comma-separated, kept to (default: 5 values ×3 apart around GSGD's η, widened where its edge is best).",
-        ),
-    ] = "",
-    verify: Annotated[
-        int,
-        typer.Option(
-            "--verify", help="Run the top N candidates in full; print predicted vs emulated."
-        ),
-    ] = 0,
-    budget: Annotated[
-        Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")
-    ] = None,
-    target: Annotated[
-        Optional[float],
-        typer.Option(
-            "--target", help="Target loss (default: run.target_loss, else from the pilots)."
-        ),
-    ] = None,
-    alike: Annotated[
-        float,
-        typer.Option(
-            "--alike",
-            help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).",
-        ),
-    ] = 0.0,
-    jobs: Annotated[
-        Optional[int],
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
-        ),
-    ] = None,
+    rounds: RoundsOpt = None,
+    quick: QuickOpt = False,
+    race: RaceOpt = False,
+    lrs: LrsOpt = "",
+    verify: VerifyOpt = 0,
+    budget: BudgetOpt = None,
+    target: TargetOpt = None,
+    alike: AlikeOpt = 0.0,
+    jobs: RaceJobsOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
@@ -1050,60 +1058,11 @@ def group(
 
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if (
-            race
-            or lrs
-            or verify
-            or budget is not None
-            or target is not None
-            or alike
-            or jobs is not None
-        ):
+        if race or lrs or verify or alike or any(x is not None for x in (budget, target, jobs)):
             fail(
                 "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs"
             )
-        try:
-            info = api.group(sc, rounds)
-        except ScenarioError as exc:
-            fail(str(exc))
-        m, chosen = info["measurement"], info["grouping"]
-        if json_:
-            emit_json(
-                {
-                    "chosen": {
-                        "method": chosen.method,
-                        "k": chosen.k,
-                        "groups": [list(g) for g in chosen.groups],
-                        "reason": chosen.reason,
-                    },
-                    "lr_sync": info["lr_sync"],
-                    "ranking": [p.as_dict() for p in info["ranking"]],
-                }
-            )
-            return
-        out_console.print(
-            render.measurement_table(
-                info,
-                f"{sc.name}: measured over {m.iteration.shape[1]} probe "
-                f"rounds ({m.duration:.4g} s of simulated time)",
-            )
-        )
-        out_console.print(render.silhouette_table(info["silhouette"]))
-        out_console.print(
-            f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
-            f"{chosen.reason}",
-            highlight=False,
-            soft_wrap=True,
-        )
-        out_console.print(render.ranking_table(info["ranking"]))
-        top = info["ranking"][0]
-        out_console.print(
-            f"advisor's pick: {top.name}, η = {top.lr:.3g} (η_sync {info['lr_sync']:g} / "
-            f"(1 + mean staleness {top.mean_staleness:.3g})); race the candidates (without --quick) "
-            f"for a pick from emulation",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _group_quick(sc, rounds, json_)
         return
     try:
         grid = [float(x) for x in lrs.split(",") if x.strip()] or None
@@ -1139,6 +1098,53 @@ def group(
     hosts = list(sc.network.worker_hosts) if sc.network else None
     for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
         out_console.print(renderable)
+
+
+def _group_quick(sc, rounds: int | None, json_: bool) -> None:
+    """``netsim group --quick``: measure, cluster and rank by the advisor's closed form."""
+    try:
+        info = api.group(sc, rounds)
+    except ScenarioError as exc:
+        fail(str(exc))
+    m, chosen = info["measurement"], info["grouping"]
+    if json_:
+        emit_json(
+            {
+                "chosen": {
+                    "method": chosen.method,
+                    "k": chosen.k,
+                    "groups": [list(g) for g in chosen.groups],
+                    "reason": chosen.reason,
+                },
+                "lr_sync": info["lr_sync"],
+                "ranking": [p.as_dict() for p in info["ranking"]],
+            }
+        )
+        return
+    out_console.print(
+        render.measurement_table(
+            info,
+            f"{sc.name}: measured over {m.iteration.shape[1]} probe "
+            f"rounds ({m.duration:.4g} s of simulated time)",
+        )
+    )
+    out_console.print(render.silhouette_table(info["silhouette"]))
+    out_console.print(
+        f"chosen ({chosen.method}): K = {chosen.k}, groups {[list(g) for g in chosen.groups]} — "
+        f"{chosen.reason}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    out_console.print(render.ranking_table(info["ranking"]))
+    top = info["ranking"][0]
+    out_console.print(
+        f"advisor's pick: {top.name}, η = {top.lr:.3g} (η_sync {info['lr_sync']:g} / "
+        f"(1 + mean staleness {top.mean_staleness:.3g})); race the candidates (without --quick) "
+        f"for a pick from emulation",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return
 
 
 topology_app = typer.Typer(no_args_is_help=True, help="Inspect network topologies.")
