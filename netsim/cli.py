@@ -831,37 +831,46 @@ class SweepProgress:
         )
 
 
+GridOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see docs/CLI.md, Sweeps)."),
+]
+SeedsOpt = Annotated[
+    int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")
+]
+SweepJobsOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="Local processes running the sweep (default: the CPUs; 1: this process). Not \\[\\[workers]], the simulated workers.",
+    ),
+]
+OldWorkersOpt = Annotated[
+    Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")
+]
+SchedulerOpt = Annotated[
+    Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
+]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option("--resume", help="Skip points whose folder holds a summary.json.", metavar=""),
+]
+"""The options of ``netsim sweep``."""
+
+
 @app.command()
 def sweep(
     scenario: ScenarioArg,
-    grid: Annotated[
-        Optional[list[str]],
-        typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see docs/CLI.md, Sweeps)."),
-    ] = None,
-    seeds: Annotated[
-        int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")
-    ] = 1,
+    grid: GridOpt = None,
+    seeds: SeedsOpt = 1,
     set_: SetOpt = None,
     seed: SeedOpt = None,
     out: OutOpt = None,
-    jobs: Annotated[
-        Optional[int],
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="Local processes running the sweep (default: the CPUs; 1: this process). Not \\[\\[workers]], the simulated workers.",
-        ),
-    ] = None,
-    workers_old: Annotated[
-        Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")
-    ] = None,
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
-    ] = None,
-    resume: Annotated[
-        bool,
-        typer.Option("--resume", help="Skip points whose folder holds a summary.json.", metavar=""),
-    ] = False,
+    jobs: SweepJobsOpt = None,
+    workers_old: OldWorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    resume: ResumeOpt = False,
     live: LiveOpt = True,
     data_dir: DataOpt = None,
     plots: PlotsOpt = False,
@@ -871,14 +880,6 @@ def sweep(
     overwrite: OverwriteOpt = False,
 ) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    from rich.progress import Progress as Bar
-
     from .sweeps.executors import ExecutorError
     from .sweeps.runner import SweepError, SweepFailed
 
@@ -887,17 +888,7 @@ def sweep(
     jobs = jobs if jobs is not None else workers_old
     if jobs is not None and jobs < 1:
         fail(f"{flag}: {jobs!r} is not allowed (must be >= 1)")
-    bar = None
-    if live and err_console.is_terminal:
-        bar = Bar(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta {task.fields[eta]}"),
-            console=err_console,
-            transient=True,
-        )
+    bar = _sweep_bar() if live and err_console.is_terminal else None
     state = {}
 
     def on_plan(plan, where):
@@ -945,6 +936,31 @@ def sweep(
             "to finish the rest"
         )
         raise typer.Exit(130)
+    _sweep_report(outcome, json_, wide, plots, window_range)
+    raise typer.Exit(
+        max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
+    )
+
+
+def _sweep_bar():
+    """The live progress bar of a sweep (on stderr, gone when it ends)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
+
+    return Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta {task.fields[eta]}"),
+        console=err_console,
+        transient=True,
+    )
+
+
+def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range) -> None:
+    """What ``netsim sweep`` prints when it is done: the table (or JSON), the files written,
+    the figures when asked, and each failed run's message."""
     if json_:
         emit_json(
             {
@@ -977,9 +993,6 @@ def sweep(
             highlight=False,
             soft_wrap=True,
         )
-    raise typer.Exit(
-        max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
-    )
 
 
 RoundsOpt = Annotated[

@@ -225,7 +225,6 @@ MAX_LINES = 80
 TOO_LONG_TODAY = {
     "tuning/race.py:recommend",
     "real/server.py:serve",
-    "cli.py:sweep",
     "sim/worker.py:worker_process",
     "workload/datasets.py:load_dataset",
 }
