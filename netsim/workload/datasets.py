@@ -386,45 +386,26 @@ def load_dataset(
     Parameters
     ----------
     name : {"digits", "mnist", "libsvm", "synthetic", "npz"}
-        ``"digits"``: scikit-learn's bundled 8x8 digits (1797 rows, 64 features).
-        ``"npz"``: the user's own arrays (:data:`NPZ_KEYS`) in the file *npz_path*.
-        ``"mnist"``: the four original IDX files (60000 + 10000 rows, 784 features).
-        ``"libsvm"``: LIBSVM text files (default ``a9a`` / ``a9a.t``).
-        ``"synthetic"``: Gaussian features labelled by a noisy random linear teacher.
+        scikit-learn's 8x8 digits (1797 rows, 64 features); the four original MNIST IDX files
+        (60000 + 10000 rows, 784 features); LIBSVM text files (default ``a9a`` / ``a9a.t``);
+        Gaussian features labelled by a noisy random linear teacher; the user's own arrays
+        (:data:`NPZ_KEYS`) in the file *npz_path*.
     data_dir : str or Path, optional
-        Directory holding the MNIST or LIBSVM files, or a parent of ``mnist/`` /
-        ``a9a/`` holding them. Default: ``$NETSIM_DATA_DIR``.
+        The MNIST or LIBSVM files, or a parent of ``mnist/`` / ``a9a/``; default
+        ``$NETSIM_DATA_DIR``.
     labels : {"odd_even", "multiclass", "binary"}, optional
-        ``"odd_even"`` (digit sources; ``y = digit % 2``, odd = 1, as in the GSGD
-        paper), ``"multiclass"`` (all classes), ``"binary"`` (2-class libsvm or
-        synthetic data, as is). Default: ``"odd_even"`` for digit sources,
-        otherwise ``"binary"`` for two classes and ``"multiclass"`` beyond.
-    test_fraction : float, default 0.2
-        Share of rows held out, in (0, 1) (row count rounded half-to-even), for sources without a test set
-        (digits, synthetic, libsvm without a test file).
-    add_bias : bool, default False
-        Append a constant-1 column to both feature matrices.
+        ``y = digit % 2`` (odd = 1, as in the GSGD paper; digit sources), all classes, or
+        2-class data as is. Default: odd_even for digits, else binary for 2 classes.
+    test_fraction : float in (0, 1), default 0.2: rows held out where there is no test set.
+    add_bias, sparse, scale : bool
+        A constant-1 column appended; CSR matrices; pixels scaled to [0, 1].
     rng : numpy Generator or int, optional
-        Randomness of the split and of synthetic data; ``None`` draws fresh entropy.
-    n_samples, n_features, n_classes : int
-        Size of the synthetic problem (ignored by other sources).
-    libsvm_train, libsvm_test : str or Path, optional
-        LIBSVM files; without a test file, *test_fraction* is split off.
-    n_features_libsvm : int, optional
-        Feature count for LIBSVM files (a9a needs 123); default: largest index seen.
-    sparse : bool, default False
-        Return CSR matrices instead of dense arrays.
-    scale : bool, default True
-        Scale pixels to [0, 1] (digits / 16, MNIST / 255); other sources are kept as stored.
-    npz_path : str or Path, optional
-        The ``.npz`` file of source ``"npz"``.
+        Randomness of the split and of synthetic data (None: fresh entropy);
+        *n_samples*, *n_features*, *n_classes*: the synthetic problem's size.
+    libsvm_train, libsvm_test, n_features_libsvm
+        LIBSVM files (no test file: split off) and their feature count (a9a: 123).
 
-    Raises
-    ------
-    DataNotFoundError
-        If data files are missing.
-    ValueError
-        If *name*, *labels* or a size is not allowed, or a file is malformed.
+    Raises DataNotFoundError (missing files) or ValueError (a value not allowed, a bad file).
     """
     if name not in SOURCES:
         raise ValueError(f"unknown data set {name!r}; allowed: {', '.join(SOURCES)}")
