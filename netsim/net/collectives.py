@@ -16,12 +16,13 @@ disjoint links a step lasts its slowest transfer, latency plus bytes over bottle
   power of two ``p`` first send their whole vector to hosts ``0 .. r-1`` and get the result
   back at the end (Rabenseifner's pre- and post-step), two more steps.
 
-Schedules are pure (:func:`schedule`); :func:`allreduce` runs one as a SimPy process.
+Schedules are pure (:func:`schedule`); :func:`run_steps` runs one as a SimPy process, over
+any way of sending a step's messages (:func:`allreduce`: a flow network's transfers).
 """
 
 from __future__ import annotations
 
-__all__ = ["ALGORITHMS", "schedule", "allreduce"]
+__all__ = ["ALGORITHMS", "schedule", "allreduce", "run_steps"]
 
 ALGORITHMS = ("ring", "halving_doubling")
 
@@ -72,15 +73,28 @@ def allreduce(net, hosts, nbytes: float, algorithm: str = "ring", key=None):
     steps = schedule(algorithm, len(hosts))
     if not nbytes >= 0:
         raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+    return run_steps(
+        net.env,
+        steps,
+        lambda step: net.transfer_many(
+            [(hosts[a], hosts[b]) for a, b, _ in step],
+            [share * nbytes for _, _, share in step],
+            [(key, a, b) for a, b, _ in step],  # one connection per pair, as NCCL keeps
+        ),
+    )
 
-    def run(env):
+
+def run_steps(env, steps, send):
+    """Run *steps* one after the other: ``send(step)`` starts a step's messages and returns
+    the event of their arrival (None: they take no time). Returns a SimPy process whose
+    value is the time it all took (s)."""
+
+    def run():
         start = env.now
         for step in steps:
-            yield net.transfer_many(
-                [(hosts[a], hosts[b]) for a, b, _ in step],
-                [share * nbytes for _, _, share in step],
-                [(key, a, b) for a, b, _ in step],  # one connection per pair, as NCCL keeps
-            )
+            event = send(step)
+            if event is not None:
+                yield event
         return env.now - start
 
-    return net.env.process(run(net.env))
+    return env.process(run())

@@ -11,6 +11,7 @@ from collections import Counter
 
 import networkx as nx
 
+from .collectives import run_steps
 from .flows import FlowNetwork
 
 __all__ = ["FixedLatency", "NetworkComm", "NoServer", "make_comm", "exchange"]
@@ -34,16 +35,9 @@ def exchange(env, comm, workers, steps):
     *workers*) as worker-to-worker messages of *comm* (``comm.peers``), one step after the
     other. Returns a SimPy process whose value is the time it took (s)."""
     workers = list(workers)
-
-    def run():
-        start = env.now
-        for step in steps:
-            event = comm.peers([(workers[a], workers[b], share) for a, b, share in step])
-            if event is not None:
-                yield event
-        return env.now - start
-
-    return env.process(run())
+    return run_steps(
+        env, steps, lambda step: comm.peers([(workers[a], workers[b], s) for a, b, s in step])
+    )
 
 
 class NoServer:
@@ -164,8 +158,8 @@ class NetworkComm:
         bits = 8.0 * (self.model_bytes + net.header_bytes)
         usable = nx.Graph()
         usable.add_nodes_from(net.graph)
-        for u, v, data in net.graph.edges(data=True):
-            capacity = min(data["bandwidth"], net.capacity[net.index[(u, v)]])
+        for u, v, data in net.graph.edges(data=True):  # the network's graph: events applied
+            capacity = data["bandwidth"]
             if capacity > 0 and data["latency"] + bits / capacity <= horizon:
                 usable.add_edge(u, v)
         part = {}

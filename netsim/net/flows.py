@@ -119,8 +119,6 @@ class FlowNetwork:
         self.links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
         """Directed links; link ``i`` is ``links[i]``."""
         self._index = {link: i for i, link in enumerate(self.links)}
-        self.index = self._index
-        """Position of each directed link ``(u, v)`` in :attr:`links` and :attr:`capacity`."""
         self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
@@ -169,6 +167,20 @@ class FlowNetwork:
 
     # --------------------------------------------------------------- transfers
 
+    def _new_flow(self, src, dst, nbytes, found, start, batch, bits=None) -> _Flow:
+        """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`_path`'s
+        tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
+        send (default all of them, header included)."""
+        path, idx, latency, finite = found
+        flow = _Flow()
+        flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
+        flow.links, flow.gen = finite, self._finite_gen
+        flow.bits = 8.0 * (nbytes + self.header_bytes) if bits is None else bits
+        flow.weight = 1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0
+        flow.event = self.env.event() if batch is None else None
+        flow.start, flow.batch = start, batch
+        return flow
+
     def transfer(self, src, dst, nbytes, *, flow_key=None):
         """Start sending *nbytes* from host *src* to host *dst*.
 
@@ -187,16 +199,9 @@ class FlowNetwork:
         """
         if not nbytes >= 0:
             raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
-        path, idx, latency, finite = self._path(src, dst, flow_key)
-        flow = _Flow()
-        flow.src, flow.dst, flow.nbytes, flow.path = src, dst, nbytes, path
-        flow.links, flow.gen = finite, self._finite_gen
-        flow.bits = 8.0 * (nbytes + self.header_bytes)
-        flow.idx = idx
-        flow.weight = 1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0
-        flow.event = self.env.event()
-        flow.start = self.env.now
-        flow.batch = None
+        found = self._path(src, dst, flow_key)
+        flow = self._new_flow(src, dst, nbytes, found, self.env.now, None)
+        latency = found[2]
         if latency > 0:
             self.env.timeout(latency).callbacks.append(lambda _ev: self._arrive(flow))
         else:
@@ -214,6 +219,9 @@ class FlowNetwork:
         simpy.Event
             Succeeds, with the time (s), when the last byte of the last transfer arrives.
         """
+        bad = [n for n in sizes if not n >= 0]
+        if bad:
+            raise ValueError(f"nbytes must be >= 0, got {bad[0]!r}")
         env = self.env
         batch = _Batch(env.event(), len(pairs))
         if not pairs:
@@ -291,22 +299,10 @@ class FlowNetwork:
             if fast.done[i] <= now or (left <= 1e-9 * fast.bits[i] and sent[i] > 0):
                 batch.left -= 1
                 continue
-            path, idx, latency, finite = step.paths[i]
-            flow = _Flow()
-            flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = (
-                src,
-                dst,
-                fast.sizes[i],
-                path,
-                idx,
-            )
-            flow.links, flow.gen = finite, self._finite_gen - 1  # recheck the links at arrival
-            flow.bits, flow.weight = (
-                left,
-                1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0,
-            )
-            flow.event, flow.start, flow.batch = None, fast.start, batch
-            arrive = fast.start + latency
+            found = step.paths[i]
+            flow = self._new_flow(src, dst, fast.sizes[i], found, fast.start, batch, bits=left)
+            flow.gen -= 1  # its links were found before now: recheck them at arrival
+            arrive = fast.start + found[2]
             if arrive > now:
                 self.env.timeout(arrive - now).callbacks.append(lambda _ev, f=flow: self._arrive(f))
             else:
@@ -318,17 +314,10 @@ class FlowNetwork:
         """The transfers of *batch* as ordinary flows, one timeout per path latency."""
         env = self.env
         waiting: dict[float, list] = {}
-        now, rtt = env.now, self.sharing == "rtt"
         for (src, dst), nbytes, key in zip(pairs, sizes, keys, strict=True):
-            if not nbytes >= 0:
-                raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
-            path, idx, latency, finite = self._path(src, dst, key)
-            flow = _Flow()
-            flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
-            flow.links, flow.gen = finite, self._finite_gen
-            flow.bits = 8.0 * (nbytes + self.header_bytes)
-            flow.weight = 1.0 / max(latency, _MIN_LATENCY) if rtt else 1.0
-            flow.event, flow.start, flow.batch = None, now, batch
+            found = self._path(src, dst, key)
+            flow = self._new_flow(src, dst, nbytes, found, env.now, batch)
+            latency = found[2]
             if latency > 0:
                 waiting.setdefault(latency, []).append(flow)
             else:
@@ -454,9 +443,10 @@ class FlowNetwork:
     def set_link(self, u, v, *, bandwidth=None, latency=None):
         """Change the link between *u* and *v* (both directions) from now on.
 
-        *bandwidth* (bit/s, >= 0; 0 cuts the link: flows crossing it stop until it
-        comes back) applies at once to flows crossing the link (rates are recomputed); *latency* (s, >= 0) and the routes apply to transfers
-        started from now on. Raises KeyError when there is no such link.
+        *bandwidth* (bit/s, >= 0; 0 cuts the link: flows crossing it stop until it comes
+        back) applies at once to flows crossing the link (rates are recomputed); *latency*
+        (s, >= 0) and the routes apply to transfers started from now on. Raises KeyError
+        when there is no such link.
         """
         if not self.graph.has_edge(u, v):
             raise KeyError(f"no link {u!r}-{v!r}")
