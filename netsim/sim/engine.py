@@ -368,7 +368,7 @@ class Simulation:
             loss, acc, pred = float(model.loss(w, *self.eval_set)), float("nan"), None
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if self.rule.replicated:  # 0 at the start, before the workers' models part
-            self.recorder.consensus.append(self.ps.consensus_distance())
+            self.recorder.consensus.append(self.ps.consensus_distance(w))
         if pred is not None:
             self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))
         if not np.isfinite(loss):
@@ -750,17 +750,16 @@ class Simulation:
                 f"{self.scenario.run.until:g} s)"
             )
             return "; ".join(parts)
-        if off:
-            w = off[0]
-            pull, push = self.cut[w]
-            which, took = ("push", push) if push >= pull else ("pull", pull)
-            why = (
-                f"a link on worker {w}'s {which} path is cut"
-                if took == np.inf
-                else f"worker {w}'s {which} takes at least {took:.3g} s alone on the network, "
-                f"longer than run.until = {self.scenario.run.until:g} s"
-            )
-            parts.append(f"{_workers(off)} cut off from the parameter server ({why})")
+        w = off[0]
+        pull, push = self.cut[w]
+        which, took = ("push", push) if push >= pull else ("pull", pull)
+        why = (
+            f"a link on worker {w}'s {which} path is cut"
+            if took == np.inf
+            else f"worker {w}'s {which} takes at least {took:.3g} s alone on the network, "
+            f"longer than run.until = {self.scenario.run.until:g} s"
+        )
+        parts.append(f"{_workers(off)} cut off from the parameter server ({why})")
         return "; ".join(parts)
 
     def _record_spans(self, until: float) -> None:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..net.comm import exchange
 from ..rules.aggregation import mean_by_worker
 from ..rules.base import Push, Rule
 from ..rules.blocks import block_rows, completed_blocks
@@ -209,13 +210,18 @@ class ParameterServer:
             return
         before, now, previous, finite = moved
         staleness = [before - p.version for p in pushes]
+        self._credit(pushes, staleness, group, scale / (len(pushes) or 1), now)
+        self._updated(finite, previous, before + 1, now)
+
+    def _credit(self, pushes, staleness: list[int], group: int, weight: float, now: float) -> None:
+        """Record the update just made (version ``self.version``) as applying *pushes*, with
+        their *staleness* and each gradient's *weight* in the step."""
         ids = [p.worker for p in pushes]
-        self.recorder.applied(now, ids, group, staleness, before + 1, scale / (len(pushes) or 1))
+        self.recorder.applied(now, ids, group, staleness, self.version, weight)
         workers = self.workers
         for wid in ids:
             workers[wid].applied += 1
         self.group_staleness[group] += sum(staleness)
-        self._updated(finite, previous, before + 1, now)
 
     def _step_one(
         self, delta: np.ndarray, push: Push, group: int, scale: float, owned: bool = False
@@ -407,28 +413,22 @@ class ParameterServer:
     def average(self) -> np.ndarray:
         """The average of the workers' models (``w`` itself without replicas); kept in ``w``.
         Workers holding one model (the same array) count it once per worker."""
-        if self.replicas is None:
-            return self.w
-        first = self.replicas[0]
-        if all(r is first for r in self.replicas):
-            self.w = first
-        else:
-            self.w = np.mean(np.stack(self.replicas), axis=0)
+        if self.replicas is not None:
+            self.w = self._common(self.replicas)
         return self.w
 
-    def consensus_distance(self) -> float:
-        """Mean over workers of ``||w_i - mean||²`` (0 without replicas)."""
+    def consensus_distance(self, mean: np.ndarray) -> float:
+        """Mean over workers of ``||w_i - mean||²``, *mean* their :meth:`average` (0
+        without replicas)."""
         if self.replicas is None:
             return 0.0
-        mean = self.average()
-        return float(np.mean([np.dot(r - mean, r - mean) for r in self.replicas]))
+        gaps = [r - mean for r in self.replicas]
+        return float(np.mean([g.dot(g) for g in gaps]))
 
     def exchange(self, workers, steps, callback) -> None:
         """Send the messages of *steps* (``(a, b, share)`` with indices into *workers*, as
         :func:`netsim.net.collectives.schedule` gives them) step after step; then call
         *callback()*."""
-        from ..net.comm import exchange
-
         exchange(self.env, self.comm, workers, steps).callbacks.append(lambda _e: callback())
 
     def group_step(self, members, pushes: list[Push], lr: float, group: int) -> None:
@@ -441,13 +441,10 @@ class ParameterServer:
         if self.stop.triggered:
             return
         base = self._common([self.replicas[m] for m in members])
-        if pushes:
-            delta = mean_by_worker(pushes)
-            delta = delta * lr if len(pushes) == 1 else _multiply(delta, lr, delta)
-            finite = finite_sum(delta)
-            new = base - delta
-        else:
-            finite, new = True, base
+        delta = mean_by_worker(pushes)
+        delta = delta * lr if len(pushes) == 1 else _multiply(delta, lr, delta)
+        finite = finite_sum(delta)
+        new = base - delta
         staleness = [self.replica_versions[p.worker] - p.version for p in pushes]
         for m in members:
             self.replicas[m] = new
@@ -489,15 +486,10 @@ class ParameterServer:
         return total / len(models)
 
     def _peer_update(self, pushes, staleness, group: int, finite: bool, previous) -> None:
-        before = self.version
+        """The bookkeeping of an update of the workers' own models crediting *pushes*."""
         now = self.env.now
-        self.version = version = before + 1
+        self.version += 1
         self.group_updates[group] += 1
         self.group_gradients[group] += len(pushes)
-        if pushes:
-            ids = [p.worker for p in pushes]
-            self.recorder.applied(now, ids, group, staleness, version, 1.0 / len(pushes))
-            for wid in ids:
-                self.workers[wid].applied += 1
-            self.group_staleness[group] += sum(staleness)
-        self._updated(finite, previous, version, now)
+        self._credit(pushes, staleness, group, 1.0 / len(pushes), now)
+        self._updated(finite, previous, self.version, now)
