@@ -105,23 +105,9 @@ class GSGD(Rule):
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "GSGD":
         lr = read_lr(table, ctx)
-        spec = table.get("groups", list, [[name] for name in ctx.classes])
-        groups = parse_groups(spec, table.key("groups"), ctx)
-        n = ctx.n_workers
-        method = table.get("grouping", str, "hand")
-        try:
-            parse_method(method, n)
-        except ValueError as exc:
-            raise ScenarioError(table.key("grouping"), str(exc)) from None
-        k_max = table.get("k_max", int, min(8, n))
-        if not 1 <= k_max <= n:
-            raise ScenarioError(
-                table.key("k_max"), f"{k_max!r} is not allowed (1 <= k_max <= {n} workers)"
-            )
-        grouping = GroupingSpec(
-            method=method,
-            k_max=k_max,
-            probe_rounds=table.get("probe_rounds", int, 5, minimum=1),
+        groups = read_groups(table, ctx)
+        grouping = replace(
+            read_grouping(table, ctx),
             jitter=table.get("jitter_feature", bool, False),
             min_silhouette=table.get("min_silhouette", float, 0.6, minimum=-1.0, maximum=1.0),
             homogeneous_ratio=table.get("homogeneous_ratio", float, 1.25, minimum=1.0),
@@ -161,17 +147,7 @@ class GSGD(Rule):
 
     def choose(self, times: np.ndarray, seed: int, method: str | None = None) -> Grouping:
         """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""
-        g = self.grouping
-        return choose_grouping(
-            method or g.method,
-            times,
-            k_max=g.k_max,
-            hand=self.groups,
-            jitter=g.jitter,
-            seed=seed,
-            min_silhouette=g.min_silhouette,
-            homogeneous_ratio=g.homogeneous_ratio,
-        )
+        return choose(self.grouping, self.groups, times, seed, method)
 
     def start(self, ps) -> None:
         n = len(self.group_index())
@@ -315,6 +291,48 @@ class GSGD(Rule):
     def set_groups(self, groups) -> None:
         """Use *groups* (lists of worker ids) from now on (before ``start``)."""
         self.groups = [list(g) for g in groups]
+
+
+def read_groups(table: Table, ctx: RuleContext) -> list[list[int]]:
+    """The ``groups`` key (default: one group per worker class), as id lists."""
+    spec = table.get("groups", list, [[name] for name in ctx.classes])
+    return parse_groups(spec, table.key("groups"), ctx)
+
+
+def read_grouping(table: Table, ctx: RuleContext) -> GroupingSpec:
+    """The ``grouping``, ``k_max`` and ``probe_rounds`` keys of a grouping rule (gsgd,
+    group_allreduce); the other options at their defaults."""
+    n = ctx.n_workers
+    method = table.get("grouping", str, "hand")
+    try:
+        parse_method(method, n)
+    except ValueError as exc:
+        raise ScenarioError(table.key("grouping"), str(exc)) from None
+    k_max = table.get("k_max", int, min(8, n))
+    if not 1 <= k_max <= n:
+        raise ScenarioError(
+            table.key("k_max"), f"{k_max!r} is not allowed (1 <= k_max <= {n} workers)"
+        )
+    return GroupingSpec(
+        method=method, k_max=k_max, probe_rounds=table.get("probe_rounds", int, 5, minimum=1)
+    )
+
+
+def choose(
+    spec: GroupingSpec, groups: list, times: np.ndarray, seed: int, method: str | None = None
+) -> Grouping:
+    """The grouping *spec*'s method (or *method*) makes of measured *times* (n_workers,
+    rounds), s; *groups*: the hand groups."""
+    return choose_grouping(
+        method or spec.method,
+        times,
+        k_max=spec.k_max,
+        hand=groups,
+        jitter=spec.jitter,
+        seed=seed,
+        min_silhouette=spec.min_silhouette,
+        homogeneous_ratio=spec.homogeneous_ratio,
+    )
 
 
 def parse_groups(spec: list, key: str, ctx: RuleContext) -> list[list[int]]:

@@ -14,11 +14,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import ScenarioError
-from ..grouping.clustering import choose_grouping, parse_method
 from ..net.collectives import ALGORITHMS, schedule
 from ..params import Table
 from .base import Need, Push, Rule, RuleContext, read_lr
-from .gsgd import GroupingSpec, parse_groups
+from .gsgd import GroupingSpec, choose, parse_groups, read_grouping, read_groups
 
 __all__ = ["AllReduce", "ADPSGD", "PartialAllReduce", "GroupAllReduce", "SWAP"]
 
@@ -180,8 +179,7 @@ class PartialAllReduce(Rule):
     def start(self, ps) -> None:
         ps.use_replicas()
         self.queue_: list[Push] = []
-        self.reducing_: set[int] = set()
-        self.in_flight_: list[list[int]] = []
+        self.in_flight_: list[list[int]] = []  # the members of each group all-reducing
         ps.send(range(len(self.group_index())))
 
     def on_push(self, ps, push: Push) -> None:
@@ -190,24 +188,24 @@ class PartialAllReduce(Rule):
             return
         pushes, self.queue_ = self.queue_, []
         members = sorted(p.worker for p in pushes)
-        self.reducing_.update(members)
         self.in_flight_.append(members)
 
         def reduced():
             ps.group_step(members, pushes, self.lr, 0)
-            self.reducing_.difference_update(members)
             self.in_flight_.remove(members)
             ps.send(members)
 
         ps.exchange(members, schedule(self.collective, len(members)), reduced)
 
     def holds(self, worker: int) -> bool:
-        return worker in self.reducing_ or any(p.worker == worker for p in self.queue_)
+        return any(worker in m for m in self.in_flight_) or any(
+            p.worker == worker for p in self.queue_
+        )
 
     def waiting(self, ps) -> list[Need]:
         # a group all-reducing needs all its members; a new group, enough more pushes
         needs = [Need(len(members), tuple(members)) for members in self.in_flight_]
-        busy = {p.worker for p in self.queue_} | self.reducing_
+        busy = {p.worker for p in self.queue_}.union(*self.in_flight_)
         others = tuple(w for w in range(len(self.group_index())) if w not in busy)
         return needs + [Need(self.group_size - len(self.queue_), others)]
 
@@ -244,24 +242,8 @@ class GroupAllReduce(Rule):
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "GroupAllReduce":
-        spec = table.get("groups", list, [[name] for name in ctx.classes])
-        groups = parse_groups(spec, table.key("groups"), ctx)
-        method = table.get("grouping", str, "hand")
-        try:
-            parse_method(method, ctx.n_workers)
-        except ValueError as exc:
-            raise ScenarioError(table.key("grouping"), str(exc)) from None
-        k_max = table.get("k_max", int, min(8, ctx.n_workers))
-        if not 1 <= k_max <= ctx.n_workers:
-            raise ScenarioError(
-                table.key("k_max"),
-                f"{k_max!r} is not allowed (1 <= k_max <= {ctx.n_workers} workers)",
-            )
-        grouping = GroupingSpec(
-            method=method,
-            k_max=k_max,
-            probe_rounds=table.get("probe_rounds", int, 5, minimum=1),
-        )
+        groups = read_groups(table, ctx)
+        grouping = read_grouping(table, ctx)
         return cls(
             read_lr(table, ctx), groups, collective=read_collective(table), grouping=grouping
         )
@@ -271,8 +253,7 @@ class GroupAllReduce(Rule):
         return 0 if self.grouping.method == "hand" else self.grouping.probe_rounds
 
     def on_measured(self, iteration, seed: int) -> dict:
-        g = self.grouping
-        chosen = choose_grouping(g.method, iteration, k_max=g.k_max, hand=self.groups, seed=seed)
+        chosen = choose(self.grouping, self.groups, iteration, seed)
         self.groups = [list(members) for members in chosen.groups]
         return chosen.as_dict()
 
