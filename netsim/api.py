@@ -1028,12 +1028,7 @@ def figures(source: Any, *, window: tuple[float, float] | None = None, xscale: s
         out["timeline"] = plots.timeline_figure(timed[: plots.MAX_TIMELINES], window)
     out["staleness"] = plots.staleness_figure(runs)
     out["update_rate"] = plots.update_rate_figure(runs)
-    if any(r.bias is not None for r in runs):
-        out["bias"] = plots.bias_figure([r for r in runs if r.bias is not None])
-    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
-        out["labels"] = plots.labels_figure(runs)
-    if any(r.summary.get("consensus_distance") for r in runs):
-        out["consensus"] = plots.consensus_figure(runs)
+    out.update(plots.optional_figures(runs))
     return out
 
 

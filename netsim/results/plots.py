@@ -15,6 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
+from ..sim.records import class_rows
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
@@ -37,6 +38,7 @@ __all__ = [
     "labels_figure",
     "label_holders",
     "consensus_figure",
+    "optional_figures",
 ]
 
 CURVE_FILES = {
@@ -148,15 +150,22 @@ def plot_runs(
         paths += save(fig, out / name, formats, dpi)
     paths += save(staleness_figure(runs), out / "staleness.png", formats, dpi)
     paths += save(update_rate_figure(runs), out / "update_rate.png", formats, dpi)
-    if any(r.bias is not None for r in runs):
-        paths += save(
-            bias_figure([r for r in runs if r.bias is not None]), out / "bias.png", formats, dpi
-        )
-    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
-        paths += save(labels_figure(runs), out / "labels.png", formats, dpi)
-    if any(_consensus(r) is not None for r in runs):
-        paths += save(consensus_figure(runs), out / "consensus.png", formats, dpi)
+    for name, fig in optional_figures(runs).items():
+        paths += save(fig, out / f"{name}.png", formats, dpi)
     return paths
+
+
+def optional_figures(runs: list[RunData]) -> dict[str, Figure]:
+    """The figures only some runs have data for, by name: ``bias`` and ``labels`` (runs
+    scored per label), ``consensus`` (runs whose workers hold their own models)."""
+    out = {}
+    if any(r.bias is not None for r in runs):
+        out["bias"] = bias_figure([r for r in runs if r.bias is not None])
+    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
+        out["labels"] = labels_figure(runs)
+    if any(_consensus(r) is not None for r in runs):
+        out["consensus"] = consensus_figure(runs)
+    return out
 
 
 def _colors(runs: list[RunData]) -> dict[str, tuple]:
@@ -496,12 +505,8 @@ def label_holders(summary: dict) -> list[list[str]]:
     hist = summary.get("data", {}).get("label_histogram")
     if hist is None:
         return [[] for _ in summary.get("bias", {}).get("class_accuracy", [])]
-    classes = [w["worker_class"] for w in summary["workers"]]
-    order = list(dict.fromkeys(classes))
-    return [
-        [c for c in order if any(h[label] for h, k in zip(hist, classes) if k == c)]
-        for label in range(len(hist[0]))
-    ]
+    rows = class_rows(hist, [w["worker_class"] for w in summary["workers"]])
+    return [[c for c, n in rows.items() if n[label] > 0] for label in range(len(hist[0]))]
 
 
 def labels_figure(runs: list[RunData]) -> Figure:

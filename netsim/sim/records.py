@@ -22,6 +22,7 @@ __all__ = [
     "gradient_shares",
     "bias_summary",
     "class_data_accuracy",
+    "class_rows",
     "bias_rows",
 ]
 
@@ -355,6 +356,19 @@ def bias_summary(result: Result) -> dict:
     }
 
 
+def class_rows(histograms: list[list[int]], classes: list[str]) -> dict[str, np.ndarray]:
+    """Training rows per label of each worker class, in class order: the sum of its
+    workers' *histograms* (n_workers, n_labels); *classes* (n_workers,) each worker's class.
+
+    >>> class_rows([[1, 3], [0, 5], [2, 0]], ["a", "b", "a"])
+    {'a': array([3., 3.]), 'b': array([0., 5.])}
+    """
+    rows: dict[str, np.ndarray] = {}
+    for name, hist in zip(classes, histograms, strict=True):
+        rows[name] = rows.get(name, np.zeros(len(hist))) + np.asarray(hist, dtype=float)
+    return rows
+
+
 def class_data_accuracy(
     label_accuracy: list, histograms: list[list[int]], classes: list[str]
 ) -> dict[str, float | None]:
@@ -368,9 +382,7 @@ def class_data_accuracy(
     >>> class_data_accuracy([0.5, 1.0, None], [[1, 3, 0], [0, 0, 5], [2, 0, 0]], ["a", "b", "a"])
     {'a': 0.75, 'b': None}
     """
-    rows: dict[str, np.ndarray] = {}
-    for name, hist in zip(classes, histograms, strict=True):
-        rows[name] = rows.get(name, np.zeros(len(hist))) + np.asarray(hist, dtype=float)
+    rows = class_rows(histograms, classes)
     known = np.array([a is not None for a in label_accuracy])
     acc = np.array([0.0 if a is None else a for a in label_accuracy])
     out: dict[str, float | None] = {}
