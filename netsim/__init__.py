@@ -22,7 +22,8 @@ _HOMES = {
     "ScenarioError": ".errors",
     "RULES": ".rules",
     **dict.fromkeys(("Prepared", "Simulation", "prepare", "simulate"), ".sim.engine"),
-    **dict.fromkeys(("Result", "Snapshot", "summarize"), ".sim.records"),
+    **dict.fromkeys(("Result", "Snapshot"), ".sim.records"),
+    **dict.fromkeys(("Summary", "summarize"), ".sim.summary"),
 }
 """Where each exported name lives: imported on first use, so that ``netsim --version`` and
 the subpackages do not pay for the whole API."""
@@ -50,6 +51,7 @@ __all__ = [
     "Result",
     "Snapshot",
     "summarize",
+    "Summary",
     "RULES",
     "ScenarioError",
     "load",

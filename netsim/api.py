@@ -52,7 +52,6 @@ from .results.runfolder import (
     unique_folder,
     write_compare,
 )
-from .results.tables import summary_fields
 from .rules import RULES
 from .sim.engine import (
     Prepared,
@@ -63,6 +62,7 @@ from .sim.engine import (
     prepare,
 )
 from .sim.records import Result
+from .sim.summary import Summary, flat
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 from .tuning.advise import advise
 from .tuning.race import decide
@@ -240,7 +240,7 @@ def _old_name(old: str, new: str) -> Callable[..., Any]:
 
 
 class Run:
-    """One run: ``summary`` (the summary.json dict), columns ``curve``, ``updates``
+    """One run: ``summary`` (its :class:`~netsim.sim.summary.Summary`, as in summary.json), columns ``curve``, ``updates``
     and ``timeline`` (dicts of ndarrays), ``label``, ``path`` (its folder or None)
     and, for a run made in this session, ``result`` (the :class:`netsim.sim.records.Result`)."""
 
@@ -248,7 +248,10 @@ class Run:
         self.data = data
         self.result = result
 
-    summary = property(lambda self: self.data.summary)
+    @property
+    def summary(self) -> Summary:
+        return self.data.summary
+
     curve = property(lambda self: self.data.curve)
     updates = property(lambda self: self.data.updates)
     timeline = property(lambda self: self.data.timeline)
@@ -295,7 +298,7 @@ class Comparison(dict):
         self.plots = plots or []
 
     @property
-    def summaries(self) -> list[dict]:
+    def summaries(self) -> list[Summary]:
         return [r.summary for r in self.values()]
 
     def to_pandas(self) -> "pd.DataFrame":
@@ -316,7 +319,7 @@ class Comparison(dict):
 
 
 def _summary_frame(runs: Iterable["Run"]) -> "pd.DataFrame":
-    rows = [summary_fields(r.summary) for r in runs]
+    rows = [flat(r.summary) for r in runs]
     return _frame({k: [row[k] for row in rows] for k in (rows[0] if rows else {})})
 
 

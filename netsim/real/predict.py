@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import csv
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +87,7 @@ def variant_scenario(scenario: Scenario, folder: str | Path, variant: str) -> Sc
     return parsed.with_algorithm(scenario.run.algorithm)
 
 
-def metrics(summary: dict, curve: dict, updates: dict, target: float) -> dict:
+def metrics(summary: Mapping, curve: dict, updates: dict, target: float) -> dict:
     """The compared figures of one run (its summary, curve and updates columns):
     :data:`METRICS`, the time to *target* by :func:`crossing`."""
     per_update = staleness_stats(update_staleness(updates["staleness"], updates["version"]))

@@ -29,6 +29,7 @@ from ..sim.engine import (
 )
 from ..sim.records import Recorder, Result, Snapshot, class_accuracy
 from ..sim.server import ParameterServer
+from ..sim.summary import run_extras
 from ..sim.worker import COMM, COMPUTE, IDLE, WorkerState
 from ..workload.replayed import GRADIENT_COLUMNS, GRADIENTS_FILE
 from .measured import UPDATE_COLUMNS, Iteration, gradient_rows, pace, pace_failure, update_rows
@@ -387,16 +388,9 @@ def _result(spec, ps, states, recorder, stop, failure: str, end: float, wall_s: 
         "diverged": ps.diverged,
     }.get(stop.value, "")
     prep = spec.prepared
-    extra = {"data": prep.data_summary(sc.data, sc.run.batch_size)}
-    if sc.run.time_unit != "s":
-        extra["time_unit"] = sc.run.time_unit
-    if ps.diverged:
-        extra["diverged_at"] = {"update": ps.version, "sim_time": end}
-    if sc.run.target_loss:
-        extra["target_loss"] = sc.run.target_loss
-    grouping = ps.rule.grouping_record()
-    if grouping is not None:
-        extra["grouping"] = grouping
+    data = prep.data_summary(sc.data, sc.run.batch_size)
+    ended = {"diverged_at": {"update": ps.version, "sim_time": end}} if ps.diverged else {}
+    extra = run_extras(sc, data, ps.rule, ps.rule.grouping_record(), ended)
     return Result(
         scenario=sc.name,
         algorithm=spec.algorithm,

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
-from ..sim.records import PHASES, Result, bias_rows, summarize
+from ..sim.records import PHASES, Result, bias_rows
+from ..sim.summary import Summary, problems, summarize
 
 __all__ = [
     "RunData",
@@ -91,41 +92,6 @@ class FolderError(ValueError):
     """A folder is missing, holds no run, or holds a malformed file; the message names it."""
 
 
-_NUMBER = (int, float)
-_SUMMARY = {
-    "algorithm": str,
-    "seed": int,
-    "status": str,
-    "sim_time": _NUMBER,
-    "updates": int,
-    "gradients_applied": int,
-    "gradients_dropped": int,
-    "final_loss": _NUMBER + (type(None),),
-    "final_test_accuracy": _NUMBER + (type(None),),
-    "workers": list,
-    "groups": list,
-    "wall_s": _NUMBER,
-}
-_WORKER = {
-    "id": int,
-    "worker_class": str,
-    "compute_s": _NUMBER,
-    "comm_s": _NUMBER,
-    "idle_s": _NUMBER,
-}
-_GROUP = {"id": int, "members": list, "updates": int}
-_STALENESS = {"mean": _NUMBER, "p50": _NUMBER, "p95": _NUMBER, "max": _NUMBER}
-_OPTIONAL = {
-    "label": str,
-    "scenario": str,
-    "message": str,
-    "idle_pct": _NUMBER,
-    "events": list,
-    "staleness_per_gradient": dict,
-    "staleness_per_update": dict,
-}
-
-
 def _read_json(path: Path):
     """The JSON value in *path*; FolderError naming the file when it cannot be read."""
     try:
@@ -134,30 +100,10 @@ def _read_json(path: Path):
         raise FolderError(f"{path}: not readable JSON ({type(exc).__name__}: {exc})") from None
 
 
-def _require(value, fields: dict, where: str) -> None:
-    if not isinstance(value, dict):
-        raise FolderError(f"{where}: expected a JSON object, got {type(value).__name__}")
-    for key, kind in fields.items():
-        if key not in value:
-            raise FolderError(f"{where}: missing {key!r}")
-        item = value[key]
-        if not isinstance(item, kind) or (
-            isinstance(item, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))
-        ):
-            raise FolderError(f"{where}: {key!r} has the wrong type ({type(item).__name__})")
-
-
-def _check_summary(summary, path: Path) -> dict:
-    """FolderError naming *path* unless *summary* has the fields readers use."""
-    _require(summary, _SUMMARY, str(path))
-    _require(summary, {k: v for k, v in _OPTIONAL.items() if k in summary}, str(path))
-    for key in ("staleness_per_gradient", "staleness_per_update"):
-        if key in summary:
-            _require(summary[key], _STALENESS, f"{path}: {key}")
-    for i, w in enumerate(summary["workers"]):
-        _require(w, _WORKER, f"{path}: workers[{i}]")
-    for i, g in enumerate(summary["groups"]):
-        _require(g, _GROUP, f"{path}: groups[{i}]")
+def _check_summary(summary, path: Path) -> Summary:
+    """FolderError naming *path* unless *summary* keeps the contract (:class:`Summary`)."""
+    if problem := problems(summary, where=str(path)):
+        raise FolderError(problem)
     return summary
 
 
@@ -641,7 +587,7 @@ class RunData:
 
     Attributes
     ----------
-    summary : dict, the ``summary.json`` contract.
+    summary : :class:`~netsim.sim.summary.Summary`, the run's ``summary.json``.
     curve : dict of ndarray (n_evaluations,): update, sim_time (s), loss, test_accuracy.
     updates : dict of ndarray (n_applied_gradients,): version, sim_time (s), worker, group, staleness.
     timeline : dict of ndarray (n_spans,) or None: worker, phase (index into PHASES), start, end (s).
@@ -653,7 +599,7 @@ class RunData:
     """
 
     path: Path | None
-    summary: dict
+    summary: Summary
     curve: dict
     updates: dict
     timeline: dict | None = None

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
+from ..sim.summary import flat, worst_class_accuracy
 
 __all__ = [
     "worst_class_accuracy",
@@ -16,7 +17,6 @@ __all__ = [
     "share_header",
     "worst_label_text",
     "class_data_text",
-    "summary_fields",
     "sweep_rows",
     "mean_ci",
     "mean_ci_rows",
@@ -34,11 +34,6 @@ METRICS = (
     "idle_pct",
 )
 """Summary fields averaged over seeds in the mean/CI table."""
-
-
-def worst_class_accuracy(summary: dict) -> float | None:
-    """The lowest per-label test accuracy at the end of the run (None in summaries without it)."""
-    return summary.get("bias", {}).get("worst_class_accuracy")
 
 
 def share_text(summary: dict, kind: str = "gradient") -> str:
@@ -78,46 +73,15 @@ def class_data_text(summary: dict) -> str:
     return "/".join("-" if a is None else f"{a:.2f}" for a in acc.values())
 
 
-def summary_fields(summary: dict) -> dict:
-    """The flat fields of one run's summary.json, in sweep.csv order (``wall_s`` last).
-
-    ``staleness_*`` are per applied gradient, ``update_staleness_*`` per update;
-    ``idle_pct`` is the summary's own figure (see :func:`netsim.sim.records.idle_pct`).
-    """
-    st, su = summary["staleness_per_gradient"], summary["staleness_per_update"]
-    return {
-        "label": summary.get("label", summary["algorithm"]),
-        "algorithm": summary["algorithm"],
-        "seed": summary["seed"],
-        "status": summary["status"],
-        "sim_time": summary["sim_time"],
-        "updates": summary["updates"],
-        "gradients_applied": summary["gradients_applied"],
-        "gradients_dropped": summary["gradients_dropped"],
-        "final_loss": summary["final_loss"],
-        "final_test_accuracy": summary["final_test_accuracy"],
-        "worst_class_accuracy": worst_class_accuracy(summary),
-        "staleness_mean": st["mean"],
-        "staleness_p50": st["p50"],
-        "staleness_p95": st["p95"],
-        "staleness_max": st["max"],
-        "update_staleness_mean": su["mean"],
-        "update_staleness_max": su["max"],
-        "idle_pct": summary["idle_pct"],
-        "groups": len(summary["groups"]),
-        "wall_s": summary["wall_s"],
-    }
-
-
 def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
     """One row per run: ``point`` (folder name), the swept values by key, then
-    :func:`summary_fields` (``algorithm``/``seed`` only when not swept).
+    :func:`netsim.sim.summary.flat` (``algorithm``/``seed`` only when not swept).
 
     *points* holds ``(folder, values, summary)`` in grid order.
     """
     rows = []
     for folder, values, summary in points:
-        fields = summary_fields(summary)
+        fields = flat(summary)
         del fields["label"]
         if "run.algorithm" in values:
             del fields["algorithm"]

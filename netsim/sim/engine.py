@@ -34,6 +34,7 @@ from .records import (
     idle_pct,
 )
 from .server import ParameterServer
+from .summary import run_extras
 from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
 
 __all__ = [
@@ -789,20 +790,13 @@ class Simulation:
             if ps.stalled
             else "ok"
         )
-        extra = {
-            "data": self.prepared.data_summary(self.scenario.data, self.scenario.run.batch_size)
-        }
-        if self.scenario.run.time_unit != "s":
-            extra["time_unit"] = self.scenario.run.time_unit
+        data = self.prepared.data_summary(self.scenario.data, self.scenario.run.batch_size)
+        ended = {}
         if ps.diverged:
-            extra["diverged_at"] = {"update": ps.version, "sim_time": now}
+            ended["diverged_at"] = {"update": ps.version, "sim_time": now}
         if ps.stalled:
-            extra["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
-        if self.scenario.run.target_loss:
-            extra["target_loss"] = self.scenario.run.target_loss
-        if self.grouping is not None:
-            extra["grouping"] = self.grouping
-        extra["step"] = {"lr": float(self.rule.lr), **self.rule.update.as_dict()}
+            ended["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
+        extra = run_extras(self.scenario, data, self.rule, self.grouping, ended)
         if self.net is not None:
             plan = self.scenario.network
             extra["network"] = {

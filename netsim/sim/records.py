@@ -13,7 +13,6 @@ __all__ = [
     "Result",
     "Snapshot",
     "GroupSnapshot",
-    "summarize",
     "staleness_stats",
     "update_staleness",
     "idle_pct",
@@ -134,7 +133,7 @@ class WorkerStats:
 
 @dataclass
 class Result:
-    """Everything a run produced; ``summarize`` turns it into the summary dict.
+    """Everything a run produced; :func:`netsim.sim.summary.summarize` turns it into the summary dict.
 
     ``label`` names the run in tables, legends and folders: the rule's name, or
     ``gsgd[auto]`` for a rule run with a chosen grouping.
@@ -317,19 +316,6 @@ def _share_codes(result: Result) -> tuple[list[str], np.ndarray, int, np.ndarray
     return names, by_class, n_groups, groups
 
 
-def _bias(result: Result) -> dict:
-    """:func:`bias_summary`, with ``accuracy_on_class_data`` when the run's label
-    histograms are known (``data`` in ``result.extra``)."""
-    bias = bias_summary(result)
-    histograms = result.extra.get("data", {}).get("label_histogram")
-    if histograms is not None:
-        classes = [w.worker_class for w in result.workers]
-        bias["accuracy_on_class_data"] = class_data_accuracy(
-            bias["class_accuracy"], histograms, classes
-        )
-    return bias
-
-
 def bias_summary(result: Result) -> dict:
     """Per-label test accuracy at the end, the worst label, and the shares of applied
     gradients by worker class and by the group that applied them: ``gradient_share_*``
@@ -427,106 +413,3 @@ def bias_rows(result: Result) -> tuple[list[str], list[list]]:
             ]
         )
     return header, rows
-
-
-def summarize(result: Result) -> dict:
-    """The summary.json contract (a dict of plain JSON values)."""
-    rec = result.records
-    last = _last_finite(rec.curve)
-    final = None if result.status == "diverged" else last  # a diverged model has no loss to report
-    regroups = [e["update"] for e in rec.events if e["kind"] == "regroup"]
-    group_stale = _per_group(rec, len(result.groups), regroups[-1] if regroups else None)
-    return {
-        "scenario": result.scenario,
-        "algorithm": result.algorithm,
-        "label": result.label or result.algorithm,
-        "seed": result.seed,
-        "status": result.status,
-        "message": result.message,
-        "sim_time": result.sim_time,
-        "updates": result.updates,
-        "gradients_applied": len(rec.staleness),
-        "gradients_dropped": len(rec.drop_time),
-        "final_loss": final[2] if final else None,
-        "final_test_accuracy": final[3] if final else None,
-        "staleness_per_gradient": staleness_stats(rec.staleness),
-        "staleness_per_update": staleness_stats(update_staleness(rec.staleness, rec.version)),
-        "idle_pct": workers_idle_pct([vars(w) for w in result.workers]),
-        "workers": [vars(w).copy() for w in result.workers],
-        "groups": [
-            {
-                "id": k,
-                "members": list(m),
-                "updates": group_stale[k][0],
-                "mean_staleness": group_stale[k][1],
-            }
-            for k, m in enumerate(result.groups)
-        ],
-        "events": list(rec.events),
-        **_target(result),
-        **({"bias": _bias(result)} if result.records.class_accuracy else {}),
-        **(
-            {
-                "consensus_distance": {
-                    "final": rec.consensus[-1],
-                    "max": max(rec.consensus),
-                    "mean": float(np.mean(rec.consensus)),
-                    "per_evaluation": list(rec.consensus),  # the rows of curve.csv
-                }
-            }
-            if rec.consensus
-            else {}
-        ),
-        **(
-            {"last_finite": dict(zip(("update", "sim_time", "loss", "test_accuracy"), last))}
-            if result.status == "diverged" and last
-            else {}
-        ),
-        **result.extra,
-        "wall_s": result.wall_s,
-    }
-
-
-def _last_finite(curve):
-    """The last evaluation with a finite loss, or None (a diverged run reports it as
-    ``last_finite`` and no final loss).
-
-    >>> _last_finite([(0, 0.0, 0.7, 0.5), (5, 1.0, 0.4, 0.8), (6, 1.2, float("nan"), 0.1)])
-    (5, 1.0, 0.4, 0.8)
-    """
-    for row in reversed(curve):
-        if np.isfinite(row[2]):
-            return row
-    return None
-
-
-def _per_group(rec: Recorder, n_groups: int, after: int | None) -> list[tuple[int, float]]:
-    """(updates, mean staleness) per group; an update is counted once per version.
-
-    With online regrouping, only updates after the last regroup (which happened
-    when the model had version *after*) count, so the figures belong to the final
-    groups; group ids outside the final groups are never counted.
-
-    >>> rec = Recorder()
-    >>> rec.applied(1.0, [0, 1], 0, [0, 0], 1); rec.applied(2.0, [2], 2, [1], 2); rec.applied(3.0, [2], 1, [3], 3)
-    >>> _per_group(rec, 2, None), _per_group(rec, 2, 2)
-    ([(1, 0.0), (1, 3.0)], [(0, 0.0), (1, 3.0)])
-    """
-    versions = [set() for _ in range(n_groups)]
-    sums = [0] * n_groups
-    counts = [0] * n_groups
-    for g, s, v in zip(rec.group, rec.staleness, rec.version):
-        if (after is not None and v <= after) or g >= n_groups:
-            continue
-        versions[g].add(v)
-        sums[g] += s
-        counts[g] += 1
-    return [(len(versions[k]), sums[k] / counts[k] if counts[k] else 0.0) for k in range(n_groups)]
-
-
-def _target(result: Result) -> dict:
-    target = result.extra.get("target_loss")
-    if not target:
-        return {}
-    t, u = time_to_target(result.records.curve, target)
-    return {"target_loss": target, "time_to_target_s": t, "updates_to_target": u}

@@ -122,7 +122,7 @@ def test_two_identical_groups_get_equal_step_shares():
         },
     )
     raw["run"].update(until=60.0, algorithm="gsgd")
-    from netsim.sim.records import summarize
+    from netsim.sim.summary import summarize
 
     summary = summarize(simulate(make_scenario(raw), "gsgd"))
     groups = summary["groups"]

@@ -11,8 +11,8 @@ from conftest import ROOT, base_raw, make_scenario
 from netsim.errors import ScenarioError
 from netsim.rules import RULES
 from netsim.sim.engine import simulate
-from netsim.sim.records import summarize
 from netsim.sim.server import ParameterServer
+from netsim.sim.summary import summarize
 from netsim.tuning.race import decide
 
 PEERS = {

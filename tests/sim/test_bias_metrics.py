@@ -12,7 +12,8 @@ from conftest import base_raw, make_scenario
 from netsim.results.runfolder import write_run
 from netsim.results.tables import run_rows
 from netsim.sim.engine import simulate
-from netsim.sim.records import class_accuracy, gradient_shares, summarize
+from netsim.sim.records import class_accuracy, gradient_shares
+from netsim.sim.summary import summarize
 
 
 def test_class_accuracy_by_hand():

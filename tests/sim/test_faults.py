@@ -6,7 +6,7 @@ import pytest
 from conftest import base_raw, make_scenario
 
 from netsim.sim.engine import simulate
-from netsim.sim.records import summarize
+from netsim.sim.summary import summarize
 from netsim.tuning.race import decide
 
 

@@ -205,7 +205,7 @@ def test_partition_leaving_a_worker_empty_is_a_scenario_error():
 def test_summary_records_label_histograms():
     raw = multiclass()
     raw["workers"][1]["data"] = {"labels": [0, 1, 2, 3, 4]}
-    from netsim.sim.records import summarize
+    from netsim.sim.summary import summarize
 
     s = summarize(simulate(make_scenario(raw)))
     hist = np.array(s["data"]["label_histogram"])
@@ -265,7 +265,7 @@ def test_the_summary_names_workers_with_fewer_rows_than_a_batch():
     from conftest import base_raw, make_scenario
 
     from netsim.sim.engine import simulate
-    from netsim.sim.records import summarize
+    from netsim.sim.summary import summarize
 
     raw = base_raw(
         workers=[{"name": "w", "count": 4, "compute": 1.0}],
