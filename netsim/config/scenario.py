@@ -17,7 +17,8 @@ from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
 from ..rules import RULES, Rule, RuleContext
 from ..rules.schedules import read_update
-from ..workload.datasets import DIGITS_ROWS, MAX_FEATURES, train_rows
+from ..workload.datasets import DIGITS_ROWS, LABELLINGS, MAX_FEATURES, SOURCES, train_rows
+from ..workload.models import BINARY, MODELS
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
 from ..workload.torch_nets import DTYPES as TORCH_DTYPES
@@ -38,17 +39,20 @@ __all__ = [
     "DATA_SOURCES",
     "MODEL_NAMES",
     "LABELINGS",
+    "binary_problem",
+    "labels_problem",
+    "shards_problem",
 ]
 
-DATA_SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
-MODEL_NAMES = ("logistic", "smooth_svm", "softmax", "mlp")
+DATA_SOURCES = SOURCES
+MODEL_NAMES = tuple(MODELS)
 BACKENDS = ("numpy", "torch")
 TORCH_INITS = ("default", "zeros", "normal")
 DEVICES = ("cpu", "cuda")
 MAX_THREADS = 256
-LABELINGS = ("odd_even", "multiclass", "binary")
+LABELINGS = tuple(dict.fromkeys(x for xs in LABELLINGS.values() for x in xs))
 INITS = ("zeros", "normal", "he")
-BINARY_MODELS = ("logistic", "smooth_svm")
+BINARY_MODELS = BINARY
 
 MAX_WORKERS = 1_000_000
 """Most workers a scenario may have, over all classes."""
@@ -123,13 +127,11 @@ class DataSpec:
 
     def n_labels(self) -> int | None:
         """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
-        if self.labels == "odd_even":
+        if self.labels in ("odd_even", "binary"):
             return 2
         if self.source in ("digits", "mnist"):
             return 10
-        if self.source == "synthetic":
-            return self.n_classes
-        return 2 if self.labels == "binary" else None
+        return self.n_classes if self.source == "synthetic" else None
 
 
 @dataclass(frozen=True)
@@ -465,12 +467,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     run = _run(top.table("run", {}))
     data = _data(top.table("data", {}), path)
     model = _model(top.table("model", {}), path)
-    if model.name in BINARY_MODELS and _n_classes(data) not in (None, 2):
-        raise ScenarioError(
-            "data.labels",
-            f"{data.labels!r} gives {_n_classes(data)} classes, but model "
-            f"{model.name!r} needs 2 (use labels = 'odd_even' or 'binary', or model.name = 'softmax')",
-        )
+    if (n_labels := data.n_labels()) is not None and (why := binary_problem(model, data, n_labels)):
+        raise ScenarioError("data.labels", why)
     workers = _workers(top.get("workers", list), data, path.parent)
     gradients = _check_budget(run, workers)
     classes = class_ids(workers)
@@ -555,17 +553,6 @@ def _check_compact(run, model, rules: dict) -> None:
         )
 
 
-def _n_classes(data: DataSpec) -> int | None:
-    """Classes the labels will have, when known without reading files."""
-    if data.labels in ("odd_even", "binary"):
-        return 2
-    if data.source in ("digits", "mnist"):
-        return 10
-    if data.source == "synthetic":
-        return data.n_classes
-    return None
-
-
 def _train_rows(data: DataSpec) -> int | None:
     """Training rows, when known without reading files (digits, synthetic)."""
     if data.source == "digits":
@@ -592,6 +579,40 @@ def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
         )
 
 
+def binary_problem(model: ModelSpec, data: DataSpec, n_classes: int) -> str | None:
+    """Why a binary model cannot take data of *n_classes* classes (None when it can)."""
+    if model.backend != "numpy" or model.name not in BINARY_MODELS or n_classes == 2:
+        return None
+    return (
+        f"{data.labels!r} gives {n_classes} classes, but model {model.name!r} needs 2 (use "
+        "labels = 'odd_even' or 'binary' with 2-class data, or model.name = 'softmax')"
+    )
+
+
+def labels_problem(labels, n_labels: int | None, data: DataSpec) -> str | None:
+    """Why a worker class's *labels* do not exist in data of *n_labels* labels (None: unknown
+    yet, or they do)."""
+    bad = [c for c in labels if c < 0 or (n_labels is not None and c >= n_labels)]
+    if not bad:
+        return None
+    allowed = f"0..{n_labels - 1}" if n_labels is not None else "labels >= 0"
+    return (
+        f"labels {bad} do not exist (allowed: {allowed} for {data.source} "
+        f"with labels = {data.labels!r})"
+    )
+
+
+def shards_problem(k: int, n_labels: int, given: bool) -> str | None:
+    """Why ``classes_per_worker = k`` (*given*, or the default) cannot cut *n_labels* labels."""
+    if k <= n_labels:
+        return None
+    what = repr(k) if given else f"{k!r} (the default; set it)"
+    return (
+        f"{what} is not allowed (the data has {n_labels} "
+        f"label{'s' if n_labels != 1 else ''}: 1..{n_labels})"
+    )
+
+
 def check_dataset(scenario: "Scenario", n_train: int, n_classes: int, entries: int = 0) -> None:
     """Refuse what the loaded data cannot support (ScenarioError with the file set):
     fewer training rows than workers, more than 2 classes for a binary model, periodic
@@ -599,13 +620,8 @@ def check_dataset(scenario: "Scenario", n_train: int, n_classes: int, entries: i
     the training and test sets, which every evaluation reads)."""
     try:
         check_rows(n_train, scenario.n_workers, scenario.data)
-        if scenario.model.name in BINARY_MODELS and n_classes != 2:
-            raise ScenarioError(
-                "data.labels",
-                f"{scenario.data.labels!r} gives {n_classes} classes in the data, "
-                f"but model {scenario.model.name!r} needs 2 (use labels = 'binary' with 2-class "
-                "data, or model.name = 'softmax')",
-            )
+        if why := binary_problem(scenario.model, scenario.data, n_classes):
+            raise ScenarioError("data.labels", why)
         run = scenario.run
         if run.eval_every and entries:
             n = _evaluation_horizon(run, scenario.workers) / run.eval_every
@@ -777,8 +793,8 @@ def _data(t: Table, path: Path) -> DataSpec:
         labels=t.get(
             "labels",
             str,
-            {"digits": "odd_even", "mnist": "odd_even", "npz": "multiclass"}.get(source, "binary"),
-            choices=LABELINGS,
+            "multiclass" if source == "npz" else LABELLINGS[source][0],
+            choices=LABELLINGS[source],
         ),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
@@ -952,13 +968,9 @@ def _partition(t: Table, base: PartitionSpec, n_labels: int | None) -> Partition
     method = t.get("partition", str, base.method, choices=PARTITIONS)
     alpha = t.get("alpha", float, base.alpha, positive=True)
     k = t.get("classes_per_worker", int, base.classes_per_worker, positive=True)
-    if method == "shards" and n_labels is not None and k > n_labels:
-        given = repr(k) if t.has("classes_per_worker") else f"{k!r} (the default; set it)"
-        raise ScenarioError(
-            t.key("classes_per_worker"),
-            f"{given} is not allowed (the data has {n_labels} "
-            f"label{'s' if n_labels != 1 else ''}: 1..{n_labels})",
-        )
+    if method == "shards" and n_labels is not None:
+        if why := shards_problem(k, n_labels, t.has("classes_per_worker")):
+            raise ScenarioError(t.key("classes_per_worker"), why)
     law = t.get("quantity", str, base.law, choices=QUANTITY_LAWS)
     exponent = t.get("exponent", float, base.exponent, positive=True)
     used = {
@@ -992,14 +1004,8 @@ def _class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[i
             raise ScenarioError(
                 sub.key("labels"), f"expected a non-empty list of integer labels, got {labels!r}"
             )
-        bad = [c for c in labels if c < 0 or (n_labels is not None and c >= n_labels)]
-        if bad:
-            allowed = f"0..{n_labels - 1}" if n_labels is not None else "labels >= 0"
-            raise ScenarioError(
-                sub.key("labels"),
-                f"labels {bad} do not exist (allowed: {allowed} for "
-                f"{data.source} with labels = {data.labels!r})",
-            )
+        if why := labels_problem(labels, n_labels, data):
+            raise ScenarioError(sub.key("labels"), why)
         if len(set(labels)) != len(labels):
             raise ScenarioError(sub.key("labels"), f"a label is named twice in {labels!r}")
         labels = tuple(sorted(labels))

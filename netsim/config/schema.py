@@ -1,9 +1,9 @@
 """Every scenario key, with its type, default, allowed values and unit (``netsim keys``),
 and a JSON Schema of scenario files for editors.
 
-The keys are collected by parsing the shipped presets (which between them set
-every rule, the network, events and data sources) while :class:`netsim.params.recording`
-notes each key the reader asks for, so the list cannot drift from the reader.
+The keys are collected by parsing every registered rule alone, then the shipped presets
+(the network, events and data sources), while :class:`netsim.params.recording` notes each
+key the reader asks for, so the list cannot drift from the readers.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from ..errors import ScenarioError
 from ..params import MISSING, recording
 from ..presets import preset_dir
+from ..rules import RULES
 from ..workload.timemodels import _PARAMS as DIST_PARAMS
 from ..workload.timemodels import TIME_MODELS
 from .scenario import parse_scenario
@@ -89,17 +90,36 @@ def _allowed(choices, positive, minimum, maximum) -> str:
 
 
 def _records() -> list[tuple]:
+    """What the readers ask for, parsing the shipped presets (the network, events, data
+    sources, and defaults that depend on the cluster), then each registered rule alone on a
+    16-worker cluster (a rule no preset configures still has its keys listed)."""
     folder = preset_dir("scenarios")
+    sources = [
+        (str(path), tomllib.loads(path.read_text(encoding="utf-8")))
+        for path in (sorted(folder.glob("*.toml")) if folder else [])
+    ]
+    sources += [(f"<rule {name}>", _rule_alone(name)) for name in RULES]
     seen: list[tuple] = []
-    for path in sorted(folder.glob("*.toml")) if folder else []:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    for where, raw in sources:
         with recording() as found:
             try:
-                parse_scenario(raw, path)
+                parse_scenario(raw, Path(where))
             except ScenarioError:
-                pass  # a preset that needs something absent here (e.g. topohub): keep what was read
+                pass  # a reader that needs a key (or a preset that needs topohub): keep what was read
         seen += found
     return seen
+
+
+def _rule_alone(name: str) -> dict:
+    """A scenario with the rule *name* alone, every one of its keys left to the reader."""
+    return {
+        "run": {"algorithm": name},
+        "workers": [
+            {"name": "a", "count": 8, "compute": 1.0},
+            {"name": "b", "count": 8, "compute": 2.0},
+        ],
+        "algorithms": {name: {}},
+    }
 
 
 def scenario_keys() -> list[KeySpec]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import simpy
 
-from ..config.scenario import Scenario, check_dataset
+from ..config.scenario import Scenario, check_dataset, labels_problem, shards_problem
 from ..errors import ScenarioError
 from ..net.comm import NoServer, make_comm
 from ..rng import Streams
@@ -232,25 +232,14 @@ def _partition(
     does not fit the labels, or a worker would get no rows."""
     default = scenario.data.partition
     for i, wc in enumerate(scenario.workers):
-        if wc.labels is not None and max(wc.labels) >= n_labels:
-            raise ScenarioError(
-                f"workers[{i}].data.labels",
-                f"labels {[c for c in wc.labels if c >= n_labels]} do not "
-                f"exist (the data has labels 0..{n_labels - 1})",
-                scenario.path,
-            )
+        if wc.labels is not None and (why := labels_problem(wc.labels, n_labels, scenario.data)):
+            raise ScenarioError(f"workers[{i}].data.labels", why, scenario.path)
         spec = wc.partition or default
-        if spec.method == "shards" and spec.classes_per_worker > n_labels:
-            key = (
-                f"workers[{i}].data.classes_per_worker"
-                if wc.partition
-                else "data.classes_per_worker"
-            )
-            raise ScenarioError(
-                key,
-                f"{spec.classes_per_worker} is not allowed (the data has {n_labels} labels)",
-                scenario.path,
-            )
+        if spec.method == "shards" and (
+            why := shards_problem(spec.classes_per_worker, n_labels, given=True)
+        ):
+            key = "data.classes_per_worker"
+            raise ScenarioError(f"workers[{i}].{key}" if wc.partition else key, why, scenario.path)
     classes = [ClassData(wc.count, wc.partition, wc.labels) for wc in scenario.workers]
     try:
         return partition(y, classes, default, rng, scenario.data.min_rows)

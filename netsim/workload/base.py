@@ -39,6 +39,8 @@ class Model:
     """
 
     name: str = ""
+    multiclass: bool = False
+    """True when the model takes any number of classes (False: exactly 2)."""
     """Registry key in :data:`MODELS`."""
 
     def __init__(self, l2: float = 0.0, n_classes: int = 2):

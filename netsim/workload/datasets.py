@@ -26,8 +26,6 @@ __all__ = [
     "DIGITS_ROWS",
 ]
 
-SOURCES = ("digits", "mnist", "libsvm", "synthetic", "npz")
-"""Names accepted by :func:`load_dataset`."""
 
 MNIST_FILES = (
     "train-images-idx3-ubyte",
@@ -50,13 +48,16 @@ DIGITS_ROWS = 1797
 SYNTHETIC_NOISE = 0.1
 """Std of the Gaussian noise added to the unit-variance teacher scores."""
 
-_LABELLINGS = {
+LABELLINGS = {
     "digits": ("odd_even", "multiclass"),
     "mnist": ("odd_even", "multiclass"),
     "libsvm": ("binary", "multiclass"),
     "synthetic": ("binary", "multiclass"),
     "npz": ("binary", "multiclass"),
 }
+"""The labellings each data source takes (its first one is the default, but npz's is multiclass)."""
+SOURCES = tuple(LABELLINGS)
+"""Names accepted by :func:`load_dataset`."""
 
 NPZ_KEYS = ("X_train", "y_train", "X_test", "y_test")
 """Arrays an ``.npz`` data file holds: examples (n, ...) of any shape, labels (n,)."""
@@ -409,9 +410,9 @@ def load_dataset(
     """
     if name not in SOURCES:
         raise ValueError(f"unknown data set {name!r}; allowed: {', '.join(SOURCES)}")
-    if labels is not None and labels not in _LABELLINGS[name]:
+    if labels is not None and labels not in LABELLINGS[name]:
         raise ValueError(
-            f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(_LABELLINGS[name])}"
+            f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(LABELLINGS[name])}"
         )
     rng = np.random.default_rng(rng)
     if name == "digits":

@@ -39,6 +39,7 @@ class MLP(Model):
     """
 
     name = "mlp"
+    multiclass = True
 
     def __init__(self, l2: float = 0.0, n_classes: int = 2, hidden: tuple[int, ...] = (128,)):
         super().__init__(l2, n_classes)

@@ -21,6 +21,8 @@ __all__ = [
     "Softmax",
     "MLP",
     "MODELS",
+    "MULTICLASS",
+    "BINARY",
     "make_model",
 ]
 
@@ -125,6 +127,7 @@ class Softmax(Model):
     """
 
     name = "softmax"
+    multiclass = True
 
     def n_params(self, n_features: int) -> int:
         """``n_features * n_classes``."""
@@ -186,11 +189,13 @@ class CompactGradient:
         return Model.expand(self.X[self.rows], self.r)
 
 
-MODELS: dict[str, type[Model]] = {cls.name: cls for cls in (SmoothSVM, Logistic, Softmax, MLP)}
+MODELS: dict[str, type[Model]] = {cls.name: cls for cls in (Logistic, SmoothSVM, Softmax, MLP)}
 """Model classes by registry name."""
 
-MULTICLASS = ("softmax", "mlp")
+MULTICLASS = tuple(name for name, cls in MODELS.items() if cls.multiclass)
 """Models that take any number of classes."""
+BINARY = tuple(name for name, cls in MODELS.items() if not cls.multiclass)
+"""Models that need exactly 2 classes."""
 
 
 def make_model(

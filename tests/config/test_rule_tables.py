@@ -95,3 +95,26 @@ def test_cli_validate_ok_for_paper_scenario():
     assert res.exit_code == 0, res.output
     for name in ("backup", "abs", "lgc", "dcasgd_a", "ssp", "kasync"):
         assert name in res.output
+
+
+def test_keys_come_from_the_readers_so_a_rule_no_preset_names_is_listed(monkeypatch):
+    """``netsim keys`` parses each registered rule alone: a new rule reading ``damping``
+    (which no shipped scenario configures) is listed with its default and bound."""
+    from netsim.config import schema
+    from netsim.rules import RULES, Rule
+    from netsim.rules.base import read_lr
+
+    class Damped(Rule):
+        name = "damped"
+        description = "made up for this test"
+
+        @classmethod
+        def from_table(cls, table, ctx):
+            table.get("damping", float, 0.5, positive=True, maximum=1.0)
+            return cls(read_lr(table, ctx), [[i] for i in range(ctx.n_workers)])
+
+    monkeypatch.setitem(RULES, "damped", Damped)
+    keys = {k.key: k for k in schema.scenario_keys()}
+    assert keys["algorithms.damped.damping"].default == 0.5
+    assert keys["algorithms.damped.damping"].allowed == "> 0, <= 1"
+    assert "algorithms.damped.lr" in keys
