@@ -168,65 +168,84 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
     ``run.until`` × scale (or ``max_updates``, divergence, a stop or a failure from the
     launcher on *control*), then the run folder *out*. Sends ("progress", Snapshot) and
     finally ("done", summary) on *control*."""
-    import torch
-    import torch.distributed as dist
+    session = _Session(spec, control, out, meta, overwrite)
+    session.ps.rule.start(session.ps)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            session.loop()
+    except Exception as exc:  # the run ends failed, its rows kept
+        if isinstance(exc, RuntimeError) and "Connection closed" in str(exc):
+            session.failure = _lost(control, exc)  # a worker is gone: the launcher says which
+        else:
+            session.failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
+        session.stop.fail()
+    session.finish(out)
 
-    up, down = connect(spec, 0)
-    offsets = _clock_offsets(spec, up, down)
-    sc, scale, d = spec.scenario, spec.scale, spec.d
-    run = sc.run
-    prep = spec.prepared
-    rule = sc.rule(spec.algorithm)
-    classes = sc.worker_class_names()
-    states = [WorkerState(i) for i in range(sc.n_workers)]
-    recorder, stop = Recorder(), _Stop()
-    writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
-    if run.timeline_until != 0:
-        for st in states:
-            st.spans = recorder.spans
-    iterations: list[Iteration] = []
-    current: list[Iteration | None] = [None] * sc.n_workers
-    updates: list[tuple[int, float, float, int]] = []
-    snapshots: list[tuple[int, float, np.ndarray]] = [(0, 0.0, prep.w0.copy())]
-    pending: dict[int, tuple] = {}
-    inbox: queue.SimpleQueue = queue.SimpleQueue()
-    threading.Thread(target=_receive_loop, args=(up, inbox, d), daemon=True).start()
-    wall = time.perf_counter()
-    clock = _Clock(time.monotonic(), scale)
 
-    def transmit(wid: int) -> None:
-        stamp = time.monotonic()
-        msg = torch.from_numpy(model_message(MODEL, ps.version, stamp, ps.w, d))
-        if wid in pending:
-            pending[wid][0].wait()
-        pending[wid] = (dist.isend(msg, wid + 1, group=down), msg)
-        units = clock.units(stamp)
+class _Session:
+    """One real run's server side: the model, the workers' states and the records, the
+    messages in flight, and the writer of the run folder *out* (claimed once all are connected)."""
+
+    def __init__(self, spec: RealSpec, control, out: Path, meta: dict, overwrite: bool):
+        self.spec, self.control = spec, control
+        self.up, self.down = connect(spec, 0)
+        self.offsets = _clock_offsets(spec, self.up, self.down)
+        sc = spec.scenario
+        self.writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
+        self.states = [WorkerState(i) for i in range(sc.n_workers)]
+        self.recorder, self.stop, self.failure = Recorder(), _Stop(), ""
+        if sc.run.timeline_until != 0:
+            for st in self.states:
+                st.spans = self.recorder.spans
+        self.iterations: list[Iteration] = []
+        self.current: list[Iteration | None] = [None] * sc.n_workers
+        self.updates: list[tuple[int, float, float, int]] = []
+        self.snapshots: list[tuple[int, float, np.ndarray]] = [(0, 0.0, spec.prepared.w0.copy())]
+        self.pending: dict[int, tuple] = {}
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(
+            target=_receive_loop, args=(self.up, self.inbox, spec.d), daemon=True
+        ).start()
+        self.wall = time.perf_counter()
+        self.clock = _Clock(time.monotonic(), spec.scale)
+        run = sc.run
+        self.ps = RealServer(
+            self.clock,
+            spec.prepared.w0,
+            sc.rule(spec.algorithm),
+            self.states,
+            self.recorder,
+            self.stop,
+            run.max_updates,
+            self.on_update if run.eval_every_updates else None,
+            self.transmit,
+        )
+
+    def transmit(self, wid: int) -> None:
+        """Send the current model to worker *wid* (the previous send to it finished first)."""
+        import torch
+        import torch.distributed as dist
+
+        ps, current, stamp = self.ps, self.current, time.monotonic()
+        msg = torch.from_numpy(model_message(MODEL, ps.version, stamp, ps.w, self.spec.d))
+        if wid in self.pending:
+            self.pending[wid][0].wait()
+        self.pending[wid] = (dist.isend(msg, wid + 1, group=self.down), msg)
+        units = self.clock.units(stamp)
         it = Iteration(wid, current[wid].iteration + 1 if current[wid] else 0, ps.version, units)
         it.compute_real_s = None
         current[wid] = it
-        iterations.append(it)
-        states[wid].enter(COMM, max(units, states[wid].since))
+        self.iterations.append(it)
+        self.states[wid].enter(COMM, max(units, self.states[wid].since))
 
-    def on_update(server) -> None:
-        if server.version % run.eval_every_updates == 0:
-            snapshots.append((server.version, server.now, server.w.copy()))
+    def on_update(self, server) -> None:
+        if server.version % self.spec.scenario.run.eval_every_updates == 0:
+            self.snapshots.append((server.version, server.now, server.w.copy()))
 
-    ps = RealServer(
-        clock,
-        prep.w0,
-        rule,
-        states,
-        recorder,
-        stop,
-        run.max_updates,
-        on_update if run.eval_every_updates else None,
-        transmit,
-    )
-    failure = ""
-
-    def handle(arrived: float, msg: np.ndarray) -> None:
-        wid = int(msg[P.WORKER])
-        it, off, st = current[wid], offsets[wid], states[wid]
+    def handle(self, arrived: float, msg: np.ndarray) -> None:
+        """Serve one pushed gradient *msg* that arrived at *arrived* (monotonic s)."""
+        clock, ps, wid = self.clock, self.ps, int(msg[P.WORKER])
+        it, off, st = self.current[wid], self.offsets[wid], self.states[wid]
         served_stamp = time.monotonic()
         it.arrived, it.served = clock.units(arrived), clock.units(served_stamp)
         it.compute_start = max(clock.units(float(msg[P.COMPUTE_START]) - off), st.since)
@@ -235,10 +254,10 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
         it.compute_real_s, it.wait_s = float(msg[P.COMPUTE_REAL]), float(msg[P.WAIT])
         it.overrun_s = float(msg[P.OVERRUN])
         it.pull_transfer_s = max(
-            0.0, float(msg[P.MODEL_RECEIVED]) - off - (clock.t0 + it.sent * scale)
+            0.0, float(msg[P.MODEL_RECEIVED]) - off - (clock.t0 + it.sent * self.spec.scale)
         )
         it.push_transfer_s = max(0.0, arrived - (float(msg[P.PUSH_SENT]) - off))
-        it.queued = inbox.qsize()
+        it.queued = self.inbox.qsize()
         st.enter(COMPUTE, it.compute_start)
         st.enter(COMM, it.compute_end)  # the push's message, its queue and its service
         before = ps.version
@@ -247,76 +266,78 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
         it.service_s = done - served_stamp
         if not ps.busy[wid]:  # no model came back with the service: it waits for one
             st.enter(IDLE, max(clock.units(done), st.since))
-        updates.extend(
+        self.updates.extend(
             (v, it.served, it.service_s, it.queued) for v in range(before + 1, ps.version + 1)
         )
 
-    rule.start(ps)
-    next_eval = run.eval_every or float("inf")
-    next_progress = time.monotonic() + PROGRESS_EVERY_S
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            while not stop.triggered:
-                now = clock.now
-                if now >= run.until:
-                    stop.succeed("until")
-                    break
-                ps.fire_timers()
-                if now >= next_eval:
-                    snapshots.append((ps.version, now, ps.w.copy()))
-                    next_eval = (int(now / run.eval_every) + 1) * run.eval_every
-                while control.poll():
-                    kind, *args = control.recv()
-                    if kind == "stop":
-                        stop.succeed("interrupted")
-                    elif kind == "fail" and not failure:
-                        failure = args[0]
-                        stop.succeed("failed")
-                if stop.triggered:
-                    break
-                if time.monotonic() >= next_progress:
-                    next_progress = time.monotonic() + PROGRESS_EVERY_S
-                    control.send(("progress", _snapshot(spec, ps, states, now)))
-                    writer.flush(recorder)
-                due = min(run.until, ps.next_timer(), next_eval)
-                wait = min(max(0.0, (due - clock.now) * scale), PROGRESS_EVERY_S)
-                try:
-                    arrived, msg = inbox.get(timeout=wait)
-                except queue.Empty:
-                    continue
-                if isinstance(msg, Exception):
-                    failure = _lost(control, msg)
-                    stop.succeed("failed")
-                    break
-                if msg[0] == PONG:
-                    continue
-                handle(arrived, msg)
-    except Exception as exc:  # the run ends failed, its rows kept
-        if isinstance(exc, RuntimeError) and "Connection closed" in str(exc):
-            failure = _lost(control, exc)  # a worker is gone: the launcher says which
-        else:
-            failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
-        stop.fail()
-    end = run.until if stop.value == "until" else min(clock.now, run.until)
-    _stop_workers(spec)
-    result = _result(spec, ps, states, recorder, stop, failure, end, time.perf_counter() - wall)
-    _evaluate(spec, snapshots, result)
-    measured = pace(iterations, scale)
-    result.extra["real"] = {
-        **measured,
-        "backend": "gloo",
-        "processes": spec.world,
-        "clock_offset_max_s": max((abs(o) for o in offsets), default=0.0),
-    }
-    if result.status == "ok" and (why := pace_failure(measured, scale)):
-        result.status, result.message = "failed", why
-    text = [",".join(GRADIENT_COLUMNS)] + [
-        ",".join(r) for r in gradient_rows(iterations, classes, end)
-    ]
-    write_atomic(out / GRADIENTS_FILE, "\n".join(text) + "\n")
-    text = [",".join(UPDATE_COLUMNS)] + [",".join(r) for r in update_rows(updates)]
-    write_atomic(out / UPDATES_FILE, "\n".join(text) + "\n")
-    control.send(("done", writer.finish(result)))
+    def loop(self) -> None:
+        """Serve until the run ends: timers, evaluations, the launcher's messages, progress."""
+        run, ps, stop, clock = self.spec.scenario.run, self.ps, self.stop, self.clock
+        next_eval = run.eval_every or float("inf")
+        next_progress = time.monotonic() + PROGRESS_EVERY_S
+        while not stop.triggered:
+            now = clock.now
+            if now >= run.until:
+                stop.succeed("until")
+                break
+            ps.fire_timers()
+            if now >= next_eval:
+                self.snapshots.append((ps.version, now, ps.w.copy()))
+                next_eval = (int(now / run.eval_every) + 1) * run.eval_every
+            self.read_control()
+            if stop.triggered:
+                break
+            if time.monotonic() >= next_progress:
+                next_progress = time.monotonic() + PROGRESS_EVERY_S
+                self.control.send(("progress", _snapshot(self.spec, ps, self.states, now)))
+                self.writer.flush(self.recorder)
+            due = min(run.until, ps.next_timer(), next_eval)
+            wait = min(max(0.0, (due - clock.now) * self.spec.scale), PROGRESS_EVERY_S)
+            try:
+                arrived, msg = self.inbox.get(timeout=wait)
+            except queue.Empty:
+                continue
+            if isinstance(msg, Exception):
+                self.failure = _lost(self.control, msg)
+                stop.succeed("failed")
+                break
+            if msg[0] != PONG:
+                self.handle(arrived, msg)
+
+    def read_control(self) -> None:
+        """The launcher's messages: a stop (the user's), or a failure it saw first."""
+        while self.control.poll():
+            kind, *args = self.control.recv()
+            if kind == "stop":
+                self.stop.succeed("interrupted")
+            elif kind == "fail" and not self.failure:
+                self.failure = args[0]
+                self.stop.succeed("failed")
+
+    def finish(self, out: Path) -> None:
+        """Stop the workers, evaluate the kept models, write the run folder, send the summary."""
+        spec, run, stop = self.spec, self.spec.scenario.run, self.stop
+        end = run.until if stop.value == "until" else min(self.clock.now, run.until)
+        _stop_workers(spec)
+        wall_s = time.perf_counter() - self.wall
+        result = _result(spec, self.ps, self.states, self.recorder, stop, self.failure, end, wall_s)
+        _evaluate(spec, self.snapshots, result)
+        measured = pace(self.iterations, spec.scale)
+        result.extra["real"] = {
+            **measured,
+            "backend": "gloo",
+            "processes": spec.world,
+            "clock_offset_max_s": max((abs(o) for o in self.offsets), default=0.0),
+        }
+        if result.status == "ok" and (why := pace_failure(measured, spec.scale)):
+            result.status, result.message = "failed", why
+        classes = spec.scenario.worker_class_names()
+        rows = gradient_rows(self.iterations, classes, end)
+        text = [",".join(GRADIENT_COLUMNS)] + [",".join(r) for r in rows]
+        write_atomic(out / GRADIENTS_FILE, "\n".join(text) + "\n")
+        text = [",".join(UPDATE_COLUMNS)] + [",".join(r) for r in update_rows(self.updates)]
+        write_atomic(out / UPDATES_FILE, "\n".join(text) + "\n")
+        self.control.send(("done", self.writer.finish(result)))
 
 
 def _stop_workers(spec: RealSpec) -> None:

@@ -35,7 +35,17 @@ from .records import (
 )
 from .server import ParameterServer
 from .summary import run_extras
-from .worker import COMM, COMPUTE, DOWN, IDLE, BatchSampler, RowGather, WorkerState, worker_process
+from .worker import (
+    COMM,
+    COMPUTE,
+    DOWN,
+    IDLE,
+    BatchSampler,
+    Computation,
+    RowGather,
+    WorkerState,
+    worker_process,
+)
 
 __all__ = [
     "Prepared",
@@ -443,6 +453,7 @@ class Simulation:
         batch = scenario.run.batch_size
         gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
         crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
+        how = Computation(gradient, X, y, residual, gather, late)
         self.ps.lean = crew is not None
         for wid, wc, m in scenario.worker_slots():
             st = self.states[wid]
@@ -451,21 +462,9 @@ class Simulation:
             if crew is not None:
                 crew.add(st, sampler, draws)
             else:
+                comm = NoServer(self.comm) if self.rule.peer else self.comm
                 st.process = env.process(
-                    worker_process(
-                        env,
-                        st,
-                        self.ps,
-                        NoServer(self.comm) if self.rule.peer else self.comm,
-                        gradient,
-                        X,
-                        y,
-                        sampler,
-                        draws,
-                        residual,
-                        gather,
-                        late,
-                    )
+                    worker_process(env, st, self.ps, comm, how, sampler, draws)
                 )
         self._record_spans(scenario.run.timeline_until)
         self.evaluate()

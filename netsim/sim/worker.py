@@ -9,7 +9,7 @@ from ..rules.base import CompactPush, Push
 from ..workload.models import CompactGradient
 from .records import PHASES
 
-__all__ = ["WorkerState", "worker_process", "BatchSampler", "RowGather", "Job"]
+__all__ = ["WorkerState", "worker_process", "Computation", "BatchSampler", "RowGather", "Job"]
 
 IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
 
@@ -214,47 +214,41 @@ class RowGather:
         )  # axis 0 into buf, positional (cheaper than keywords)
 
 
+class Computation:
+    """What every worker computes with, fixed for the run: the model's ``gradient(w, X, y)``,
+    the training arrays *X* (n, d) and *y* (n,), the shared :class:`RowGather` of *X*, and
+    for compact gradients ``residual`` (else None) and ``late`` (see :func:`worker_process`)."""
+
+    __slots__ = ("gradient", "X", "y", "compact")
+
+    def __init__(
+        self, gradient, X, y, residual=None, gather: "RowGather | None" = None, late=False
+    ):
+        self.gradient, self.X, self.y = gradient, X, y
+        self.compact = (residual, gather or RowGather(X), late)
+
+
 def worker_process(
-    env,
-    st: WorkerState,
-    ps,
-    comm,
-    gradient,
-    X,
-    y,
-    sampler: BatchSampler,
-    draws,
-    residual=None,
-    gather: RowGather | None = None,
-    late: bool = False,
+    env, st: WorkerState, ps, comm, how: "Computation", sampler: BatchSampler, draws
 ):
     """SimPy process of worker ``st.wid``.
 
-    Waits until the PS sends it a model, pulls it (``comm.pull``), computes for a
-    drawn time (scaled by ``st.slowdown``), evaluates ``gradient(w, X_b, y_b)``,
-    pushes it (``comm.push``) and hands it to ``ps.receive``. A preemption during
-    the pull or the computation discards the work and restarts on the current model.
-    A crash (an interrupt with cause ``"crash"``, at any point, also while down) loses the
-    iteration in progress and any model sent to it; the worker is down while ``st.down``
-    (until ``st.revive`` fires), then waits for a model (the rule's ``on_rejoin`` sends one).
-    ``st.job`` describes the iteration from taking the model to the end of the
-    computation (read-only for the PS; it does not change what the worker does).
+    Waits for a model from the PS, pulls it (``comm.pull``), computes for a drawn time
+    (× ``st.slowdown``), evaluates ``gradient(w, X_b, y_b)``, pushes it (``comm.push``) and
+    hands it to ``ps.receive``. A preemption during the pull or the computation discards
+    the work (:func:`_interrupted`); a crash also loses any model sent, and the worker is
+    down until ``st.revive`` fires (:func:`_down`). ``st.job`` describes the iteration from
+    taking the model to the end of the computation (read-only for the PS).
 
-    With *residual* (``model.residual``, compact gradients, L2 = 0), the minibatch factor is
-    evaluated as soon as the model has arrived and the model is let go; the push is a
-    :class:`~netsim.rules.base.CompactPush` holding a :class:`~netsim.workload.models.CompactGradient`. The numbers are the same, but a worker holds
-    b·(1 + classes) values instead of two d-vectors while it computes. With *late* as
-    well (the rule's ``reads_current``: every computation is on the current model, so
-    keeping it costs nothing) the factor is evaluated when the computation ends, and a
-    pre-empted computation evaluates nothing.
-
-    *gather* (:class:`RowGather` of *X*) collects minibatch rows; the engine gives every
-    worker the same one, so a single scratch buffer stays in cache.
+    *how* is the run's :class:`Computation`. With its *residual* (``model.residual``; L2 = 0) the push is a
+    :class:`~netsim.rules.base.CompactPush`: the minibatch factor is evaluated once the model
+    has arrived and the model is let go (same numbers, b·(1 + classes) values held instead of
+    two d-vectors); with *late* too (the rule's ``reads_current``) it is evaluated when the
+    computation ends. *gather* (:class:`RowGather` of *X*, shared by all workers) collects rows.
     """
-    wid = st.wid
-    timeout = env.timeout
+    wid, timeout = st.wid, env.timeout
+    gradient, X, y, residual, gather, late = how.gradient, how.X, how.y, *how.compact
     source = MinibatchSource(sampler, gradient, X, y)
-    gather = gather or RowGather(X)
     pull, push, receive, enter, next_draw = (
         comm.pull,
         comm.push,
@@ -267,14 +261,8 @@ def worker_process(
     size = sampler.size  # rows of every minibatch
     while True:
         try:
-            if (
-                st.down
-            ):  # crashed: wait, inside the try, so a crash at the instant of return is handled too
-                st.enter(DOWN, env.now)
-                st.revive = env.event()
-                yield st.revive
-                st.revive = None
-                st.enter(IDLE, env.now)
+            if st.down:  # inside the try: a crash at the instant of return is handled too
+                yield from _down(env, st)
                 continue
             model = st.ready(ps, env.now)
             if model is None:
@@ -318,14 +306,22 @@ def worker_process(
                 else CompactPush(wid, CompactGradient(X, rows, factor), version, now, size)
             )
         except simpy.Interrupt as interrupt:
-            st.job = None
-            st.wake = None
-            st.revive = None
-            if interrupt.cause == "crash":
-                st.released = (
-                    False  # a model sent before the crash is lost; the rule sends one on return
-                )
-            else:
-                st.released = True
-            if not st.down:
-                st.enter(IDLE, env.now)
+            _interrupted(st, interrupt.cause, env.now)
+
+
+def _down(env, st: WorkerState):
+    """A crashed worker's wait (SimPy sub-process) until ``st.revive`` fires."""
+    st.enter(DOWN, env.now)
+    st.revive = env.event()
+    yield st.revive
+    st.revive = None
+    st.enter(IDLE, env.now)
+
+
+def _interrupted(st: WorkerState, cause, now: float) -> None:
+    """Drop the iteration in progress: a pre-emption keeps the model it was sent, a
+    ``"crash"`` loses it (the rule sends one when the worker returns)."""
+    st.job = st.wake = st.revive = None
+    st.released = cause != "crash"
+    if not st.down:
+        st.enter(IDLE, now)
