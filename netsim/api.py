@@ -52,7 +52,7 @@ from .results.runfolder import (
     unique_folder,
     write_compare,
 )
-from .rules import RULES
+from .rules import GROUPING_RULE, RULES
 from .sim.engine import (
     Prepared,
     RunInterrupted,
@@ -720,21 +720,22 @@ def variants(
         else ([] if groupings or weightings else list(scenario.rules))
     )
     out = [Variant(name, name, scenario.with_algorithm(name), name) for name in names]
+    rule = GROUPING_RULE
     for option, values in (("--groupings", groupings), ("--weightings", weightings)):
-        if values and "gsgd" not in scenario.rules:
-            raise ScenarioError(option, "needs an [algorithms.gsgd] table", scenario.path)
+        if values and rule not in scenario.rules:
+            raise ScenarioError(option, f"needs an [algorithms.{rule}] table", scenario.path)
     for g in groupings:
         variant = scenario.with_overrides(
-            [f"algorithms.gsgd.grouping={toml_value(g)}", 'run.algorithm="gsgd"']
+            [f"algorithms.{rule}.grouping={toml_value(g)}", f'run.algorithm="{rule}"']
         )
-        out.append(Variant(f"gsgd[{g}]", "gsgd-" + g.replace(":", "-"), variant, "gsgd"))
+        out.append(Variant(f"{rule}[{g}]", f"{rule}-" + g.replace(":", "-"), variant, rule))
     for g in weightings:
         variant = scenario.with_overrides(
-            [f"algorithms.gsgd.group_weighting={toml_value(g)}", 'run.algorithm="gsgd"']
+            [f"algorithms.{rule}.group_weighting={toml_value(g)}", f'run.algorithm="{rule}"']
         )
-        if "gsgd" in names and variant.rules["gsgd"].grouping == scenario.rules["gsgd"].grouping:
-            continue  # the scenario's own weighting: the plain gsgd run is this one
-        out.append(Variant(f"gsgd[{g}]", f"gsgd-{g}", variant, "gsgd"))
+        if rule in names and variant.rules[rule].grouping == scenario.rules[rule].grouping:
+            continue  # the scenario's own weighting: the plain run of the rule is this one
+        out.append(Variant(f"{rule}[{g}]", f"{rule}-{g}", variant, rule))
     labels = [v.label for v in out]
     for v in out:
         if labels.count(v.label) > 1:

@@ -241,3 +241,54 @@ def test_no_function_grows_past_eighty_lines():
     assert long == TOO_LONG_TODAY, (
         f"no longer too long, drop from the list: {sorted(TOO_LONG_TODAY - long)}"
     )
+
+
+NAMING_A_RULE_TODAY = {"tuning/advise.py", "tuning/race.py"}
+"""Modules outside rules/ that still name a rule in their code (issue #29); only shrinks."""
+
+
+def _names_of_rules(path: Path, names: set[str]) -> list[str]:
+    """String constants of *path* (docstrings and ``__all__`` left out) that name a rule: the name alone,
+    its table (``algorithms.NAME``) or a label (``NAME[...]``)."""
+    tree = ast.parse(path.read_text())
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    docs |= {  # __all__ lists functions, not rules (net.collectives.allreduce)
+        id(c)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+        for c in ast.walk(node.value)
+    }
+    pattern = re.compile(r"(^|algorithms\.)(%s)($|\.|\[)" % "|".join(map(re.escape, names)))
+    return [
+        f"{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docs
+        and pattern.search(node.value)
+    ]
+
+
+def test_no_rule_is_named_outside_the_rules():
+    """What differs between rules is asked of the rule (class attributes, methods) or of the
+    registry (RULES, DEFAULT_RULE, GROUPING_RULE), never decided by its name elsewhere."""
+    from netsim.rules import RULES
+
+    found = {}
+    for path in sorted(PKG.rglob("*.py")):
+        rel = str(path.relative_to(PKG))
+        if rel.startswith("rules/") or rel in NAMING_A_RULE_TODAY:
+            continue
+        if hits := _names_of_rules(path, set(RULES)):
+            found[rel] = hits
+    assert not found, f"rule names outside rules/: {found}"
+    still = {r for r in NAMING_A_RULE_TODAY if _names_of_rules(PKG / r, set(RULES))}
+    assert still == NAMING_A_RULE_TODAY, f"drop from the list: {NAMING_A_RULE_TODAY - still}"

@@ -15,7 +15,7 @@ from ..errors import ScenarioError
 from ..params import MAX_DEPTH, Table, apply_overrides, check_path, check_value, set_path, show
 from ..presets import find_scenario, list_scenarios
 from ..rng import Streams
-from ..rules import RULES, Rule, RuleContext
+from ..rules import DEFAULT_RULE, GROUPING_RULE, RULES, Rule, RuleContext
 from ..rules.schedules import read_update
 from ..workload.datasets import DIGITS_ROWS, LABELLINGS, MAX_FEATURES, SOURCES, train_rows
 from ..workload.models import BINARY, MODELS
@@ -94,7 +94,7 @@ class RunSpec:
     """
 
     seed: int = 0
-    algorithm: str = "gsgd"
+    algorithm: str = DEFAULT_RULE
     until: float = 100.0
     max_updates: int = 0
     eval_every: float = 0.0
@@ -256,11 +256,11 @@ class Scenario:
         return [wc.push_latency for _, wc, _ in self.worker_slots()]
 
     def grouping_rule(self) -> Rule:
-        """The GSGD rule whose grouping settings apply: the scenario's ``[algorithms.gsgd]``,
+        """The rule whose grouping settings apply (:data:`~netsim.rules.GROUPING_RULE`): the scenario's table,
         or one with the worker classes as hand groups (η = 1) when there is none."""
-        if "gsgd" in self.rules:
-            return self.rule("gsgd")
-        return RULES["gsgd"](1.0, [list(ids) for ids in self.classes().values()])
+        if GROUPING_RULE in self.rules:
+            return self.rule(GROUPING_RULE)
+        return RULES[GROUPING_RULE](1.0, [list(ids) for ids in self.classes().values()])
 
     def rule(self, name: str | None = None) -> Rule:
         """A fresh copy of the rule *name* (default: ``run.algorithm``)."""
@@ -545,11 +545,11 @@ def _check_compact(run, model, rules: dict) -> None:
             "needs a linear numpy model (an MLP's or a torch "
             "model's gradient has no low-rank form)",
         )
-    if "lgc" in rules:
+    if partial := [name for name in rules if not RULES[name].compact]:
         raise ScenarioError(
             "run.compact_gradients",
-            "not available with lgc, which reads partial gradients "
-            "at the model each straggler read (remove [algorithms.lgc] or this key)",
+            f"not available with {partial[0]}, which reads partial gradients "
+            f"at the model each straggler read (remove [algorithms.{partial[0]}] or this key)",
         )
 
 
@@ -766,7 +766,7 @@ def _check_slowdown_budget(run: RunSpec, workers, events, items: list, gradients
 def _run(t: Table) -> RunSpec:
     spec = RunSpec(
         seed=t.get("seed", int, 0, minimum=0),
-        algorithm=t.get("algorithm", str, "gsgd"),
+        algorithm=t.get("algorithm", str, DEFAULT_RULE),
         until=t.get("until", float, 100.0, positive=True, minimum=MIN_UNTIL),
         max_updates=t.get("max_updates", int, 0, minimum=0),
         eval_every=t.get("eval_every", float, 0.0, minimum=0),

@@ -10,6 +10,7 @@ import socket
 
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
+from ..rules import RULES
 
 __all__ = [
     "REAL_RULES",
@@ -23,18 +24,7 @@ __all__ = [
     "check_pace",
 ]
 
-REAL_RULES = (
-    "ssgd",
-    "asgd",
-    "gsgd",
-    "backup",
-    "kasync",
-    "kbatch_async",
-    "ssp",
-    "sa_asgd",
-    "dcasgd_c",
-    "dcasgd_a",
-)
+REAL_RULES = tuple(name for name, cls in RULES.items() if cls.real)
 """Rules a real server applies: the ones that only apply, send, drop and time rounds (no
 pre-emption of a worker's computation, no reading of its progress)."""
 
@@ -57,24 +47,20 @@ def check_scenario(scenario: Scenario, algorithm: str) -> None:
     """Refuse what a real run cannot do: a rule that pre-empts or inspects workers, a
     grouping measured or raced before training, timed events, a network topology."""
     rule = scenario.rule(algorithm)
-    if algorithm not in REAL_RULES or (algorithm == "backup" and rule.late_policy == "cancel"):
+    if algorithm not in REAL_RULES:
         raise ScenarioError(
             "--algorithm",
             f"{algorithm!r} cannot run for real: it pre-empts or inspects workers' computations "
-            f"(real runs: {', '.join(REAL_RULES)}; backup with late_policy = 'finish_then_drop')",
+            f"(real runs: {', '.join(REAL_RULES)})",
             scenario.path,
         )
+    if refusal := rule.real_refusal():
+        raise ScenarioError(f"algorithms.{algorithm}.{refusal[0]}", refusal[1], scenario.path)
     if rule.probe_rounds() or rule.wants_recommendation():
         raise ScenarioError(
             f"algorithms.{algorithm}.grouping",
             "a real run takes groups by hand (grouping = 'hand'): the measurement phase and "
             "the race of a formed grouping are emulated only",
-            scenario.path,
-        )
-    if algorithm == "gsgd" and (rule.grouping.regroup_every or rule.grouping.regroup_every_s):
-        raise ScenarioError(
-            f"algorithms.{algorithm}.regroup_every",
-            "online regrouping is emulated only (a real run keeps its hand groups)",
             scenario.path,
         )
     if scenario.events:

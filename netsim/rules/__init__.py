@@ -19,7 +19,7 @@ from .sa_asgd import SAASGD
 from .ssgd import SSGD
 from .ssp import SSP
 
-__all__ = ["RULES", "Rule", "RuleContext", "Push"]
+__all__ = ["RULES", "Rule", "RuleContext", "Push", "DEFAULT_RULE", "GROUPING_RULE"]
 
 RULES: dict[str, type[Rule]] = {
     cls.name: cls
@@ -44,3 +44,10 @@ RULES: dict[str, type[Rule]] = {
         GroupAllReduce,
     )
 }
+"""Every rule by name."""
+
+DEFAULT_RULE = GSGD.name
+"""The rule a scenario runs when ``run.algorithm`` is not set."""
+GROUPING_RULE = GSGD.name
+"""The rule whose table holds the grouping settings (``netsim group``, compare's
+``--groupings`` and ``--weightings``)."""

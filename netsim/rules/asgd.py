@@ -12,6 +12,7 @@ class ASGD(Rule):
     sender gets the new model back."""
 
     name = "asgd"
+    real = True
     description = "asynchronous SGD: apply every gradient on arrival, reply to its sender"
     source = "ALGORITHMS.md §1b (Dean et al. 2012)"
     lean = True

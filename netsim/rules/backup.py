@@ -49,6 +49,7 @@ class Backup(Rule):
     """
 
     name = "backup"
+    real = True
     description = "synchronous SGD with b backup workers: average the first N = M − b gradients of each step, drop the rest"
     source = "Chen, Pan, Monga, Bengio, Jozefowicz, arXiv 1604.00981 (2016); ALGORITHMS.md §2"
 
@@ -69,6 +70,14 @@ class Backup(Rule):
     @staticmethod
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return [list(range(ctx.n_workers))]
+
+    def real_refusal(self) -> tuple[str, str] | None:
+        if self.late_policy == "cancel":
+            return (
+                "late_policy",
+                "'cancel' pre-empts computations: a real run needs 'finish_then_drop'",
+            )
+        return None
 
     @classmethod
     def from_table(cls, table: Table, ctx: RuleContext) -> "Backup":

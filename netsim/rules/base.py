@@ -133,7 +133,18 @@ class Rule:
     replicated: ClassVar[bool] = False
     """True when each worker holds its own model (``ps.use_replicas``): the steps are plain
     (no learning-rate schedule, no momentum) and the run reports the average model."""
+    real: ClassVar[bool] = False
+    """True when a real parameter server (``netsim real``) can apply the rule: it only
+    applies, sends, drops and times rounds (no pre-emption, no reading of a worker's progress)."""
+    compact: ClassVar[bool] = True
+    """False when the rule reads a worker's partial gradient at the model it read, so
+    ``run.compact_gradients`` cannot apply."""
     update: ServerUpdate = ServerUpdate()
+
+    def real_refusal(self) -> tuple[str, str] | None:
+        """``(key, why)`` when this configuration of a :attr:`real` rule still cannot run
+        for real (*key* of its ``[algorithms.NAME]`` table); None when it can."""
+        return None
 
     def reads_current(self) -> bool:
         """True when every computation in progress is on the PS's current model: each

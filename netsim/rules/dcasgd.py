@@ -60,6 +60,7 @@ class DCASGDConstant(Rule):
     """
 
     name = "dcasgd_c"
+    real = True
     description = "delay-compensated ASGD, constant λ: w ← w − η(g + λ g⊙g⊙(w − w_bak)) with a per-worker backup"
     source = "Zheng et al., ICML 2017 (arXiv 1609.08326), DC-ASGD-c; ALGORITHMS.md §5"
     lean = True
@@ -126,6 +127,7 @@ class DCASGDAdaptive(DCASGDConstant):
     """
 
     name = "dcasgd_a"
+    real = True
     description = (
         "delay-compensated ASGD, adaptive λ = λ0/sqrt(MS + ε) with MS a moving mean of g⊙g"
     )

@@ -94,6 +94,7 @@ class GSGD(Rule):
     groups formed from measurements, a per-round timeout, online regrouping."""
 
     name = "gsgd"
+    real = True
     description = "group SGD: synchronous inside each group, asynchronous across groups"
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
     lean = True
@@ -127,6 +128,14 @@ class GSGD(Rule):
         chosen = self.choose(iteration, seed=seed)
         self.set_groups(chosen.groups)
         return chosen.as_dict()
+
+    def real_refusal(self) -> tuple[str, str] | None:
+        if self.grouping.regroup_every or self.grouping.regroup_every_s:
+            return (
+                "regroup_every",
+                "online regrouping is emulated only (a real run keeps its hand groups)",
+            )
+        return None
 
     def grouping_record(self) -> dict:
         return {"method": "hand", "k": len(self.groups), "members": [list(g) for g in self.groups]}

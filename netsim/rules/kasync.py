@@ -21,6 +21,7 @@ class KAsync(KRule):
     """
 
     name = "kasync"
+    real = True
     description = "K-async SGD: average any K (possibly stale) gradients, send the new model to those K workers"
     source = (
         "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"

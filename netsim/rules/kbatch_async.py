@@ -22,6 +22,7 @@ class KBatchAsync(KAsync):
     """
 
     name = "kbatch_async"
+    real = True
     description = "K-batch-async SGD: average every K arriving minibatches; each pusher restarts at once on the current model"
     source = (
         "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"

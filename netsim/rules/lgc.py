@@ -47,6 +47,7 @@ class LGC(Rule):
     """
 
     name = "lgc"
+    compact = False  # partial gradients at the model each straggler read
     description = "LGC-style live gradient compensation: fastest K gradients + stragglers' partial blocks + their one-step-delayed rest"
     source = "after Xu, Huang, Song, Lan, IEEE INFOCOM 2021 (reconstruction); ALGORITHMS.md §4"
 

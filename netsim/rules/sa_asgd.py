@@ -15,6 +15,7 @@ class SAASGD(Rule):
     """
 
     name = "sa_asgd"
+    real = True
     description = (
         "staleness-aware ASGD: apply each gradient on arrival with learning rate η / max(1, τ)"
     )

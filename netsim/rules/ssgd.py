@@ -29,6 +29,7 @@ class SSGD(Rule):
     """
 
     name = "ssgd"
+    real = True
     description = "synchronous SGD: average all workers' gradients each round"
     source = "ALGORITHMS.md §1a (BSP)"
     lean = True

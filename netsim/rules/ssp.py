@@ -31,6 +31,7 @@ class SSP(Rule):
     """
 
     name = "ssp"
+    real = True
     description = "stale synchronous parallel: apply each gradient on arrival, block workers more than s clocks ahead of the slowest"
     source = "Ho et al., NeurIPS 2013; ALGORITHMS.md §6.1"
     lean = True
