@@ -3,7 +3,7 @@
 For each case (the GSGD paper cluster, ``scenarios/gsgd_paper.toml``: 16 workers, 4 × 1,
 4 × 2, 8 × 3 time units, logistic regression on MNIST odd/even, T = 600; and the same with
 per-class message latencies of 0.1 / 0.2 / 0.3 units added to every model and gradient
-message), each time scale and each rule, this trains the scenario for real (``netsim.real``:
+message), each time scale and each rule, this trains the scenario for real (``netsim.real()``:
 a parameter-server process and 16 worker processes over torch.distributed, gloo), then
 emulates it three ways (``netsim.predict``: the scenario as written, calibrated with the
 overheads the real run measured, and replaying its measured iterations) and prints one
@@ -24,7 +24,7 @@ import os
 import platform
 from pathlib import Path
 
-from netsim import api
+import netsim
 
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE.parent / "scenarios" / "gsgd_paper.toml"
@@ -84,7 +84,7 @@ def main() -> None:
             for rule in RULES:
                 folder = out / f"{case}-{rule}-{scale:g}"
                 if not (args.reuse and (folder / "summary.json").is_file()):
-                    api.real(
+                    netsim.real(
                         SCENARIO,
                         rule,
                         time_scale=scale,
@@ -93,7 +93,7 @@ def main() -> None:
                         overrides=CASES[case],
                         data_dir=args.data_dir,
                     )
-                pred = api.predict(
+                pred = netsim.predict(
                     folder, out=out / f"{folder.name}-predict", data_dir=args.data_dir
                 )
                 for row in pred.rows:

@@ -500,8 +500,8 @@ def real(
     Under ``torchrun`` (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set),
     this process plays its rank only: rank 0 serves and writes the folder, rank w + 1 is
     worker w (it returns None); the world size must be the workers + 1."""
-    from .real.launch import check_real, prepare_spec, run_real, run_role
-    from .real.node import torchrun_rank
+    from .testbed.launch import check_real, prepare_spec, run_real, run_role
+    from .testbed.node import torchrun_rank
 
     sc = _scenario(scenario, overrides, seed, data_dir)
     algorithm = algorithm or sc.run.algorithm
@@ -564,13 +564,13 @@ def predict(
 ) -> Prediction:
     """Emulate the scenario of the real run in *folder* (``netsim real``'s) as netsim would
     predict it, in each of *variants* (default all of ``scenario``, ``calibrated``,
-    ``replayed``: :mod:`netsim.real.predict`), into *out* (default ``<folder>-predict``,
+    ``replayed``: :mod:`netsim.testbed.predict`), into *out* (default ``<folder>-predict``,
     numbered), and compare: updates, gradients applied, staleness per update, idle %, final
     loss and the time to *target* (default ``run.target_loss``, else the loss the real run
     had at half its horizon). With *plots*, the figures of all of them in ``out/plots``.
     Raises FolderError for a folder that is not a real run's."""
-    from .real.predict import METRICS, VARIANTS, default_target, gap, metrics, variant_scenario
     from .results.plots import plot_runs
+    from .testbed.predict import METRICS, VARIANTS, default_target, gap, metrics, variant_scenario
 
     folder = Path(folder)
     real_run = Run(read_run(folder))

@@ -23,6 +23,8 @@ from .errors import RealRunFailed, ScenarioError, one_line
 from .results import render
 from .rules import RULES
 
+__all__ = ["app", "main"]
+
 
 def _lazy(name: str):
     """Module *name*, executed on its first attribute access (the standard library's

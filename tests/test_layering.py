@@ -21,7 +21,7 @@ LAYERS = [
     {"config"},  # scenario files → frozen, validated Scenario
     {"sim"},  # the SimPy emulation: engine, server, workers, records
     {"results", "tuning"},  # run folders, tables, figures, reports; the grouping decision
-    {"real"},  # real runs over torch.distributed, and the predictions held against them
+    {"testbed"},  # real runs over torch.distributed, and the predictions held against them
     {"sweeps"},  # grids of runs, executors
     {"api"},  # the one front door
     {"cli"},  # parse, call the API, render
@@ -148,7 +148,7 @@ def test_tests_mirror_the_package():
         "results",
         "sweeps",
         "tuning",
-        "real",
+        "testbed",
     ):
         assert (tests / sub).is_dir(), f"tests/{sub}/ is missing"
 
@@ -292,3 +292,36 @@ def test_no_rule_is_named_outside_the_rules():
     assert not found, f"rule names outside rules/: {found}"
     still = {r for r in NAMING_A_RULE_TODAY if _names_of_rules(PKG / r, set(RULES))}
     assert still == NAMING_A_RULE_TODAY, f"drop from the list: {NAMING_A_RULE_TODAY - still}"
+
+
+BENCHMARKS_ON_INTERNALS_TODAY = {"bench_network.py", "grouping_regret.py"}
+"""Benchmarks that still import a name outside its module's ``__all__`` (issue #29); only shrinks."""
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``module.name`` of every name *path* imports from netsim that its module does not
+    export (``__all__``), and every ``netsim`` submodule imported whole."""
+    import importlib
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "netsim":
+            public = getattr(importlib.import_module(node.module), "__all__", [])
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name not in public]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("netsim.")]
+    return found
+
+
+def test_benchmarks_use_the_public_api():
+    """A benchmark imports ``netsim`` (the front door) or names a module exports in its
+    ``__all__``: never a private helper, so the package can change its insides freely."""
+    bench = PKG.parent / "benchmarks"
+    found = {
+        p.name: hits
+        for p in sorted(bench.glob("*.py"))
+        if p.name not in BENCHMARKS_ON_INTERNALS_TODAY and (hits := _private_imports(p))
+    }
+    assert not found, f"benchmarks importing internals: {found}"
+    still = {n for n in BENCHMARKS_ON_INTERNALS_TODAY if _private_imports(bench / n)}
+    assert still == BENCHMARKS_ON_INTERNALS_TODAY, f"drop: {BENCHMARKS_ON_INTERNALS_TODAY - still}"

@@ -18,7 +18,7 @@ pytest.importorskip("torch.distributed", reason="netsim real needs PyTorch (the 
 
 from netsim import api  # noqa: E402
 from netsim.errors import ScenarioError  # noqa: E402
-from netsim.real import preflight  # noqa: E402
+from netsim.testbed import preflight  # noqa: E402
 from netsim.workload.replayed import GRADIENT_COLUMNS, GRADIENTS_FILE  # noqa: E402
 
 # Constant compute times whose pushes never come within 0.23 units of another worker's
@@ -263,3 +263,14 @@ def test_no_process_is_left_behind(tiny, tmp_path, how):
     time.sleep(0.2)
     assert [k for k in kids if _alive(k)] == []
     assert "Traceback" not in err
+
+
+def test_netsim_real_stays_the_function_once_the_testbed_is_imported():
+    """The API's ``netsim.real`` is not shadowed by a subpackage of the same name: a second
+    ``netsim.real(...)`` in a notebook still calls the function."""
+    import netsim
+
+    first = netsim.real
+    import netsim.testbed.launch  # noqa: F401  (what netsim.real() imports)
+
+    assert callable(netsim.real) and netsim.real is first

@@ -1,0 +1,135 @@
+"""Refresh the measured figures in docs/ from the benchmarks' own output.
+
+Each figure block in a docs page sits between two markers::
+
+    <!-- refresh_docs: NAME begin -->
+    ...
+    <!-- refresh_docs: NAME end -->
+
+and holds, verbatim, what the command of :data:`BLOCKS` printed, headed by the command and
+the machine it ran on (CPU, cores, kernel, Python, numpy, torch, load average before the
+run). No figure in those blocks is typed by hand; this script is the only writer.
+
+Usage: python benchmarks/refresh_docs.py [NAME ...] [--list] [--data-dir DIR]
+(default: every block; each command runs in a fresh process, BLAS single-threaded)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+BLOCKS = {
+    "bench_core": ("BENCHMARKS.md", ["bench_core.py", "--reps", "5", "--data-dir", "{data}"]),
+    "bench_mlp": ("BENCHMARKS.md", ["bench_mlp.py", "--data-dir", "{data}"]),
+    "bench_torch": ("BENCHMARKS.md", ["bench_torch.py", "--data-dir", "{data}"]),
+    "bench_scale": ("BENCHMARKS.md", ["bench_scale.py"]),
+    "bench_flows": ("BENCHMARKS.md", ["bench_flows.py"]),
+    "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),
+    "fuzz_scenarios": (
+        "BENCHMARKS.md",
+        ["fuzz_scenarios.py", "--n", "200", "--data-dir", "{data}"],
+    ),
+}
+"""Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
+
+
+def machine() -> str:
+    """One line naming the machine: CPU model, cores, kernel, Python, numpy and torch."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import numpy
+
+    parts = [
+        f"{cpu}, {os.cpu_count()} cores",
+        f"{platform.system()} {platform.release()}",
+        f"Python {platform.python_version()}",
+        f"numpy {numpy.__version__}",
+    ]
+    try:
+        import torch
+
+        parts.append(f"torch {torch.__version__}")
+    except ImportError:
+        pass
+    return "; ".join(parts)
+
+
+def block_text(name: str, command: list[str], output: str) -> str:
+    """The body of block *name*: the command, the machine, the date, then *output*."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    day = datetime.date.today().isoformat()
+    shown = " ".join(["python", "benchmarks/" + command[0], *command[1:]])
+    return (
+        f"Output of `{shown}` on {day}: {machine()}; load average {load} before the run.\n\n"
+        f"```text\n{output.rstrip()}\n```\n"
+    )
+
+
+def replace_block(page: Path, name: str, body: str) -> None:
+    """Put *body* between the markers of block *name* in *page* (ValueError when absent)."""
+    text = page.read_text(encoding="utf-8")
+    pattern = re.compile(
+        rf"(<!-- refresh_docs: {re.escape(name)} begin -->\n).*?(<!-- refresh_docs: {re.escape(name)} end -->)",
+        re.S,
+    )
+    if not pattern.search(text):
+        raise ValueError(f"{page}: no markers for block {name!r}")
+    page.write_text(pattern.sub(lambda m: m.group(1) + body + m.group(2), text), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "names", nargs="*", help=f"blocks to refresh (default all: {', '.join(BLOCKS)})"
+    )
+    parser.add_argument("--list", action="store_true", help="print the blocks and their commands")
+    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    args = parser.parse_args()
+    unknown = [n for n in args.names if n not in BLOCKS]
+    if unknown:
+        parser.error(f"unknown block(s) {', '.join(unknown)} (allowed: {', '.join(BLOCKS)})")
+    for name in args.names or list(BLOCKS):
+        page, command = BLOCKS[name]
+        command = [c.replace("{data}", args.data_dir) for c in command]
+        if args.list:
+            print(f"{name:18s} docs/{page}: python benchmarks/{' '.join(command)}")
+            continue
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        print(f"{name}: running ...", flush=True)
+        shown = [c.replace(args.data_dir, os.path.relpath(args.data_dir, ROOT)) for c in command]
+        body_head = block_text(name, shown, "")  # the load before the run
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / command[0]), *command[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        if done.returncode != 0:
+            print(
+                f"{name}: exit status {done.returncode}; block left as it was\n{done.stderr[-2000:]}"
+            )
+            continue
+        body = body_head.replace("```text\n\n```\n", f"```text\n{done.stdout.rstrip()}\n```\n")
+        replace_block(DOCS / page, name, body)
+        print(f"{name}: docs/{page} refreshed")
+
+
+if __name__ == "__main__":
+    main()
