@@ -37,7 +37,7 @@ BLOCKS = {
     "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),
     "fuzz_scenarios": (
         "BENCHMARKS.md",
-        ["fuzz_scenarios.py", "--n", "200", "--data-dir", "{data}"],
+        ["fuzz_scenarios.py", "--n", "2000", "--data-dir", "{data}"],
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
