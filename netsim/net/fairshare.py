@@ -78,8 +78,9 @@ def progressive_filling(link_idx, flow_idx, capacities, weights=None, *, n_flows
 def water_fill(links: np.ndarray, flows: np.ndarray, cap: np.ndarray, w: np.ndarray) -> np.ndarray:
     """:func:`progressive_filling` on arrays already in shape and checked: *links*, *flows*
     intp (nnz,), *cap* float (n_links,) >= 0 bit/s (``inf`` allowed; not modified), *w*
-    float (n_flows,) > 0. Rates (n_flows,), bit/s. For callers that re-plan often on
-    arrays they own (:mod:`netsim.net.flows`): the checks cost a quarter of a small solve.
+    float (n_flows,) > 0. Rates (n_flows,), bit/s. For callers that solve often on
+    arrays they own: the checks cost a quarter of a small solve. (The flow model
+    re-plans with :class:`netsim.net.sharing.LinkSharing`, the same floats per link.)
     """
     n_flows = w.size
     rates = np.full(n_flows, np.inf)

@@ -7,14 +7,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fairshare import water_fill
 from .routing import route
+from .sharing import LinkSharing
 from .topology import validate_graph
 
 __all__ = ["FlowNetwork", "TransferRecord"]
 
 _MIN_LATENCY = 1e-9
 """Floor of the path latency (s) used as RTT weight by ``sharing="rtt"``."""
+
+
+def _add_at(carried: list, links: np.ndarray, bits: np.ndarray) -> None:
+    """``np.add.at(carried, links, bits)`` on a list: one addition per entry, in order."""
+    for link, b in zip(links.tolist(), bits.tolist(), strict=True):
+        carried[link] += b
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +78,12 @@ class _Flow:
         "start",
         "batch",
         "gen",
+        "left",
+        "rate",
     )
-    # idx: every link of the path; links: those of finite capacity, the ones that share
-    # its rate (set when it starts sending, and again when a link's finiteness changes)
+    # idx: every link of the path; links: those of finite capacity (a tuple), the ones
+    # that share its rate (set when it starts sending, and again when a link's finiteness
+    # changes); left: bits still to send, rate: bit/s, both while sending
 
 
 class FlowNetwork:
@@ -82,10 +91,12 @@ class FlowNetwork:
 
     A transfer first waits out the sum of the link latencies of its path
     (using no bandwidth), then sends its bytes at its fair rate. Rates are
-    recomputed (water-filling, :mod:`netsim.net.fairshare`) whenever flows start
-    sending or finish; all starts and ends at one instant are batched into one
-    recomputation, and only the earliest completion is scheduled (a
-    generation counter invalidates the timeout when rates change).
+    recomputed (water-filling, :class:`netsim.net.sharing.LinkSharing`, which keeps
+    per link the flows crossing it, so a re-plan costs what the flows in flight
+    touch, not the size of the network) whenever flows start sending or finish; all
+    starts and ends at one instant are batched into one recomputation, and only the
+    earliest completion is scheduled (a generation counter invalidates the timeout
+    when rates change).
 
     Parameters
     ----------
@@ -122,17 +133,13 @@ class FlowNetwork:
         self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
+        self._cap = self.capacity.tolist()  # the same, as floats for the re-plans
         self._routes = {}  # routing memo
         self._paths = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
         self._finite_gen = 0  # changes when a link becomes finite or infinite
-        self._flows = []  # sending flows, array order
-        self._remaining = np.empty(0)  # bits left, per sending flow
-        self._bits = np.empty(0)  # bits in total, per sending flow
-        self._rates = np.empty(0)  # bit/s, per sending flow
-        self._link_idx = np.empty(0, dtype=np.intp)  # (nnz,) link of each crossing
-        self._flow_pos = np.empty(0, dtype=np.intp)  # (nnz,) flow position of it
-        self._link_rate = np.zeros(len(self.links))  # bit/s carried per link now
-        self._link_bits = np.zeros(len(self.links))  # bits carried so far
+        self._flows = []  # sending flows, in the order they started sending
+        self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
+        self._link_bits = [0.0] * len(self.links)  # bits carried so far, per link
         self._arrived = []  # flows done with latency, not yet sending
         self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
         self._fast = None  # the _Fast batch in flight, if any
@@ -148,7 +155,8 @@ class FlowNetwork:
             path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
             idx = np.fromiter((self._index[link] for link in path), dtype=np.intp, count=len(path))
             finite = idx[np.isfinite(self.capacity[idx])]
-            self._paths[key] = (path, idx, float(self._latency[idx].sum()), finite)
+            latency = float(self._latency[idx].sum())
+            self._paths[key] = (path, idx, latency, finite, tuple(finite.tolist()))
         return self._paths[key]
 
     def min_transfer_time(self, src, dst, nbytes, *, flow_key=None):
@@ -158,7 +166,7 @@ class FlowNetwork:
         path :meth:`transfer` would use with the same *flow_key*; ``inf`` when a link
         of the path is cut (bandwidth 0) and there are bytes to send.
         """
-        path, idx, latency, _ = self._path(src, dst, flow_key)
+        path, idx, latency, *_ = self._path(src, dst, flow_key)
         bits = 8.0 * (nbytes + self.header_bytes)
         if not bits:
             return latency
@@ -171,7 +179,7 @@ class FlowNetwork:
         """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`_path`'s
         tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
         send (default all of them, header included)."""
-        path, idx, latency, finite = found
+        path, idx, latency, _, finite = found
         flow = _Flow()
         flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
         flow.links, flow.gen = finite, self._finite_gen
@@ -272,7 +280,7 @@ class FlowNetwork:
         if not fast.live:  # sent on as flows (another transfer came, or a link changed)
             return
         self._fast, fast.live = None, False
-        np.add.at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
+        _add_at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
         fast.batch.left = 0
         fast.batch.event.succeed(self.env.now)
 
@@ -292,7 +300,7 @@ class FlowNetwork:
         fast.live = False
         now = self.env.now
         sent = self._fast_carried(fast)
-        np.add.at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
+        _add_at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
         batch, step = fast.batch, fast.step
         for i, ((src, dst), key) in enumerate(zip(fast.pairs, fast.keys, strict=True)):
             left = float(fast.bits[i] - sent[i])
@@ -344,8 +352,8 @@ class FlowNetwork:
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize()
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
-            flow.links = flow.idx[np.isfinite(self.capacity[flow.idx])]
-        if flow.bits == 0 or flow.links.size == 0:
+            flow.links = tuple(flow.idx[np.isfinite(self.capacity[flow.idx])].tolist())
+        if flow.bits == 0 or not flow.links:
             self._deliver(flow)
             return
         self._arrived.append(flow)
@@ -357,23 +365,16 @@ class FlowNetwork:
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
         finite = np.isfinite(self.capacity)
         for flow in self._arrived + self._flows:
-            flow.links = flow.idx[finite[flow.idx]]
-        for flow in [f for f in self._arrived if not f.links.size]:
+            flow.links = tuple(flow.idx[finite[flow.idx]].tolist())
+        for flow in [f for f in self._arrived if not f.links]:
             self._arrived.remove(flow)
             self._deliver(flow)
-        for pos, flow in enumerate(self._flows):
-            if not flow.links.size:
-                self._remaining[pos] = 0.0
-        self._link_idx = self._flow_pos = np.empty(0, dtype=np.intp)
-        self._add_crossings(self._flows, 0)
-
-    def _add_crossings(self, flows, first: int) -> None:
-        """Append the (link, flow position) crossings of *flows*, at positions *first*, ..."""
-        self._link_idx = np.concatenate([self._link_idx] + [f.links for f in flows])
-        sizes = [f.links.size for f in flows]
-        self._flow_pos = np.concatenate(
-            [self._flow_pos, np.repeat(np.arange(first, first + len(flows)), sizes)]
-        )
+        self._sharing.clear()
+        for flow in self._flows:
+            if flow.links:
+                self._sharing.add(flow)
+            else:
+                flow.left = 0.0
 
     def _request_replan(self):
         if not self._replan_pending:
@@ -390,49 +391,47 @@ class FlowNetwork:
         """Account for bits sent since the last update at the current rates."""
         dt = self.env.now - self._last
         if dt > 0 and self._flows:
-            self._remaining -= self._rates * dt
-            self._link_bits += self._link_rate * dt
+            for flow in self._flows:
+                flow.left -= flow.rate * dt
+            self._sharing.carry(self._link_bits, dt)
         self._last = self.env.now
 
     def _replan(self, _event):
+        """Deliver the flows done by now, start the ones arrived, re-solve the rates and
+        schedule the earliest completion. The arithmetic is the vectorised one it
+        replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
+        ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``."""
         self._replan_pending = False
         self._advance()
         now = self.env.now
-        with np.errstate(divide="ignore", invalid="ignore"):
-            done = (self._remaining <= 1e-9 * self._bits) | (
-                self._remaining / self._rates <= 4 * np.spacing(now)
-            )
-        hit = done.nonzero()[0]
-        if hit.size:
-            for pos in hit.tolist():
-                self._deliver(self._flows[pos])
-            keep = ~done
-            self._flows = [f for f, k in zip(self._flows, keep.tolist(), strict=True) if k]
-            self._remaining = self._remaining[keep]
-            self._bits = self._bits[keep]
-            old_pos = np.cumsum(keep) - 1
-            crossing = keep[self._flow_pos]
-            self._link_idx = self._link_idx[crossing]
-            self._flow_pos = old_pos[self._flow_pos[crossing]]
-        if self._arrived:
-            n = len(self._flows)
-            new = self._arrived
-            self._arrived = []
-            self._flows.extend(new)
-            bits = [f.bits for f in new]
-            self._remaining = np.concatenate([self._remaining, bits])
-            self._bits = np.concatenate([self._bits, bits])
-            self._add_crossings(new, n)
-        self._generation += 1
-        n = len(self._flows)
-        weights = np.array([f.weight for f in self._flows]) if self.sharing == "rtt" else np.ones(n)
-        self._rates = water_fill(self._link_idx, self._flow_pos, self.capacity, weights)
-        self._link_rate = np.bincount(
-            self._link_idx, weights=self._rates[self._flow_pos], minlength=len(self.links)
-        )
+        sharing = self._sharing
         if self._flows:
-            with np.errstate(divide="ignore"):  # a flow at rate 0 crosses a cut link
-                delay = float((self._remaining / self._rates).min())
+            tiny = 4 * math.ulp(now)  # np.spacing(now), now >= 0
+            keep = []
+            for flow in self._flows:
+                left, rate = flow.left, flow.rate
+                if left <= 1e-9 * flow.bits or (rate != 0 and left / rate <= tiny):
+                    self._deliver(flow)
+                    sharing.remove(flow)
+                else:
+                    keep.append(flow)
+            self._flows = keep
+        if self._arrived:
+            for flow in self._arrived:
+                flow.left = flow.bits
+                sharing.add(flow)
+            self._flows.extend(self._arrived)
+            self._arrived = []
+        self._generation += 1
+        flows = self._flows
+        sharing.solve(flows)
+        if flows:
+            delay = math.inf  # a flow at rate 0 crosses a cut link
+            for flow in flows:
+                if flow.rate:
+                    wait = flow.left / flow.rate
+                    if wait < delay:
+                        delay = wait
             if delay == math.inf:  # every flow waits for a cut link to come back
                 return
             generation = self._generation
@@ -457,7 +456,7 @@ class FlowNetwork:
         for link in ((u, v), (v, u)):
             i = self._index[link]
             if bandwidth is not None:
-                self.capacity[i] = float(bandwidth)
+                self.capacity[i] = self._cap[i] = float(bandwidth)
             if latency is not None:
                 self._latency[i] = float(latency)
         if bandwidth is not None and (np.isfinite(self.capacity) != was_finite).any():
@@ -467,6 +466,8 @@ class FlowNetwork:
             self.graph.edges[u, v]["bandwidth"] = float(bandwidth)
         if latency is not None:
             self.graph.edges[u, v]["latency"] = float(latency)
+        if bandwidth is not None:
+            self._sharing.reshare()
         self._routes.clear()
         self._paths.clear()
         self._steps.clear()
@@ -499,9 +500,9 @@ class FlowNetwork:
     def _carried(self) -> np.ndarray:
         """Bits carried so far per directed link, the fast batch in flight included."""
         if self._fast is None:
-            return self._link_bits
+            return np.array(self._link_bits)
         fast = self._fast
-        carried = self._link_bits.copy()
+        carried = np.array(self._link_bits)
         sent = self._fast_carried(fast)
         np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
         return carried
