@@ -79,11 +79,12 @@ class _Flow:
         "batch",
         "gen",
         "left",
+        "tol",
         "rate",
     )
     # idx: every link of the path; links: those of finite capacity (a tuple), the ones
     # that share its rate (set when it starts sending, and again when a link's finiteness
-    # changes); left: bits still to send, rate: bit/s, both while sending
+    # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending
 
 
 class FlowNetwork:
@@ -134,6 +135,7 @@ class FlowNetwork:
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
         self._cap = self.capacity.tolist()  # the same, as floats for the re-plans
+        self._lat = self._latency.tolist()
         self._routes = {}  # routing memo
         self._paths = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
         self._finite_gen = 0  # changes when a link becomes finite or infinite
@@ -150,14 +152,27 @@ class FlowNetwork:
     # ------------------------------------------------------------------ paths
 
     def _path(self, src, dst, flow_key):
+        """``(path, idx, latency, finite)``: the directed links from *src* to *dst*, their
+        indices, the sum of their latencies (s) and the indices of the finite ones."""
         key = (src, dst, flow_key)
-        if key not in self._paths:
+        found = self._paths.get(key)
+        if found is None:
             path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
-            idx = np.fromiter((self._index[link] for link in path), dtype=np.intp, count=len(path))
-            finite = idx[np.isfinite(self.capacity[idx])]
-            latency = float(self._latency[idx].sum())
-            self._paths[key] = (path, idx, latency, finite, tuple(finite.tolist()))
-        return self._paths[key]
+            index, cap = self._index, self._cap
+            idx = tuple([index[link] for link in path])
+            finite = tuple([i for i in idx if cap[i] != math.inf])
+            found = self._paths[key] = (path, idx, self._path_latency(idx), finite)
+        return found
+
+    def _path_latency(self, idx: tuple) -> float:
+        """``float(self._latency[idx].sum())`` (s): numpy adds fewer than 8 values one at a
+        time, more pairwise."""
+        if len(idx) >= 8:
+            return float(self._latency[list(idx)].sum())
+        lat, total = self._lat, 0.0
+        for i in idx:
+            total += lat[i]
+        return total
 
     def min_transfer_time(self, src, dst, nbytes, *, flow_key=None):
         """Time (s) to deliver *nbytes* from *src* to *dst* on an idle network.
@@ -166,11 +181,12 @@ class FlowNetwork:
         path :meth:`transfer` would use with the same *flow_key*; ``inf`` when a link
         of the path is cut (bandwidth 0) and there are bytes to send.
         """
-        path, idx, latency, *_ = self._path(src, dst, flow_key)
+        path, idx, latency, _ = self._path(src, dst, flow_key)
         bits = 8.0 * (nbytes + self.header_bytes)
         if not bits:
             return latency
-        bottleneck = float(self.capacity[idx].min()) if idx.size else math.inf
+        cap = self._cap
+        bottleneck = min([cap[i] for i in idx]) if idx else math.inf
         return latency + bits / bottleneck if bottleneck > 0 else math.inf
 
     # --------------------------------------------------------------- transfers
@@ -179,7 +195,7 @@ class FlowNetwork:
         """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`_path`'s
         tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
         send (default all of them, header included)."""
-        path, idx, latency, _, finite = found
+        path, idx, latency, finite = found
         flow = _Flow()
         flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
         flow.links, flow.gen = finite, self._finite_gen
@@ -252,11 +268,10 @@ class FlowNetwork:
             found = [self._path(src, dst, key) for (src, dst), key in zip(pairs, keys, strict=True)]
             step.paths = found
             step.latency = np.array([f[2] for f in found])
-            step.links = np.concatenate([f[3] for f in found])
-            step.counts = np.array([f[3].size for f in found])
-            step.bottleneck = np.array(
-                [self.capacity[f[3]].min() if f[3].size else np.inf for f in found]
-            )
+            step.links = np.array([i for f in found for i in f[3]], dtype=np.intp)
+            step.counts = np.array([len(f[3]) for f in found])
+            cap = self._cap
+            step.bottleneck = np.array([min([cap[i] for i in f[3]], default=np.inf) for f in found])
             step.disjoint = np.unique(step.links).size == step.links.size
             self._steps[memo] = step
         return step
@@ -352,7 +367,8 @@ class FlowNetwork:
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize()
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
-            flow.links = tuple(flow.idx[np.isfinite(self.capacity[flow.idx])].tolist())
+            cap = self._cap
+            flow.links = tuple([i for i in flow.idx if cap[i] != math.inf])
         if flow.bits == 0 or not flow.links:
             self._deliver(flow)
             return
@@ -363,9 +379,9 @@ class FlowNetwork:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
-        finite = np.isfinite(self.capacity)
+        cap = self._cap
         for flow in self._arrived + self._flows:
-            flow.links = tuple(flow.idx[finite[flow.idx]].tolist())
+            flow.links = tuple([i for i in flow.idx if cap[i] != math.inf])
         for flow in [f for f in self._arrived if not f.links]:
             self._arrived.remove(flow)
             self._deliver(flow)
@@ -410,7 +426,7 @@ class FlowNetwork:
             keep = []
             for flow in self._flows:
                 left, rate = flow.left, flow.rate
-                if left <= 1e-9 * flow.bits or (rate != 0 and left / rate <= tiny):
+                if left <= flow.tol or (rate != 0 and left / rate <= tiny):
                     self._deliver(flow)
                     sharing.remove(flow)
                 else:
@@ -419,6 +435,7 @@ class FlowNetwork:
         if self._arrived:
             for flow in self._arrived:
                 flow.left = flow.bits
+                flow.tol = 1e-9 * flow.bits
                 sharing.add(flow)
             self._flows.extend(self._arrived)
             self._arrived = []
@@ -426,12 +443,16 @@ class FlowNetwork:
         flows = self._flows
         sharing.solve(flows)
         if flows:
-            delay = math.inf  # a flow at rate 0 crosses a cut link
-            for flow in flows:
-                if flow.rate:
-                    wait = flow.left / flow.rate
-                    if wait < delay:
-                        delay = wait
+            level = sharing.level
+            if level:  # one rate for all: x / level grows with x, so the least first
+                delay = min([flow.left for flow in flows]) / level
+            else:
+                delay = math.inf  # a flow at rate 0 crosses a cut link
+                for flow in flows:
+                    if flow.rate:
+                        wait = flow.left / flow.rate
+                        if wait < delay:
+                            delay = wait
             if delay == math.inf:  # every flow waits for a cut link to come back
                 return
             generation = self._generation
@@ -458,7 +479,7 @@ class FlowNetwork:
             if bandwidth is not None:
                 self.capacity[i] = self._cap[i] = float(bandwidth)
             if latency is not None:
-                self._latency[i] = float(latency)
+                self._latency[i] = self._lat[i] = float(latency)
         if bandwidth is not None and (np.isfinite(self.capacity) != was_finite).any():
             self._finite_gen += 1
             self._recross()

@@ -47,6 +47,8 @@ class LinkSharing:
         """Link -> the flows crossing it (a dict used as an ordered set, in start order)."""
         self._share: dict[int, float] = {}  # link -> capacity / flows crossing it
         self._sums: list[float] | None = None  # one level, k times, per k (see solve)
+        self.level: float | None = None
+        """The rate of every flow when the last :meth:`solve` gave them all one, else None."""
 
     def add(self, flow) -> None:
         on, share, cap = self.on, self._share, self.capacity
@@ -80,7 +82,7 @@ class LinkSharing:
     def solve(self, flows) -> None:
         """Set the max-min fair ``rate`` of every flow of *flows* (all added, in the
         order they were added)."""
-        self._sums = None
+        self._sums = self.level = None
         if not flows:
             return
         if self.unit:
@@ -101,21 +103,23 @@ class LinkSharing:
         while True:
             level = min(share.values())
             top = level * (1.0 + _RTOL)
+            tight = [link for link, s in share.items() if s <= top]
+            if not frozen and len(tight) == 1 and len(on[tight[0]]) == n:  # all on one link
+                for flow in on[tight[0]]:
+                    flow.rate = level
+                self._one_level(level, n)
+                return
             now = []
-            for link, s in share.items():
-                if s <= top:
-                    for flow in on[link]:
-                        if flow not in frozen:
-                            frozen.add(flow)
-                            now.append(flow)
+            for link in tight:
+                for flow in on[link]:
+                    if flow not in frozen:
+                        frozen.add(flow)
+                        now.append(flow)
             for flow in now:
                 flow.rate = level
             if len(frozen) == n:
-                if len(now) == n:  # one level: link rates are sums of it (see carry)
-                    sums = [0.0]
-                    for _ in range(n):
-                        sums.append(sums[-1] + level)
-                    self._sums = sums
+                if len(now) == n:
+                    self._one_level(level, n)
                 return
             if share is self._share:
                 share = dict(share)
@@ -133,6 +137,14 @@ class LinkSharing:
                     share[link] = rest / left
                 else:
                     del share[link]
+
+    def _one_level(self, level: float, n: int) -> None:
+        """Every flow of *n* got *level*: a link's rate is it added once per flow crossing
+        it (see :meth:`carry`)."""
+        sums = [0.0]
+        for _ in range(n):
+            sums.append(sums[-1] + level)
+        self._sums, self.level = sums, level
 
     def _solve_weighted(self, flows) -> None:
         """Water-filling with weights, summing loads and taken capacity per link in the
@@ -172,8 +184,9 @@ class LinkSharing:
         (as ``np.bincount``) times *dt*."""
         sums = self._sums
         if sums is not None:
+            step = [total * dt for total in sums]
             for link, crossing in self.on.items():
-                carried[link] += sums[len(crossing)] * dt
+                carried[link] += step[len(crossing)]
             return
         for link, crossing in self.on.items():
             total = 0.0
