@@ -45,9 +45,9 @@ import simpy
 from netsim import api
 from netsim.config.scenario import parse_scenario
 from netsim.net import flows
+from netsim.net.fairshare import LinkSharing
 from netsim.net.flows import FlowNetwork
 from netsim.net.routing import route
-from netsim.net.sharing import LinkSharing
 from netsim.net.topology import fat_tree, hosts
 from netsim.sim.engine import prepare, simulate
 
@@ -98,7 +98,7 @@ GOAL_RATIO = ("fat_tree_ps", "geo_gsgd", "paper_star")
 
 CATEGORIES = (
     ("routing", ("routing.py",)),
-    ("re-solving", ("fairshare.py", "flows.py", "sharing.py")),
+    ("re-solving", ("fairshare.py", "flows.py")),
     ("event scheduling", ("simpy",)),
 )
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .fairshare import LinkSharing
 from .routing import route
-from .sharing import LinkSharing
 from .topology import validate_graph
 
 __all__ = ["FlowNetwork", "TransferRecord"]
@@ -92,7 +92,7 @@ class FlowNetwork:
 
     A transfer first waits out the sum of the link latencies of its path
     (using no bandwidth), then sends its bytes at its fair rate. Rates are
-    recomputed (water-filling, :class:`netsim.net.sharing.LinkSharing`, which keeps
+    recomputed (water-filling, :class:`netsim.net.fairshare.LinkSharing`, which keeps
     per link the flows crossing it, so a re-plan costs what the flows in flight
     touch, not the size of the network) whenever flows start sending or finish; all
     starts and ends at one instant are batched into one recomputation, and only the

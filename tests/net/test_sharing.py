@@ -4,8 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netsim.net.fairshare import water_fill
-from netsim.net.sharing import LinkSharing
+from netsim.net.fairshare import LinkSharing, water_fill
 
 
 class Flow:
