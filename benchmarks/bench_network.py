@@ -16,7 +16,16 @@ Goals (issue #36): networked within 2x of the same scenario without the network 
 gradient (fat_tree_ps, geo_gsgd, the paper cluster on a star); 10,000 networked workers on a
 star at >= 10,000 updates/s.
 
+Then the flow solve on fixed flow sets, side by side with SimGrid 4.1 when its Python module
+(PyPI ``simgrid``, a benchmark-only dependency) imports: the 1,023-flow incast and 1,023
+random pairs of the k=16 fat-tree, and the transfers of fat_tree_ps and geo_gsgd replayed
+on their topologies with the routes netsim gave them. Without SimGrid the netsim side is
+printed and the comparison says "skipped" with the reason.
+
+Times are the best of ``--repeat`` runs (wall clock; the machine is named in the first line).
+
 Usage: python benchmarks/bench_network.py [--quick] [--cases NAME,...] [--no-profile]
+       [--repeat N] [--no-flow-sets]
 """
 
 from __future__ import annotations
@@ -30,8 +39,16 @@ import pstats
 import time
 from pathlib import Path
 
+import numpy as np
+import simpy
+
 from netsim import api
 from netsim.config.scenario import parse_scenario
+from netsim.net import flows
+from netsim.net.fairshare import LinkSharing
+from netsim.net.flows import FlowNetwork
+from netsim.net.routing import route
+from netsim.net.topology import fat_tree, hosts
 from netsim.sim.engine import prepare, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,11 +112,14 @@ def _without_network(sc):
     return parse_scenario(raw, Path(sc.path)).with_algorithm(sc.run.algorithm)
 
 
-def _time(sc, prepared) -> tuple[float, int, int]:
-    start = time.perf_counter()
-    result = simulate(sc, prepared=prepared)
-    wall = time.perf_counter() - start
-    return wall, len(result.records.staleness), result.updates
+def _time(sc, prepared, repeat: int) -> tuple[float, int, int]:
+    """Best wall time (s) of *repeat* runs, gradients applied and updates of one."""
+    walls = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = simulate(sc, prepared=prepared)
+        walls.append(time.perf_counter() - start)
+    return min(walls), len(result.records.staleness), result.updates
 
 
 def _split(sc, prepared) -> dict[str, float]:
@@ -117,15 +137,129 @@ def _split(sc, prepared) -> dict[str, float]:
     return shares
 
 
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+# ------------------------------------------------------------------------ flow sets
+
+
+def _k16_sets() -> list[tuple[str, object, list]]:
+    """The incast and the random pairs of the k=16 fat-tree (1,023 flows each)."""
+    G = fat_tree(16, bandwidth=10e9, latency=1e-6)
+    H = hosts(G)
+    rng = np.random.default_rng(2024)
+    pairs = []
+    while len(pairs) < 1023:
+        a, b = rng.choice(len(H), size=2, replace=False)
+        pairs.append((H[a], H[b]))
+    return [
+        ("k16 incast (1,023 -> h0)", G, [(h, H[0]) for h in H[1:]]),
+        ("k16 random pairs", G, pairs),
+    ]
+
+
+def _solve_once(G, pairs) -> float:
+    """Wall time (s) to route-index *pairs* (routes cached) and solve their max-min rates with
+    the solver FlowNetwork re-plans with (every flow added, then one solve)."""
+    links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
+    index = {link: i for i, link in enumerate(links)}
+    cap = [float(G.edges[link]["bandwidth"]) for link in links]
+    cache: dict = {}
+    paths = [tuple(index[link] for link in route(G, s, d, cache=cache)) for s, d in pairs]
+    start = time.perf_counter()
+    sharing = LinkSharing(cap, unit=True)
+    fl = []
+    for path in paths:
+        flow = flows._Flow()
+        flow.links, flow.weight = path, 1.0
+        sharing.add(flow)
+        fl.append(flow)
+    sharing.solve(fl)
+    return time.perf_counter() - start
+
+
+def _trace(path: Path) -> tuple[object, list]:
+    """The topology of the scenario at *path* and its transfers ``(t, src, dst, nbytes,
+    flow_key)``, recorded from one run."""
+    sc = api.load(path, ["run.eval_every=0"])
+    recorded: list = []
+    graphs: list = []
+    original, init = FlowNetwork.transfer, FlowNetwork.__init__
+
+    def transfer(net, src, dst, nbytes, *, flow_key=None):
+        recorded.append((net.env.now, src, dst, nbytes, flow_key))
+        return original(net, src, dst, nbytes, flow_key=flow_key)
+
+    def keep(net, env, G, **kw):
+        graphs.append(G)
+        init(net, env, G, **kw)
+
+    FlowNetwork.transfer, FlowNetwork.__init__ = transfer, keep  # type: ignore[method-assign]
+    try:
+        simulate(sc, prepared=prepare(sc))
+    finally:
+        FlowNetwork.transfer, FlowNetwork.__init__ = original, init  # type: ignore[method-assign]
+    return graphs[0], recorded
+
+
+def _replay(G, trace) -> float:
+    """Wall time (s) of FlowNetwork delivering the recorded *trace* in a bare SimPy run."""
+    env = simpy.Environment()
+    net = FlowNetwork(env, G)
+
+    def at(t, src, dst, nbytes, key):
+        yield env.timeout(t)
+        yield net.transfer(src, dst, nbytes, flow_key=key)
+
+    for t, src, dst, nbytes, key in trace:
+        env.process(at(t, src, dst, nbytes, key))
+    start = time.perf_counter()
+    env.run()
+    return time.perf_counter() - start
+
+
+def _simgrid() -> str | None:
+    """None when SimGrid's Python module imports, else why it is skipped."""
+    try:
+        import simgrid  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError as err:
+        return (
+            f"skipped: SimGrid is not importable ({err}); PyPI has only the simgrid 4.1 sdist, "
+            "whose build compiles ~590 C++ files against Boost"
+        )
+    return "skipped: SimGrid imports, but the SimGrid side of this comparison is not written yet"
+
+
+def flow_sets(repeat: int) -> None:
+    print("\n| flow set | flows | netsim solve, ms | SimGrid, ms | netsim / SimGrid |")
+    print("|---|---:|---:|---:|---:|")
+    why = _simgrid()
+    for name, G, pairs in _k16_sets():
+        best = min(_solve_once(G, pairs) for _ in range(repeat))
+        print(f"| {name} | {len(pairs):,} | {best * 1e3:.2f} | - | - |")
+    for name in ("fat_tree_ps", "geo_gsgd"):
+        G, trace = _trace(SC / f"{name}.toml")
+        best = min(_replay(G, trace) for _ in range(repeat))
+        print(f"| {name} transfers, replayed | {len(trace):,} | {best * 1e3:.2f} | - | - |")
+    print(f"\nSimGrid: {why}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer updates in the big cases")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
+    ap.add_argument("--no-flow-sets", action="store_true", help="skip the solve comparison")
     args = ap.parse_args()
     print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"{platform.platform()}, Python {platform.python_version()}\n"
+        f"machine: {_cpu()}, {os.cpu_count()} CPUs, {platform.platform()}, "
+        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}\n"
     )
     print(
         "| case | gradients | µs/gradient, network | µs/gradient, none | ratio | updates/s, network "
@@ -138,8 +272,8 @@ def main() -> None:
         bare = _without_network(sc)
         prepared = prepare(sc)
         simulate(sc, prepared=prepared)  # warm: routes, imports, caches
-        net_wall, net_grads, net_updates = _time(sc, prepared)
-        bare_wall, bare_grads, _ = _time(bare, prepared)
+        net_wall, net_grads, net_updates = _time(sc, prepared, args.repeat)
+        bare_wall, bare_grads, _ = _time(bare, prepared, args.repeat)
         per_net, per_bare = net_wall / net_grads * 1e6, bare_wall / bare_grads * 1e6
         split = {} if args.no_profile else _split(sc, prepared)
         shares = " | ".join(
@@ -149,8 +283,11 @@ def main() -> None:
         goal = " (goal ≤ 2)" if name in GOAL_RATIO else ""
         print(
             f"| {name} | {net_grads:,} | {per_net:.1f} | {per_bare:.1f} | "
-            f"{per_net / per_bare:.2f}{goal} | {net_updates / net_wall:,.0f} | {shares} |"
+            f"{per_net / per_bare:.2f}{goal} | {net_updates / net_wall:,.0f} | {shares} |",
+            flush=True,
         )
+    if not args.no_flow_sets:
+        flow_sets(args.repeat)
 
 
 if __name__ == "__main__":

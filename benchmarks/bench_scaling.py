@@ -152,9 +152,15 @@ def main() -> None:
     text = table(rows)
     print(text)
     if not args.quick:
-        Path(args.out).write_text(HEADER + text + "\n")
+        out = Path(args.out)
+        old = out.read_text() if out.exists() else ""
+        rest = old[old.index(KEEP) :] if KEEP in old else ""  # other benchmarks' sections
+        out.write_text(HEADER + text + "\n" + ("\n" + rest if rest else ""))
         print(f"wrote {args.out}")
 
+
+KEEP = "\n## "
+"""Where the sections of other benchmarks start in the output file: kept as they are."""
 
 HEADER = """# Scaling
 

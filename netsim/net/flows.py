@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fairshare import water_fill
+from .fairshare import LinkSharing
 from .routing import route
 from .topology import validate_graph
 
@@ -15,6 +15,12 @@ __all__ = ["FlowNetwork", "TransferRecord"]
 
 _MIN_LATENCY = 1e-9
 """Floor of the path latency (s) used as RTT weight by ``sharing="rtt"``."""
+
+
+def _add_at(carried: list, links: np.ndarray, bits: np.ndarray) -> None:
+    """``np.add.at(carried, links, bits)`` on a list: one addition per entry, in order."""
+    for link, b in zip(links.tolist(), bits.tolist(), strict=True):
+        carried[link] += b
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +78,13 @@ class _Flow:
         "start",
         "batch",
         "gen",
+        "left",
+        "tol",
+        "rate",
     )
-    # idx: every link of the path; links: those of finite capacity, the ones that share
-    # its rate (set when it starts sending, and again when a link's finiteness changes)
+    # idx: every link of the path; links: those of finite capacity (a tuple), the ones
+    # that share its rate (set when it starts sending, and again when a link's finiteness
+    # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending
 
 
 class FlowNetwork:
@@ -82,10 +92,12 @@ class FlowNetwork:
 
     A transfer first waits out the sum of the link latencies of its path
     (using no bandwidth), then sends its bytes at its fair rate. Rates are
-    recomputed (water-filling, :mod:`netsim.net.fairshare`) whenever flows start
-    sending or finish; all starts and ends at one instant are batched into one
-    recomputation, and only the earliest completion is scheduled (a
-    generation counter invalidates the timeout when rates change).
+    recomputed (water-filling, :class:`netsim.net.fairshare.LinkSharing`, which keeps
+    per link the flows crossing it, so a re-plan costs what the flows in flight
+    touch, not the size of the network) whenever flows start sending or finish; all
+    starts and ends at one instant are batched into one recomputation, and only the
+    earliest completion is scheduled (a generation counter invalidates the timeout
+    when rates change).
 
     Parameters
     ----------
@@ -122,17 +134,14 @@ class FlowNetwork:
         self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
         """Capacity of every directed link, bit/s, shape (n_links,)."""
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
+        self._cap = self.capacity.tolist()  # the same, as floats for the re-plans
+        self._lat = self._latency.tolist()
         self._routes = {}  # routing memo
         self._paths = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
         self._finite_gen = 0  # changes when a link becomes finite or infinite
-        self._flows = []  # sending flows, array order
-        self._remaining = np.empty(0)  # bits left, per sending flow
-        self._bits = np.empty(0)  # bits in total, per sending flow
-        self._rates = np.empty(0)  # bit/s, per sending flow
-        self._link_idx = np.empty(0, dtype=np.intp)  # (nnz,) link of each crossing
-        self._flow_pos = np.empty(0, dtype=np.intp)  # (nnz,) flow position of it
-        self._link_rate = np.zeros(len(self.links))  # bit/s carried per link now
-        self._link_bits = np.zeros(len(self.links))  # bits carried so far
+        self._flows = []  # sending flows, in the order they started sending
+        self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
+        self._link_bits = [0.0] * len(self.links)  # bits carried so far, per link
         self._arrived = []  # flows done with latency, not yet sending
         self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
         self._fast = None  # the _Fast batch in flight, if any
@@ -143,13 +152,27 @@ class FlowNetwork:
     # ------------------------------------------------------------------ paths
 
     def _path(self, src, dst, flow_key):
+        """``(path, idx, latency, finite)``: the directed links from *src* to *dst*, their
+        indices, the sum of their latencies (s) and the indices of the finite ones."""
         key = (src, dst, flow_key)
-        if key not in self._paths:
+        found = self._paths.get(key)
+        if found is None:
             path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
-            idx = np.fromiter((self._index[link] for link in path), dtype=np.intp, count=len(path))
-            finite = idx[np.isfinite(self.capacity[idx])]
-            self._paths[key] = (path, idx, float(self._latency[idx].sum()), finite)
-        return self._paths[key]
+            index, cap = self._index, self._cap
+            idx = tuple([index[link] for link in path])
+            finite = tuple([i for i in idx if cap[i] != math.inf])
+            found = self._paths[key] = (path, idx, self._path_latency(idx), finite)
+        return found
+
+    def _path_latency(self, idx: tuple) -> float:
+        """``float(self._latency[idx].sum())`` (s): numpy adds fewer than 8 values one at a
+        time, more pairwise."""
+        if len(idx) >= 8:
+            return float(self._latency[list(idx)].sum())
+        lat, total = self._lat, 0.0
+        for i in idx:
+            total += lat[i]
+        return total
 
     def min_transfer_time(self, src, dst, nbytes, *, flow_key=None):
         """Time (s) to deliver *nbytes* from *src* to *dst* on an idle network.
@@ -162,7 +185,8 @@ class FlowNetwork:
         bits = 8.0 * (nbytes + self.header_bytes)
         if not bits:
             return latency
-        bottleneck = float(self.capacity[idx].min()) if idx.size else math.inf
+        cap = self._cap
+        bottleneck = min([cap[i] for i in idx]) if idx else math.inf
         return latency + bits / bottleneck if bottleneck > 0 else math.inf
 
     # --------------------------------------------------------------- transfers
@@ -244,11 +268,10 @@ class FlowNetwork:
             found = [self._path(src, dst, key) for (src, dst), key in zip(pairs, keys, strict=True)]
             step.paths = found
             step.latency = np.array([f[2] for f in found])
-            step.links = np.concatenate([f[3] for f in found])
-            step.counts = np.array([f[3].size for f in found])
-            step.bottleneck = np.array(
-                [self.capacity[f[3]].min() if f[3].size else np.inf for f in found]
-            )
+            step.links = np.array([i for f in found for i in f[3]], dtype=np.intp)
+            step.counts = np.array([len(f[3]) for f in found])
+            cap = self._cap
+            step.bottleneck = np.array([min([cap[i] for i in f[3]], default=np.inf) for f in found])
             step.disjoint = np.unique(step.links).size == step.links.size
             self._steps[memo] = step
         return step
@@ -272,7 +295,7 @@ class FlowNetwork:
         if not fast.live:  # sent on as flows (another transfer came, or a link changed)
             return
         self._fast, fast.live = None, False
-        np.add.at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
+        _add_at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
         fast.batch.left = 0
         fast.batch.event.succeed(self.env.now)
 
@@ -292,7 +315,7 @@ class FlowNetwork:
         fast.live = False
         now = self.env.now
         sent = self._fast_carried(fast)
-        np.add.at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
+        _add_at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
         batch, step = fast.batch, fast.step
         for i, ((src, dst), key) in enumerate(zip(fast.pairs, fast.keys, strict=True)):
             left = float(fast.bits[i] - sent[i])
@@ -344,8 +367,9 @@ class FlowNetwork:
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize()
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
-            flow.links = flow.idx[np.isfinite(self.capacity[flow.idx])]
-        if flow.bits == 0 or flow.links.size == 0:
+            cap = self._cap
+            flow.links = tuple([i for i in flow.idx if cap[i] != math.inf])
+        if flow.bits == 0 or not flow.links:
             self._deliver(flow)
             return
         self._arrived.append(flow)
@@ -355,32 +379,25 @@ class FlowNetwork:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
-        finite = np.isfinite(self.capacity)
+        cap = self._cap
         for flow in self._arrived + self._flows:
-            flow.links = flow.idx[finite[flow.idx]]
-        for flow in [f for f in self._arrived if not f.links.size]:
+            flow.links = tuple([i for i in flow.idx if cap[i] != math.inf])
+        for flow in [f for f in self._arrived if not f.links]:
             self._arrived.remove(flow)
             self._deliver(flow)
-        for pos, flow in enumerate(self._flows):
-            if not flow.links.size:
-                self._remaining[pos] = 0.0
-        self._link_idx = self._flow_pos = np.empty(0, dtype=np.intp)
-        self._add_crossings(self._flows, 0)
-
-    def _add_crossings(self, flows, first: int) -> None:
-        """Append the (link, flow position) crossings of *flows*, at positions *first*, ..."""
-        self._link_idx = np.concatenate([self._link_idx] + [f.links for f in flows])
-        sizes = [f.links.size for f in flows]
-        self._flow_pos = np.concatenate(
-            [self._flow_pos, np.repeat(np.arange(first, first + len(flows)), sizes)]
-        )
+        self._sharing.clear()
+        for flow in self._flows:
+            if flow.links:
+                self._sharing.add(flow)
+            else:
+                flow.left = 0.0
 
     def _request_replan(self):
         if not self._replan_pending:
             self._replan_pending = True
-            event = self.env.event()
-            event.callbacks.append(self._replan)
-            event.succeed()  # runs after events already due now
+            # runs after events already due now; a timeout of 0 is queued exactly as an
+            # event succeeded now (NORMAL priority, next id), in one call
+            self.env.timeout(0).callbacks.append(self._replan)
 
     def _on_timeout(self, generation):
         if generation == self._generation:
@@ -390,49 +407,52 @@ class FlowNetwork:
         """Account for bits sent since the last update at the current rates."""
         dt = self.env.now - self._last
         if dt > 0 and self._flows:
-            self._remaining -= self._rates * dt
-            self._link_bits += self._link_rate * dt
+            for flow in self._flows:
+                flow.left -= flow.rate * dt
+            self._sharing.carry(self._link_bits, dt)
         self._last = self.env.now
 
     def _replan(self, _event):
+        """Deliver the flows done by now, start the ones arrived, re-solve the rates and
+        schedule the earliest completion. The arithmetic is the vectorised one it
+        replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
+        ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``."""
         self._replan_pending = False
         self._advance()
         now = self.env.now
-        with np.errstate(divide="ignore", invalid="ignore"):
-            done = (self._remaining <= 1e-9 * self._bits) | (
-                self._remaining / self._rates <= 4 * np.spacing(now)
-            )
-        hit = done.nonzero()[0]
-        if hit.size:
-            for pos in hit.tolist():
-                self._deliver(self._flows[pos])
-            keep = ~done
-            self._flows = [f for f, k in zip(self._flows, keep.tolist(), strict=True) if k]
-            self._remaining = self._remaining[keep]
-            self._bits = self._bits[keep]
-            old_pos = np.cumsum(keep) - 1
-            crossing = keep[self._flow_pos]
-            self._link_idx = self._link_idx[crossing]
-            self._flow_pos = old_pos[self._flow_pos[crossing]]
-        if self._arrived:
-            n = len(self._flows)
-            new = self._arrived
-            self._arrived = []
-            self._flows.extend(new)
-            bits = [f.bits for f in new]
-            self._remaining = np.concatenate([self._remaining, bits])
-            self._bits = np.concatenate([self._bits, bits])
-            self._add_crossings(new, n)
-        self._generation += 1
-        n = len(self._flows)
-        weights = np.array([f.weight for f in self._flows]) if self.sharing == "rtt" else np.ones(n)
-        self._rates = water_fill(self._link_idx, self._flow_pos, self.capacity, weights)
-        self._link_rate = np.bincount(
-            self._link_idx, weights=self._rates[self._flow_pos], minlength=len(self.links)
-        )
+        sharing = self._sharing
         if self._flows:
-            with np.errstate(divide="ignore"):  # a flow at rate 0 crosses a cut link
-                delay = float((self._remaining / self._rates).min())
+            tiny = 4 * math.ulp(now)  # np.spacing(now), now >= 0
+            keep = []
+            for flow in self._flows:
+                left, rate = flow.left, flow.rate
+                if left <= flow.tol or (rate != 0 and left / rate <= tiny):
+                    self._deliver(flow)
+                    sharing.remove(flow)
+                else:
+                    keep.append(flow)
+            self._flows = keep
+        if self._arrived:
+            for flow in self._arrived:
+                flow.left = flow.bits
+                flow.tol = 1e-9 * flow.bits
+                sharing.add(flow)
+            self._flows.extend(self._arrived)
+            self._arrived = []
+        self._generation += 1
+        flows = self._flows
+        sharing.solve(flows)
+        if flows:
+            level = sharing.level
+            if level:  # one rate for all: x / level grows with x, so the least first
+                delay = min([flow.left for flow in flows]) / level
+            else:
+                delay = math.inf  # a flow at rate 0 crosses a cut link
+                for flow in flows:
+                    if flow.rate:
+                        wait = flow.left / flow.rate
+                        if wait < delay:
+                            delay = wait
             if delay == math.inf:  # every flow waits for a cut link to come back
                 return
             generation = self._generation
@@ -457,9 +477,9 @@ class FlowNetwork:
         for link in ((u, v), (v, u)):
             i = self._index[link]
             if bandwidth is not None:
-                self.capacity[i] = float(bandwidth)
+                self.capacity[i] = self._cap[i] = float(bandwidth)
             if latency is not None:
-                self._latency[i] = float(latency)
+                self._latency[i] = self._lat[i] = float(latency)
         if bandwidth is not None and (np.isfinite(self.capacity) != was_finite).any():
             self._finite_gen += 1
             self._recross()
@@ -467,6 +487,8 @@ class FlowNetwork:
             self.graph.edges[u, v]["bandwidth"] = float(bandwidth)
         if latency is not None:
             self.graph.edges[u, v]["latency"] = float(latency)
+        if bandwidth is not None:
+            self._sharing.reshare()
         self._routes.clear()
         self._paths.clear()
         self._steps.clear()
@@ -499,9 +521,9 @@ class FlowNetwork:
     def _carried(self) -> np.ndarray:
         """Bits carried so far per directed link, the fast batch in flight included."""
         if self._fast is None:
-            return self._link_bits
+            return np.array(self._link_bits)
         fast = self._fast
-        carried = self._link_bits.copy()
+        carried = np.array(self._link_bits)
         sent = self._fast_carried(fast)
         np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
         return carried
