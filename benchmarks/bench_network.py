@@ -42,9 +42,8 @@ from pathlib import Path
 import numpy as np
 import simpy
 
-from netsim import api
+import netsim
 from netsim.config.scenario import parse_scenario
-from netsim.net import flows
 from netsim.net.fairshare import LinkSharing
 from netsim.net.flows import FlowNetwork
 from netsim.net.routing import route
@@ -163,6 +162,15 @@ def _k16_sets() -> list[tuple[str, object, list]]:
     ]
 
 
+class _SolvedFlow:
+    """What LinkSharing reads and sets of a flow: ``links``, ``weight`` and ``rate``."""
+
+    __slots__ = ("links", "weight", "rate")
+
+    def __init__(self, links: tuple):
+        self.links, self.weight, self.rate = links, 1.0, 0.0
+
+
 def _solve_once(G, pairs) -> float:
     """Wall time (s) to route-index *pairs* (routes cached) and solve their max-min rates with
     the solver FlowNetwork re-plans with (every flow added, then one solve)."""
@@ -175,8 +183,7 @@ def _solve_once(G, pairs) -> float:
     sharing = LinkSharing(cap, unit=True)
     fl = []
     for path in paths:
-        flow = flows._Flow()
-        flow.links, flow.weight = path, 1.0
+        flow = _SolvedFlow(path)
         sharing.add(flow)
         fl.append(flow)
     sharing.solve(fl)
@@ -186,7 +193,7 @@ def _solve_once(G, pairs) -> float:
 def _trace(path: Path) -> tuple[object, list]:
     """The topology of the scenario at *path* and its transfers ``(t, src, dst, nbytes,
     flow_key)``, recorded from one run."""
-    sc = api.load(path, ["run.eval_every=0"])
+    sc = netsim.load(path, ["run.eval_every=0"])
     recorded: list = []
     graphs: list = []
     original, init = FlowNetwork.transfer, FlowNetwork.__init__
@@ -268,7 +275,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.cases.split(","):
         path, sets = CASES[name](args.quick)
-        sc = api.load(path, sets)
+        sc = netsim.load(path, sets)
         bare = _without_network(sc)
         prepared = prepare(sc)
         simulate(sc, prepared=prepared)  # warm: routes, imports, caches
