@@ -35,12 +35,15 @@ BLOCKS = {
     "bench_scale": ("BENCHMARKS.md", ["bench_scale.py"]),
     "bench_flows": ("BENCHMARKS.md", ["bench_flows.py"]),
     "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),
+    "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
         ["fuzz_scenarios.py", "--n", "2000", "--data-dir", "{data}"],
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
+MARKDOWN = {"real_vs_netsim"}
+"""Blocks whose script prints markdown (tables, headings): pasted as they are, not as text."""
 
 
 def machine() -> str:
@@ -70,15 +73,17 @@ def machine() -> str:
     return "; ".join(parts)
 
 
-def block_text(name: str, command: list[str], output: str) -> str:
-    """The body of block *name*: the command, the machine, the date, then *output*."""
+def block_head(command: list[str]) -> str:
+    """The line heading a block: the command, the date, the machine and its load now."""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     day = datetime.date.today().isoformat()
     shown = " ".join(["python", "benchmarks/" + command[0], *command[1:]])
-    return (
-        f"Output of `{shown}` on {day}: {machine()}; load average {load} before the run.\n\n"
-        f"```text\n{output.rstrip()}\n```\n"
-    )
+    return f"Output of `{shown}` on {day}: {machine()}; load average {load} before the run.\n\n"
+
+
+def block_body(name: str, output: str) -> str:
+    """*output* as the block *name* shows it: fenced as text, or as markdown (:data:`MARKDOWN`)."""
+    return f"{output.strip()}\n" if name in MARKDOWN else f"```text\n{output.rstrip()}\n```\n"
 
 
 def replace_block(page: Path, name: str, body: str) -> None:
@@ -113,7 +118,7 @@ def main() -> None:
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         print(f"{name}: running ...", flush=True)
         shown = [c.replace(args.data_dir, os.path.relpath(args.data_dir, ROOT)) for c in command]
-        body_head = block_text(name, shown, "")  # the load before the run
+        head = block_head(shown)  # the load before the run
         done = subprocess.run(
             [sys.executable, str(ROOT / "benchmarks" / command[0]), *command[1:]],
             capture_output=True,
@@ -126,8 +131,7 @@ def main() -> None:
                 f"{name}: exit status {done.returncode}; block left as it was\n{done.stderr[-2000:]}"
             )
             continue
-        body = body_head.replace("```text\n\n```\n", f"```text\n{done.stdout.rstrip()}\n```\n")
-        replace_block(DOCS / page, name, body)
+        replace_block(DOCS / page, name, head + block_body(name, done.stdout))
         print(f"{name}: docs/{page} refreshed")
 
 
