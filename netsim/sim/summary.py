@@ -294,10 +294,6 @@ def _kinds(tp) -> tuple:
     return (origin or tp,)
 
 
-def _fields(kind) -> dict:
-    return get_type_hints(kind)
-
-
 def problems(value, kind=Summary, where: str = "summary") -> str | None:
     """The first way *value* breaks the contract *kind* (a missing required key, a value
     of the wrong JSON type, nested records included), as ``"<where>: ..."``; None if none.
@@ -307,7 +303,7 @@ def problems(value, kind=Summary, where: str = "summary") -> str | None:
     """
     if not isinstance(value, dict):
         return f"{where}: expected a JSON object, got {type(value).__name__}"
-    hints = _fields(kind)
+    hints = get_type_hints(kind)
     for key in hints:
         if key in kind.__required_keys__ and key not in value:
             return f"{where}: missing {key!r}"
