@@ -441,34 +441,44 @@ class FlowNetwork:
         replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
         ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``."""
         self._replan_pending = False
-        self._advance()
         now = self.env.now
         sharing = self._sharing
-        if self._flows:
+        flows = self._flows
+        least = math.inf  # the least bits left of a flow sending
+        if flows:  # _advance and the deliveries in one pass over the flows
+            dt = now - self._last
+            if dt > 0:
+                sharing.carry(self._link_bits, dt)
             tiny = 4 * math.ulp(now)  # np.spacing(now), now >= 0
             keep = []
-            for flow in self._flows:
+            for flow in flows:
                 left, rate = flow.left, flow.rate
+                if dt > 0:
+                    left = flow.left = left - rate * dt
                 if left <= flow.tol or (rate != 0 and left / rate <= tiny):
                     self._deliver(flow)
                     sharing.remove(flow)
                 else:
                     keep.append(flow)
-            self._flows = keep
+                    if left < least:
+                        least = left
+            self._flows = flows = keep
+        self._last = now
         if self._arrived:
             for flow in self._arrived:
-                flow.left = flow.bits
-                flow.tol = 1e-9 * flow.bits
+                flow.left = bits = flow.bits
+                flow.tol = 1e-9 * bits
                 sharing.add(flow)
-            self._flows.extend(self._arrived)
+                if bits < least:
+                    least = bits
+            flows.extend(self._arrived)
             self._arrived = []
         self._generation += 1
-        flows = self._flows
         sharing.solve(flows)
         if flows:
             level = sharing.level
             if level:  # one rate for all: x / level grows with x, so the least first
-                delay = min([flow.left for flow in flows]) / level
+                delay = least / level
             else:
                 delay = math.inf  # a flow at rate 0 crosses a cut link
                 for flow in flows:
