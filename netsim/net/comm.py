@@ -125,15 +125,25 @@ class NetworkComm:
         self.hosts = list(worker_hosts)
         self.model_bytes = model_bytes
         self.grad_bytes = grad_bytes
-        self.instant = [
-            ps_host is None  # no PS: nothing is pulled or pushed
-            or (
-                net.min_transfer_time(ps_host, h, model_bytes) == 0
-                and net.min_transfer_time(h, ps_host, grad_bytes) == 0
-            )
+        self.instant = self._instant()
+        """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
+
+    def _instant(self) -> list[bool]:
+        """:attr:`instant`: with every link of some latency, only a worker on the PS's host
+        (no link crossed) is; else each host's paths to and from the PS tell."""
+        net, ps_host = self.net, self.ps_host
+        if ps_host is None:  # no PS: nothing is pulled or pushed
+            return [True] * len(self.hosts)
+        graph = net.graph
+        if all(h in graph for h in (ps_host, *self.hosts)) and all(
+            latency > 0 for *_, latency in graph.edges(data="latency")
+        ):
+            return [h == ps_host for h in self.hosts]
+        return [
+            net.min_transfer_time(ps_host, h, self.model_bytes) == 0
+            and net.min_transfer_time(h, ps_host, self.grad_bytes) == 0
             for h in self.hosts
         ]
-        """Per worker: both transfers take no time (``pull`` and ``push`` always return None)."""
 
     def min_times(self, worker: int) -> tuple[float, float]:
         """The shortest a pull and a push of *worker* can take (s): alone on the network

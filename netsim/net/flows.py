@@ -148,6 +148,8 @@ class FlowNetwork:
         self._last = env.now
         self._generation = 0
         self._replan_pending = False
+        self._waking = False  # in a timeout of the network's own (see _request_replan)
+        self._deferred = False  # ... which re-plans when it is done
 
     # ------------------------------------------------------------------ paths
 
@@ -227,7 +229,7 @@ class FlowNetwork:
         flow = self._new_flow(src, dst, nbytes, found, self.env.now, None)
         latency = found[2]
         if latency > 0:
-            self.env.timeout(latency).callbacks.append(lambda _ev: self._arrive(flow))
+            self.env.timeout(latency, (flow,)).callbacks.append(self._on_arrival)
         else:
             self._arrive(flow)
         return flow.event
@@ -327,7 +329,7 @@ class FlowNetwork:
             flow.gen -= 1  # its links were found before now: recheck them at arrival
             arrive = fast.start + found[2]
             if arrive > now:
-                self.env.timeout(arrive - now).callbacks.append(lambda _ev, f=flow: self._arrive(f))
+                self.env.timeout(arrive - now, (flow,)).callbacks.append(self._on_arrival)
             else:
                 self._arrive(flow)
         if not batch.left:
@@ -346,9 +348,7 @@ class FlowNetwork:
             else:
                 self._arrive(flow)
         for latency, flows in waiting.items():
-            env.timeout(latency).callbacks.append(
-                lambda _ev, flows=flows: [self._arrive(f) for f in flows]
-            )
+            env.timeout(latency, flows).callbacks.append(self._on_arrival)
 
     def _deliver(self, flow):
         batch = flow.batch
@@ -395,13 +395,36 @@ class FlowNetwork:
     def _request_replan(self):
         if not self._replan_pending:
             self._replan_pending = True
+            env = self.env
+            if self._waking and env.peek() > env.now:
+                # nothing else is due now: the timeout of 0 below would be the next event
+                # processed, so re-planning when the network's own timeout has done (after
+                # what it queued, before any of it runs) keeps the order, one event less
+                self._deferred = True
+                return
             # runs after events already due now; a timeout of 0 is queued exactly as an
             # event succeeded now (NORMAL priority, next id), in one call
-            self.env.timeout(0).callbacks.append(self._replan)
+            env.timeout(0).callbacks.append(self._replan)
 
-    def _on_timeout(self, generation):
-        if generation == self._generation:
+    def _on_arrival(self, event):
+        """The flows of *event* (a tuple or list, its value) are through their path latency."""
+        self._waking = True
+        for flow in event._value:
+            self._arrive(flow)
+        self._waking = False
+        if self._deferred:
+            self._deferred = False
+            self._replan(None)
+
+    def _on_timeout(self, event):
+        """The earliest completion planned by the re-plan of generation ``event._value``."""
+        if event._value == self._generation:
+            self._waking = True
             self._request_replan()
+            self._waking = False
+            if self._deferred:
+                self._deferred = False
+                self._replan(None)
 
     def _advance(self):
         """Account for bits sent since the last update at the current rates."""
@@ -418,34 +441,44 @@ class FlowNetwork:
         replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
         ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``."""
         self._replan_pending = False
-        self._advance()
         now = self.env.now
         sharing = self._sharing
-        if self._flows:
+        flows = self._flows
+        least = math.inf  # the least bits left of a flow sending
+        if flows:  # _advance and the deliveries in one pass over the flows
+            dt = now - self._last
+            if dt > 0:
+                sharing.carry(self._link_bits, dt)
             tiny = 4 * math.ulp(now)  # np.spacing(now), now >= 0
             keep = []
-            for flow in self._flows:
+            for flow in flows:
                 left, rate = flow.left, flow.rate
+                if dt > 0:
+                    left = flow.left = left - rate * dt
                 if left <= flow.tol or (rate != 0 and left / rate <= tiny):
                     self._deliver(flow)
                     sharing.remove(flow)
                 else:
                     keep.append(flow)
-            self._flows = keep
+                    if left < least:
+                        least = left
+            self._flows = flows = keep
+        self._last = now
         if self._arrived:
             for flow in self._arrived:
-                flow.left = flow.bits
-                flow.tol = 1e-9 * flow.bits
+                flow.left = bits = flow.bits
+                flow.tol = 1e-9 * bits
                 sharing.add(flow)
-            self._flows.extend(self._arrived)
+                if bits < least:
+                    least = bits
+            flows.extend(self._arrived)
             self._arrived = []
         self._generation += 1
-        flows = self._flows
         sharing.solve(flows)
         if flows:
             level = sharing.level
             if level:  # one rate for all: x / level grows with x, so the least first
-                delay = min([flow.left for flow in flows]) / level
+                delay = least / level
             else:
                 delay = math.inf  # a flow at rate 0 crosses a cut link
                 for flow in flows:
@@ -455,10 +488,7 @@ class FlowNetwork:
                             delay = wait
             if delay == math.inf:  # every flow waits for a cut link to come back
                 return
-            generation = self._generation
-            self.env.timeout(max(delay, 0.0)).callbacks.append(
-                lambda _ev: self._on_timeout(generation)
-            )
+            self.env.timeout(max(delay, 0.0), self._generation).callbacks.append(self._on_timeout)
 
     def set_link(self, u, v, *, bandwidth=None, latency=None):
         """Change the link between *u* and *v* (both directions) from now on.

@@ -340,7 +340,8 @@ def route(G, src, dst, *, flow_key=None, cache=None):
     if ft is not None and src in ft.edge and dst in ft.edge:
         return _fat_tree_route(ft, src, dst, key)
     next_hops, count = _pair(G, src, dst, cache)
-    index = flow_hash(key) % count[src]
+    n = count[src]
+    index = flow_hash(key) % n if n > 1 else 0  # one path: no need to hash the key
     path, u = [], src
     while u != dst:
         for v in next_hops[u]:

@@ -174,3 +174,25 @@ def test_ecmp_is_deterministic_and_spreads():
         assert route(G, "h0", "h15", flow_key=key, cache=cache) == route(
             G, "h0", "h15", flow_key=key
         )
+
+
+def test_lone_transfer_takes_three_events():
+    """Its path-latency timeout (which starts it sending at once: nothing else is due then),
+    its completion timeout (which delivers it at once) and its own event."""
+    env = simpy.Environment()
+    net = FlowNetwork(env, star(3, bandwidth=B, latency=LAT))
+    done = net.transfer("h0", "h1", S)
+    steps = 0
+    while env.peek() < float("inf"):
+        env.step()
+        steps += 1
+    assert steps == 3
+    assert done.value.end == pytest.approx(2 * LAT + 8 * S / B)
+
+
+def test_replan_waits_for_events_due_at_the_same_instant():
+    """Two transfers arriving at one instant start sending in one re-plan: the second's
+    arrival is due when the first's timeout fires, so the re-plan is queued after it."""
+    specs = [("a", "h0", "h2", S, 0.0), ("b", "h1", "h2", S, 0.0)]
+    out, _, _ = run_transfers(star(3, bandwidth=B, latency=LAT), specs)
+    assert out["a"].end == out["b"].end == pytest.approx(2 * LAT + 2 * 8 * S / B)
