@@ -14,9 +14,10 @@ resident memory printed is that run's own (data, imports and the run together).
   two flow events. Without the network, transfers take no time.
 
 Points run with single-threaded BLAS (see ONE_THREAD). Columns: updates, wall time of the run (s; data preparation excluded), updates per
-wall second, peak RSS (MB). The table is printed and written to docs/SCALING.md.
+wall second, peak RSS (MB). The table is printed (``benchmarks/refresh_docs.py bench_scaling``
+puts it in docs/SCALING.md); the progress of each point goes to stderr.
 
-Usage: python benchmarks/bench_scaling.py [--big] [--quick] [--out FILE]
+Usage: python benchmarks/bench_scaling.py [--big] [--quick]
        python benchmarks/bench_scaling.py point WORKERS FEATURES CLASSES UPDATES BATCH NETWORK
 """
 
@@ -121,7 +122,6 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="10x fewer updates (a smoke test of this script)"
     )
-    parser.add_argument("--out", default=str(ROOT / "docs" / "SCALING.md"))
     args = parser.parse_args()
     rows = []
     for section, (w, f, c, u, b, net) in plan(args.big, args.quick):
@@ -147,36 +147,7 @@ def main() -> None:
         print(
             f"{section:20s} workers {w:>7,} params {r['params']:>7,}: {r['updates']:,} updates in "
             f"{r['wall_s']:.1f} s, peak {r['peak_mb']:,.0f} MB",
+            file=sys.stderr,
             flush=True,
         )
-    text = table(rows)
-    print(text)
-    if not args.quick:
-        out = Path(args.out)
-        old = out.read_text() if out.exists() else ""
-        rest = old[old.index(KEEP) :] if KEEP in old else ""  # other benchmarks' sections
-        out.write_text(HEADER + text + "\n" + ("\n" + rest if rest else ""))
-        print(f"wrote {args.out}")
-
-
-KEEP = "\n## "
-"""Where the sections of other benchmarks start in the output file: kept as they are."""
-
-HEADER = """# Scaling
-
-Produced by `python benchmarks/bench_scaling.py` (add `--big` for 100,000 workers and 10,000
-networked workers). One ASGD run per row, each in a fresh process: evaluation and timeline off,
-exponential compute times (mean 10 s), synthetic data; wall time excludes data preparation,
-peak RSS includes data and imports. Workers sweep: 64 features, batch 1, at least as many
-updates as workers. Parameters sweep: 16 workers, batch 16 (logistic on 64 and 1,000 features,
-softmax on 1,000 features x 10 and x 100 classes). Network: a star topology, every pull and
-push a max-min-shared flow of the model's size. BLAS single-threaded (`OPENBLAS_NUM_THREADS=1`):
-the products are small, and on a loaded machine OpenBLAS's threads slowed the 100,000-parameter
-run more than tenfold. Measured on a shared 2-core machine, so wall
-times carry the load of the moment.
-
-"""
-
-
-if __name__ == "__main__":
-    main()
+    print(table(rows))  # stdout holds the table alone: refresh_docs.py pastes it in SCALING.md

@@ -35,6 +35,8 @@ BLOCKS = {
     "bench_scale": ("BENCHMARKS.md", ["bench_scale.py"]),
     "bench_flows": ("BENCHMARKS.md", ["bench_flows.py"]),
     "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),
+    "bench_scaling": ("SCALING.md", ["bench_scaling.py", "--big"]),
+    "bench_network": ("SCALING.md", ["bench_network.py", "--quick", "--repeat", "2"]),
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
@@ -42,7 +44,7 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim"}
+MARKDOWN = {"real_vs_netsim", "bench_scaling", "bench_network"}
 """Blocks whose script prints markdown (tables, headings): pasted as they are, not as text."""
 
 
