@@ -277,57 +277,115 @@ def recommend(
     on_rung=None,
     widen: int = 3,
 ) -> Recommendation:
-    """Race (grouping, η) candidates by successive halving of pilot emulations.
+    """Race (grouping, η) candidates by successive halving of pilot emulations (the module
+    docstring says how the pick is made; docs/GROUPING.md why).
 
     Parameters
     ----------
     scenario : Scenario; its horizon ``run.until`` (s) scales the rungs.
-    prepared : shared data, shards and initial model (made once when None).
-    measurement : the probe phase (made from the scenario's streams when None).
+    prepared, measurement : shared data, shards and initial model; the probe phase (made
+        from the scenario's streams when None).
     candidates : ``{name: groups}``; default: :func:`candidate_groupings`.
     lrs : η grid; default ``lr_grid(base_lr(scenario))``.
-    factor : keep 1/*factor* of the candidates per rung; rung horizons grow by *factor*.
-    first, last : first and last rung as fractions of the horizon (defaults 1/27 and 1/2:
-        with 75 candidates the race costs about 8 runs of the scenario; see docs/GROUPING.md).
-    finalists : fewest candidates kept per rung.
-    replicates : runs per last-rung candidate: its pilot plus ``replicates − 1`` runs to the
-        last rung with other time and minibatch draws (same data, shards and initial model);
-        its loss is the mean over them.
+    factor : keep 1/*factor* of the candidates per rung, at least *finalists*; rung
+        horizons grow by *factor*, from *first* to *last* of the horizon.
+    replicates : runs per last-rung candidate (its pilot and ``replicates − 1`` runs with
+        other time and minibatch draws); its loss is the mean over them.
     budget_s : cap on the pilots' simulated seconds; rung horizons shrink to fit.
     eval_rows : training rows the pilots evaluate the loss on (a fixed subsample).
     target : target loss; default ``run.target_loss``, else the highest loss any run of
-        the pick holds at the end of the last rung.
-    rule : the GSGD rule asking (hand groups, k_max, probe rounds, centre of the η grid,
-        options the pilots keep); default the scenario's ``[algorithms.gsgd]``.
-    alike : when > 0, groupings whose measured update rate, 1 + staleness and gradients per
-        update all lie within a factor ``e**alike`` of an earlier candidate's are not raced
-        (:func:`netsim.tuning.progress.prune_alike`; 0.2 is about ±22 %). Default 0: race
-        all (0.2 cost about 30 % less and one good pick in twelve on the benchmark).
-    jobs : processes the pilots run in (this one and forked copies, where forking is safe:
-        :mod:`netsim.tuning.pool`); None: the CPUs this process may use, at most one per 4
-        candidates. The result is the same for any *jobs* (wall times aside).
-    on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based) is
-        run, for progress displays; it may raise (e.g. KeyboardInterrupt) to abandon the race.
-    widen : with the default η grid and no *budget_s*, at most this many η steps (one grid
-        ratio each) are added beyond either end of the grid, per grouping, after the first
-        rung (:func:`edge_steps`): a grid centred on an η far from the best still finds it.
+        the lowest-loss finalist holds at the end of the last rung.
+    rule : the GSGD rule asking (hand groups, k_max, probe rounds, η grid centre, options
+        the pilots keep); default the scenario's ``[algorithms.gsgd]``.
+    alike : when > 0, groupings whose timing lies within ``e**alike`` of an earlier
+        candidate's are not raced (:func:`netsim.tuning.progress.prune_alike`).
+    jobs : processes the pilots run in (:mod:`netsim.tuning.pool`; None: the usable CPUs,
+        at most one per 4 candidates). The result is the same for any *jobs*.
+    on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based);
+        it may raise (e.g. KeyboardInterrupt) to abandon the race.
+    widen : with the default grid and no *budget_s*, up to this many η steps beyond
+        either end of the grid per grouping after the first rung (:func:`edge_steps`).
 
-    The pick: with a given target, the last-rung candidate that reaches it first (none
-    reaches it: the lowest loss, and the reason says so); otherwise the last-rung
-    candidate with the lowest loss (:func:`_final_score`), which reaches the
-    target first by construction, unless finalists within :data:`TIE` of that loss have
-    fewer groups: then the one with the fewest (among those whose runs all reach the target).
-
-    Raises
-    ------
-    RecommendError
-        Empty candidate set or η grid, a non-positive η, a budget below one first-rung pilot.
+    Raises :exc:`RecommendError` (one line) for an empty candidate set or η grid, a
+    non-positive η, a budget below one first-rung pilot.
     """
     wall0 = time.perf_counter()
-    H = scenario.run.until
-    seed = scenario.run.seed
     prepared = prepared or prepare(scenario)
     rule = rule if rule is not None else scenario.rules.get("gsgd")
+    measurement, candidates = _measured_candidates(
+        scenario, prepared, rule, measurement, candidates
+    )
+    lrs, widen = _grid(scenario, rule, lrs, widen if budget_s is None else 0)
+    given_target = _check_options(scenario, factor, first, last, replicates, jobs, target)
+    pilots, pruned = _pilots(measurement, candidates, lrs, alike)
+    plan = ((first, last), finalists, budget_s, replicates)
+    horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
+    runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
+    ratio = lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
+    finals = _race(runner, _Halving(factor, finalists, widen, ratio), jobs, on_rung)
+    H, H_run = scenario.run.until, horizons[-1]
+    target, source, final = _target(finals, given_target, target is not None, H, H_run)
+    _predict_all(pilots, finals, target, H)
+    pick, reason = _pick(finals, final, target, given_target, H_run)
+    sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
+    return Recommendation(
+        *(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons),
+        *(measurement, sim_s, time.perf_counter() - wall0, H),
+        pruned=pruned,
+        unseen=_unseen_events(scenario.events, H_run),
+    )
+
+
+def _grid(scenario, rule, lrs, widen: int) -> tuple[tuple[float, ...], int]:
+    """(the race's η grid: *lrs*, else :func:`lr_grid` around the rule's η; the η steps it may
+    be widened by: *widen* with the default grid, 0 with a grid given, which is kept to)."""
+    if lrs is not None:
+        return _validate_lrs(lrs), 0
+    return _validate_lrs(lr_grid(rule.lr if rule is not None else base_lr(scenario))), widen
+
+
+def _pilots(measurement, candidates: dict, lrs, alike: float) -> tuple[list, dict]:
+    """(a pilot per candidate grouping × η, {grouping not raced: the alike one raced})."""
+    timings = (
+        {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()}
+        if measurement is not None
+        else {}
+    )
+    pruned = prune_alike(timings, alike)
+    pilots = [
+        Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
+        for name, groups in candidates.items()
+        if name not in pruned
+        for lr in lrs
+    ]
+    return pilots, pruned
+
+
+def _plan(H, measurement, n, factor, span, finalists, budget_s, replicates) -> list[float]:
+    """Rung horizons (s) for *n* pilots over a horizon *H* (s): from ``span[0]`` to
+    ``span[1]`` of it by *factor*, shrunk to fit *budget_s* (:func:`_fit_budget`, a first
+    rung of at least two of the slowest worker's measured iterations)."""
+    slowest = (
+        float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
+    )
+    return _fit_budget(
+        [f * H for f in rung_fractions(n, factor, *span)],
+        n,
+        factor,
+        finalists,
+        budget_s,
+        2 * slowest,
+        replicates,
+    )
+
+
+def _measured_candidates(scenario, prepared: Prepared, rule, measurement, candidates):
+    """(measurement, candidates) of a race: the probe phase made from the scenario's
+    streams and :func:`candidate_groupings` on it, where not given.
+
+    Raises the measurement's error when a worker cannot reach the server, and
+    RecommendError for an empty candidate set."""
+    seed = scenario.run.seed
     spec = rule.grouping if rule is not None and hasattr(rule, "grouping") else None
     if measurement is None and candidates is None:
         measurement = measure(
@@ -345,11 +403,12 @@ def recommend(
         )
     if not candidates:
         raise RecommendError("the candidate set is empty: no grouping to recommend")
-    widen = widen if lrs is None and budget_s is None else 0  # a grid or a budget given is kept to
-    lrs = _validate_lrs(
-        lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs
-    )
-    ratio = lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
+    return measurement, candidates
+
+
+def _check_options(scenario, factor, first, last, replicates, jobs, target) -> float | None:
+    """The target loss given (*target*, else ``run.target_loss``; None: none), after checking
+    the race's options (RecommendError, one line, on the first bad one)."""
     if not (factor > 1 and 0 < first <= last <= 1):
         raise RecommendError(
             f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}"
@@ -360,57 +419,55 @@ def recommend(
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
-    timings = (
-        {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()}
-        if measurement is not None
-        else {}
-    )
-    pruned = prune_alike(timings, alike)
-    pilots = [
-        Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
-        for name, groups in candidates.items()
-        if name not in pruned
-        for lr in lrs
-    ]
-    fractions = rung_fractions(len(pilots), factor, first, last)
-    slowest = (
-        float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
-    )
-    horizons = _fit_budget(
-        [f * H for f in fractions],
-        len(pilots),
-        factor,
-        finalists,
-        budget_s,
-        2 * slowest,
-        replicates,
-    )
-    eval_every = min(horizons[0] / 8, H / 100)
-    pilot_sc = replace(
-        scenario,
-        run=replace(
-            scenario.run,
-            eval_every=eval_every,
-            eval_every_updates=0,
-            timeline_until=0.0,
-            target_loss=0.0,
-        ),
-    )
-    rows = np.sort(
-        np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows]
-    )
-    eval_set = (
-        _compact(prepared.dataset.X_train[rows]),
-        prepared.dataset.y_train[rows],
-    )  # gathered once for all pilots
-    H_run = horizons[-1]
-    sims: dict[int, tuple[Simulation, int]] = {}
-    """This process's pilots (a forked child keeps its own): pilot → (its paused run, rungs passed)."""
+    return given_target
 
-    def per_s(i: int) -> float:
+
+@dataclass
+class _Runner:
+    """The pilot runs of one race: what they share (prepared data, evaluation rows, the
+    pilots' scenario) and this process's paused pilots. :meth:`work` runs in the pool's
+    processes (a forked child keeps its own ``sims``); :meth:`batch` in this one."""
+
+    scenario: object
+    prepared: Prepared
+    rule: object
+    pilots: list
+    horizons: list
+    replicates: int
+    pilot_sc: object
+    eval_set: tuple
+    sims: dict = field(default_factory=dict)
+    """This process's pilots: pilot index → (its paused run, rungs passed)."""
+
+    @classmethod
+    def of(cls, scenario, prepared, rule, pilots, horizons, replicates, eval_rows) -> _Runner:
+        """The runner of a race over *pilots* to rung *horizons* (s), its loss evaluated on
+        *eval_rows* training rows (drawn from the scenario seed) every 1/8 of the first rung."""
+        pilot_sc = replace(
+            scenario,
+            run=replace(
+                scenario.run,
+                eval_every=min(horizons[0] / 8, scenario.run.until / 100),
+                eval_every_updates=0,
+                timeline_until=0.0,
+                target_loss=0.0,
+            ),
+        )
+        rows = np.sort(
+            np.random.default_rng(scenario.run.seed).permutation(prepared.dataset.X_train.shape[0])[
+                :eval_rows
+            ]
+        )
+        eval_set = (
+            _compact(prepared.dataset.X_train[rows]),
+            prepared.dataset.y_train[rows],
+        )  # gathered once for all pilots
+        return cls(scenario, prepared, rule, pilots, horizons, replicates, pilot_sc, eval_set)
+
+    def per_s(self, i: int) -> float:
         """Pilot *i*'s wall cost per simulated second, for spreading the work: measured once
         it ran, else guessed from its gradients and updates per second."""
-        p = pilots[i]
+        p = self.pilots[i]
         if p.sim_s > 0 and p.wall_s > 0:
             return p.wall_s / p.sim_s
         return 1e-4 * (
@@ -418,36 +475,36 @@ def recommend(
             + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0)
         )
 
-    def pilot_run(sc, groups, lr) -> Simulation:
+    def _simulation(self, sc, groups, lr) -> Simulation:
         """A run of scenario *sc* with *groups* and η *lr*, its loss on the fixed evaluation rows."""
-        pilot = _pilot_rule(scenario, groups, lr, rule)
-        return Simulation(sc, pilot.name, prepared, rule=pilot, eval_set=eval_set)
+        pilot = _pilot_rule(self.scenario, groups, lr, self.rule)
+        return Simulation(sc, pilot.name, self.prepared, rule=pilot, eval_set=self.eval_set)
 
-    def work(task):
+    def work(self, task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
         (simulated s, wall s, curve [(t s, loss)], diverged). The task carries the pilot's
         groups and η: a child forked before a pilot was added does not know it."""
         kind, i, arg, (groups, lr) = task
         if kind == "replicate":
-            rep_sc = replace(
-                pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run)
+            run = replace(
+                self.pilot_sc.run,
+                seed=replicate_seed(self.scenario.run.seed, arg),
+                until=self.horizons[-1],
             )
-            sim = pilot_run(rep_sc, groups, lr)
+            sim = self._simulation(replace(self.pilot_sc, run=run), groups, lr)
             w0 = time.perf_counter()
             res = sim.run()
             return res.sim_time, time.perf_counter() - w0, _losses(res.curve), res.status != "ok"
         *before, until = arg  # the rung horizons so far (s): this rung's last
-        sim, passed = sims.get(i, (None, -1))
-        if passed != len(
-            before
-        ):  # new here, or moved here from another process: replay the rungs before
-            sim = pilot_run(pilot_sc, groups, lr)
+        sim, passed = self.sims.get(i, (None, -1))
+        if passed != len(before):  # new here, or moved from another process: replay the rungs
+            sim = self._simulation(self.pilot_sc, groups, lr)
             sim.begin()
             for h in before:
                 _to_rung(sim, h)
         t0, w0 = sim.env.now, time.perf_counter()
         _to_rung(sim, until)
-        sims[i] = sim, len(before) + 1
+        self.sims[i] = sim, len(before) + 1
         return (
             sim.env.now - t0,
             time.perf_counter() - w0,
@@ -455,12 +512,9 @@ def recommend(
             bool(sim.ps.diverged),
         )
 
-    alive = list(range(len(pilots)))
-    if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
-        jobs = max(1, min(usable_cpus(), len(pilots) // 4))
-
-    def run_batch(pool, r: int, ids: list, replicate: bool) -> None:
+    def batch(self, pool, r: int, ids: list, replicate: bool) -> None:
         """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
+        pilots, horizons = self.pilots, self.horizons
         h = horizons[r]
         tasks = [
             ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids
@@ -469,115 +523,149 @@ def recommend(
             tasks += [
                 ("replicate", i, rep, (pilots[i].groups, pilots[i].lr))
                 for i in ids
-                for rep in range(1, replicates)
+                for rep in range(1, self.replicates)
             ]
         start = horizons[r - 1] if r else 0.0
         outcomes = pool.run(
             tasks,
             [i if kind == "advance" else None for kind, i, _, _ in tasks],
-            [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _, _ in tasks],
-            [per_s(i) * h for _, i, _, _ in tasks],
+            [
+                self.per_s(i) * (h - start if kind == "advance" else horizons[-1])
+                for kind, i, _, _ in tasks
+            ],
+            [self.per_s(i) * h for _, i, _, _ in tasks],
         )
-        for (kind, i, _, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
-            p = pilots[i]
-            p.sim_s += sim_s
-            p.wall_s += wall_s
-            if kind == "advance":
-                p.rung, p.curve = r, curve
-                p.curves = [curve]
-            else:
-                p.curves.append(curve)
-            if diverged:
-                p.status = "diverged"
+        for (kind, i, _, _), outcome in zip(tasks, outcomes):
+            _credit(pilots[i], r, kind == "advance", *outcome)
 
-    with StickyPool(work, jobs) as pool:  # one thread per native pool, in every process
-        for r, h in enumerate(horizons):
+
+def _credit(p: Pilot, r: int, advanced: bool, sim_s, wall_s, curve, diverged) -> None:
+    """Book an outcome on pilot *p*: its run advanced to rung *r* (else a replicate run)."""
+    p.sim_s += sim_s
+    p.wall_s += wall_s
+    if advanced:
+        p.rung, p.curve = r, curve
+        p.curves = [curve]
+    else:
+        p.curves.append(curve)
+    if diverged:
+        p.status = "diverged"
+
+
+@dataclass(frozen=True)
+class _Halving:
+    """How the race halves: keep 1/*factor* per rung, at least *finalists*; after the first
+    rung, up to *widen* η steps of *ratio* beyond the grid (:func:`edge_steps`)."""
+
+    factor: float
+    finalists: int
+    widen: int
+    ratio: float
+
+
+def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list[Pilot]:
+    """Run the successive halving over *runner*'s pilots (new ones appended to its list
+    when the grid is widened) and return the last rung's candidates."""
+    pilots, horizons = runner.pilots, runner.horizons
+    alive = list(range(len(pilots)))
+    if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
+        jobs = max(1, min(usable_cpus(), len(pilots) // 4))
+    with StickyPool(runner.work, jobs) as pool:  # one thread per native pool, in every process
+        for r in range(len(horizons)):
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
-            run_batch(pool, r, alive, last)
-            keep = max(
-                finalists, math.ceil(len(alive) / factor)
-            )  # pilots added below compete for these places
-            for _ in range(widen if r == 0 and not last else 0):
-                steps = edge_steps([pilots[i] for i in alive], ratio)
-                if not steps:
-                    break
-                new = list(range(len(pilots), len(pilots) + len(steps)))
-                pilots += [Pilot(p.name, p.groups, lr, timing=p.timing) for p, lr in steps]
-                run_batch(pool, 0, new, False)
-                alive += new
+            runner.batch(pool, r, alive, last)
+            keep = max(halving.finalists, math.ceil(len(alive) / halving.factor))
+            if r == 0 and not last:  # pilots added here compete for the *keep* places
+                alive += _widen(runner, pool, alive, halving)
             if last:
                 break
-            ranked = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))
-            alive = ranked[:keep]
-    sims.clear()  # free the SimPy state of every pilot
+            alive = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))[:keep]
+    runner.sims.clear()  # free the SimPy state of every pilot
     for p in pilots:
         if p.rung < len(horizons) - 1:
             p.curves = []
-    finals = [pilots[i] for i in alive]
+    return [pilots[i] for i in alive]
+
+
+def _widen(runner: _Runner, pool, alive: list, halving: _Halving) -> list[int]:
+    """Pilots beyond the η grid (:func:`edge_steps`, up to ``halving.widen`` rounds), run to
+    the first rung: their indices (appended to ``runner.pilots``)."""
+    pilots, added = runner.pilots, []
+    for _ in range(halving.widen):
+        steps = edge_steps([pilots[i] for i in alive + added], halving.ratio)
+        if not steps:
+            break
+        new = list(range(len(pilots), len(pilots) + len(steps)))
+        pilots += [Pilot(p.name, p.groups, lr, timing=p.timing) for p, lr in steps]
+        runner.batch(pool, 0, new, False)
+        added += new
+    return added
+
+
+def _target(finals: list, given_target, given: bool, H: float, H_run: float):
+    """(target loss, its source, {id(pilot): last-rung score}) of the race's *finals*: the
+    target given (*given*: by the caller, else ``run.target_loss``), else the highest loss any
+    run of the lowest-scoring finalist holds at the last rung's end *H_run* (s)."""
     ok = [p for p in finals if p.status == "ok" and p.curve]
-    final = {id(p): _final_score(p, H) for p in ok}  # the last rung's ranking (Pilot is unhashable)
+    final = {id(p): _final_score(p, H) for p in ok}  # Pilot is unhashable
     if given_target:
-        target, source = float(given_target), "given" if target is not None else "run.target_loss"
-    elif ok:
+        return float(given_target), "given" if given else "run.target_loss", final
+    if ok:
         best = min(ok, key=lambda p: (final[id(p)], p.label))
         target = max(_last_quarter(c) for c in best.curves)
-        source = f"loss every run of {best.label} holds at {H_run:g} s"
-    else:
-        target, source = math.inf, "no candidate finished"
+        return target, f"loss every run of {best.label} holds at {H_run:g} s", final
+    return math.inf, "no candidate finished", final
+
+
+def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
+    """Every pilot's predicted time to *target* (:func:`_predict`); a finalist with several
+    runs that all reach it: the mean of their times (interval: the earliest and latest)."""
     for p in pilots:
         _predict(p, target, H)
-    for p in ok:
+    for p in finals:
+        if p.status != "ok" or not p.curve:
+            continue
         each = [time_to_loss(c, target, H) for c in p.curves]
         if len(each) > 1 and None not in each:
             p.predicted, p.low, p.high = float(np.mean(each)), min(each), max(each)
             p.how = f"emulated, {len(each)} runs"
+
+
+def _pick(finals: list, final: dict, target: float, given_target, H_run: float):
+    """(pick, reason) among the last rung's *finals* (*final*: their scores by id)."""
+    ok = [p for p in finals if id(p) in final]
     reached = [p for p in ok if p.how.startswith("emulated")]
     if reached and given_target:
         pick = min(reached, key=lambda p: (p.predicted, final[id(p)], p.label))
-        reason = f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) among {len(finals)} finalists"
-    elif ok and given_target:
+        return pick, (
+            f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) "
+            f"among {len(finals)} finalists"
+        )
+    if ok and given_target:
         pick = min(ok, key=lambda p: (final[id(p)], p.label))
-        reason = (
+        return pick, (
             f"no finalist reaches the target loss {target:.5g} within {H_run:g} s: "
             f"fell back to the lowest loss ({final[id(pick)]:.5g})"
         )
-    elif ok:
-        best, pick = _tie_pick(ok, reached, lambda p: final[id(p)])
-        if pick is best:
-            reason = (
-                f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
-                f"reached first ({pick.predicted:.4g} s)"
-            )
-        else:
-            reason = (
-                f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest loss "
-                f"at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for {best.label}, a "
-                f"tie at the race's resolution); reaches the target at {pick.predicted:.4g} s"
-            )
-    else:
+    if not ok:
         pick = min(finals, key=lambda p: p.label)
-        reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
-    sim_s = sum(p.sim_s for p in pilots) + (
-        measurement.duration if measurement is not None else 0.0
-    )
-    unseen = _unseen_events(scenario.events, horizons[-1])
-    return Recommendation(
-        pick.name,
-        pick.groups,
-        pick.lr,
-        target,
-        source,
-        reason,
-        pilots,
-        horizons,
-        measurement,
-        sim_s,
-        time.perf_counter() - wall0,
-        H,
-        pruned=pruned,
-        unseen=unseen,
+        return (
+            pick,
+            "every finalist diverged: fell back to the first finalist; try a smaller η grid",
+        )
+    best, pick = _tie_pick(ok, reached, lambda p: final[id(p)])
+    if pick is best:
+        return pick, (
+            f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
+            f"reached first ({pick.predicted:.4g} s)"
+        )
+    return pick, (
+        f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest "
+        f"loss at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for "
+        f"{best.label}, a tie at the race's resolution); reaches the target at "
+        f"{pick.predicted:.4g} s"
     )
 
 
