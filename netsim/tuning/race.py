@@ -61,6 +61,7 @@ __all__ = [
     "time_to_loss",
     "mean_curve",
     "mean_time_to_target",
+    "overlapping",
 ]
 
 
@@ -162,6 +163,14 @@ class Recommendation:
     )  # grouping not raced -> the alike grouping raced for it
     unseen: list = field(default_factory=list)
     """The scenario's timed events (``[[events]]`` as dicts) at or after the last rung: the race did not see them."""
+    close: list = field(default_factory=list)
+    """The other finalists the pick is not separated from (:func:`overlapping`): the race
+    cannot tell which of them reaches the target first; empty when the pick stands apart."""
+
+    @property
+    def separated(self) -> bool:
+        """Whether the pick's interval of time to target meets no other finalist's."""
+        return not self.close
 
     @property
     def pick(self) -> Pilot:
@@ -185,6 +194,10 @@ class Recommendation:
             "target_loss": self.target,
             "target_source": self.target_source,
             "reason": self.reason,
+            "predicted_time_to_target_s": _num(self.pick.predicted),
+            "interval_s": [_num(self.pick.low), _num(self.pick.high)],
+            "separated": self.separated,
+            "not_separated_from": [p.label for p in self.close],
             "rungs_s": list(self.rungs),
             "cost_sim_s": self.sim_s,
             "cost_wall_s": self.wall_s,
@@ -327,12 +340,14 @@ def recommend(
     target, source, final = _target(finals, given_target, target is not None, H, H_run)
     _predict_all(pilots, finals, target, H)
     pick, reason = _pick(finals, final, target, given_target, H_run)
+    close = overlapping(pick, finals)
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
     return Recommendation(
-        *(pick.name, pick.groups, pick.lr, target, source, reason, pilots, horizons),
-        *(measurement, sim_s, time.perf_counter() - wall0, H),
+        *(pick.name, pick.groups, pick.lr, target, source, f"{reason}; {_sureness(pick, close)}"),
+        *(pilots, horizons, measurement, sim_s, time.perf_counter() - wall0, H),
         pruned=pruned,
         unseen=_unseen_events(scenario.events, H_run),
+        close=close,
     )
 
 
@@ -717,6 +732,37 @@ def _unstable(p: Pilot) -> bool:
     """Diverged, or its loss risen above :data:`UNSTABLE` times that at the start."""
     score = _score(p)
     return not math.isfinite(score) or score > UNSTABLE * p.curve[0][1]
+
+
+def overlapping(pick: Pilot, others: list) -> list[Pilot]:
+    """The pilots of *others* (*pick* aside) whose interval of time to target ``[low, high]``
+    (s) meets the pick's: ``low <= pick.high`` and ``pick.low <= high``, in the order given.
+
+    >>> a = Pilot("a", ((0,),), 1.0, low=10.0, high=12.0)
+    >>> [p.name for p in overlapping(a, [a, Pilot("b", ((0,),), 1.0, low=11.5, high=15.0),
+    ...                                  Pilot("c", ((0,),), 1.0, low=12.5, high=14.0)])]
+    ['b']
+    """
+    return [p for p in others if p is not pick and p.low <= pick.high and pick.low <= p.high]
+
+
+def _sureness(pick: Pilot, close: list) -> str:
+    """How sure the race is of *pick*: its predicted time to target with the interval, and,
+    when the finalists *close* to it are not separated from it, what to do about it."""
+    text = (
+        f"predicted time to target {_num_text(pick.predicted)} s "
+        f"(interval {_num_text(pick.low)}–{_num_text(pick.high)} s)"
+    )
+    if not close:
+        return text + ", apart from the other finalists'"
+    return text + (
+        f"; not separated from {', '.join(p.label for p in close)} (their intervals overlap): "
+        f"check with --verify {len(close) + 1} or a larger --budget"
+    )
+
+
+def _num_text(x: float) -> str:
+    return f"{x:.4g}" if math.isfinite(x) else "∞"
 
 
 def _tie_pick(ok: list, reached: list, score) -> tuple:
