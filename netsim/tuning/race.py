@@ -289,9 +289,10 @@ def recommend(
     jobs: int | None = None,
     on_rung=None,
     widen: int = 3,
+    extrapolate: bool = False,
+    safer: bool = False,
 ) -> Recommendation:
-    """Race (grouping, η) candidates by successive halving of pilot emulations (the module
-    docstring says how the pick is made; docs/GROUPING.md why).
+    """Race (grouping, η) candidates by successive halving of pilot emulations (module doc).
 
     Parameters
     ----------
@@ -318,29 +319,28 @@ def recommend(
         it may raise (e.g. KeyboardInterrupt) to abandon the race.
     widen : with the default grid and no *budget_s*, up to this many η steps beyond
         either end of the grid per grouping after the first rung (:func:`edge_steps`).
+    extrapolate, safer : finalists ranked by the loss their runs are headed for at the horizon
+        (:func:`_headed_score`); near-ties (:data:`TIE`) broken for the smaller η.
 
-    Raises :exc:`RecommendError` (one line) for an empty candidate set or η grid, a
-    non-positive η, a budget below one first-rung pilot.
+    Raises :exc:`RecommendError` for empty candidates or η grid, η <= 0, too small a budget.
     """
     wall0 = time.perf_counter()
     prepared = prepared or prepare(scenario)
     rule = rule if rule is not None else scenario.rules.get("gsgd")
-    measurement, candidates = _measured_candidates(
-        scenario, prepared, rule, measurement, candidates
-    )
+    measurement, candidates = _measured(scenario, prepared, rule, measurement, candidates)
     lrs, widen = _grid(scenario, rule, lrs, widen if budget_s is None else 0)
     given_target = _check_options(scenario, factor, first, last, replicates, jobs, target)
     pilots, pruned = _pilots(measurement, candidates, lrs, alike)
     plan = ((first, last), finalists, budget_s, replicates)
     horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
     runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
-    ratio = lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
-    finals = _race(runner, _Halving(factor, finalists, widen, ratio), jobs, on_rung)
+    how = _Halving(factor, finalists, widen, lrs, extrapolate, safer)
+    finals = _race(runner, how, jobs, on_rung)
     H, H_run = scenario.run.until, horizons[-1]
-    target, source, final = _target(finals, given_target, target is not None, H, H_run)
+    target, source, final = _target(finals, given_target, target is not None, H, H_run, how)
     _predict_all(pilots, finals, target, H)
-    pick, reason = _pick(finals, final, target, given_target, H_run)
-    close = overlapping(pick, finals)
+    pick, reason = _pick(finals, final, target, given_target, H_run, how.safer)
+    close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
     return Recommendation(
         *(pick.name, pick.groups, pick.lr, target, source, f"{reason}; {_sureness(pick, close)}"),
@@ -394,7 +394,7 @@ def _plan(H, measurement, n, factor, span, finalists, budget_s, replicates) -> l
     )
 
 
-def _measured_candidates(scenario, prepared: Prepared, rule, measurement, candidates):
+def _measured(scenario, prepared: Prepared, rule, measurement, candidates):
     """(measurement, candidates) of a race: the probe phase made from the scenario's
     streams and :func:`candidate_groupings` on it, where not given.
 
@@ -570,12 +570,20 @@ def _credit(p: Pilot, r: int, advanced: bool, sim_s, wall_s, curve, diverged) ->
 @dataclass(frozen=True)
 class _Halving:
     """How the race halves: keep 1/*factor* per rung, at least *finalists*; after the first
-    rung, up to *widen* η steps of *ratio* beyond the grid (:func:`edge_steps`)."""
+    rung, up to *widen* η steps beyond the grid *lrs* (:func:`edge_steps`); how it judges the
+    last rung (*extrapolate*, *safer*: see :func:`recommend`)."""
 
     factor: float
     finalists: int
     widen: int
-    ratio: float
+    lrs: tuple
+    extrapolate: bool = False
+    safer: bool = False
+
+    @property
+    def ratio(self) -> float:
+        """The η grid's ratio (3 for a grid of one)."""
+        return self.lrs[1] / self.lrs[0] if len(self.lrs) > 1 else 3.0
 
 
 def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list[Pilot]:
@@ -619,12 +627,13 @@ def _widen(runner: _Runner, pool, alive: list, halving: _Halving) -> list[int]:
     return added
 
 
-def _target(finals: list, given_target, given: bool, H: float, H_run: float):
+def _target(finals: list, given_target, given: bool, H: float, H_run: float, how: _Halving):
     """(target loss, its source, {id(pilot): last-rung score}) of the race's *finals*: the
     target given (*given*: by the caller, else ``run.target_loss``), else the highest loss any
     run of the lowest-scoring finalist holds at the last rung's end *H_run* (s)."""
     ok = [p for p in finals if p.status == "ok" and p.curve]
-    final = {id(p): _final_score(p, H) for p in ok}  # Pilot is unhashable
+    score = _headed_score if how.extrapolate else _final_score
+    final = {id(p): score(p, H) for p in ok}  # Pilot is unhashable
     if given_target:
         return float(given_target), "given" if given else "run.target_loss", final
     if ok:
@@ -648,8 +657,9 @@ def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
             p.how = f"emulated, {len(each)} runs"
 
 
-def _pick(finals: list, final: dict, target: float, given_target, H_run: float):
-    """(pick, reason) among the last rung's *finals* (*final*: their scores by id)."""
+def _pick(finals: list, final: dict, target: float, given_target, H_run: float, safer=False):
+    """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *safer*:
+    near-ties broken for the smaller η)."""
     ok = [p for p in finals if id(p) in final]
     reached = [p for p in ok if p.how.startswith("emulated")]
     if reached and given_target:
@@ -670,7 +680,7 @@ def _pick(finals: list, final: dict, target: float, given_target, H_run: float):
             pick,
             "every finalist diverged: fell back to the first finalist; try a smaller η grid",
         )
-    best, pick = _tie_pick(ok, reached, lambda p: final[id(p)])
+    best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], safer)
     if pick is best:
         return pick, (
             f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
@@ -765,15 +775,15 @@ def _num_text(x: float) -> str:
     return f"{x:.4g}" if math.isfinite(x) else "∞"
 
 
-def _tie_pick(ok: list, reached: list, score) -> tuple:
+def _tie_pick(ok: list, reached: list, score, safer: bool = False) -> tuple:
     """(lowest-loss finalist, pick) among the finalists *ok* by *score* (a pilot's loss): the
     pick is, of those in *reached* (every run reaches the target) within :data:`TIE` of the
-    lowest loss, the one with the fewest groups (then the lowest loss, then the label); the
-    best itself when none."""
+    lowest loss, the one with the fewest groups (then, with *safer*, the smallest η; then the
+    lowest loss, then the label); the best itself when none."""
     best = min(ok, key=lambda p: (score(p), p.label))
     lowest = score(best)
     tied = [p for p in reached if score(p) - lowest <= TIE * abs(lowest)] or [best]
-    return best, min(tied, key=lambda p: (len(p.groups), score(p), p.label))
+    return best, min(tied, key=lambda p: (len(p.groups), p.lr if safer else 0.0, score(p), p.label))
 
 
 def _unseen_events(events, until: float) -> list[dict]:
@@ -838,6 +848,33 @@ def _final_score(p: Pilot, horizon: float) -> float:
         )  # rungs shrunk by a budget: at most the last quarter
         out.append(float(np.mean([loss for t, loss in smoothed(c, window) if t >= 0.75 * end])))
     return float(np.mean(out))
+
+
+def _headed_score(p: Pilot, horizon: float) -> float:
+    """:func:`_final_score` carried on to *horizon* (s): for each run, a line in (log t, loss)
+    fitted to its smoothed curve over the last half of the run, and the fall it predicts from
+    the middle of the run's last quarter to *horizon* added (a rise counts as none); the mean
+    over the runs. A candidate still falling at the end of the last rung is credited for the
+    rest of the horizon the race did not see; one that has levelled off, not.
+
+    >>> run = [(t, 2.0 - 0.5 * math.log(t)) for t in np.arange(1.0, 17.0)]
+    >>> p = Pilot("g", ((0,),), 1.0, curve=run, curves=[run])
+    >>> round(_headed_score(p, 19.0) - _final_score(p, 19.0) + 0.5 * math.log(19 / 14), 9)
+    0.0
+    """
+    base = _final_score(p, horizon)
+    if not math.isfinite(base):
+        return base
+    falls = []
+    for c in p.curves or [p.curve]:
+        end = c[-1][0]
+        sm = [(t, v) for t, v in smoothed(c, min(SMOOTH * horizon, end / 4)) if t >= end / 2]
+        if len(sm) < 3 or sm[0][0] <= 0:
+            falls.append(0.0)
+            continue
+        slope = float(np.polyfit(np.log([t for t, _ in sm]), [v for _, v in sm], 1)[0])
+        falls.append(min(slope, 0.0) * math.log(max(horizon, end) / (0.875 * end)))
+    return base + float(np.mean(falls))
 
 
 def _last_quarter(curve) -> float:
