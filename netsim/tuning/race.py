@@ -1,35 +1,34 @@
 """Recommend a (grouping, learning rate) pair by racing short pilot emulations.
 
 The emulator itself is the model. Every candidate (a grouping from
-:func:`netsim.tuning.candidates.candidate_groupings` × a learning rate η from a
-log grid) starts from the same prepared data, shards, initial model and time
-draws (common random numbers: one ``prepare`` and the scenario seed's streams);
-optionally (``alike``) groupings whose measured timing is close to an earlier
-candidate's are not raced. Successive halving: all candidates run to the first rung (1/27 of the horizon);
-the best third (by the median loss of the last quarter of the run so far, evaluated on a
-fixed subsample of the training set) continue to the next rung,
-three times longer — the same runs, resumed, not restarted — and so on up to the
-last rung (half the horizon), where each remaining candidate also runs again with
-other time and minibatch draws (``replicates``). The pick is the last-rung
-candidate with the lowest loss (mean over its runs of the last quarter of the curve
-smoothed as the time-to-target criterion smooths it: :func:`_final_score`), or, among
-finalists within 1 %
-of that loss (:data:`TIE`: a tie at the race's resolution), the one with the fewest
-groups; the target loss, unless ``run.target_loss`` gives one, is the highest of the
-losses the lowest-loss finalist's runs hold at the end, which every run of the pick
-reaches. With a given target the
-pick is the last-rung candidate that reaches it first, and when none does, the one
-with the lowest loss, and the reason says so. Why these rungs, and how often the
-pick is within 5 % of an exhaustive search: docs/GROUPING.md.
+:func:`netsim.tuning.candidates.candidate_groupings` × a learning rate η from a log grid)
+starts from the same prepared data, shards, initial model and time draws (common random
+numbers: one ``prepare`` and the scenario seed's streams); optionally (``alike``)
+groupings whose measured timing is close to an earlier candidate's are not raced.
+Successive halving: all candidates run to the first rung (1/27 of the horizon); the
+better half (by the median loss of the last quarter of the run so far, evaluated on a
+fixed subsample of the training set), at least six, continue to the next rung, twice as
+long — the same runs, resumed, not restarted — and so on up to the last rung (half the
+horizon), where each remaining candidate also runs twice more with other time and
+minibatch draws (``replicates``). The pick is the last-rung candidate with the lowest
+loss (mean over its runs of the last quarter of the curve smoothed as the time-to-target
+criterion smooths it: :func:`_final_score`), or, among finalists within 1 % of that loss
+(:data:`TIE`: a tie at the race's resolution), the one with the fewest groups; the target
+loss, unless ``run.target_loss`` gives one, is the highest of the losses the lowest-loss
+finalist's runs hold at the end, which every run of the pick reaches. With a given target
+the pick is the last-rung candidate that reaches it first, and when none does, the one
+with the lowest loss, and the reason says so. Why these rungs, and how often the pick is
+within 5 % of an exhaustive search: docs/GROUPING.md.
 
-For every candidate the report gives the predicted time to target with an
-interval: for a last-rung candidate whose runs all reach the target, the mean of
-their times (interval: the earliest and latest); for a pilot that reached the
-target, read off its curve (interval: where it crosses the target ± its own
-noise); otherwise extrapolated
-from the pilot's last half with a straight line in (log t, loss) (interval:
-± 2 standard errors of the slope); and the cost of its pilot in simulated and
-wall seconds.
+For every candidate the report gives the predicted time to target with an interval: for
+a last-rung candidate whose runs all reach the target, the mean of their times (interval:
+the earliest and latest); for a pilot that reached the target, read off its curve
+(interval: where it crosses the target ± its own noise); otherwise extrapolated from the
+pilot's last half with a straight line in (log t, loss) (interval: ± 2 standard errors of
+the slope); and the cost of its pilot in simulated and wall seconds. The recommendation
+says how sure it is: the pick's interval, and the other finalists whose intervals meet it
+(:func:`overlapping`), in which case the race cannot tell them apart and a ``--verify``
+or a larger ``--budget`` is advised.
 """
 
 from __future__ import annotations
@@ -276,11 +275,11 @@ def recommend(
     measurement: Measurement | None = None,
     candidates: dict | None = None,
     lrs=None,
-    factor: float = 3.0,
+    factor: float = 2.0,
     first: float = 1 / 27,
     last: float = 1 / 2,
-    finalists: int = 2,
-    replicates: int = 2,
+    finalists: int = 6,
+    replicates: int = 3,
     budget_s: float | None = None,
     eval_rows: int = 2000,
     target: float | None = None,

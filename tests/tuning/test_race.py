@@ -238,7 +238,7 @@ def test_unreached_target_falls_back_to_the_lowest_final_loss():
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), target=1e-6)
     assert rec.reason.startswith("no finalist reaches the target")
     finals = [p for p in rec.pilots if p.rung == len(rec.rungs) - 1]
-    assert all(len(p.curves) == 2 for p in finals)  # the pilot and one replicate run
+    assert all(len(p.curves) == 3 for p in finals)  # the pilot and two replicate runs
 
     def loss(
         p,
@@ -267,7 +267,8 @@ def test_a_budget_caps_the_pilots_and_their_replicates():
     )
     sc = make_scenario(raw)
     # unscaled plan: 8 pilots to 7.4 s, 3 on to 22.2, 2 on to 66.7 and 100, 2 replicates to 100: 459 s
-    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0)
+    old = {"factor": 3.0, "finalists": 2, "replicates": 2}  # the race's settings before issue #33
+    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0, **old)
     spent = sum(p.sim_s for p in rec.pilots)  # simulated s of every pilot and replicate run
     assert 0 < spent <= 300.0 * 1.02  # a run may end a little past its rung
     assert rec.rungs[-1] == pytest.approx(
@@ -331,12 +332,13 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
     sim.run(progress=snaps.append)
     notes = [s.note for s in snaps if s.note]
-    # rungs at 1/27, 1/9, 1/3 and 1/2 of the horizon; a third of the candidates (at least 2) go on
-    n = len(sim.grouping["candidates"])
-    left = [n, math.ceil(n / 3), math.ceil(math.ceil(n / 3) / 3)]
-    left.append(max(2, math.ceil(left[-1] / 3)))
+    # rungs at 1/27, 2/27, 4/27, 8/27 and 1/2 of the horizon; half the candidates (at least 6)
+    # go on
+    left = [len(sim.grouping["candidates"])]
+    for _ in range(4):
+        left.append(max(6, math.ceil(left[-1] / 2)))
     assert notes == [
-        f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
+        f"choosing the grouping: rung {r + 1} of 5, {k} (grouping, η) candidates racing"
         for r, k in enumerate(left)
     ]
     first = next(i for i, s in enumerate(snaps) if not s.note)
@@ -583,9 +585,9 @@ def test_a_race_reports_its_picks_interval_and_whether_it_stands_apart():
     rec = recommend(sc, lrs=(0.3, 1.0, 3.0), jobs=1)
     pick = rec.pick
     each = [time_to_loss(c, rec.target, sc.run.until) for c in pick.curves]
-    assert len(each) == 2 and None not in each
+    assert len(each) == 3 and None not in each  # the pilot and two replicates
     assert rec.as_dict()["interval_s"] == [min(each), max(each)]
-    assert rec.as_dict()["predicted_time_to_target_s"] == pytest.approx(sum(each) / 2)
+    assert rec.as_dict()["predicted_time_to_target_s"] == pytest.approx(sum(each) / 3)
     finals = [p for p in rec.pilots if p.rung == len(rec.rungs) - 1 and p is not pick]
     apart = [p for p in finals if p.low > max(each) or p.high < min(each)]
     assert len(rec.close) == len(finals) - len(apart)
