@@ -1,10 +1,13 @@
 """Which grouping and learning rate reach a target loss first, and how close do recommenders get?
 
-For each generated scenario (digits, logistic; 8–64 workers in 2–5 speed classes with
-constant, lognormal, shifted-exponential or Pareto compute times, separated or
+For each generated scenario (``--generator wide``, the default, :func:`generate_wide`:
+digits with logistic regression, softmax on 10 classes or a small MLP; 6–64 workers; half
+label-skewed with heavy-tailed times; the scenario's η off by up to 3× either way.
+``--generator classic``, :func:`generate`: digits, logistic; 8–64 workers in 2–5 speed
+classes with constant, lognormal, shifted-exponential or Pareto compute times, separated or
 overlapping speeds; some with per-class latencies, some on the geo3 topology; one in
-three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5, made milder where a
-seed of the benchmark would leave a worker without rows: ``feasible``) the
+three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5. Either made milder
+where a seed of the benchmark would leave a worker without rows: ``feasible``) the
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
 2 × 3 seeds (common random numbers: every candidate of a seed shares its data, shards,
@@ -41,12 +44,16 @@ Cost: emulated seconds (and wall seconds) of the recommender / of the exhaustive
 
 Usage:
   python benchmarks/grouping_regret.py                 # default suite: 12 scenarios, held-out seed
+  python benchmarks/grouping_regret.py --n 48 --suite-seed 41 --workers 1 --cache .regret-cache
+  python benchmarks/grouping_regret.py --n 48 --suite-seed 41 --workers 1 --cache .regret-cache \
+      --option factor=3 --option finalists=2 --option replicates=2   # the race's previous settings
   python benchmarks/grouping_regret.py --n 40 --suite-seed 7 --workers 2
   python benchmarks/grouping_regret.py --scheduler tcp://host:8786
   python benchmarks/grouping_regret.py --paper --data-dir /work/shared/data   # the paper scenario, 1 seed
 
-Generator seeds: 1 was used while developing the recommender; the default 2 (and any
-other) was not looked at before reporting.
+Generator seeds: classic 1 was used while developing the recommender, 2–8 are the suites of
+docs/GROUPING.md; wide 40 was used to choose the race's settings for issue #33, wide 41 was
+measured once with them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The emulator itself is the model. Every candidate (a grouping from
 starts from the same prepared data, shards, initial model and time draws (common random
 numbers: one ``prepare`` and the scenario seed's streams); optionally (``alike``)
 groupings whose measured timing is close to an earlier candidate's are not raced.
-Successive halving: all candidates run to the first rung (1/27 of the horizon); the
+Successive halving: all candidates run to the first rung (1/16 of the horizon); the
 better half (by the median loss of the last quarter of the run so far, evaluated on a
 fixed subsample of the training set), at least six, continue to the next rung, twice as
 long — the same runs, resumed, not restarted — and so on up to the last rung (half the
@@ -276,7 +276,7 @@ def recommend(
     candidates: dict | None = None,
     lrs=None,
     factor: float = 2.0,
-    first: float = 1 / 27,
+    first: float = 1 / 16,
     last: float = 1 / 2,
     finalists: int = 6,
     replicates: int = 3,

@@ -267,7 +267,7 @@ def test_a_budget_caps_the_pilots_and_their_replicates():
     )
     sc = make_scenario(raw)
     # unscaled plan: 8 pilots to 7.4 s, 3 on to 22.2, 2 on to 66.7 and 100, 2 replicates to 100: 459 s
-    old = {"factor": 3.0, "finalists": 2, "replicates": 2}  # the race's settings before issue #33
+    old = {"factor": 3.0, "first": 1 / 27, "finalists": 2, "replicates": 2}  # before issue #33
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0, **old)
     spent = sum(p.sim_s for p in rec.pilots)  # simulated s of every pilot and replicate run
     assert 0 < spent <= 300.0 * 1.02  # a run may end a little past its rung
@@ -332,13 +332,14 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
     sim.run(progress=snaps.append)
     notes = [s.note for s in snaps if s.note]
-    # rungs at 1/27, 2/27, 4/27, 8/27 and 1/2 of the horizon; half the candidates (at least 6)
-    # go on
-    left = [len(sim.grouping["candidates"])]
-    for _ in range(4):
+    # rungs at 1/16, 1/8, 1/4 and 1/2 of the horizon; half the candidates (at least 6) go on;
+    # the first rung races the grid's 5 η per grouping (pilots beyond the grid come after it)
+    grid = lr_grid(1.0)
+    left = [sum(any(math.isclose(c["lr"], x) for x in grid) for c in sim.grouping["candidates"])]
+    for _ in range(3):
         left.append(max(6, math.ceil(left[-1] / 2)))
     assert notes == [
-        f"choosing the grouping: rung {r + 1} of 5, {k} (grouping, η) candidates racing"
+        f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
         for r, k in enumerate(left)
     ]
     first = next(i for i, s in enumerate(snaps) if not s.note)
