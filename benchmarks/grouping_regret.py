@@ -46,7 +46,7 @@ Usage:
   python benchmarks/grouping_regret.py                 # default suite: 12 scenarios, held-out seed
   python benchmarks/grouping_regret.py --n 48 --suite-seed 41 --workers 1 --cache .regret-cache
   python benchmarks/grouping_regret.py --n 48 --suite-seed 41 --workers 1 --cache .regret-cache \
-      --option factor=3 --option finalists=2 --option replicates=2   # the race's previous settings
+      --option factor=3 --option first=0.037037037037037035 --option finalists=2 --option replicates=2
   python benchmarks/grouping_regret.py --n 40 --suite-seed 7 --workers 2
   python benchmarks/grouping_regret.py --scheduler tcp://host:8786
   python benchmarks/grouping_regret.py --paper --data-dir /work/shared/data   # the paper scenario, 1 seed
