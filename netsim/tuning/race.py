@@ -1,35 +1,34 @@
 """Recommend a (grouping, learning rate) pair by racing short pilot emulations.
 
 The emulator itself is the model. Every candidate (a grouping from
-:func:`netsim.tuning.candidates.candidate_groupings` × a learning rate η from a
-log grid) starts from the same prepared data, shards, initial model and time
-draws (common random numbers: one ``prepare`` and the scenario seed's streams);
-optionally (``alike``) groupings whose measured timing is close to an earlier
-candidate's are not raced. Successive halving: all candidates run to the first rung (1/27 of the horizon);
-the best third (by the median loss of the last quarter of the run so far, evaluated on a
-fixed subsample of the training set) continue to the next rung,
-three times longer — the same runs, resumed, not restarted — and so on up to the
-last rung (half the horizon), where each remaining candidate also runs again with
-other time and minibatch draws (``replicates``). The pick is the last-rung
-candidate with the lowest loss (mean over its runs of the last quarter of the curve
-smoothed as the time-to-target criterion smooths it: :func:`_final_score`), or, among
-finalists within 1 %
-of that loss (:data:`TIE`: a tie at the race's resolution), the one with the fewest
-groups; the target loss, unless ``run.target_loss`` gives one, is the highest of the
-losses the lowest-loss finalist's runs hold at the end, which every run of the pick
-reaches. With a given target the
-pick is the last-rung candidate that reaches it first, and when none does, the one
-with the lowest loss, and the reason says so. Why these rungs, and how often the
-pick is within 5 % of an exhaustive search: docs/GROUPING.md.
+:func:`netsim.tuning.candidates.candidate_groupings` × a learning rate η from a log grid)
+starts from the same prepared data, shards, initial model and time draws (common random
+numbers: one ``prepare`` and the scenario seed's streams); optionally (``alike``)
+groupings whose measured timing is close to an earlier candidate's are not raced.
+Successive halving: all candidates run to the first rung (1/16 of the horizon); the
+better half (by the median loss of the last quarter of the run so far, evaluated on a
+fixed subsample of the training set), at least six, continue to the next rung, twice as
+long — the same runs, resumed, not restarted — and so on up to the last rung (half the
+horizon), where each remaining candidate also runs twice more with other time and
+minibatch draws (``replicates``). The pick is the last-rung candidate with the lowest
+loss (mean over its runs of the last quarter of the curve smoothed as the time-to-target
+criterion smooths it: :func:`_final_score`), or, among finalists within 1 % of that loss
+(:data:`TIE`: a tie at the race's resolution), the one with the fewest groups; the target
+loss, unless ``run.target_loss`` gives one, is the highest of the losses the lowest-loss
+finalist's runs hold at the end, which every run of the pick reaches. With a given target
+the pick is the last-rung candidate that reaches it first, and when none does, the one
+with the lowest loss, and the reason says so. Why these rungs, and how often the pick is
+within 5 % of an exhaustive search: docs/GROUPING.md.
 
-For every candidate the report gives the predicted time to target with an
-interval: for a last-rung candidate whose runs all reach the target, the mean of
-their times (interval: the earliest and latest); for a pilot that reached the
-target, read off its curve (interval: where it crosses the target ± its own
-noise); otherwise extrapolated
-from the pilot's last half with a straight line in (log t, loss) (interval:
-± 2 standard errors of the slope); and the cost of its pilot in simulated and
-wall seconds.
+For every candidate the report gives the predicted time to target with an interval: for
+a last-rung candidate whose runs all reach the target, the mean of their times (interval:
+the earliest and latest); for a pilot that reached the target, read off its curve
+(interval: where it crosses the target ± its own noise); otherwise extrapolated from the
+pilot's last half with a straight line in (log t, loss) (interval: ± 2 standard errors of
+the slope); and the cost of its pilot in simulated and wall seconds. The recommendation
+says how sure it is: the pick's interval, and the other finalists whose intervals meet it
+(:func:`overlapping`), in which case the race cannot tell them apart and a ``--verify``
+or a larger ``--budget`` is advised.
 """
 
 from __future__ import annotations
@@ -61,6 +60,7 @@ __all__ = [
     "time_to_loss",
     "mean_curve",
     "mean_time_to_target",
+    "overlapping",
 ]
 
 
@@ -162,6 +162,14 @@ class Recommendation:
     )  # grouping not raced -> the alike grouping raced for it
     unseen: list = field(default_factory=list)
     """The scenario's timed events (``[[events]]`` as dicts) at or after the last rung: the race did not see them."""
+    close: list = field(default_factory=list)
+    """The other finalists the pick is not separated from (:func:`overlapping`): the race
+    cannot tell which of them reaches the target first; empty when the pick stands apart."""
+
+    @property
+    def separated(self) -> bool:
+        """Whether the pick's interval of time to target meets no other finalist's."""
+        return not self.close
 
     @property
     def pick(self) -> Pilot:
@@ -185,6 +193,10 @@ class Recommendation:
             "target_loss": self.target,
             "target_source": self.target_source,
             "reason": self.reason,
+            "predicted_time_to_target_s": _num(self.pick.predicted),
+            "interval_s": [_num(self.pick.low), _num(self.pick.high)],
+            "separated": self.separated,
+            "not_separated_from": [p.label for p in self.close],
             "rungs_s": list(self.rungs),
             "cost_sim_s": self.sim_s,
             "cost_wall_s": self.wall_s,
@@ -263,11 +275,11 @@ def recommend(
     measurement: Measurement | None = None,
     candidates: dict | None = None,
     lrs=None,
-    factor: float = 3.0,
-    first: float = 1 / 27,
+    factor: float = 2.0,
+    first: float = 1 / 16,
     last: float = 1 / 2,
-    finalists: int = 2,
-    replicates: int = 2,
+    finalists: int = 6,
+    replicates: int = 3,
     budget_s: float | None = None,
     eval_rows: int = 2000,
     target: float | None = None,
@@ -276,58 +288,118 @@ def recommend(
     jobs: int | None = None,
     on_rung=None,
     widen: int = 3,
+    extrapolate: bool = False,
+    safer: bool = False,
 ) -> Recommendation:
-    """Race (grouping, η) candidates by successive halving of pilot emulations.
+    """Race (grouping, η) candidates by successive halving of pilot emulations (module doc).
 
     Parameters
     ----------
     scenario : Scenario; its horizon ``run.until`` (s) scales the rungs.
-    prepared : shared data, shards and initial model (made once when None).
-    measurement : the probe phase (made from the scenario's streams when None).
+    prepared, measurement : shared data, shards and initial model; the probe phase (made
+        from the scenario's streams when None).
     candidates : ``{name: groups}``; default: :func:`candidate_groupings`.
     lrs : η grid; default ``lr_grid(base_lr(scenario))``.
-    factor : keep 1/*factor* of the candidates per rung; rung horizons grow by *factor*.
-    first, last : first and last rung as fractions of the horizon (defaults 1/27 and 1/2:
-        with 75 candidates the race costs about 8 runs of the scenario; see docs/GROUPING.md).
-    finalists : fewest candidates kept per rung.
-    replicates : runs per last-rung candidate: its pilot plus ``replicates − 1`` runs to the
-        last rung with other time and minibatch draws (same data, shards and initial model);
-        its loss is the mean over them.
+    factor : keep 1/*factor* of the candidates per rung, at least *finalists*; rung
+        horizons grow by *factor*, from *first* to *last* of the horizon.
+    replicates : runs per last-rung candidate (its pilot and ``replicates − 1`` runs with
+        other time and minibatch draws); its loss is the mean over them.
     budget_s : cap on the pilots' simulated seconds; rung horizons shrink to fit.
     eval_rows : training rows the pilots evaluate the loss on (a fixed subsample).
     target : target loss; default ``run.target_loss``, else the highest loss any run of
-        the pick holds at the end of the last rung.
-    rule : the GSGD rule asking (hand groups, k_max, probe rounds, centre of the η grid,
-        options the pilots keep); default the scenario's ``[algorithms.gsgd]``.
-    alike : when > 0, groupings whose measured update rate, 1 + staleness and gradients per
-        update all lie within a factor ``e**alike`` of an earlier candidate's are not raced
-        (:func:`netsim.tuning.progress.prune_alike`; 0.2 is about ±22 %). Default 0: race
-        all (0.2 cost about 30 % less and one good pick in twelve on the benchmark).
-    jobs : processes the pilots run in (this one and forked copies, where forking is safe:
-        :mod:`netsim.tuning.pool`); None: the CPUs this process may use, at most one per 4
-        candidates. The result is the same for any *jobs* (wall times aside).
-    on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based) is
-        run, for progress displays; it may raise (e.g. KeyboardInterrupt) to abandon the race.
-    widen : with the default η grid and no *budget_s*, at most this many η steps (one grid
-        ratio each) are added beyond either end of the grid, per grouping, after the first
-        rung (:func:`edge_steps`): a grid centred on an η far from the best still finds it.
+        the lowest-loss finalist holds at the end of the last rung.
+    rule : the GSGD rule asking (hand groups, k_max, probe rounds, η grid centre, options
+        the pilots keep); default the scenario's ``[algorithms.gsgd]``.
+    alike : when > 0, groupings whose timing lies within ``e**alike`` of an earlier
+        candidate's are not raced (:func:`netsim.tuning.progress.prune_alike`).
+    jobs : processes the pilots run in (:mod:`netsim.tuning.pool`; None: the usable CPUs,
+        at most one per 4 candidates). The result is the same for any *jobs*.
+    on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based);
+        it may raise (e.g. KeyboardInterrupt) to abandon the race.
+    widen : with the default grid and no *budget_s*, up to this many η steps beyond
+        either end of the grid per grouping after the first rung (:func:`edge_steps`).
+    extrapolate, safer : finalists ranked by the loss their runs are headed for at the horizon
+        (:func:`_headed_score`); near-ties (:data:`TIE`) broken for the smaller η.
 
-    The pick: with a given target, the last-rung candidate that reaches it first (none
-    reaches it: the lowest loss, and the reason says so); otherwise the last-rung
-    candidate with the lowest loss (:func:`_final_score`), which reaches the
-    target first by construction, unless finalists within :data:`TIE` of that loss have
-    fewer groups: then the one with the fewest (among those whose runs all reach the target).
-
-    Raises
-    ------
-    RecommendError
-        Empty candidate set or η grid, a non-positive η, a budget below one first-rung pilot.
+    Raises :exc:`RecommendError` for empty candidates or η grid, η <= 0, too small a budget.
     """
     wall0 = time.perf_counter()
-    H = scenario.run.until
-    seed = scenario.run.seed
     prepared = prepared or prepare(scenario)
     rule = rule if rule is not None else scenario.rules.get("gsgd")
+    measurement, candidates = _measured(scenario, prepared, rule, measurement, candidates)
+    lrs, widen = _grid(scenario, rule, lrs, widen if budget_s is None else 0)
+    given_target = _check_options(scenario, factor, first, last, replicates, jobs, target)
+    pilots, pruned = _pilots(measurement, candidates, lrs, alike)
+    plan = ((first, last), finalists, budget_s, replicates)
+    horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
+    runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
+    how = _Halving(factor, finalists, widen, lrs, extrapolate, safer)
+    finals = _race(runner, how, jobs, on_rung)
+    H, H_run = scenario.run.until, horizons[-1]
+    target, source, final = _target(finals, given_target, target is not None, H, H_run, how)
+    _predict_all(pilots, finals, target, H)
+    pick, reason = _pick(finals, final, target, given_target, H_run, how.safer)
+    close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
+    sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
+    return Recommendation(
+        *(pick.name, pick.groups, pick.lr, target, source, f"{reason}; {_sureness(pick, close)}"),
+        *(pilots, horizons, measurement, sim_s, time.perf_counter() - wall0, H),
+        pruned=pruned,
+        unseen=_unseen_events(scenario.events, H_run),
+        close=close,
+    )
+
+
+def _grid(scenario, rule, lrs, widen: int) -> tuple[tuple[float, ...], int]:
+    """(the race's η grid: *lrs*, else :func:`lr_grid` around the rule's η; the η steps it may
+    be widened by: *widen* with the default grid, 0 with a grid given, which is kept to)."""
+    if lrs is not None:
+        return _validate_lrs(lrs), 0
+    return _validate_lrs(lr_grid(rule.lr if rule is not None else base_lr(scenario))), widen
+
+
+def _pilots(measurement, candidates: dict, lrs, alike: float) -> tuple[list, dict]:
+    """(a pilot per candidate grouping × η, {grouping not raced: the alike one raced})."""
+    timings = (
+        {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()}
+        if measurement is not None
+        else {}
+    )
+    pruned = prune_alike(timings, alike)
+    pilots = [
+        Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
+        for name, groups in candidates.items()
+        if name not in pruned
+        for lr in lrs
+    ]
+    return pilots, pruned
+
+
+def _plan(H, measurement, n, factor, span, finalists, budget_s, replicates) -> list[float]:
+    """Rung horizons (s) for *n* pilots over a horizon *H* (s): from ``span[0]`` to
+    ``span[1]`` of it by *factor*, shrunk to fit *budget_s* (:func:`_fit_budget`, a first
+    rung of at least two of the slowest worker's measured iterations)."""
+    slowest = (
+        float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
+    )
+    return _fit_budget(
+        [f * H for f in rung_fractions(n, factor, *span)],
+        n,
+        factor,
+        finalists,
+        budget_s,
+        2 * slowest,
+        replicates,
+    )
+
+
+def _measured(scenario, prepared: Prepared, rule, measurement, candidates):
+    """(measurement, candidates) of a race: the probe phase made from the scenario's
+    streams and :func:`candidate_groupings` on it, where not given.
+
+    Raises the measurement's error when a worker cannot reach the server, and
+    RecommendError for an empty candidate set."""
+    seed = scenario.run.seed
     spec = rule.grouping if rule is not None and hasattr(rule, "grouping") else None
     if measurement is None and candidates is None:
         measurement = measure(
@@ -345,11 +417,12 @@ def recommend(
         )
     if not candidates:
         raise RecommendError("the candidate set is empty: no grouping to recommend")
-    widen = widen if lrs is None and budget_s is None else 0  # a grid or a budget given is kept to
-    lrs = _validate_lrs(
-        lr_grid(rule.lr if rule is not None else base_lr(scenario)) if lrs is None else lrs
-    )
-    ratio = lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
+    return measurement, candidates
+
+
+def _check_options(scenario, factor, first, last, replicates, jobs, target) -> float | None:
+    """The target loss given (*target*, else ``run.target_loss``; None: none), after checking
+    the race's options (RecommendError, one line, on the first bad one)."""
     if not (factor > 1 and 0 < first <= last <= 1):
         raise RecommendError(
             f"need factor > 1 and 0 < first <= last <= 1, got {factor!r}, {first!r}, {last!r}"
@@ -360,57 +433,55 @@ def recommend(
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
             raise RecommendError(f"target loss must be > 0, got {given_target!r}")
-    timings = (
-        {name: group_timing(measurement.iteration, groups) for name, groups in candidates.items()}
-        if measurement is not None
-        else {}
-    )
-    pruned = prune_alike(timings, alike)
-    pilots = [
-        Pilot(name, tuple(tuple(g) for g in groups), lr, timing=timings.get(name))
-        for name, groups in candidates.items()
-        if name not in pruned
-        for lr in lrs
-    ]
-    fractions = rung_fractions(len(pilots), factor, first, last)
-    slowest = (
-        float(measurement.iteration.mean(axis=1).max()) if measurement is not None else H / 1000
-    )
-    horizons = _fit_budget(
-        [f * H for f in fractions],
-        len(pilots),
-        factor,
-        finalists,
-        budget_s,
-        2 * slowest,
-        replicates,
-    )
-    eval_every = min(horizons[0] / 8, H / 100)
-    pilot_sc = replace(
-        scenario,
-        run=replace(
-            scenario.run,
-            eval_every=eval_every,
-            eval_every_updates=0,
-            timeline_until=0.0,
-            target_loss=0.0,
-        ),
-    )
-    rows = np.sort(
-        np.random.default_rng(seed).permutation(prepared.dataset.X_train.shape[0])[:eval_rows]
-    )
-    eval_set = (
-        _compact(prepared.dataset.X_train[rows]),
-        prepared.dataset.y_train[rows],
-    )  # gathered once for all pilots
-    H_run = horizons[-1]
-    sims: dict[int, tuple[Simulation, int]] = {}
-    """This process's pilots (a forked child keeps its own): pilot → (its paused run, rungs passed)."""
+    return given_target
 
-    def per_s(i: int) -> float:
+
+@dataclass
+class _Runner:
+    """The pilot runs of one race: what they share (prepared data, evaluation rows, the
+    pilots' scenario) and this process's paused pilots. :meth:`work` runs in the pool's
+    processes (a forked child keeps its own ``sims``); :meth:`batch` in this one."""
+
+    scenario: object
+    prepared: Prepared
+    rule: object
+    pilots: list
+    horizons: list
+    replicates: int
+    pilot_sc: object
+    eval_set: tuple
+    sims: dict = field(default_factory=dict)
+    """This process's pilots: pilot index → (its paused run, rungs passed)."""
+
+    @classmethod
+    def of(cls, scenario, prepared, rule, pilots, horizons, replicates, eval_rows) -> _Runner:
+        """The runner of a race over *pilots* to rung *horizons* (s), its loss evaluated on
+        *eval_rows* training rows (drawn from the scenario seed) every 1/8 of the first rung."""
+        pilot_sc = replace(
+            scenario,
+            run=replace(
+                scenario.run,
+                eval_every=min(horizons[0] / 8, scenario.run.until / 100),
+                eval_every_updates=0,
+                timeline_until=0.0,
+                target_loss=0.0,
+            ),
+        )
+        rows = np.sort(
+            np.random.default_rng(scenario.run.seed).permutation(prepared.dataset.X_train.shape[0])[
+                :eval_rows
+            ]
+        )
+        eval_set = (
+            _compact(prepared.dataset.X_train[rows]),
+            prepared.dataset.y_train[rows],
+        )  # gathered once for all pilots
+        return cls(scenario, prepared, rule, pilots, horizons, replicates, pilot_sc, eval_set)
+
+    def per_s(self, i: int) -> float:
         """Pilot *i*'s wall cost per simulated second, for spreading the work: measured once
         it ran, else guessed from its gradients and updates per second."""
-        p = pilots[i]
+        p = self.pilots[i]
         if p.sim_s > 0 and p.wall_s > 0:
             return p.wall_s / p.sim_s
         return 1e-4 * (
@@ -418,36 +489,36 @@ def recommend(
             + (p.timing.gradients_per_s + p.timing.updates_per_s if p.timing is not None else 0.0)
         )
 
-    def pilot_run(sc, groups, lr) -> Simulation:
+    def _simulation(self, sc, groups, lr) -> Simulation:
         """A run of scenario *sc* with *groups* and η *lr*, its loss on the fixed evaluation rows."""
-        pilot = _pilot_rule(scenario, groups, lr, rule)
-        return Simulation(sc, pilot.name, prepared, rule=pilot, eval_set=eval_set)
+        pilot = _pilot_rule(self.scenario, groups, lr, self.rule)
+        return Simulation(sc, pilot.name, self.prepared, rule=pilot, eval_set=self.eval_set)
 
-    def work(task):
+    def work(self, task):
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
         (simulated s, wall s, curve [(t s, loss)], diverged). The task carries the pilot's
         groups and η: a child forked before a pilot was added does not know it."""
         kind, i, arg, (groups, lr) = task
         if kind == "replicate":
-            rep_sc = replace(
-                pilot_sc, run=replace(pilot_sc.run, seed=replicate_seed(seed, arg), until=H_run)
+            run = replace(
+                self.pilot_sc.run,
+                seed=replicate_seed(self.scenario.run.seed, arg),
+                until=self.horizons[-1],
             )
-            sim = pilot_run(rep_sc, groups, lr)
+            sim = self._simulation(replace(self.pilot_sc, run=run), groups, lr)
             w0 = time.perf_counter()
             res = sim.run()
             return res.sim_time, time.perf_counter() - w0, _losses(res.curve), res.status != "ok"
         *before, until = arg  # the rung horizons so far (s): this rung's last
-        sim, passed = sims.get(i, (None, -1))
-        if passed != len(
-            before
-        ):  # new here, or moved here from another process: replay the rungs before
-            sim = pilot_run(pilot_sc, groups, lr)
+        sim, passed = self.sims.get(i, (None, -1))
+        if passed != len(before):  # new here, or moved from another process: replay the rungs
+            sim = self._simulation(self.pilot_sc, groups, lr)
             sim.begin()
             for h in before:
                 _to_rung(sim, h)
         t0, w0 = sim.env.now, time.perf_counter()
         _to_rung(sim, until)
-        sims[i] = sim, len(before) + 1
+        self.sims[i] = sim, len(before) + 1
         return (
             sim.env.now - t0,
             time.perf_counter() - w0,
@@ -455,12 +526,9 @@ def recommend(
             bool(sim.ps.diverged),
         )
 
-    alive = list(range(len(pilots)))
-    if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
-        jobs = max(1, min(usable_cpus(), len(pilots) // 4))
-
-    def run_batch(pool, r: int, ids: list, replicate: bool) -> None:
+    def batch(self, pool, r: int, ids: list, replicate: bool) -> None:
         """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
+        pilots, horizons = self.pilots, self.horizons
         h = horizons[r]
         tasks = [
             ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids
@@ -469,115 +537,159 @@ def recommend(
             tasks += [
                 ("replicate", i, rep, (pilots[i].groups, pilots[i].lr))
                 for i in ids
-                for rep in range(1, replicates)
+                for rep in range(1, self.replicates)
             ]
         start = horizons[r - 1] if r else 0.0
         outcomes = pool.run(
             tasks,
             [i if kind == "advance" else None for kind, i, _, _ in tasks],
-            [per_s(i) * (h - start if kind == "advance" else H_run) for kind, i, _, _ in tasks],
-            [per_s(i) * h for _, i, _, _ in tasks],
+            [
+                self.per_s(i) * (h - start if kind == "advance" else horizons[-1])
+                for kind, i, _, _ in tasks
+            ],
+            [self.per_s(i) * h for _, i, _, _ in tasks],
         )
-        for (kind, i, _, _), (sim_s, wall_s, curve, diverged) in zip(tasks, outcomes):
-            p = pilots[i]
-            p.sim_s += sim_s
-            p.wall_s += wall_s
-            if kind == "advance":
-                p.rung, p.curve = r, curve
-                p.curves = [curve]
-            else:
-                p.curves.append(curve)
-            if diverged:
-                p.status = "diverged"
+        for (kind, i, _, _), outcome in zip(tasks, outcomes):
+            _credit(pilots[i], r, kind == "advance", *outcome)
 
-    with StickyPool(work, jobs) as pool:  # one thread per native pool, in every process
-        for r, h in enumerate(horizons):
+
+def _credit(p: Pilot, r: int, advanced: bool, sim_s, wall_s, curve, diverged) -> None:
+    """Book an outcome on pilot *p*: its run advanced to rung *r* (else a replicate run)."""
+    p.sim_s += sim_s
+    p.wall_s += wall_s
+    if advanced:
+        p.rung, p.curve = r, curve
+        p.curves = [curve]
+    else:
+        p.curves.append(curve)
+    if diverged:
+        p.status = "diverged"
+
+
+@dataclass(frozen=True)
+class _Halving:
+    """How the race halves: keep 1/*factor* per rung, at least *finalists*; after the first
+    rung, up to *widen* η steps beyond the grid *lrs* (:func:`edge_steps`); how it judges the
+    last rung (*extrapolate*, *safer*: see :func:`recommend`)."""
+
+    factor: float
+    finalists: int
+    widen: int
+    lrs: tuple
+    extrapolate: bool = False
+    safer: bool = False
+
+    @property
+    def ratio(self) -> float:
+        """The η grid's ratio (3 for a grid of one)."""
+        return self.lrs[1] / self.lrs[0] if len(self.lrs) > 1 else 3.0
+
+
+def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list[Pilot]:
+    """Run the successive halving over *runner*'s pilots (new ones appended to its list
+    when the grid is widened) and return the last rung's candidates."""
+    pilots, horizons = runner.pilots, runner.horizons
+    alive = list(range(len(pilots)))
+    if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
+        jobs = max(1, min(usable_cpus(), len(pilots) // 4))
+    with StickyPool(runner.work, jobs) as pool:  # one thread per native pool, in every process
+        for r in range(len(horizons)):
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
-            run_batch(pool, r, alive, last)
-            keep = max(
-                finalists, math.ceil(len(alive) / factor)
-            )  # pilots added below compete for these places
-            for _ in range(widen if r == 0 and not last else 0):
-                steps = edge_steps([pilots[i] for i in alive], ratio)
-                if not steps:
-                    break
-                new = list(range(len(pilots), len(pilots) + len(steps)))
-                pilots += [Pilot(p.name, p.groups, lr, timing=p.timing) for p, lr in steps]
-                run_batch(pool, 0, new, False)
-                alive += new
+            runner.batch(pool, r, alive, last)
+            keep = max(halving.finalists, math.ceil(len(alive) / halving.factor))
+            if r == 0 and not last:  # pilots added here compete for the *keep* places
+                alive += _widen(runner, pool, alive, halving)
             if last:
                 break
-            ranked = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))
-            alive = ranked[:keep]
-    sims.clear()  # free the SimPy state of every pilot
+            alive = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))[:keep]
+    runner.sims.clear()  # free the SimPy state of every pilot
     for p in pilots:
         if p.rung < len(horizons) - 1:
             p.curves = []
-    finals = [pilots[i] for i in alive]
+    return [pilots[i] for i in alive]
+
+
+def _widen(runner: _Runner, pool, alive: list, halving: _Halving) -> list[int]:
+    """Pilots beyond the η grid (:func:`edge_steps`, up to ``halving.widen`` rounds), run to
+    the first rung: their indices (appended to ``runner.pilots``)."""
+    pilots, added = runner.pilots, []
+    for _ in range(halving.widen):
+        steps = edge_steps([pilots[i] for i in alive + added], halving.ratio)
+        if not steps:
+            break
+        new = list(range(len(pilots), len(pilots) + len(steps)))
+        pilots += [Pilot(p.name, p.groups, lr, timing=p.timing) for p, lr in steps]
+        runner.batch(pool, 0, new, False)
+        added += new
+    return added
+
+
+def _target(finals: list, given_target, given: bool, H: float, H_run: float, how: _Halving):
+    """(target loss, its source, {id(pilot): last-rung score}) of the race's *finals*: the
+    target given (*given*: by the caller, else ``run.target_loss``), else the highest loss any
+    run of the lowest-scoring finalist holds at the last rung's end *H_run* (s)."""
     ok = [p for p in finals if p.status == "ok" and p.curve]
-    final = {id(p): _final_score(p, H) for p in ok}  # the last rung's ranking (Pilot is unhashable)
+    score = _headed_score if how.extrapolate else _final_score
+    final = {id(p): score(p, H) for p in ok}  # Pilot is unhashable
     if given_target:
-        target, source = float(given_target), "given" if target is not None else "run.target_loss"
-    elif ok:
+        return float(given_target), "given" if given else "run.target_loss", final
+    if ok:
         best = min(ok, key=lambda p: (final[id(p)], p.label))
         target = max(_last_quarter(c) for c in best.curves)
-        source = f"loss every run of {best.label} holds at {H_run:g} s"
-    else:
-        target, source = math.inf, "no candidate finished"
+        return target, f"loss every run of {best.label} holds at {H_run:g} s", final
+    return math.inf, "no candidate finished", final
+
+
+def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
+    """Every pilot's predicted time to *target* (:func:`_predict`); a finalist with several
+    runs that all reach it: the mean of their times (interval: the earliest and latest)."""
     for p in pilots:
         _predict(p, target, H)
-    for p in ok:
+    for p in finals:
+        if p.status != "ok" or not p.curve:
+            continue
         each = [time_to_loss(c, target, H) for c in p.curves]
         if len(each) > 1 and None not in each:
             p.predicted, p.low, p.high = float(np.mean(each)), min(each), max(each)
             p.how = f"emulated, {len(each)} runs"
+
+
+def _pick(finals: list, final: dict, target: float, given_target, H_run: float, safer=False):
+    """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *safer*:
+    near-ties broken for the smaller η)."""
+    ok = [p for p in finals if id(p) in final]
     reached = [p for p in ok if p.how.startswith("emulated")]
     if reached and given_target:
         pick = min(reached, key=lambda p: (p.predicted, final[id(p)], p.label))
-        reason = f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) among {len(finals)} finalists"
-    elif ok and given_target:
+        return pick, (
+            f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) "
+            f"among {len(finals)} finalists"
+        )
+    if ok and given_target:
         pick = min(ok, key=lambda p: (final[id(p)], p.label))
-        reason = (
+        return pick, (
             f"no finalist reaches the target loss {target:.5g} within {H_run:g} s: "
             f"fell back to the lowest loss ({final[id(pick)]:.5g})"
         )
-    elif ok:
-        best, pick = _tie_pick(ok, reached, lambda p: final[id(p)])
-        if pick is best:
-            reason = (
-                f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
-                f"reached first ({pick.predicted:.4g} s)"
-            )
-        else:
-            reason = (
-                f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest loss "
-                f"at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for {best.label}, a "
-                f"tie at the race's resolution); reaches the target at {pick.predicted:.4g} s"
-            )
-    else:
+    if not ok:
         pick = min(finals, key=lambda p: p.label)
-        reason = "every finalist diverged: fell back to the first finalist; try a smaller η grid"
-    sim_s = sum(p.sim_s for p in pilots) + (
-        measurement.duration if measurement is not None else 0.0
-    )
-    unseen = _unseen_events(scenario.events, horizons[-1])
-    return Recommendation(
-        pick.name,
-        pick.groups,
-        pick.lr,
-        target,
-        source,
-        reason,
-        pilots,
-        horizons,
-        measurement,
-        sim_s,
-        time.perf_counter() - wall0,
-        H,
-        pruned=pruned,
-        unseen=unseen,
+        return (
+            pick,
+            "every finalist diverged: fell back to the first finalist; try a smaller η grid",
+        )
+    best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], safer)
+    if pick is best:
+        return pick, (
+            f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
+            f"reached first ({pick.predicted:.4g} s)"
+        )
+    return pick, (
+        f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest "
+        f"loss at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for "
+        f"{best.label}, a tie at the race's resolution); reaches the target at "
+        f"{pick.predicted:.4g} s"
     )
 
 
@@ -631,15 +743,46 @@ def _unstable(p: Pilot) -> bool:
     return not math.isfinite(score) or score > UNSTABLE * p.curve[0][1]
 
 
-def _tie_pick(ok: list, reached: list, score) -> tuple:
+def overlapping(pick: Pilot, others: list) -> list[Pilot]:
+    """The pilots of *others* (*pick* aside) whose interval of time to target ``[low, high]``
+    (s) meets the pick's: ``low <= pick.high`` and ``pick.low <= high``, in the order given.
+
+    >>> a = Pilot("a", ((0,),), 1.0, low=10.0, high=12.0)
+    >>> [p.name for p in overlapping(a, [a, Pilot("b", ((0,),), 1.0, low=11.5, high=15.0),
+    ...                                  Pilot("c", ((0,),), 1.0, low=12.5, high=14.0)])]
+    ['b']
+    """
+    return [p for p in others if p is not pick and p.low <= pick.high and pick.low <= p.high]
+
+
+def _sureness(pick: Pilot, close: list) -> str:
+    """How sure the race is of *pick*: its predicted time to target with the interval, and,
+    when the finalists *close* to it are not separated from it, what to do about it."""
+    text = (
+        f"predicted time to target {_num_text(pick.predicted)} s "
+        f"(interval {_num_text(pick.low)}–{_num_text(pick.high)} s)"
+    )
+    if not close:
+        return text + ", apart from the other finalists'"
+    return text + (
+        f"; not separated from {', '.join(p.label for p in close)} (their intervals overlap): "
+        f"check with --verify {len(close) + 1} or a larger --budget"
+    )
+
+
+def _num_text(x: float) -> str:
+    return f"{x:.4g}" if math.isfinite(x) else "∞"
+
+
+def _tie_pick(ok: list, reached: list, score, safer: bool = False) -> tuple:
     """(lowest-loss finalist, pick) among the finalists *ok* by *score* (a pilot's loss): the
     pick is, of those in *reached* (every run reaches the target) within :data:`TIE` of the
-    lowest loss, the one with the fewest groups (then the lowest loss, then the label); the
-    best itself when none."""
+    lowest loss, the one with the fewest groups (then, with *safer*, the smallest η; then the
+    lowest loss, then the label); the best itself when none."""
     best = min(ok, key=lambda p: (score(p), p.label))
     lowest = score(best)
     tied = [p for p in reached if score(p) - lowest <= TIE * abs(lowest)] or [best]
-    return best, min(tied, key=lambda p: (len(p.groups), score(p), p.label))
+    return best, min(tied, key=lambda p: (len(p.groups), p.lr if safer else 0.0, score(p), p.label))
 
 
 def _unseen_events(events, until: float) -> list[dict]:
@@ -704,6 +847,33 @@ def _final_score(p: Pilot, horizon: float) -> float:
         )  # rungs shrunk by a budget: at most the last quarter
         out.append(float(np.mean([loss for t, loss in smoothed(c, window) if t >= 0.75 * end])))
     return float(np.mean(out))
+
+
+def _headed_score(p: Pilot, horizon: float) -> float:
+    """:func:`_final_score` carried on to *horizon* (s): for each run, a line in (log t, loss)
+    fitted to its smoothed curve over the last half of the run, and the fall it predicts from
+    the middle of the run's last quarter to *horizon* added (a rise counts as none); the mean
+    over the runs. A candidate still falling at the end of the last rung is credited for the
+    rest of the horizon the race did not see; one that has levelled off, not.
+
+    >>> run = [(t, 2.0 - 0.5 * math.log(t)) for t in np.arange(1.0, 17.0)]
+    >>> p = Pilot("g", ((0,),), 1.0, curve=run, curves=[run])
+    >>> round(_headed_score(p, 19.0) - _final_score(p, 19.0) + 0.5 * math.log(19 / 14), 9)
+    0.0
+    """
+    base = _final_score(p, horizon)
+    if not math.isfinite(base):
+        return base
+    falls = []
+    for c in p.curves or [p.curve]:
+        end = c[-1][0]
+        sm = [(t, v) for t, v in smoothed(c, min(SMOOTH * horizon, end / 4)) if t >= end / 2]
+        if len(sm) < 3 or sm[0][0] <= 0:
+            falls.append(0.0)
+            continue
+        slope = float(np.polyfit(np.log([t for t, _ in sm]), [v for _, v in sm], 1)[0])
+        falls.append(min(slope, 0.0) * math.log(max(horizon, end) / (0.875 * end)))
+    return base + float(np.mean(falls))
 
 
 def _last_quarter(curve) -> float:

@@ -17,10 +17,13 @@ from netsim.sim.engine import Simulation, prepare, simulate
 from netsim.sim.measurement import measure
 from netsim.tuning.candidates import candidate_groupings, canonical
 from netsim.tuning.race import (
+    Pilot,
+    Recommendation,
     RecommendError,
     decide,
     lr_grid,
     mean_time_to_target,
+    overlapping,
     recommend,
     smoothed,
     time_to_loss,
@@ -235,7 +238,7 @@ def test_unreached_target_falls_back_to_the_lowest_final_loss():
     rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), target=1e-6)
     assert rec.reason.startswith("no finalist reaches the target")
     finals = [p for p in rec.pilots if p.rung == len(rec.rungs) - 1]
-    assert all(len(p.curves) == 2 for p in finals)  # the pilot and one replicate run
+    assert all(len(p.curves) == 3 for p in finals)  # the pilot and two replicate runs
 
     def loss(
         p,
@@ -264,7 +267,8 @@ def test_a_budget_caps_the_pilots_and_their_replicates():
     )
     sc = make_scenario(raw)
     # unscaled plan: 8 pilots to 7.4 s, 3 on to 22.2, 2 on to 66.7 and 100, 2 replicates to 100: 459 s
-    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0)
+    old = {"factor": 3.0, "first": 1 / 27, "finalists": 2, "replicates": 2}  # before issue #33
+    rec = recommend(sc, prepare(sc), lrs=(0.3, 1.0), budget_s=300.0, **old)
     spent = sum(p.sim_s for p in rec.pilots)  # simulated s of every pilot and replicate run
     assert 0 < spent <= 300.0 * 1.02  # a run may end a little past its rung
     assert rec.rungs[-1] == pytest.approx(
@@ -328,10 +332,12 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
     sim.run(progress=snaps.append)
     notes = [s.note for s in snaps if s.note]
-    # rungs at 1/27, 1/9, 1/3 and 1/2 of the horizon; a third of the candidates (at least 2) go on
-    n = len(sim.grouping["candidates"])
-    left = [n, math.ceil(n / 3), math.ceil(math.ceil(n / 3) / 3)]
-    left.append(max(2, math.ceil(left[-1] / 3)))
+    # rungs at 1/16, 1/8, 1/4 and 1/2 of the horizon; half the candidates (at least 6) go on;
+    # the first rung races the grid's 5 η per grouping (pilots beyond the grid come after it)
+    grid = lr_grid(1.0)
+    left = [sum(any(math.isclose(c["lr"], x) for x in grid) for c in sim.grouping["candidates"])]
+    for _ in range(3):
+        left.append(max(6, math.ceil(left[-1] / 2)))
     assert notes == [
         f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
         for r, k in enumerate(left)
@@ -540,3 +546,52 @@ def test_a_refused_budget_names_the_smallest_that_runs():
     )  # the pilots, and the measurement before them
     with pytest.raises(RecommendError, match=f"need at least {need} s"):
         recommend(sc, prep, lrs=(0.3, 1.0), budget_s=float(need - 1))
+
+
+def test_a_pick_overlapping_another_finalist_is_flagged_with_what_to_do():
+    """Intervals worked by hand: the pick's [10, 12] s meets b's [11.5, 15] s (11.5 <= 12)
+    and a's own end; c's [12.5, 14] s starts after it, d's [4, 9.9] s ends before it; e never
+    reaches the target (inf, inf) and f's extrapolated [13, inf] starts after it."""
+    g = ((0,),)
+    pick = Pilot("p", g, 1.0, predicted=11.0, low=10.0, high=12.0)
+    others = [
+        Pilot("b", g, 0.3, low=11.5, high=15.0),
+        Pilot("c", g, 0.3, low=12.5, high=14.0),
+        Pilot("d", g, 0.3, low=4.0, high=9.9),
+        Pilot("e", g, 0.3),
+        Pilot("f", g, 0.3, low=13.0),
+        Pilot("t", g, 3.0, low=12.0, high=12.0),
+    ]
+    assert [p.name for p in overlapping(pick, [pick, *others])] == ["b", "t"]
+    assert overlapping(pick, [pick, *others[1:5]]) == []
+    rec = Recommendation("p", g, 1.0, 0.5, "given", "r", [pick, *others], [1.0], None, 0, 0, 2)
+    rec.close = overlapping(pick, others)
+    d = rec.as_dict()
+    assert not rec.separated
+    assert d["predicted_time_to_target_s"] == 11.0 and d["interval_s"] == [10.0, 12.0]
+    assert d["not_separated_from"] == ["b η=0.3", "t η=3"]
+
+
+def test_a_race_reports_its_picks_interval_and_whether_it_stands_apart():
+    """The pick's interval is the earliest and latest time its last-rung runs reach the target
+    (each run's time read off by time_to_loss); the reason says whether it stands apart."""
+    raw = cluster(
+        [
+            {"name": "fast", "count": 3, "compute": 1.0},
+            {"name": "slow", "count": 3, "compute": 5.0},
+        ],
+        until=60.0,
+    )
+    sc = make_scenario(raw)
+    rec = recommend(sc, lrs=(0.3, 1.0, 3.0), jobs=1)
+    pick = rec.pick
+    each = [time_to_loss(c, rec.target, sc.run.until) for c in pick.curves]
+    assert len(each) == 3 and None not in each  # the pilot and two replicates
+    assert rec.as_dict()["interval_s"] == [min(each), max(each)]
+    assert rec.as_dict()["predicted_time_to_target_s"] == pytest.approx(sum(each) / 3)
+    finals = [p for p in rec.pilots if p.rung == len(rec.rungs) - 1 and p is not pick]
+    apart = [p for p in finals if p.low > max(each) or p.high < min(each)]
+    assert len(rec.close) == len(finals) - len(apart)
+    assert rec.separated == (not rec.close)
+    assert ("not separated from" in rec.reason) == (not rec.separated)
+    assert f"interval {min(each):.4g}–{max(each):.4g} s" in rec.reason
