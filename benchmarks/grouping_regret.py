@@ -59,6 +59,7 @@ measured once with them.
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import inspect
 import json
@@ -75,7 +76,7 @@ from netsim.config.scenario import load_scenario, parse_scenario
 from netsim.errors import ScenarioError
 from netsim.grouping.clustering import choose_grouping
 from netsim.rng import Streams
-from netsim.sim.engine import data_bytes, free_cycles, prepare
+from netsim.sim.engine import Simulation, prepare
 from netsim.sim.measurement import measure
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 from netsim.tuning.advise import advise
@@ -296,9 +297,10 @@ def _scenario(raw: dict, seed: int):
 
 def _prepared(key, sc):
     if key not in _PREPARED:
-        size = sum(data_bytes(p.dataset) for p in _PREPARED.values())
+        had = bool(_PREPARED)
         _PREPARED.clear()
-        free_cycles(size)  # the previous data, held by its finished runs' reference cycles
+        if had:
+            gc.collect()  # the previous data, held by its finished runs' reference cycles
         _PREPARED[key] = prepare(sc)
     return _PREPARED[key]
 
@@ -308,8 +310,7 @@ def run_item(item: tuple):
     raw, groups, lr, seed = item
     sc = item_scenario(raw, seed)
     prep = _prepared((raw["name"], seed), sc)
-    from netsim.sim.engine import Simulation
-    from netsim.tuning.race import _pilot_rule
+    from netsim.tuning.race import pilot_rule
 
     n_train = prep.dataset.X_train.shape[0]
     rows = (
@@ -318,7 +319,7 @@ def run_item(item: tuple):
         else np.sort(np.random.default_rng(seed).permutation(n_train)[:EVAL_ROWS])
     )
     eval_set = None if rows is None else (prep.dataset.X_train[rows], prep.dataset.y_train[rows])
-    sim = Simulation(sc, "gsgd", prep, rule=_pilot_rule(sc, groups, lr), eval_set=eval_set)
+    sim = Simulation(sc, "gsgd", prep, rule=pilot_rule(sc, groups, lr), eval_set=eval_set)
     res = sim.run()
     curve = [(t, loss) for _, t, loss, _ in res.curve]
     return (

@@ -235,10 +235,6 @@ def test_no_function_grows_past_eighty_lines():
     assert not long, f"split these (over {MAX_LINES} lines): {sorted(long)}"
 
 
-NAMING_A_RULE_TODAY = {"tuning/advise.py", "tuning/race.py"}
-"""Modules outside rules/ that still name a rule in their code (issue #29); only shrinks."""
-
-
 def _names_of_rules(path: Path, names: set[str]) -> list[str]:
     """String constants of *path* (docstrings and ``__all__`` left out) that name a rule: the name alone,
     its table (``algorithms.NAME``) or a label (``NAME[...]``)."""
@@ -271,23 +267,17 @@ def _names_of_rules(path: Path, names: set[str]) -> list[str]:
 
 def test_no_rule_is_named_outside_the_rules():
     """What differs between rules is asked of the rule (class attributes, methods) or of the
-    registry (RULES, DEFAULT_RULE, GROUPING_RULE), never decided by its name elsewhere."""
+    registry (RULES, DEFAULT_RULE, GROUPING_RULE, SYNC_RULE), never decided by its name elsewhere."""
     from netsim.rules import RULES
 
     found = {}
     for path in sorted(PKG.rglob("*.py")):
         rel = str(path.relative_to(PKG))
-        if rel.startswith("rules/") or rel in NAMING_A_RULE_TODAY:
+        if rel.startswith("rules/"):
             continue
         if hits := _names_of_rules(path, set(RULES)):
             found[rel] = hits
     assert not found, f"rule names outside rules/: {found}"
-    still = {r for r in NAMING_A_RULE_TODAY if _names_of_rules(PKG / r, set(RULES))}
-    assert still == NAMING_A_RULE_TODAY, f"drop from the list: {NAMING_A_RULE_TODAY - still}"
-
-
-BENCHMARKS_ON_INTERNALS_TODAY = {"grouping_regret.py"}
-"""Benchmarks that still import a name outside its module's ``__all__`` (issue #29); only shrinks."""
 
 
 def _private_imports(path: Path) -> list[str]:
@@ -309,11 +299,5 @@ def test_benchmarks_use_the_public_api():
     """A benchmark imports ``netsim`` (the front door) or names a module exports in its
     ``__all__``: never a private helper, so the package can change its insides freely."""
     bench = PKG.parent / "benchmarks"
-    found = {
-        p.name: hits
-        for p in sorted(bench.glob("*.py"))
-        if p.name not in BENCHMARKS_ON_INTERNALS_TODAY and (hits := _private_imports(p))
-    }
+    found = {p.name: hits for p in sorted(bench.glob("*.py")) if (hits := _private_imports(p))}
     assert not found, f"benchmarks importing internals: {found}"
-    still = {n for n in BENCHMARKS_ON_INTERNALS_TODAY if _private_imports(bench / n)}
-    assert still == BENCHMARKS_ON_INTERNALS_TODAY, f"drop: {BENCHMARKS_ON_INTERNALS_TODAY - still}"

@@ -19,7 +19,7 @@ from .sa_asgd import SAASGD
 from .ssgd import SSGD
 from .ssp import SSP
 
-__all__ = ["RULES", "Rule", "RuleContext", "Push", "DEFAULT_RULE", "GROUPING_RULE"]
+__all__ = ["RULES", "Rule", "RuleContext", "Push", "DEFAULT_RULE", "GROUPING_RULE", "SYNC_RULE"]
 
 RULES: dict[str, type[Rule]] = {
     cls.name: cls
@@ -51,3 +51,6 @@ DEFAULT_RULE = GSGD.name
 GROUPING_RULE = GSGD.name
 """The rule whose table holds the grouping settings (``netsim group``, compare's
 ``--groupings`` and ``--weightings``)."""
+SYNC_RULE = SSGD.name
+"""The synchronous rule whose η, when the scenario configures it, is the fresh synchronous step
+η_sync the grouping advisor scales by staleness."""

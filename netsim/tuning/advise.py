@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..config.scenario import Scenario
 from ..rng import Streams
+from ..rules import SYNC_RULE
 from ..sim.engine import prepare
 from ..sim.measurement import measure, unreachable
 from .advisor import rank
@@ -38,7 +39,8 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
         candidate_groupings(m.iteration, hand=rule.groups, k_max=spec.k_max, seed=seed)
     )
     candidates["silhouette"] = auto.groups
-    lr_sync = scenario.rules["ssgd"].lr if "ssgd" in scenario.rules else rule.lr
+    sync = scenario.rules.get(SYNC_RULE)
+    lr_sync = sync.lr if sync is not None else rule.lr
     return {
         "measurement": m,
         "grouping": chosen,

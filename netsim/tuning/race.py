@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..rng import Streams
+from ..rules import GROUPING_RULE, RULES
 from ..sim.engine import Prepared, Simulation, prepare
 from ..sim.measurement import Measurement, measure, unreachable
 from .candidates import candidate_groupings
@@ -61,6 +62,7 @@ __all__ = [
     "mean_curve",
     "mean_time_to_target",
     "overlapping",
+    "pilot_rule",
 ]
 
 
@@ -251,20 +253,18 @@ def _validate_lrs(lrs) -> tuple[float, ...]:
     return tuple(sorted(set(lrs)))
 
 
-def _pilot_rule(scenario, groups, lr, rule=None):
+def pilot_rule(scenario, groups, lr, rule=None):
     """The raced rule (default: the scenario's GSGD) with fixed *groups* and step *lr*,
     keeping its other options (``Rule.piloted``)."""
-    from ..rules.gsgd import GSGD
-
-    base = rule if rule is not None else scenario.rules.get("gsgd")
+    base = rule if rule is not None else scenario.rules.get(GROUPING_RULE)
     if base is None:
-        return GSGD(lr, [list(g) for g in groups])
+        return RULES[GROUPING_RULE](lr, [list(g) for g in groups])
     return base.piloted(groups, lr)
 
 
 def base_lr(scenario) -> float:
     """The η the scenario gives GSGD (else its run algorithm's η): the centre of the default grid."""
-    rule = scenario.rules.get("gsgd") or scenario.rules[scenario.run.algorithm]
+    rule = scenario.rules.get(GROUPING_RULE) or scenario.rules[scenario.run.algorithm]
     return float(rule.lr)
 
 
@@ -325,7 +325,7 @@ def recommend(
     """
     wall0 = time.perf_counter()
     prepared = prepared or prepare(scenario)
-    rule = rule if rule is not None else scenario.rules.get("gsgd")
+    rule = rule if rule is not None else scenario.rules.get(GROUPING_RULE)
     measurement, candidates = _measured(scenario, prepared, rule, measurement, candidates)
     lrs, widen = _grid(scenario, rule, lrs, widen if budget_s is None else 0)
     given_target = _check_options(scenario, factor, first, last, replicates, jobs, target)
@@ -491,7 +491,7 @@ class _Runner:
 
     def _simulation(self, sc, groups, lr) -> Simulation:
         """A run of scenario *sc* with *groups* and η *lr*, its loss on the fixed evaluation rows."""
-        pilot = _pilot_rule(self.scenario, groups, lr, self.rule)
+        pilot = pilot_rule(self.scenario, groups, lr, self.rule)
         return Simulation(sc, pilot.name, self.prepared, rule=pilot, eval_set=self.eval_set)
 
     def work(self, task):
@@ -1060,7 +1060,8 @@ def verify(
 
     def work(i: int) -> dict:
         p = chosen[i]
-        res = Simulation(full, "gsgd", prepared, rule=_pilot_rule(scenario, p.groups, p.lr)).run()
+        pilot = pilot_rule(scenario, p.groups, p.lr)
+        res = Simulation(full, GROUPING_RULE, prepared, rule=pilot).run()
         curve = _losses(res.curve)
         hit = time_to_loss(curve, rec.target, H) if res.status == "ok" else None
         return {
