@@ -145,20 +145,15 @@ def generate(suite_seed: int, index: int) -> dict:
         workers.append(w)
     rate = float(sum(c / s for c, s in zip(counts, speeds)))  # gradients per second, all workers
     until = float(np.round(40.0 * P / rate, 2))  # about 40 gradients per worker
-    raw = {
-        "name": f"gen{suite_seed}-{index}",
-        "run": {
-            "seed": int(rng.integers(1 << 20)),
-            "algorithm": "gsgd",
-            "until": until,
-            "eval_every": until / 100,
-            "batch_size": 16,
-        },
-        "data": {"source": "digits", "labels": "odd_even"},
-        "model": {"name": "logistic", "l2": 0.001},
-        "workers": workers,
-        "algorithms": {"gsgd": {"lr": LR_BASE, "groups": [[f"c{k}"] for k in range(n_classes)]}},
-    }
+    raw = _raw(
+        f"gen{suite_seed}-{index}",
+        rng,
+        until,
+        {"source": "digits", "labels": "odd_even"},
+        {"name": "logistic", "l2": 0.001},
+        workers,
+        {"lr": LR_BASE, "groups": [[f"c{k}"] for k in range(n_classes)]},
+    )
     if net == "topology":
         raw["network"] = {
             "topology": "geo3",
@@ -215,25 +210,33 @@ def generate_wide(suite_seed: int, index: int) -> dict:
     data = {"source": "digits", "labels": labels}
     if skew:
         data.update(partition="dirichlet", alpha=alpha)
+    gsgd = {"lr": lr, "groups": [[f"c{k}"] for k in range(n_classes)], "k_max": 4}
     return {
-        "name": f"wide{suite_seed}-{index}",
-        "run": {
-            "seed": int(rng.integers(1 << 20)),
-            "algorithm": "gsgd",
-            "until": until,
-            "eval_every": until / 100,
-            "batch_size": 16,
-        },
-        "data": data,
-        "model": dict(model),
-        "workers": workers,
-        "algorithms": {
-            "gsgd": {"lr": lr, "groups": [[f"c{k}"] for k in range(n_classes)], "k_max": 4}
-        },
+        **_raw(f"wide{suite_seed}-{index}", rng, until, data, dict(model), workers, gsgd),
         "_label": (
             f"P={P:2d} K={n_classes} {model['name'][:7]:7s} {dist[:9]:9s} "
             f"{'sep' if separated else 'ovl'} {'dir' + str(alpha) if skew else 'iid'} η×{lr / lr0:.2f}"
         ),
+    }
+
+
+def _raw(name: str, rng, until: float, data: dict, model: dict, workers: list, gsgd: dict) -> dict:
+    """A generated scenario: GSGD's table *gsgd*, its run seed drawn from *rng* (one draw),
+    100 evaluations over the horizon *until*, batch 16."""
+    run = {
+        "seed": int(rng.integers(1 << 20)),
+        "algorithm": "gsgd",
+        "until": until,
+        "eval_every": until / 100,
+        "batch_size": 16,
+    }
+    return {
+        "name": name,
+        "run": run,
+        "data": data,
+        "model": model,
+        "workers": workers,
+        "algorithms": {"gsgd": gsgd},
     }
 
 
