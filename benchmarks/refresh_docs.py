@@ -28,6 +28,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
+PREVIOUS_RACE = [
+    "--option",
+    "factor=3",
+    "--option",
+    "first=0.037037037037037035",
+    "--option",
+    "finalists=2",
+    "--option",
+    "replicates=2",
+]
+"""The race's settings before the widened benchmark (T/27 first rung, a third kept, 2 finalists)."""
+
 BLOCKS = {
     "bench_core": ("BENCHMARKS.md", ["bench_core.py", "--reps", "5", "--data-dir", "{data}"]),
     "bench_mlp": ("BENCHMARKS.md", ["bench_mlp.py", "--data-dir", "{data}"]),
@@ -37,6 +49,24 @@ BLOCKS = {
     "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),
     "bench_scaling": ("SCALING.md", ["bench_scaling.py", "--big"]),
     "bench_network": ("SCALING.md", ["bench_network.py", "--quick", "--repeat", "2"]),
+    **{
+        f"grouping_regret_{suite}{tag}": (
+            "GROUPING.md",
+            ["grouping_regret.py", "--suite-seed", suite, "--n", "48", "--workers", "1"]
+            + ["--cache", f".regret-cache/{suite}", *options],
+        )
+        for suite in ("41", "40")
+        for tag, options in (("", []), ("_previous", PREVIOUS_RACE))
+    },
+    "paper_grouping_logistic": (
+        "GROUPING_GUIDE.md",
+        ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"],
+    ),
+    "paper_grouping_svm": (
+        "GROUPING_GUIDE.md",
+        ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"]
+        + ["--set", "model.name=smooth_svm"],
+    ),
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
@@ -44,7 +74,12 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "bench_scaling", "bench_network"}
+MARKDOWN = {"real_vs_netsim", "bench_scaling", "bench_network"} | {
+    f"grouping_regret_{s}{t}" for s in ("41", "40") for t in ("", "_previous")
+}
+FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
+"""Blocks that keep only their script's output from the line starting so (a summary table
+after per-scenario lines)."""
 """Blocks whose script prints markdown (tables, headings): pasted as they are, not as text."""
 
 
@@ -85,6 +120,8 @@ def block_head(command: list[str]) -> str:
 
 def block_body(name: str, output: str) -> str:
     """*output* as the block *name* shows it: fenced as text, or as markdown (:data:`MARKDOWN`)."""
+    if name in FROM and FROM[name] in output:
+        output = output[output.index(FROM[name]) :]
     return f"{output.strip()}\n" if name in MARKDOWN else f"```text\n{output.rstrip()}\n```\n"
 
 
