@@ -160,11 +160,16 @@ class FlowNetwork:
         found = self._paths.get(key)
         if found is None:
             path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
-            index, cap = self._index, self._cap
+            index = self._index
             idx = tuple([index[link] for link in path])
-            finite = tuple([i for i in idx if cap[i] != math.inf])
+            finite = self._finite(idx)
             found = self._paths[key] = (path, idx, self._path_latency(idx), finite)
         return found
+
+    def _finite(self, idx: tuple) -> tuple:
+        """The links of *idx* whose capacity is finite (those a flow shares its rate on)."""
+        cap = self._cap
+        return tuple([i for i in idx if cap[i] != math.inf])
 
     def _path_latency(self, idx: tuple) -> float:
         """``float(self._latency[idx].sum())`` (s): numpy adds fewer than 8 values one at a
@@ -367,8 +372,7 @@ class FlowNetwork:
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize()
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
-            cap = self._cap
-            flow.links = tuple([i for i in flow.idx if cap[i] != math.inf])
+            flow.links = self._finite(flow.idx)
         if flow.bits == 0 or not flow.links:
             self._deliver(flow)
             return
@@ -379,9 +383,8 @@ class FlowNetwork:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
-        cap = self._cap
         for flow in self._arrived + self._flows:
-            flow.links = tuple([i for i in flow.idx if cap[i] != math.inf])
+            flow.links = self._finite(flow.idx)
         for flow in [f for f in self._arrived if not f.links]:
             self._arrived.remove(flow)
             self._deliver(flow)
@@ -411,20 +414,21 @@ class FlowNetwork:
         self._waking = True
         for flow in event._value:
             self._arrive(flow)
-        self._waking = False
-        if self._deferred:
-            self._deferred = False
-            self._replan(None)
+        self._woken()
 
     def _on_timeout(self, event):
         """The earliest completion planned by the re-plan of generation ``event._value``."""
         if event._value == self._generation:
             self._waking = True
             self._request_replan()
-            self._waking = False
-            if self._deferred:
-                self._deferred = False
-                self._replan(None)
+            self._woken()
+
+    def _woken(self) -> None:
+        """The end of a timeout of the network's own: the re-plan it deferred, if any."""
+        self._waking = False
+        if self._deferred:
+            self._deferred = False
+            self._replan(None)
 
     def _advance(self):
         """Account for bits sent since the last update at the current rates."""

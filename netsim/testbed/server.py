@@ -179,7 +179,7 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
         else:
             session.failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
         session.stop.fail()
-    session.finish(out)
+    session.finish()
 
 
 class _Session:
@@ -187,7 +187,11 @@ class _Session:
     messages in flight, and the writer of the run folder *out* (claimed once all are connected)."""
 
     def __init__(self, spec: RealSpec, control, out: Path, meta: dict, overwrite: bool):
-        self.spec, self.control = spec, control
+        import torch
+        import torch.distributed as dist
+
+        self.spec, self.control, self.out = spec, control, out
+        self.tensor, self.isend = torch.from_numpy, dist.isend  # what transmit() sends with
         self.up, self.down = connect(spec, 0)
         self.offsets = _clock_offsets(spec, self.up, self.down)
         sc = spec.scenario
@@ -223,14 +227,11 @@ class _Session:
 
     def transmit(self, wid: int) -> None:
         """Send the current model to worker *wid* (the previous send to it finished first)."""
-        import torch
-        import torch.distributed as dist
-
         ps, current, stamp = self.ps, self.current, time.monotonic()
-        msg = torch.from_numpy(model_message(MODEL, ps.version, stamp, ps.w, self.spec.d))
+        msg = self.tensor(model_message(MODEL, ps.version, stamp, ps.w, self.spec.d))
         if wid in self.pending:
             self.pending[wid][0].wait()
-        self.pending[wid] = (dist.isend(msg, wid + 1, group=self.down), msg)
+        self.pending[wid] = (self.isend(msg, wid + 1, group=self.down), msg)
         units = self.clock.units(stamp)
         it = Iteration(wid, current[wid].iteration + 1 if current[wid] else 0, ps.version, units)
         it.compute_real_s = None
@@ -314,7 +315,7 @@ class _Session:
                 self.failure = args[0]
                 self.stop.succeed("failed")
 
-    def finish(self, out: Path) -> None:
+    def finish(self) -> None:
         """Stop the workers, evaluate the kept models, write the run folder, send the summary."""
         spec, run, stop = self.spec, self.spec.scenario.run, self.stop
         end = run.until if stop.value == "until" else min(self.clock.now, run.until)
@@ -334,9 +335,9 @@ class _Session:
         classes = spec.scenario.worker_class_names()
         rows = gradient_rows(self.iterations, classes, end)
         text = [",".join(GRADIENT_COLUMNS)] + [",".join(r) for r in rows]
-        write_atomic(out / GRADIENTS_FILE, "\n".join(text) + "\n")
+        write_atomic(self.out / GRADIENTS_FILE, "\n".join(text) + "\n")
         text = [",".join(UPDATE_COLUMNS)] + [",".join(r) for r in update_rows(self.updates)]
-        write_atomic(out / UPDATES_FILE, "\n".join(text) + "\n")
+        write_atomic(self.out / UPDATES_FILE, "\n".join(text) + "\n")
         self.control.send(("done", self.writer.finish(result)))
 
 
