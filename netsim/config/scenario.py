@@ -583,9 +583,10 @@ def binary_problem(model: ModelSpec, data: DataSpec, n_classes: int) -> str | No
     """Why a binary model cannot take data of *n_classes* classes (None when it can)."""
     if model.backend != "numpy" or model.name not in BINARY_MODELS or n_classes == 2:
         return None
+    two = "'odd_even'" if "odd_even" in LABELLINGS[data.source] else "'binary' with 2-class data"
     return (
         f"{data.labels!r} gives {n_classes} classes, but model {model.name!r} needs 2 (use "
-        "labels = 'odd_even' or 'binary' with 2-class data, or model.name = 'softmax')"
+        f"labels = {two}, or model.name = 'softmax')"
     )
 
 
