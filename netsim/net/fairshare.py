@@ -195,7 +195,6 @@ class LinkSharing:
         self.on: dict[int, dict] = {}
         """Link -> the flows crossing it (a dict used as an ordered set, in start order)."""
         self._share: dict[int, float] = {}  # link -> capacity / flows crossing it
-        self._sums: list[float] | None = None  # one level, k times, per k (see solve)
         self.level: float | None = None
         """The rate of every flow when the last :meth:`solve` gave them all one, else None."""
 
@@ -231,7 +230,7 @@ class LinkSharing:
     def solve(self, flows) -> None:
         """Set the max-min fair ``rate`` of every flow of *flows* (all added, in the
         order they were added)."""
-        self._sums = self.level = None
+        self.level = None
         if not flows:
             return
         if self.unit:
@@ -256,7 +255,7 @@ class LinkSharing:
             if not frozen and len(tight) == 1 and len(on[tight[0]]) == n:  # all on one link
                 for flow in on[tight[0]]:
                     flow.rate = level
-                self._one_level(level, n)
+                self.level = level
                 return
             now = []
             for link in tight:
@@ -268,7 +267,7 @@ class LinkSharing:
                 flow.rate = level
             if len(frozen) == n:
                 if len(now) == n:
-                    self._one_level(level, n)
+                    self.level = level
                 return
             if share is self._share:
                 share = dict(share)
@@ -287,13 +286,6 @@ class LinkSharing:
                 else:
                     del share[link]
 
-    def _one_level(self, level: float, n: int) -> None:
-        """Every flow of *n* got *level*: a link's rate is it added once per flow crossing
-        it (see :meth:`carry`)."""
-        sums = [0.0]
-        for _ in range(n):
-            sums.append(sums[-1] + level)
-        self._sums, self.level = sums, level
 
     def _solve_weighted(self, flows) -> None:
         """Water-filling with weights, summing loads and taken capacity per link in the
@@ -326,19 +318,3 @@ class LinkSharing:
                 rest = remaining.get(link, cap[link]) - t
                 remaining[link] = rest if rest > 0.0 else 0.0
             active = stay
-
-    def carry(self, carried: list[float], dt: float) -> None:
-        """Add to *carried* (bits per link) what each link carries in *dt* s at the rates
-        of the last :meth:`solve`: per link, the sum of its flows' rates in flow order
-        (as ``np.bincount``) times *dt*."""
-        sums = self._sums
-        if sums is not None:
-            step = [total * dt for total in sums]
-            for link, crossing in self.on.items():
-                carried[link] += step[len(crossing)]
-            return
-        for link, crossing in self.on.items():
-            total = 0.0
-            for flow in crossing:
-                total += flow.rate
-            carried[link] += total * dt

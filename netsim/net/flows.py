@@ -81,10 +81,12 @@ class _Flow:
         "left",
         "tol",
         "rate",
+        "credited",
     )
     # idx: every link of the path; links: those of finite capacity (a tuple), the ones
     # that share its rate (set when it starts sending, and again when a link's finiteness
-    # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending
+    # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending;
+    # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit)
 
 
 class FlowNetwork:
@@ -141,7 +143,7 @@ class FlowNetwork:
         self._finite_gen = 0  # changes when a link becomes finite or infinite
         self._flows = []  # sending flows, in the order they started sending
         self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
-        self._link_bits = [0.0] * len(self.links)  # bits carried so far, per link
+        self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
         self._arrived = []  # flows done with latency, not yet sending
         self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
         self._fast = None  # the _Fast batch in flight, if any
@@ -210,6 +212,7 @@ class FlowNetwork:
         flow.weight = 1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0
         flow.event = self.env.event() if batch is None else None
         flow.start, flow.batch = start, batch
+        flow.credited = 0.0
         return flow
 
     def transfer(self, src, dst, nbytes, *, flow_key=None):
@@ -383,6 +386,8 @@ class FlowNetwork:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
+        for flow in self._flows:  # what it sent so far counts on the links it sent it on
+            self._credit(flow, flow.bits - flow.left)
         for flow in self._arrived + self._flows:
             flow.links = self._finite(flow.idx)
         for flow in [f for f in self._arrived if not f.links]:
@@ -394,6 +399,7 @@ class FlowNetwork:
                 self._sharing.add(flow)
             else:
                 flow.left = 0.0
+                flow.credited = flow.bits  # the rest goes at infinite rate: no link counts it
 
     def _request_replan(self):
         if not self._replan_pending:
@@ -430,13 +436,23 @@ class FlowNetwork:
             self._deferred = False
             self._replan(None)
 
+    def _credit(self, flow, sent: float) -> None:
+        """Count *sent* bits of *flow* (its total so far) on its links: a flow's bits are
+        added to the per-link totals when it is delivered (or its links change), not at
+        every re-plan; :meth:`_carried` adds those of the flows still sending."""
+        more = sent - flow.credited
+        if more:
+            carried = self._link_bits
+            for link in flow.links:
+                carried[link] += more
+            flow.credited = sent
+
     def _advance(self):
         """Account for bits sent since the last update at the current rates."""
         dt = self.env.now - self._last
         if dt > 0 and self._flows:
             for flow in self._flows:
                 flow.left -= flow.rate * dt
-            self._sharing.carry(self._link_bits, dt)
         self._last = self.env.now
 
     def _replan(self, _event):
@@ -451,8 +467,6 @@ class FlowNetwork:
         least = math.inf  # the least bits left of a flow sending
         if flows:  # _advance and the deliveries in one pass over the flows
             dt = now - self._last
-            if dt > 0:
-                sharing.carry(self._link_bits, dt)
             tiny = 4 * math.ulp(now)  # np.spacing(now), now >= 0
             keep = []
             for flow in flows:
@@ -460,6 +474,7 @@ class FlowNetwork:
                 if dt > 0:
                     left = flow.left = left - rate * dt
                 if left <= flow.tol or (rate != 0 and left / rate <= tiny):
+                    self._credit(flow, flow.bits)
                     self._deliver(flow)
                     sharing.remove(flow)
                 else:
@@ -534,8 +549,10 @@ class FlowNetwork:
         """Busiest links first: ``[(u, v, utilisation), ...]`` for every directed link.
 
         Utilisation is ``bytes carried * 8 / (bandwidth * sim_time)``, bytes
-        counted up to now; *sim_time* (s) defaults to ``env.now``. Links of
-        infinite or zero bandwidth have utilisation 0.
+        counted up to now, rounded to 12 significant digits (a flow's bits are added to
+        its links' totals when it is delivered, so the last digits depend on the order
+        of the additions); ties in link order. *sim_time* (s) defaults to ``env.now``.
+        Links of infinite or zero bandwidth have utilisation 0.
         """
         self._advance()
         sim_time = self.env.now if sim_time is None else sim_time
@@ -544,8 +561,9 @@ class FlowNetwork:
         carried = self._carried()
         with np.errstate(divide="ignore", invalid="ignore"):
             util = np.where(self.capacity > 0, carried / (self.capacity * sim_time), 0.0)
+        util = [float(f"{x:.12g}") for x in util.tolist()]
         order = sorted(range(len(self.links)), key=lambda i: -util[i])
-        return [(*self.links[i], float(util[i])) for i in order]
+        return [(*self.links[i], util[i]) for i in order]
 
     def bytes_carried(self):
         """Bytes carried so far per directed link, ``{(u, v): bytes}``."""
@@ -553,11 +571,15 @@ class FlowNetwork:
         return {link: float(b) / 8.0 for link, b in zip(self.links, self._carried(), strict=True)}
 
     def _carried(self) -> np.ndarray:
-        """Bits carried so far per directed link, the fast batch in flight included."""
-        if self._fast is None:
-            return np.array(self._link_bits)
-        fast = self._fast
+        """Bits carried so far per directed link (after :meth:`_advance`), the flows still
+        sending and the fast batch in flight included."""
         carried = np.array(self._link_bits)
-        sent = self._fast_carried(fast)
-        np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
+        for flow in self._flows:
+            more = flow.bits - flow.left - flow.credited
+            for link in flow.links:
+                carried[link] += more
+        fast = self._fast
+        if fast is not None:
+            sent = self._fast_carried(fast)
+            np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
         return carried
