@@ -286,7 +286,6 @@ class LinkSharing:
                 else:
                     del share[link]
 
-
     def _solve_weighted(self, flows) -> None:
         """Water-filling with weights, summing loads and taken capacity per link in the
         order of *flows* (then of each flow's links), as ``np.bincount`` does."""

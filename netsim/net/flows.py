@@ -64,6 +64,15 @@ class _Fast:
     __slots__ = ("batch", "step", "pairs", "keys", "sizes", "bits", "start", "done", "live")
 
 
+class _Solo:
+    """A transfer started on an idle network: alone, it arrives at ``arrive = start +
+    latency`` and sends at ``rate``, its bottleneck (what a re-plan would give it), done at
+    ``arrive + bits / rate``, with one timeout and no re-plan. It becomes an ordinary flow
+    (:meth:`FlowNetwork._unsolo`) when another flow arrives or a link changes first."""
+
+    __slots__ = ("flow", "arrive", "rate", "done", "live")
+
+
 class _Flow:
     __slots__ = (
         "src",
@@ -82,11 +91,13 @@ class _Flow:
         "tol",
         "rate",
         "credited",
+        "seq",
     )
     # idx: every link of the path; links: those of finite capacity (a tuple), the ones
     # that share its rate (set when it starts sending, and again when a link's finiteness
     # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending;
-    # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit)
+    # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit);
+    # seq: the order it was created in (see FlowNetwork._unsolo)
 
 
 class FlowNetwork:
@@ -99,7 +110,9 @@ class FlowNetwork:
     touch, not the size of the network) whenever flows start sending or finish; all
     starts and ends at one instant are batched into one recomputation, and only the
     earliest completion is scheduled (a generation counter invalidates the timeout
-    when rates change).
+    when rates change). A transfer started on an idle network goes at its bottleneck
+    with one timeout to its end, and becomes a flow like the others only if another
+    flow starts sending before it is done (same times, same order).
 
     Parameters
     ----------
@@ -147,6 +160,10 @@ class FlowNetwork:
         self._arrived = []  # flows done with latency, not yet sending
         self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
         self._fast = None  # the _Fast batch in flight, if any
+        self._solo = None  # the _Solo transfer in flight, if any
+        self._early: list = []  # (arrive, flow) of solos made flows in their path latency
+        self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
+        self._seq = 0  # flows created so far
         self._last = env.now
         self._generation = 0
         self._replan_pending = False
@@ -213,6 +230,7 @@ class FlowNetwork:
         flow.event = self.env.event() if batch is None else None
         flow.start, flow.batch = start, batch
         flow.credited = 0.0
+        flow.seq = self._seq = self._seq + 1
         return flow
 
     def transfer(self, src, dst, nbytes, *, flow_key=None):
@@ -235,6 +253,8 @@ class FlowNetwork:
             raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
         found = self._path(src, dst, flow_key)
         flow = self._new_flow(src, dst, nbytes, found, self.env.now, None)
+        if self._idle() and self._send_solo(flow, found[2]):
+            return flow.event
         latency = found[2]
         if latency > 0:
             self.env.timeout(latency, (flow,)).callbacks.append(self._on_arrival)
@@ -261,13 +281,77 @@ class FlowNetwork:
         if not pairs:
             batch.event.succeed(env.now)
             return batch.event
-        if self._fast is None and not (self._flows or self._arrived or self._replan_pending):
+        if self._idle():
             step = self._step(pairs, keys)
             if step.disjoint:
                 self._send_fast(batch, step, pairs, keys, sizes)
                 return batch.event
         self._start_flows(batch, pairs, sizes, keys)
         return batch.event
+
+    def _idle(self) -> bool:
+        """No flow sending or about to, no fast batch or solo transfer in flight (flows
+        still in their path latency do not count: they take their share on arrival)."""
+        return not (
+            self._flows
+            or self._arrived
+            or self._replan_pending
+            or self._fast is not None
+            or self._solo is not None
+        )
+
+    def _send_solo(self, flow, latency: float) -> bool:
+        """Send *flow* (path latency *latency*, s) as a :class:`_Solo` when its end is known now: it has bits to send,
+        no cut link, and one timeout from now lands on the very float a re-plan at its
+        arrival would have scheduled (``arrive + bits / rate``). False: send it as a flow."""
+        if not flow.bits or not flow.links:
+            return False
+        cap = self._cap
+        if self.sharing == "maxmin":
+            rate = min([cap[i] for i in flow.links])
+        else:  # the weighted solve's level times the weight: not always the capacity
+            w = flow.weight
+            rate = min([cap[i] / w for i in flow.links]) * w
+        if not rate > 0:
+            return False
+        now = self.env.now
+        arrive = now + latency
+        done = arrive + flow.bits / rate
+        wait = done - now
+        if now + wait != done:
+            return False
+        solo = _Solo()
+        solo.flow, solo.arrive, solo.rate, solo.done, solo.live = flow, arrive, rate, done, True
+        self._solo = solo
+        self.env.timeout(wait, solo).callbacks.append(self._solo_done)
+        return True
+
+    def _solo_done(self, event) -> None:
+        solo = event._value
+        if solo.live:
+            self._solo, solo.live = None, False
+            flow = solo.flow
+            self._credit(flow, flow.bits)
+            self._deliver(flow)
+
+    def _unsolo(self) -> None:
+        """Turn the solo transfer in flight into an ordinary flow, as it stands now: still
+        in its path latency, sending with the bits it has left, or done."""
+        solo, self._solo = self._solo, None
+        solo.live = False
+        flow, now = solo.flow, self.env.now
+        if now < solo.arrive:  # it arrives by its own timeout, or with a later flow (_arrive)
+            self._early.append((solo.arrive, flow))
+            self.env.timeout(solo.arrive - now, (flow,)).callbacks.append(self._on_arrival)
+            return
+        sent = (now - solo.arrive) * solo.rate
+        if now >= solo.done or flow.bits - sent <= 1e-9 * flow.bits:
+            self._credit(flow, flow.bits)
+            self._deliver(flow)
+            return
+        self._credit(flow, sent)
+        self._arrived.append(flow)
+        self._request_replan()
 
     def _step(self, pairs, keys) -> _Step:
         """The :class:`_Step` of these transfers (cached until the routes change)."""
@@ -372,8 +456,15 @@ class FlowNetwork:
     def _arrive(self, flow):
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
+        if (self._early or self._admitted) and not self._arrive_early(flow):
+            return
+        self._admit(flow)
+
+    def _admit(self, flow):
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize()
+        if self._solo is not None:  # ... or with the solo transfer
+            self._unsolo()
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
             flow.links = self._finite(flow.idx)
         if flow.bits == 0 or not flow.links:
@@ -381,6 +472,21 @@ class FlowNetwork:
             return
         self._arrived.append(flow)
         self._request_replan()
+
+    def _arrive_early(self, flow) -> bool:
+        """Let the former solos due now that were created before *flow* arrive first, as
+        their path-latency timeout, created with them, would have; False when *flow* is a
+        former solo that has arrived so already (its own timeout fires later)."""
+        if flow in self._admitted:
+            self._admitted.discard(flow)
+            return False
+        now, seq = self.env.now, flow.seq
+        due = [f for t, f in self._early if t <= now and f.seq < seq]
+        self._early = [(t, f) for t, f in self._early if f is not flow and f not in due]
+        for early in sorted(due, key=lambda f: f.seq):
+            self._admitted.add(early)
+            self._admit(early)
+        return True
 
     def _recross(self):
         """A link became finite or infinite: recompute which links each flow about to
@@ -485,7 +591,7 @@ class FlowNetwork:
         self._last = now
         if self._arrived:
             for flow in self._arrived:
-                flow.left = bits = flow.bits
+                flow.left = bits = flow.bits - flow.credited  # credited: sent as a solo
                 flow.tol = 1e-9 * bits
                 sharing.add(flow)
                 if bits < least:
@@ -521,6 +627,8 @@ class FlowNetwork:
             raise KeyError(f"no link {u!r}-{v!r}")
         if self._fast is not None:
             self._materialize()
+        if self._solo is not None:
+            self._unsolo()
         self._advance()
         was_finite = np.isfinite(self.capacity)
         for link in ((u, v), (v, u)):
@@ -578,6 +686,14 @@ class FlowNetwork:
             more = flow.bits - flow.left - flow.credited
             for link in flow.links:
                 carried[link] += more
+        solo = self._solo
+        if solo is not None:
+            now = self.env.now
+            sent = (
+                0.0 if now < solo.arrive else min((now - solo.arrive) * solo.rate, solo.flow.bits)
+            )
+            for link in solo.flow.links:
+                carried[link] += sent
         fast = self._fast
         if fast is not None:
             sent = self._fast_carried(fast)

@@ -176,9 +176,9 @@ def test_ecmp_is_deterministic_and_spreads():
         )
 
 
-def test_lone_transfer_takes_three_events():
-    """Its path-latency timeout (which starts it sending at once: nothing else is due then),
-    its completion timeout (which delivers it at once) and its own event."""
+def test_lone_transfer_takes_two_events():
+    """Alone on the network its end is known when it starts: one timeout to that end
+    (which delivers it) and its own event."""
     env = simpy.Environment()
     net = FlowNetwork(env, star(3, bandwidth=B, latency=LAT))
     done = net.transfer("h0", "h1", S)
@@ -186,8 +186,38 @@ def test_lone_transfer_takes_three_events():
     while env.peek() < float("inf"):
         env.step()
         steps += 1
-    assert steps == 3
+    assert steps == 2
     assert done.value.end == pytest.approx(2 * LAT + 8 * S / B)
+
+
+def test_a_lone_transfer_joined_in_its_latency_keeps_its_place():
+    """A starts alone (its end known at once), C arrives while A is still in its path
+    latency, B (started after A, same latency) arrives with A: A and B start sending at
+    one instant and, their ends equal, A is delivered first, as it started first.
+
+    Hand-computed: C alone from t_C = 0.1 ms + LAT at B bit/s; from t_AB = LAT + LAT all
+    three share h0's link at B / 3; C, 0.9 ms ahead, has sent 0.9e6 bits of its 8e6 then.
+    Then C ends when it has sent the rest at B / 3 (A and B each send as much meanwhile);
+    A and B end together at B / 2 with what they have left."""
+    G = star(4, bandwidth=B, latency=LAT)
+    G.edges["h3", "s0"]["latency"] = 1e-4
+    env = simpy.Environment()
+    net = FlowNetwork(env, G)
+    order = []
+    a = net.transfer("h1", "h0", S)
+    b = net.transfer("h2", "h0", S)
+    c = net.transfer("h3", "h0", S)
+    for name, event in (("a", a), ("b", b), ("c", c)):
+        event.callbacks.append(lambda ev, name=name: order.append(name))
+    env.run()
+    bits = 8 * S
+    t_c, t_ab = 1e-4 + LAT, 2 * LAT
+    ahead = (t_ab - t_c) * B
+    c_end = t_ab + (bits - ahead) / (B / 3)
+    ab_end = c_end + (bits - (bits - ahead)) / (B / 2)
+    assert c.value.end == pytest.approx(c_end, rel=1e-12)
+    assert a.value.end == b.value.end == pytest.approx(ab_end, rel=1e-12)
+    assert order == ["c", "a", "b"]
 
 
 def test_replan_waits_for_events_due_at_the_same_instant():

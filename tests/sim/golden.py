@@ -28,7 +28,7 @@ A machine whose kernels round otherwise can still be held to the record: ``--rec
 checks that every run applies the recorded updates (``updates.csv`` the same) and then
 records its own hashes of all files for its kernel fingerprint; the test compares there too.
 
-Usage: python tests/sim/golden.py [--check | --vouch | --record-family] [--data-dir DIR]
+Usage: python tests/sim/golden.py [--check | --vouch | --record-family | --fill] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -285,6 +285,31 @@ def _record_family(document: dict, cases: dict) -> int:
     return 0
 
 
+def _fill(document: dict, cases: dict) -> int:
+    """Record this machine's hash where its kernels' record (vouched or family) holds null."""
+    fp = float_fingerprint()
+    record = (
+        {cid: case["hashes"] for cid, case in document["cases"].items()}
+        if fp in valid_fingerprints(document)
+        else document.get("families", {}).get(fp, {}).get("cases")
+    )
+    if record is None:
+        print("no record for these kernels: nothing to fill")
+        return 1
+    filled = 0
+    for cid, case in cases.items():
+        for rule, files in case["hashes"].items():
+            stored = record[cid][rule]
+            if any(stored[n] not in (None, files[n]) for n in FILES):
+                continue  # another run than the record's: leave it null
+            for n in FILES:
+                if stored[n] is None:
+                    stored[n], filled = files[n], filled + 1
+    GOLDEN.write_text(json.dumps(document, indent=1) + "\n")
+    print(f"filled {filled} hash(es) in {GOLDEN.relative_to(ROOT)}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -301,6 +326,12 @@ def main() -> int:
         help="where this machine's kernels round differently: when every updates.csv is the "
         "stored one (the same events), record this machine's hashes of all files for its kernels",
     )
+    parser.add_argument(
+        "--fill",
+        action="store_true",
+        help="record the hashes stored as null (not yet recorded for these kernels), where "
+        "every other file of the run is the stored one",
+    )
     parser.add_argument("--data-dir", default=str(DATA_DIR))
     args = parser.parse_args()
     document = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
@@ -313,7 +344,8 @@ def main() -> int:
         cases[case["id"]] = {**case, "hashes": hashes}
         old = stored.get(case["id"], {})
         for rule, files in hashes.items():
-            diff = [name for name in FILES if old.get(rule, {}).get(name) != files[name]]
+            want = old.get(rule, {})
+            diff = [n for n in FILES if n not in want or want[n] not in (None, files[n])]
             bad += bool(diff)
             print(
                 f"{case['id']:18s} {rule:12s} {'same' if not diff else 'DIFFERS: ' + ', '.join(diff)}",
@@ -321,6 +353,8 @@ def main() -> int:
             )
     if args.check:
         return 1 if bad else 0
+    if args.fill:
+        return _fill(document, cases)
     if args.record_family:
         return _record_family(document, cases)
     if args.vouch:

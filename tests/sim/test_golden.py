@@ -57,7 +57,8 @@ def _loaded(case_id: str):
 def test_outputs_match_golden_hashes(case_id, rule):
     sc, prepared = _loaded(case_id)
     got = golden.run_rule(sc, prepared, rule)
-    want = REFERENCE[case_id][rule]
+    want = {name: h for name, h in REFERENCE[case_id][rule].items() if h is not None}
+    got = {name: got[name] for name in want}  # a kernel family may lack a file (null)
     assert got == want, (
         f"{case_id}/{rule}: {[name for name in want if got.get(name) != want[name]]} differ"
     )
