@@ -31,13 +31,21 @@ Usage: python benchmarks/bench_network.py [--quick] [--cases NAME,...] [--no-pro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import cProfile
+import importlib
+import importlib.machinery
+import importlib.util
+import math
+import multiprocessing as mp
 import os
 import platform
 import pstats
+import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import simpy
@@ -162,6 +170,10 @@ def _k16_sets() -> list[tuple[str, object, list]]:
     ]
 
 
+K16_BYTES = 1e6
+"""Bytes of every flow of the k=16 sets when they are run to completion."""
+
+
 class _SolvedFlow:
     """What LinkSharing reads and sets of a flow: ``links``, ``weight`` and ``rate``."""
 
@@ -215,9 +227,12 @@ def _trace(path: Path) -> tuple[object, list]:
 
 
 def _replay(G, trace) -> float:
-    """Wall time (s) of FlowNetwork delivering the recorded *trace* in a bare SimPy run."""
+    """Wall time (s) of FlowNetwork delivering the recorded *trace* in a bare SimPy run, its
+    routes found beforehand (as SimGrid's routing table holds them)."""
     env = simpy.Environment()
     net = FlowNetwork(env, G)
+    for _, src, dst, nbytes, key in trace:  # routes and path memo, outside the clock
+        net.min_transfer_time(src, dst, nbytes, flow_key=key)
 
     def at(t, src, dst, nbytes, key):
         yield env.timeout(t)
@@ -230,30 +245,266 @@ def _replay(G, trace) -> float:
     return time.perf_counter() - start
 
 
-def _simgrid() -> str | None:
-    """None when SimGrid's Python module imports, else why it is skipped."""
+def _deliveries(G, trace) -> list:
+    """The :class:`TransferRecord` of every transfer of *trace* replayed as in :func:`_replay`
+    (untimed), in trace order: its path and when its last byte arrived."""
+    env = simpy.Environment()
+    net = FlowNetwork(env, G)
+    records: list = [None] * len(trace)
+
+    def at(i, t, src, dst, nbytes, key):
+        yield env.timeout(t)
+        records[i] = yield net.transfer(src, dst, nbytes, flow_key=key)
+
+    for i, (t, src, dst, nbytes, key) in enumerate(trace):
+        env.process(at(i, t, src, dst, nbytes, key))
+    env.run()
+    return records
+
+
+# ------------------------------------------------------------------------ SimGrid side
+
+SIMGRID_DIRS = ("/usr/lib/python3/dist-packages",)
+"""Where Debian's and Ubuntu's ``python3-simgrid`` puts the module (tried after ``import``)."""
+SIMGRID_CFG = (
+    "network/model:CM02",
+    "network/latency-factor:1",
+    "network/bandwidth-factor:1",
+    "network/weight-S:0",
+    "network/TCP-gamma:0",
+    "network/crosstraffic:0",
+)
+"""SimGrid's max-min model without TCP corrections: no latency or bandwidth factor, no
+RTT payload term, no window bound, no reverse traffic."""
+SIMGRID_ARGS = ["--log=root.thres:critical", "--log=xbt_cfg.thres:critical"] + [
+    f"--cfg={c}" for c in SIMGRID_CFG
+]
+SIMGRID_GET = (
+    "get it with `apt install python3-simgrid` (Debian/Ubuntu) or `pip install simgrid` "
+    "(a source build of ~590 C++ files against Boost, long); point --simgrid-path or "
+    "NETSIM_SIMGRID_PATH at a directory holding its module"
+)
+
+
+class _Platform(NamedTuple):
+    """A netsim flow set as SimGrid is given it: host names, directed links ``(name,
+    bytes/s)``, a route (link indices) per host pair, and the flows ``(start s, src, dst,
+    bytes)``, each started once its path latency is paid."""
+
+    hosts: list
+    links: list
+    routes: dict
+    flows: list
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 to /dev/null (SimGrid logs from C++ when its module loads)."""
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
     try:
-        import simgrid  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError as err:
-        return (
-            f"skipped: SimGrid is not importable ({err}); PyPI has only the simgrid 4.1 sdist, "
-            "whose build compiles ~590 C++ files against Boost"
-        )
-    return "skipped: SimGrid imports, but the SimGrid side of this comparison is not written yet"
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
-def flow_sets(repeat: int) -> None:
-    print("\n| flow set | flows | netsim solve, ms | SimGrid, ms | netsim / SimGrid |")
-    print("|---|---:|---:|---:|---:|")
-    why = _simgrid()
-    for name, G, pairs in _k16_sets():
-        best = min(_solve_once(G, pairs) for _ in range(repeat))
-        print(f"| {name} | {len(pairs):,} | {best * 1e3:.2f} | - | - |")
-    for name in ("fat_tree_ps", "geo_gsgd"):
-        G, trace = _trace(SC / f"{name}.toml")
-        best = min(_replay(G, trace) for _ in range(repeat))
-        print(f"| {name} transfers, replayed | {len(trace):,} | {best * 1e3:.2f} | - | - |")
-    print(f"\nSimGrid: {why}")
+def _import_simgrid(path: str | None):
+    """SimGrid's module: from directory *path* if given, else ``import simgrid``, else from
+    :data:`SIMGRID_DIRS` (only that module is loaded from there, the directory is not put on
+    ``sys.path``). Raises ImportError when none has it."""
+    dirs = [path] if path else []
+    with _quiet_stderr():
+        if not path:
+            try:
+                return importlib.import_module("simgrid")
+            except ImportError:
+                dirs = list(SIMGRID_DIRS)
+        for folder in dirs:
+            spec = importlib.machinery.PathFinder.find_spec("simgrid", [folder])
+            if spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                sys.modules["simgrid"] = module
+                spec.loader.exec_module(module)
+                return module
+    raise ImportError(f"no module named 'simgrid' importable nor in {', '.join(dirs)}")
+
+
+def _sg_engine(sg, plat: _Platform):
+    """A SimGrid engine on *plat*: one full zone, a host per name, a link per directed link
+    (latency 0), an explicit route per pair."""
+    engine = sg.Engine(["netsim-bench", *SIMGRID_ARGS])
+    zone = sg.NetZone.create_full_zone("netsim")
+    host = {name: zone.create_host(name, 1e9) for name in plat.hosts}
+    links = []
+    for name, bytes_per_s in plat.links:
+        link = zone.create_link(name, bytes_per_s)
+        link.seal()
+        links.append(link)
+    for (src, dst), idx in plat.routes.items():
+        hops = [sg.LinkInRoute(links[i]) for i in idx]
+        zone.add_route(host[src].netpoint, host[dst].netpoint, None, None, hops, False)
+    zone.seal()
+    return engine, host
+
+
+def _sg_simulate(sg, plat: _Platform) -> tuple[float, list[float]]:
+    """Wall time (s) of ``Engine.run()`` on *plat* and the finish time (s) of every flow.
+
+    One actor starts the flows in time order (``Comm.sendto_async``, sleeping until each
+    start) and waits for all; the clock covers that actor, SimGrid's max-min solves and its
+    event loop, not building the platform."""
+    engine, host = _sg_engine(sg, plat)
+    order = sorted(range(len(plat.flows)), key=lambda i: plat.flows[i][0])
+    comms: list = [None] * len(plat.flows)
+
+    def starter():
+        for i in order:
+            t, src, dst, nbytes = plat.flows[i]
+            if t > engine.clock:
+                sg.this_actor.sleep_until(t)
+            if (src, dst) in plat.routes:  # else no finite link: done once started
+                comms[i] = sg.Comm.sendto_async(host[src], host[dst], nbytes)
+        sg.Comm.wait_all([c for c in comms if c is not None])
+
+    sg.Actor.create("flows", host[plat.hosts[0]], starter)
+    start = time.perf_counter()
+    engine.run()
+    wall = time.perf_counter() - start
+    return wall, [f[0] if c is None else c.finish_time for f, c in zip(plat.flows, comms)]
+
+
+def _sg_child(conn, path: str | None, plat: _Platform | None) -> None:
+    """In a process of its own (SimGrid allows one engine per process): SimGrid's version
+    and file, and with a platform its :func:`_sg_simulate`; or the error."""
+    try:
+        sg = _import_simgrid(path)
+        about = (str(sg.simgrid_version), str(getattr(sg, "__file__", "?")))
+        conn.send(("ok", about, _sg_simulate(sg, plat) if plat else None))
+    except BaseException as err:  # reported by the parent
+        conn.send(("error", f"{type(err).__name__}: {err}", None))
+    finally:
+        conn.close()
+
+
+def _sg_call(path: str | None, plat: _Platform | None):
+    """:func:`_sg_child` in a fresh process: ``(status, about or error, result)``."""
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_sg_child, args=(child, path, plat))
+    proc.start()
+    child.close()
+    try:
+        answer = parent.recv()
+    except EOFError:  # it died without a word (a crash in SimGrid's C++)
+        answer = None
+    proc.join()
+    return answer or ("error", f"the SimGrid process ended with code {proc.exitcode}", None)
+
+
+def _platform(G, records) -> _Platform:
+    """The SimGrid platform and flows of netsim's delivered *records* on *G*: links of
+    ``bandwidth / 8`` bytes/s (infinite ones left out of routes), each flow on the path netsim
+    gave it, started at its start plus its path latency (SimGrid's CM02 weighs a flow's share
+    by 1 / its latency, netsim's max-min weighs all alike, so the latency is paid before the
+    SimGrid flow starts). A pair whose flows took different paths gets alias source hosts."""
+    links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
+    index = {link: i for i, link in enumerate(links)}
+    bandwidth = [float(G.edges[link]["bandwidth"]) for link in links]
+    names = {n: str(n) for n in hosts(G)}
+    routes: dict = {}
+    flows = []
+    for r in records:
+        idx = tuple(index[link] for link in r.path if bandwidth[index[link]] != math.inf)
+        src, dst, k = names[r.src], names[r.dst], 1
+        while routes.setdefault((src, dst), idx) != idx:
+            k += 1
+            src = f"{names[r.src]}~{k}"
+        latency = 0.0
+        for link in r.path:
+            latency += float(G.edges[link]["latency"])
+        flows.append((r.start + latency, src, dst, int(r.nbytes)))
+    used = {h for pair in routes for h in pair}
+    return _Platform(
+        hosts=list(names.values()) + sorted(used - set(names.values())),
+        links=[(f"{u}>{v}", bw / 8.0) for (u, v), bw in zip(links, bandwidth, strict=True)],
+        routes={pair: idx for pair, idx in routes.items() if idx},
+        flows=flows,
+    )
+
+
+def _completion_diff(records, finish) -> float:
+    """Largest ``|SimGrid end - netsim end| / netsim transfer time (end - start)`` over the
+    flows (0 when both end at once, inf when only one does)."""
+    worst = 0.0
+    for r, end in zip(records, finish, strict=True):
+        gap, span = abs(end - r.end), r.end - r.start
+        worst = max(worst, gap / span if span > 0 else (0.0 if gap <= 1e-12 else math.inf))
+    return worst
+
+
+def _flow_sets() -> list[tuple[str, object, list, list | None]]:
+    """``(name, G, trace, pairs)`` per flow set: the k=16 sets as a trace of
+    :data:`K16_BYTES`-byte flows all started at 0 (with their pairs, for the one solve),
+    and the recorded transfers of fat_tree_ps and geo_gsgd (pairs None)."""
+    sets = [
+        (name, G, [(0.0, s, d, K16_BYTES, None) for s, d in pairs], pairs)
+        for name, G, pairs in _k16_sets()
+    ]
+    for case in ("fat_tree_ps", "geo_gsgd"):
+        G, trace = _trace(SC / f"{case}.toml")
+        sets.append((f"{case} transfers, replayed", G, trace, None))
+    return sets
+
+
+def _simgrid_side(path, G, trace, repeat: int) -> tuple[float, float]:
+    """SimGrid's best ``Engine.run()`` wall time (s) of *repeat* runs on netsim's routes of
+    *trace*, and the largest relative completion-time difference from netsim."""
+    records = _deliveries(G, trace)
+    plat = _platform(G, records)
+    walls, finish = [], []
+    for _ in range(repeat):
+        status, why, result = _sg_call(path, plat)
+        if status != "ok":
+            raise RuntimeError(f"SimGrid failed: {why}")
+        walls.append(result[0])
+        finish = result[1]
+    return min(walls), _completion_diff(records, finish)
+
+
+def flow_sets(repeat: int, sg_path: str | None) -> None:
+    """The flow sets' table: netsim's one solve (k=16 sets), netsim's and SimGrid's runs of
+    each set to its last completion, their ratio and the completion-time check."""
+    status, about, _ = _sg_call(sg_path, None)
+    print(
+        "\n| flow set | flows | netsim one solve, ms | netsim run, ms | SimGrid run, ms "
+        "| netsim / SimGrid | completion-time difference, max |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, G, trace, pairs in _flow_sets():
+        solve = f"{min(_solve_once(G, pairs) for _ in range(repeat)) * 1e3:.2f}" if pairs else "-"
+        run = min(_replay(G, trace) for _ in range(repeat))
+        sg = "- | - | -"
+        if status == "ok":
+            sg_run, diff = _simgrid_side(sg_path, G, trace, repeat)
+            sg = f"{sg_run * 1e3:.2f} | {run / sg_run:.2f} | {diff:.2e}"
+        print(f"| {name} | {len(trace):,} | {solve} | {run * 1e3:.2f} | {sg} |", flush=True)
+    if status != "ok":
+        print(f"\nSimGrid: skipped: {about}; {SIMGRID_GET}")
+        return
+    version, where = about
+    print(
+        f"\nSimGrid {version} ({where}), {' '.join('--cfg=' + c for c in SIMGRID_CFG)}: "
+        "max-min sharing like netsim's; links of latency 0, each flow started once its path "
+        "latency is paid (CM02 would weigh shares by 1 / latency). A run: every flow of the "
+        f"set ({K16_BYTES:.0e} bytes each in the k16 sets, all at 0; the traces at their "
+        "recorded times) to the last completion on netsim's routes; SimGrid timed over "
+        "Engine.run() (one actor starting the flows, its solves and events; platform "
+        "building excluded), netsim over env.run() (routes found beforehand). Difference: "
+        "|SimGrid - netsim| completion time over netsim's transfer time."
+    )
 
 
 def main() -> None:
@@ -263,11 +514,21 @@ def main() -> None:
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
     ap.add_argument("--no-flow-sets", action="store_true", help="skip the solve comparison")
+    ap.add_argument("--flows-only", action="store_true", help="only the solve comparison")
+    ap.add_argument(
+        "--simgrid-path",
+        default=os.environ.get("NETSIM_SIMGRID_PATH"),
+        help="directory holding SimGrid's Python module (default: $NETSIM_SIMGRID_PATH, "
+        f"else `import simgrid`, else {', '.join(SIMGRID_DIRS)})",
+    )
     args = ap.parse_args()
     print(
         f"machine: {_cpu()}, {os.cpu_count()} CPUs, {platform.platform()}, "
         f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}\n"
     )
+    if args.flows_only:
+        flow_sets(args.repeat, args.simgrid_path)
+        return
     print(
         "| case | gradients | µs/gradient, network | µs/gradient, none | ratio | updates/s, network "
         "| routing | re-solving | events | rest |"
@@ -294,7 +555,7 @@ def main() -> None:
             flush=True,
         )
     if not args.no_flow_sets:
-        flow_sets(args.repeat)
+        flow_sets(args.repeat, args.simgrid_path)
 
 
 if __name__ == "__main__":
