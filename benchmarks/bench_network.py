@@ -16,16 +16,23 @@ Goals (issue #36): networked within 2x of the same scenario without the network 
 gradient (fat_tree_ps, geo_gsgd, the paper cluster on a star); 10,000 networked workers on a
 star at >= 10,000 updates/s.
 
-Then the flow solve on fixed flow sets, side by side with SimGrid 4.1 when its Python module
-(PyPI ``simgrid``, a benchmark-only dependency) imports: the 1,023-flow incast and 1,023
-random pairs of the k=16 fat-tree, and the transfers of fat_tree_ps and geo_gsgd replayed
-on their topologies with the routes netsim gave them. Without SimGrid the netsim side is
-printed and the comparison says "skipped" with the reason.
+Then the flow solve on fixed flow sets: the 1,023-flow incast and 1,023 random pairs of the
+k=16 fat-tree (one solve of their rates; and each run to its last completion with 1 MB per
+flow, all started at 0), and the transfers of fat_tree_ps and geo_gsgd replayed at their
+recorded times, each set run to completion by netsim's FlowNetwork (``env.run()``, routes
+found beforehand) and by SimGrid (``Engine.run()``) on the same hosts, links and routes, with
+netsim / SimGrid and the largest completion-time difference. SimGrid is a benchmark-only
+dependency, loaded from ``--simgrid-path`` / ``NETSIM_SIMGRID_PATH``, else ``import
+simgrid``, else Debian's ``python3-simgrid`` directory; it runs in a process of its own per
+run (one engine per process), as CM02 without TCP factors (:data:`SIMGRID_CFG`) on links of
+latency 0, each flow started once its path latency is paid: the max-min sharing of netsim's
+flow model (CM02 weighs each flow's share by 1 / its latency). Without SimGrid the netsim side
+is printed and the comparison says "skipped" with the reason and how to get it.
 
 Times are the best of ``--repeat`` runs (wall clock; the machine is named in the first line).
 
 Usage: python benchmarks/bench_network.py [--quick] [--cases NAME,...] [--no-profile]
-       [--repeat N] [--no-flow-sets]
+       [--repeat N] [--no-flow-sets | --flows-only] [--simgrid-path DIR]
 """
 
 from __future__ import annotations
@@ -44,8 +51,9 @@ import platform
 import pstats
 import sys
 import time
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import simpy
@@ -245,14 +253,14 @@ def _replay(G, trace) -> float:
     return time.perf_counter() - start
 
 
-def _deliveries(G, trace) -> list:
+def _deliveries(G: Any, trace: list) -> list:
     """The :class:`TransferRecord` of every transfer of *trace* replayed as in :func:`_replay`
     (untimed), in trace order: its path and when its last byte arrived."""
     env = simpy.Environment()
     net = FlowNetwork(env, G)
     records: list = [None] * len(trace)
 
-    def at(i, t, src, dst, nbytes, key):
+    def at(i: int, t: float, src: Any, dst: Any, nbytes: float, key: Any) -> Generator:
         yield env.timeout(t)
         records[i] = yield net.transfer(src, dst, nbytes, flow_key=key)
 
@@ -298,7 +306,7 @@ class _Platform(NamedTuple):
 
 
 @contextlib.contextmanager
-def _quiet_stderr():
+def _quiet_stderr() -> Iterator[None]:
     """File descriptor 2 to /dev/null (SimGrid logs from C++ when its module loads)."""
     sys.stderr.flush()
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
@@ -311,7 +319,7 @@ def _quiet_stderr():
         os.close(null)
 
 
-def _import_simgrid(path: str | None):
+def _import_simgrid(path: str | None) -> Any:
     """SimGrid's module: from directory *path* if given, else ``import simgrid``, else from
     :data:`SIMGRID_DIRS` (only that module is loaded from there, the directory is not put on
     ``sys.path``). Raises ImportError when none has it."""
@@ -329,10 +337,11 @@ def _import_simgrid(path: str | None):
                 sys.modules["simgrid"] = module
                 spec.loader.exec_module(module)
                 return module
-    raise ImportError(f"no module named 'simgrid' importable nor in {', '.join(dirs)}")
+    tried = ", ".join(dirs) if path else f"sys.path nor {', '.join(dirs)}"
+    raise ImportError(f"no module named 'simgrid' in {tried}")
 
 
-def _sg_engine(sg, plat: _Platform):
+def _sg_engine(sg: Any, plat: _Platform) -> tuple[Any, dict]:
     """A SimGrid engine on *plat*: one full zone, a host per name, a link per directed link
     (latency 0), an explicit route per pair."""
     engine = sg.Engine(["netsim-bench", *SIMGRID_ARGS])
@@ -350,7 +359,7 @@ def _sg_engine(sg, plat: _Platform):
     return engine, host
 
 
-def _sg_simulate(sg, plat: _Platform) -> tuple[float, list[float]]:
+def _sg_simulate(sg: Any, plat: _Platform) -> tuple[float, list[float]]:
     """Wall time (s) of ``Engine.run()`` on *plat* and the finish time (s) of every flow.
 
     One actor starts the flows in time order (``Comm.sendto_async``, sleeping until each
@@ -360,7 +369,7 @@ def _sg_simulate(sg, plat: _Platform) -> tuple[float, list[float]]:
     order = sorted(range(len(plat.flows)), key=lambda i: plat.flows[i][0])
     comms: list = [None] * len(plat.flows)
 
-    def starter():
+    def starter() -> None:
         for i in order:
             t, src, dst, nbytes = plat.flows[i]
             if t > engine.clock:
@@ -376,7 +385,7 @@ def _sg_simulate(sg, plat: _Platform) -> tuple[float, list[float]]:
     return wall, [f[0] if c is None else c.finish_time for f, c in zip(plat.flows, comms)]
 
 
-def _sg_child(conn, path: str | None, plat: _Platform | None) -> None:
+def _sg_child(conn: Any, path: str | None, plat: _Platform | None) -> None:
     """In a process of its own (SimGrid allows one engine per process): SimGrid's version
     and file, and with a platform its :func:`_sg_simulate`; or the error."""
     try:
@@ -389,9 +398,10 @@ def _sg_child(conn, path: str | None, plat: _Platform | None) -> None:
         conn.close()
 
 
-def _sg_call(path: str | None, plat: _Platform | None):
+def _sg_call(path: str | None, plat: _Platform | None) -> tuple[str, Any, Any]:
     """:func:`_sg_child` in a fresh process: ``(status, about or error, result)``."""
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    fork = "fork" in mp.get_all_start_methods()  # fast; else a fresh interpreter
+    ctx = mp.get_context("fork") if fork else mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_sg_child, args=(child, path, plat))
     proc.start()
@@ -404,7 +414,7 @@ def _sg_call(path: str | None, plat: _Platform | None):
     return answer or ("error", f"the SimGrid process ended with code {proc.exitcode}", None)
 
 
-def _platform(G, records) -> _Platform:
+def _platform(G: Any, records: list) -> _Platform:
     """The SimGrid platform and flows of netsim's delivered *records* on *G*: links of
     ``bandwidth / 8`` bytes/s (infinite ones left out of routes), each flow on the path netsim
     gave it, started at its start plus its path latency (SimGrid's CM02 weighs a flow's share
@@ -435,7 +445,7 @@ def _platform(G, records) -> _Platform:
     )
 
 
-def _completion_diff(records, finish) -> float:
+def _completion_diff(records: list, finish: list) -> float:
     """Largest ``|SimGrid end - netsim end| / netsim transfer time (end - start)`` over the
     flows (0 when both end at once, inf when only one does)."""
     worst = 0.0
@@ -449,7 +459,7 @@ def _flow_sets() -> list[tuple[str, object, list, list | None]]:
     """``(name, G, trace, pairs)`` per flow set: the k=16 sets as a trace of
     :data:`K16_BYTES`-byte flows all started at 0 (with their pairs, for the one solve),
     and the recorded transfers of fat_tree_ps and geo_gsgd (pairs None)."""
-    sets = [
+    sets: list[tuple[str, object, list, list | None]] = [
         (name, G, [(0.0, s, d, K16_BYTES, None) for s, d in pairs], pairs)
         for name, G, pairs in _k16_sets()
     ]
@@ -459,7 +469,7 @@ def _flow_sets() -> list[tuple[str, object, list, list | None]]:
     return sets
 
 
-def _simgrid_side(path, G, trace, repeat: int) -> tuple[float, float]:
+def _simgrid_side(path: str | None, G: Any, trace: list, repeat: int) -> tuple[float, float]:
     """SimGrid's best ``Engine.run()`` wall time (s) of *repeat* runs on netsim's routes of
     *trace*, and the largest relative completion-time difference from netsim."""
     records = _deliveries(G, trace)
@@ -496,14 +506,14 @@ def flow_sets(repeat: int, sg_path: str | None) -> None:
         return
     version, where = about
     print(
-        f"\nSimGrid {version} ({where}), {' '.join('--cfg=' + c for c in SIMGRID_CFG)}: "
-        "max-min sharing like netsim's; links of latency 0, each flow started once its path "
-        "latency is paid (CM02 would weigh shares by 1 / latency). A run: every flow of the "
-        f"set ({K16_BYTES:.0e} bytes each in the k16 sets, all at 0; the traces at their "
-        "recorded times) to the last completion on netsim's routes; SimGrid timed over "
-        "Engine.run() (one actor starting the flows, its solves and events; platform "
-        "building excluded), netsim over env.run() (routes found beforehand). Difference: "
-        "|SimGrid - netsim| completion time over netsim's transfer time."
+        f"\nSimGrid {version} ({where}), {' '.join('--cfg=' + c for c in SIMGRID_CFG)}; "
+        "links of latency 0, each flow started once its path latency is paid (max-min as "
+        "netsim; CM02 would weigh shares by 1 / latency). Run: every flow to the last "
+        f"completion ({K16_BYTES:.0e} bytes each in the k16 sets, all at 0; the traces at "
+        "their recorded times) on netsim's routes; SimGrid timed over Engine.run() (an actor "
+        "starting the flows, the solves, the events; not the platform's building), netsim "
+        "over env.run() (routes found before). Difference: |SimGrid - netsim| completion "
+        "time / netsim transfer time."
     )
 
 
