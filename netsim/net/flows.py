@@ -164,6 +164,8 @@ class FlowNetwork:
         self._early: list = []  # (arrive, flow) of solos made flows in their path latency
         self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
         self._seq = 0  # flows created so far
+        self._leaving: dict = {}  # path latency -> flows started at _leaving_at (see _leave)
+        self._leaving_at = -1.0
         self._last = env.now
         self._generation = 0
         self._replan_pending = False
@@ -257,10 +259,24 @@ class FlowNetwork:
             return flow.event
         latency = found[2]
         if latency > 0:
-            self.env.timeout(latency, (flow,)).callbacks.append(self._on_arrival)
+            self._leave(flow, latency)
         else:
             self._arrive(flow)
         return flow.event
+
+    def _leave(self, flow, latency: float) -> None:
+        """Start *flow*'s path latency (s): transfers started at one instant with one
+        latency share its timeout (they arrive together, in the order they started)."""
+        now = self.env.now
+        if self._leaving_at != now:
+            self._leaving_at = now
+            self._leaving = {}
+        flows = self._leaving.get(latency)
+        if flows is None:
+            flows = self._leaving[latency] = [flow]
+            self.env.timeout(latency, flows).callbacks.append(self._on_arrival)
+        else:
+            flows.append(flow)
 
     def transfer_many(self, pairs, sizes, keys):
         """Start one transfer per ``(src, dst)`` of *pairs*, of *sizes* bytes with ECMP
