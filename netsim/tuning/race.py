@@ -338,7 +338,7 @@ def recommend(
     H, H_run = scenario.run.until, horizons[-1]
     target, source, final = _target(finals, given_target, target is not None, H, H_run, how)
     _predict_all(pilots, finals, target, H)
-    pick, reason = _pick(finals, final, target, given_target, H_run, how.safer)
+    pick, reason = _pick(finals, final, target, given_target, H, H_run, how.safer)
     close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
     return Recommendation(
@@ -526,12 +526,14 @@ class _Runner:
             bool(sim.ps.diverged),
         )
 
-    def batch(self, pool, r: int, ids: list, replicate: bool) -> None:
-        """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
+    def batch(self, pool, r: int, ids: list, replicate: bool, advance: bool = True) -> None:
+        """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs;
+        without *advance*, only those)."""
         pilots, horizons = self.pilots, self.horizons
         h = horizons[r]
         tasks = [
-            ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids
+            ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr))
+            for i in (ids if advance else ())
         ]
         if replicate:  # the replicates do not depend on the last rung: one batch
             tasks += [
@@ -597,18 +599,28 @@ def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
-            runner.batch(pool, r, alive, last)
+            runner.batch(pool, r, alive, last and len(alive) <= halving.finalists)
             keep = max(halving.finalists, math.ceil(len(alive) / halving.factor))
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 alive += _widen(runner, pool, alive, halving)
             if last:
                 break
-            alive = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))[:keep]
+            alive = _best(pilots, alive, keep)
+        if (
+            len(alive) > halving.finalists
+        ):  # more reached the last rung: its best get the replicates
+            alive = _best(pilots, alive, halving.finalists)
+            runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
     runner.sims.clear()  # free the SimPy state of every pilot
     for p in pilots:
         if p.rung < len(horizons) - 1:
             p.curves = []
     return [pilots[i] for i in alive]
+
+
+def _best(pilots: list, ids: list, keep: int) -> list[int]:
+    """The *keep* of pilots *ids* with the lowest rung score (:func:`_score`), best first."""
+    return sorted(ids, key=lambda i: (_score(pilots[i]), pilots[i].label))[:keep]
 
 
 def _widen(runner: _Runner, pool, alive: list, halving: _Halving) -> list[int]:
@@ -656,11 +668,13 @@ def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
             p.how = f"emulated, {len(each)} runs"
 
 
-def _pick(finals: list, final: dict, target: float, given_target, H_run: float, safer=False):
+def _pick(
+    finals: list, final: dict, target: float, given_target, H: float, H_run: float, safer=False
+):
     """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *safer*:
-    near-ties broken for the smaller η)."""
+    near-ties broken for the smaller η); of a horizon *H* (s), the race ran to *H_run*."""
     ok = [p for p in finals if id(p) in final]
-    reached = [p for p in ok if p.how.startswith("emulated")]
+    reached = [p for p in ok if _reaches(p, target, H)]
     if reached and given_target:
         pick = min(reached, key=lambda p: (p.predicted, final[id(p)], p.label))
         return pick, (
@@ -691,6 +705,11 @@ def _pick(finals: list, final: dict, target: float, given_target, H_run: float, 
         f"{best.label}, a tie at the race's resolution); reaches the target at "
         f"{pick.predicted:.4g} s"
     )
+
+
+def _reaches(p: Pilot, target: float, H: float) -> bool:
+    """Whether every run of finalist *p* reaches *target* (smoothed as over a horizon *H*, s)."""
+    return all(time_to_loss(c, target, H) is not None for c in p.curves or [p.curve])
 
 
 def edge_steps(pilots: list, ratio: float) -> list[tuple]:
@@ -912,7 +931,7 @@ def _fit_budget(
             alive = min(alive, max(finalists, math.ceil(alive / factor)))
         cost += alive * (h - prev)
         prev = h
-    cost += alive * (replicates - 1) * horizons[-1]
+    cost += min(alive, finalists) * (replicates - 1) * horizons[-1]
     if cost <= budget_s:
         return horizons
     scale = budget_s / cost
