@@ -52,8 +52,8 @@ Usage:
   python benchmarks/grouping_regret.py --paper --data-dir /work/shared/data   # the paper scenario, 1 seed
 
 Generator seeds: classic 1 was used while developing the recommender, 2–8 are the suites of
-docs/GROUPING.md; wide 40 was used to choose the race's settings for issue #33, wide 41 was
-measured once with them.
+docs/GROUPING.md; wide 40 was used to choose the race's T/16 settings for issue #33, wide 41
+was measured once with them; both were used to choose the T/8 settings.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_an_auto_run_says_it_is_choosing_the_grouping(tmp_path):
     assert res.exit_code == 0, res.output
     lines = res.stderr.splitlines()
     race = [i for i, line in enumerate(lines) if "gsgd: choosing the grouping: rung" in line]
-    assert len(race) == 4 and "rung 1 of 4" in lines[race[0]] and "rung 4 of 4" in lines[race[-1]]
+    assert len(race) == 3 and "rung 1 of 3" in lines[race[0]] and "rung 3 of 3" in lines[race[-1]]
     assert race[-1] < next(i for i, line in enumerate(lines) if "100%" in line)  # before training
     # after the run, one line says what it picked, as summary.json records it
     g = json.loads((tmp_path / "r" / "summary.json").read_text())["grouping"]

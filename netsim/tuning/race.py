@@ -5,20 +5,21 @@ The emulator itself is the model. Every candidate (a grouping from
 starts from the same prepared data, shards, initial model and time draws (common random
 numbers: one ``prepare`` and the scenario seed's streams); optionally (``alike``)
 groupings whose measured timing is close to an earlier candidate's are not raced.
-Successive halving: all candidates run to the first rung (1/16 of the horizon); the
+Successive halving: all candidates run to the first rung (1/8 of the horizon); the
 better half (by the median loss of the last quarter of the run so far, evaluated on a
-fixed subsample of the training set), at least six, continue to the next rung, twice as
+fixed subsample of the training set), at least four, continue to the next rung, twice as
 long — the same runs, resumed, not restarted — and so on up to the last rung (half the
-horizon), where each remaining candidate also runs twice more with other time and
-minibatch draws (``replicates``). The pick is the last-rung candidate with the lowest
-loss (mean over its runs of the last quarter of the curve smoothed as the time-to-target
-criterion smooths it: :func:`_final_score`), or, among finalists within 1 % of that loss
-(:data:`TIE`: a tie at the race's resolution), the one with the fewest groups; the target
-loss, unless ``run.target_loss`` gives one, is the highest of the losses the lowest-loss
-finalist's runs hold at the end, which every run of the pick reaches. With a given target
-the pick is the last-rung candidate that reaches it first, and when none does, the one
-with the lowest loss, and the reason says so. Why these rungs, and how often the pick is
-within 5 % of an exhaustive search: docs/GROUPING.md.
+horizon), where the four best of those that reach it (``finalists``) each run twice more
+with other time and minibatch draws (``replicates``). The pick is the finalist with the
+lowest loss (mean over its runs of the last quarter of the curve smoothed as the
+time-to-target criterion smooths it: :func:`_final_score`); with ``tie`` > 0, of the
+finalists within that fraction of the lowest loss whose runs all reach the target, the
+one with the fewest groups. The target loss, unless ``run.target_loss`` gives one, is the
+highest of the losses the lowest-loss finalist's runs hold at the end, which every run of
+the pick reaches. With a given target the pick is the finalist whose runs all reach it
+first, and when none does, the one with the lowest loss, and the reason says so. Why
+these rungs, and how often the pick is within 5 % of an exhaustive search:
+docs/GROUPING.md.
 
 For every candidate the report gives the predicted time to target with an interval: for
 a last-rung candidate whose runs all reach the target, the mean of their times (interval:
@@ -66,12 +67,11 @@ __all__ = [
 ]
 
 
-TIE = 0.01
-"""Finalists whose last-rung loss is within this fraction of the lowest count as tied; of
-those (that reach the target in every run) the one with the fewest groups is picked. The
-race sees half the horizon; fewer groups mean less staleness for the half it does not see.
-On the benchmark's 48 scenarios, ties up to 2 % left the share within 5 % unchanged and
-3 % lowered it (docs/GROUPING.md)."""
+TIE = 0.0
+"""The default of ``recommend(tie=...)``: finalists whose last-rung loss is within this
+fraction of the lowest count as tied; of those (that reach the target in every run) the one
+with the fewest groups is picked. Off: with the first rung at 1/8 of the horizon, a tie of
+1 % changed 2 picks of the benchmark's 96 scenarios, both to a worse one (docs/GROUPING.md)."""
 
 
 class RecommendError(ValueError):
@@ -276,9 +276,9 @@ def recommend(
     candidates: dict | None = None,
     lrs=None,
     factor: float = 2.0,
-    first: float = 1 / 16,
+    first: float = 1 / 8,
     last: float = 1 / 2,
-    finalists: int = 6,
+    finalists: int = 4,
     replicates: int = 3,
     budget_s: float | None = None,
     eval_rows: int = 2000,
@@ -290,6 +290,7 @@ def recommend(
     widen: int = 3,
     extrapolate: bool = False,
     safer: bool = False,
+    tie: float = TIE,
 ) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations (module doc).
 
@@ -298,12 +299,11 @@ def recommend(
     scenario : Scenario; its horizon ``run.until`` (s) scales the rungs.
     prepared, measurement : shared data, shards and initial model; the probe phase (made
         from the scenario's streams when None).
-    candidates : ``{name: groups}``; default: :func:`candidate_groupings`.
-    lrs : η grid; default ``lr_grid(base_lr(scenario))``.
+    candidates, lrs : ``{name: groups}`` (:func:`candidate_groupings`); η grid (:func:`lr_grid`).
     factor : keep 1/*factor* of the candidates per rung, at least *finalists*; rung
         horizons grow by *factor*, from *first* to *last* of the horizon.
-    replicates : runs per last-rung candidate (its pilot and ``replicates − 1`` runs with
-        other time and minibatch draws); its loss is the mean over them.
+    replicates : runs per finalist (its pilot and ``replicates − 1`` runs with other time and
+        minibatch draws; the finalists: the best *finalists* at the last rung).
     budget_s : cap on the pilots' simulated seconds; rung horizons shrink to fit.
     eval_rows : training rows the pilots evaluate the loss on (a fixed subsample).
     target : target loss; default ``run.target_loss``, else the highest loss any run of
@@ -318,8 +318,8 @@ def recommend(
         it may raise (e.g. KeyboardInterrupt) to abandon the race.
     widen : with the default grid and no *budget_s*, up to this many η steps beyond
         either end of the grid per grouping after the first rung (:func:`edge_steps`).
-    extrapolate, safer : finalists ranked by the loss their runs are headed for at the horizon
-        (:func:`_headed_score`); near-ties (:data:`TIE`) broken for the smaller η.
+    extrapolate, safer, tie : rank by the loss headed for at the horizon (:func:`_headed_score`);
+        near-ties (within *tie*, :data:`TIE`: off) to the fewest groups, then smaller η.
 
     Raises :exc:`RecommendError` for empty candidates or η grid, η <= 0, too small a budget.
     """
@@ -333,12 +333,12 @@ def recommend(
     plan = ((first, last), finalists, budget_s, replicates)
     horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
     runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
-    how = _Halving(factor, finalists, widen, lrs, extrapolate, safer)
+    how = _Halving(factor, finalists, widen, lrs, extrapolate, safer, tie)
     finals = _race(runner, how, jobs, on_rung)
     H, H_run = scenario.run.until, horizons[-1]
     target, source, final = _target(finals, given_target, target is not None, H, H_run, how)
     _predict_all(pilots, finals, target, H)
-    pick, reason = _pick(finals, final, target, given_target, H_run, how.safer)
+    pick, reason = _pick(finals, final, target, given_target, H, H_run, how)
     close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
     return Recommendation(
@@ -526,12 +526,14 @@ class _Runner:
             bool(sim.ps.diverged),
         )
 
-    def batch(self, pool, r: int, ids: list, replicate: bool) -> None:
-        """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs)."""
+    def batch(self, pool, r: int, ids: list, replicate: bool, advance: bool = True) -> None:
+        """Advance pilots *ids* to rung *r* (with *replicate*, also their replicate runs;
+        without *advance*, only those)."""
         pilots, horizons = self.pilots, self.horizons
         h = horizons[r]
         tasks = [
-            ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr)) for i in ids
+            ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr))
+            for i in (ids if advance else ())
         ]
         if replicate:  # the replicates do not depend on the last rung: one batch
             tasks += [
@@ -578,6 +580,7 @@ class _Halving:
     lrs: tuple
     extrapolate: bool = False
     safer: bool = False
+    tie: float = TIE
 
     @property
     def ratio(self) -> float:
@@ -597,18 +600,28 @@ def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
-            runner.batch(pool, r, alive, last)
+            runner.batch(pool, r, alive, last and len(alive) <= halving.finalists)
             keep = max(halving.finalists, math.ceil(len(alive) / halving.factor))
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 alive += _widen(runner, pool, alive, halving)
             if last:
                 break
-            alive = sorted(alive, key=lambda i: (_score(pilots[i]), pilots[i].label))[:keep]
+            alive = _best(pilots, alive, keep)
+        if (
+            len(alive) > halving.finalists
+        ):  # more reached the last rung: its best get the replicates
+            alive = _best(pilots, alive, halving.finalists)
+            runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
     runner.sims.clear()  # free the SimPy state of every pilot
     for p in pilots:
         if p.rung < len(horizons) - 1:
             p.curves = []
     return [pilots[i] for i in alive]
+
+
+def _best(pilots: list, ids: list, keep: int) -> list[int]:
+    """The *keep* of pilots *ids* with the lowest rung score (:func:`_score`), best first."""
+    return sorted(ids, key=lambda i: (_score(pilots[i]), pilots[i].label))[:keep]
 
 
 def _widen(runner: _Runner, pool, alive: list, halving: _Halving) -> list[int]:
@@ -656,11 +669,13 @@ def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
             p.how = f"emulated, {len(each)} runs"
 
 
-def _pick(finals: list, final: dict, target: float, given_target, H_run: float, safer=False):
+def _pick(
+    finals: list, final: dict, target: float, given_target, H: float, H_run: float, how: _Halving
+):
     """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *safer*:
-    near-ties broken for the smaller η)."""
+    near-ties broken for the smaller η); of a horizon *H* (s), the race ran to *H_run*."""
     ok = [p for p in finals if id(p) in final]
-    reached = [p for p in ok if p.how.startswith("emulated")]
+    reached = [p for p in ok if _reaches(p, target, H)]
     if reached and given_target:
         pick = min(reached, key=lambda p: (p.predicted, final[id(p)], p.label))
         return pick, (
@@ -679,18 +694,23 @@ def _pick(finals: list, final: dict, target: float, given_target, H_run: float, 
             pick,
             "every finalist diverged: fell back to the first finalist; try a smaller η grid",
         )
-    best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], safer)
+    best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], how.safer, how.tie)
     if pick is best:
         return pick, (
             f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
             f"reached first ({pick.predicted:.4g} s)"
         )
     return pick, (
-        f"fewest groups ({len(pick.groups)}) among the finalists within {TIE:.0%} of the lowest "
+        f"fewest groups ({len(pick.groups)}) among the finalists within {how.tie:.0%} of the lowest "
         f"loss at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for "
         f"{best.label}, a tie at the race's resolution); reaches the target at "
         f"{pick.predicted:.4g} s"
     )
+
+
+def _reaches(p: Pilot, target: float, H: float) -> bool:
+    """Whether every run of finalist *p* reaches *target* (smoothed as over a horizon *H*, s)."""
+    return all(time_to_loss(c, target, H) is not None for c in p.curves or [p.curve])
 
 
 def edge_steps(pilots: list, ratio: float) -> list[tuple]:
@@ -774,14 +794,14 @@ def _num_text(x: float) -> str:
     return f"{x:.4g}" if math.isfinite(x) else "∞"
 
 
-def _tie_pick(ok: list, reached: list, score, safer: bool = False) -> tuple:
+def _tie_pick(ok: list, reached: list, score, safer: bool = False, tie: float = TIE) -> tuple:
     """(lowest-loss finalist, pick) among the finalists *ok* by *score* (a pilot's loss): the
     pick is, of those in *reached* (every run reaches the target) within :data:`TIE` of the
     lowest loss, the one with the fewest groups (then, with *safer*, the smallest η; then the
     lowest loss, then the label); the best itself when none."""
     best = min(ok, key=lambda p: (score(p), p.label))
     lowest = score(best)
-    tied = [p for p in reached if score(p) - lowest <= TIE * abs(lowest)] or [best]
+    tied = [p for p in reached if score(p) - lowest <= tie * abs(lowest)] or [best]
     return best, min(tied, key=lambda p: (len(p.groups), p.lr if safer else 0.0, score(p), p.label))
 
 
@@ -912,7 +932,7 @@ def _fit_budget(
             alive = min(alive, max(finalists, math.ceil(alive / factor)))
         cost += alive * (h - prev)
         prev = h
-    cost += alive * (replicates - 1) * horizons[-1]
+    cost += min(alive, finalists) * (replicates - 1) * horizons[-1]
     if cost <= budget_s:
         return horizons
     scale = budget_s / cost

@@ -92,12 +92,13 @@ def check(raw, lrs, slack, seeds=SEEDS):
 
 
 def test_identical_workers():
-    """Identical workers: nothing to separate. The issue expects one group, but in emulation
+    """Identical workers: nothing to separate. The issue expects one group, and the race
+    picks it (η = 1; its loss at half the horizon is the finalists' lowest), but in emulation
     with η tuned, ASGD and two groups reach the SSGD target about 20 % sooner than SSGD
     itself (the same gradients per second, no waiting at the barrier), so the pick is
-    checked against the full runs: within 10 % of the best, and not slower than one group."""
+    checked against the full runs: within 25 % of the best, and not slower than one group."""
     raw = cluster([{"name": "all", "count": 4, "compute": 1.0}], until=60.0)
-    rec, table = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.1)
+    rec, table = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.25)
     one_group = min(v for (g, _), v in table.items() if len(g) == 1)
     assert table[(canonical(rec.groups), rec.lr)] <= one_group
 
@@ -134,11 +135,11 @@ def test_two_separated_classes():
     check(raw, lrs=(0.3, 1.0, 3.0), slack=0.05, seeds=(3, 4, 5, 6))
 
 
-def test_two_separated_classes_of_six_make_two_groups():
-    """Six workers at 1 s and six at 5 s: with twelve singletons ASGD's staleness costs more,
-    and the race picks the two classes (η = 1), 33.0 s to the SSGD target on 4 seeds in full
-    runs against 31.5 s for the best (pairs of same-speed workers, η = 0.3: one evaluation
-    step, 1.5 s, earlier)."""
+def test_two_separated_classes_of_six():
+    """Six workers at 1 s and six at 5 s: with twelve singletons ASGD's staleness costs more.
+    In full runs on 4 seeds the best are pairs of same-speed workers (equal:6 to equal:8,
+    η = 0.3), 31.5 s to the SSGD target, against 33.0 s for the two classes (η = 1), which
+    the race picked while near-ties went to the fewest groups; it picks equal:8 now."""
     raw = cluster(
         [
             {"name": "fast", "count": 6, "compute": 1.0},
@@ -146,8 +147,8 @@ def test_two_separated_classes_of_six_make_two_groups():
         ],
         until=150.0,
     )
-    rec, _ = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.05, seeds=(3, 4, 5, 6))
-    assert canonical(rec.groups) == (tuple(range(6)), tuple(range(6, 12)))
+    rec, table = check(raw, lrs=(0.3, 1.0, 3.0), slack=0.05, seeds=(3, 4, 5, 6))
+    assert table[(canonical(rec.groups), rec.lr)] == min(table.values())
 
 
 def test_candidates_cover_the_issue_list_without_duplicates():
@@ -332,14 +333,14 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
     sim.run(progress=snaps.append)
     notes = [s.note for s in snaps if s.note]
-    # rungs at 1/16, 1/8, 1/4 and 1/2 of the horizon; half the candidates (at least 6) go on;
+    # rungs at 1/8, 1/4 and 1/2 of the horizon; half the candidates (at least 4) go on;
     # the first rung races the grid's 5 η per grouping (pilots beyond the grid come after it)
     grid = lr_grid(1.0)
     left = [sum(any(math.isclose(c["lr"], x) for x in grid) for c in sim.grouping["candidates"])]
-    for _ in range(3):
-        left.append(max(6, math.ceil(left[-1] / 2)))
+    for _ in range(2):
+        left.append(max(4, math.ceil(left[-1] / 2)))
     assert notes == [
-        f"choosing the grouping: rung {r + 1} of 4, {k} (grouping, η) candidates racing"
+        f"choosing the grouping: rung {r + 1} of 3, {k} (grouping, η) candidates racing"
         for r, k in enumerate(left)
     ]
     first = next(i for i, s in enumerate(snaps) if not s.note)
@@ -441,24 +442,33 @@ def _finalist(name: str, k: int, loss: float):
     return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve, curve])
 
 
-def test_finalists_within_one_percent_tie_and_the_fewest_groups_win():
+def test_with_a_tie_finalists_within_it_tie_and_the_fewest_groups_win():
     from netsim.tuning.race import TIE, _score, _tie_pick
 
-    assert TIE == 0.01
     seven, two, one = (
         _finalist("equal:7", 7, 1.000),
         _finalist("kmeans:2", 2, 1.008),
         _finalist("one", 1, 1.02),
     )
     ok = [seven, two, one]
-    best, pick = _tie_pick(ok, ok, _score)
+    assert TIE == 0.0 and _tie_pick(ok, ok, _score) == (seven, seven)  # by default: no tie
+    best, pick = _tie_pick(ok, ok, _score, tie=0.01)
     assert best is seven and pick is two  # 0.8 % behind: tied; 2 % behind: not
-    assert _tie_pick(ok, [seven, one], _score) == (
+    assert _tie_pick(ok, [seven, one], _score, tie=0.01) == (
         seven,
         seven,
     )  # a tied finalist must reach the target
     alone = _finalist("singletons", 16, 0.5)
-    assert _tie_pick([alone, two], [alone, two], _score) == (alone, alone)
+    assert _tie_pick([alone, two], [alone, two], _score, tie=0.01) == (alone, alone)
+
+
+def test_a_finalist_reaches_the_target_only_when_every_run_does():
+    from netsim.tuning.race import Pilot, _reaches
+
+    down = [(t, 1.0 - 0.1 * t) for t in range(8)]  # at or below 0.5 from t = 5 on
+    flat = [(t, 0.9) for t in range(8)]
+    assert _reaches(Pilot("g", ((0,),), 0.1, curve=down, curves=[down, down]), 0.5, 8.0)
+    assert not _reaches(Pilot("g", ((0,),), 0.1, curve=down, curves=[down, flat]), 0.5, 8.0)
 
 
 def test_a_grid_centred_far_below_the_best_eta_is_widened():
