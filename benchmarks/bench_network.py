@@ -388,6 +388,8 @@ def _sg_simulate(sg: Any, plat: _Platform) -> tuple[float, list[float]]:
 def _sg_child(conn: Any, path: str | None, plat: _Platform | None) -> None:
     """In a process of its own (SimGrid allows one engine per process): SimGrid's version
     and file, and with a platform its :func:`_sg_simulate`; or the error."""
+    if hasattr(os, "sched_setaffinity"):  # SimGrid's threads take turns: keep them on one core
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     try:
         sg = _import_simgrid(path)
         about = (str(sg.simgrid_version), str(getattr(sg, "__file__", "?")))
@@ -511,7 +513,8 @@ def flow_sets(repeat: int, sg_path: str | None) -> None:
         "netsim; CM02 would weigh shares by 1 / latency). Run: every flow to the last "
         f"completion ({K16_BYTES:.0e} bytes each in the k16 sets, all at 0; the traces at "
         "their recorded times) on netsim's routes; SimGrid timed over Engine.run() (an actor "
-        "starting the flows, the solves, the events; not the platform's building), netsim "
+        "starting the flows, the solves, the events; not the platform's building; its "
+        "process on one core, where its threads hand over fast), netsim "
         "over env.run() (routes found before). Difference: |SimGrid - netsim| completion "
         "time / netsim transfer time."
     )
