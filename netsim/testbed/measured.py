@@ -15,6 +15,7 @@ from ..workload.replayed import GRADIENT_COLUMNS
 
 __all__ = [
     "Iteration",
+    "bounded_stamps",
     "gradient_rows",
     "update_rows",
     "pace",
@@ -31,6 +32,19 @@ pushes waiting behind that one when the server took it."""
 OVERRUN_SHARE = 0.5
 """A real run fails when more than this share of its gradients took longer to compute
 than their drawn time: the machine did not keep the time scale."""
+
+
+def bounded_stamps(start: float, end: float, since: float, arrived: float) -> tuple[float, float]:
+    """A worker's compute start and end (units, on the server's clock through an estimated
+    offset) kept within what the server saw: not before *since* (the model was sent), not
+    after *arrived* (the gradient came in), the start not after the end. An error of the
+    offset estimate would otherwise show as a negative message time.
+
+    >>> bounded_stamps(1.0, 2.5, 0.5, 2.0)
+    (1.0, 2.0)
+    """
+    start = min(max(start, since), arrived)
+    return start, min(max(end, start), arrived)
 
 
 class Iteration:

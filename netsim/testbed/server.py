@@ -32,7 +32,15 @@ from ..sim.server import ParameterServer
 from ..sim.summary import run_extras
 from ..sim.worker import COMM, COMPUTE, IDLE, WorkerState
 from ..workload.replayed import GRADIENT_COLUMNS, GRADIENTS_FILE
-from .measured import UPDATE_COLUMNS, Iteration, gradient_rows, pace, pace_failure, update_rows
+from .measured import (
+    UPDATE_COLUMNS,
+    Iteration,
+    bounded_stamps,
+    gradient_rows,
+    pace,
+    pace_failure,
+    update_rows,
+)
 from .node import RealSpec, connect
 from .wire import HEADER, MODEL, PING, PONG, STOP, P, model_message, offset
 
@@ -249,8 +257,15 @@ class _Session:
         it, off, st = self.current[wid], self.offsets[wid], self.states[wid]
         served_stamp = time.monotonic()
         it.arrived, it.served = clock.units(arrived), clock.units(served_stamp)
-        it.compute_start = max(clock.units(float(msg[P.COMPUTE_START]) - off), st.since)
-        it.compute_end = max(clock.units(float(msg[P.COMPUTE_END]) - off), it.compute_start)
+        it.compute_start, it.compute_end = bounded_stamps(
+            clock.units(float(msg[P.COMPUTE_START]) - off),
+            clock.units(float(msg[P.COMPUTE_END]) - off),
+            st.since,
+            it.arrived,
+        )
+        it.compute_end = min(
+            max(clock.units(float(msg[P.COMPUTE_END]) - off), it.compute_start), it.arrived
+        )
         it.drawn, it.load1 = float(msg[P.DRAWN]), float(msg[P.LOAD1])
         it.compute_real_s, it.wait_s = float(msg[P.COMPUTE_REAL]), float(msg[P.WAIT])
         it.overrun_s = float(msg[P.OVERRUN])
