@@ -13,7 +13,8 @@ a dense 0/1 array (``np.nonzero``, O(n_links * n_flows)) to it.
 same rates as :func:`water_fill` on the same flows in the same order (same divisions,
 same summation order, same tie tolerance), in plain Python, kept per link as flows start
 and end, so that a re-plan of a few flows costs a few microseconds on a network of any
-size (no O(n_links) arrays, no per-call numpy overhead).
+size (no O(n_links) arrays, no per-call numpy overhead). When flows only left since the
+last solve, it resumes that solve from the first round that froze one of them.
 """
 
 from __future__ import annotations
@@ -173,6 +174,29 @@ def _times(level: float, k: int) -> float:
     return total
 
 
+_ABSENT = object()
+"""A key a round's journal found missing (see :class:`_Round`)."""
+
+
+def _restore(values: dict, key, value) -> None:
+    """Put *value* back at *key* of *values* (remove the key when *value* is _ABSENT)."""
+    if value is _ABSENT:
+        values.pop(key, None)
+    else:
+        values[key] = value
+
+
+class _Round:
+    """One round of a unit water-filling: its *level* (bit/s), the flows it *frozen*, the
+    *changes* it made (``[link, count, remaining, share]`` as they were before, _ABSENT for
+    a missing key) and how many flows the rounds before it froze (*before*)."""
+
+    __slots__ = ("level", "frozen", "changes", "before")
+
+    def __init__(self, level: float, frozen: list, changes: list, before: int):
+        self.level, self.frozen, self.changes, self.before = level, frozen, changes, before
+
+
 class LinkSharing:
     """Which flows cross which links, and their water-filled rates.
 
@@ -197,9 +221,17 @@ class LinkSharing:
         self._share: dict[int, float] = {}  # link -> capacity / flows crossing it
         self.level: float | None = None
         """The rate of every flow when the last :meth:`solve` gave them all one, else None."""
+        # the last unit solve, kept to resume it when flows only left (see _resume)
+        self._rounds: list[_Round] = []
+        self._round_of: dict = {}  # flow -> the round that froze it
+        self._touched: dict[int, list] = {}  # link -> the rounds' changes of it, in order
+        self._end: tuple = ({}, {}, {})  # share, count, remaining after the last round
+        self._gone: list = []  # flows removed since the last solve
+        self._fresh = True  # a flow added or the capacities changed since the last solve
 
     def add(self, flow) -> None:
         on, share, cap = self.on, self._share, self.capacity
+        self._fresh = True
         for link in flow.links:
             crossing = on.get(link)
             if crossing is None:
@@ -211,6 +243,7 @@ class LinkSharing:
 
     def remove(self, flow) -> None:
         on, share, cap = self.on, self._share, self.capacity
+        self._gone.append(flow)
         for link in flow.links:
             crossing = on[link]
             del crossing[flow]
@@ -221,53 +254,67 @@ class LinkSharing:
 
     def clear(self) -> None:
         self.on, self._share = {}, {}
+        self._fresh = True
 
     def reshare(self) -> None:
         """The capacities changed: recompute the fair shares of the links."""
         cap = self.capacity
         self._share = {link: cap[link] / len(crossing) for link, crossing in self.on.items()}
+        self._fresh = True
 
     def solve(self, flows) -> None:
         """Set the max-min fair ``rate`` of every flow of *flows* (all added, in the
         order they were added)."""
         self.level = None
-        if not flows:
+        gone, self._gone = self._gone, []
+        fresh, self._fresh = self._fresh, False
+        if not self.unit:
+            if flows:
+                self._solve_weighted(flows)
             return
-        if self.unit:
-            self._solve_unit(len(flows))
-        else:
-            self._solve_weighted(flows)
+        start = 0 if fresh or not gone else min([self._round_of.get(f, 0) for f in gone])
+        if flows and 2 * start > len(self._rounds):  # else undoing costs what it saves
+            self._resume(len(flows), start, gone)
+            return
+        self._rounds, self._round_of, self._touched = [], {}, {}
+        if flows:
+            self._water(len(flows), 0, 0, (self._share, {}, {}))
 
-    def _solve_unit(self, n: int) -> None:
-        """Water-filling with all weights 1: the load of a link is its count of flows not
-        yet frozen, and the capacity a round of freezing takes from a link is the level
-        added once per flow frozen on it, whatever the flows' order. The first round
-        starts from the shares kept up to date by :meth:`add` and :meth:`remove`."""
-        cap, on = self.capacity, self.on
-        share = self._share
-        count: dict[int, int] = {}
-        remaining: dict[int, float] = {}
-        frozen: set = set()
+    def _water(self, n: int, r: int, done: int, state: tuple) -> None:
+        """Water-filling with all weights 1, from round *r* with *done* flows frozen and
+        *state* ``(share, count, remaining)`` as that round starts: the load of a link is
+        its count of flows not yet frozen, and the capacity a round of freezing takes from
+        a link is the level added once per flow frozen on it, whatever the flows' order.
+        Round 0 starts from the shares kept up to date by :meth:`add` and :meth:`remove`.
+        Each round is journaled (:class:`_Round`) so that :meth:`_resume` can undo it."""
+        cap, on, round_of, rounds = self.capacity, self.on, self._round_of, self._rounds
+        touched = self._touched
+        share, count, remaining = state
         while True:
             level = min(share.values())
             top = level * (1.0 + _RTOL)
             tight = [link for link, s in share.items() if s <= top]
-            if not frozen and len(tight) == 1 and len(on[tight[0]]) == n:  # all on one link
+            if not r and len(tight) == 1 and len(on[tight[0]]) == n:  # all on one link
                 for flow in on[tight[0]]:
                     flow.rate = level
                 self.level = level
+                rounds.append(_Round(level, [], [], 0))
                 return
             now = []
             for link in tight:
                 for flow in on[link]:
-                    if flow not in frozen:
-                        frozen.add(flow)
+                    if flow not in round_of:
+                        round_of[flow] = r
                         now.append(flow)
             for flow in now:
                 flow.rate = level
-            if len(frozen) == n:
+            changes: list = []
+            rounds.append(_Round(level, now, changes, done))
+            done += len(now)
+            if done == n:
                 if len(now) == n:
                     self.level = level
+                self._end = (share, count, remaining)
                 return
             if share is self._share:
                 share = dict(share)
@@ -276,15 +323,68 @@ class LinkSharing:
                 for crossed in flow.links:
                     taken[crossed] = taken.get(crossed, 0) + 1
             for link, k in taken.items():
-                left = count.get(link, len(on[link])) - k
+                was = count.get(link, _ABSENT)
+                rest = remaining.get(link, _ABSENT)
+                change = [link, was, rest, share.get(link, _ABSENT)]
+                changes.append(change)
+                touched.setdefault(link, []).append(change)
+                left = (len(on[link]) if was is _ABSENT else was) - k
                 count[link] = left
-                rest = remaining.get(link, cap[link]) - _times(level, k)
+                rest = (cap[link] if rest is _ABSENT else rest) - _times(level, k)
                 rest = rest if rest > 0.0 else 0.0
                 remaining[link] = rest
                 if left:
                     share[link] = rest / left
                 else:
                     del share[link]
+            r += 1
+
+    def _resume(self, n: int, start: int, gone: list) -> None:
+        """Solve again after flows *gone* left (none came). The rounds before *start*, the
+        first that froze one of them, are what a solve from scratch does again: a link of a
+        flow not yet frozen was above each one's level, and a flow leaving only raises its
+        links' shares. So their rates stand; the state is rewound to round *start*, the
+        flows gone are taken off it (and off what the earlier rounds' journal says the
+        state was), and water-filling goes on from there: the floats of a solve from
+        scratch, in the work of the rounds redone."""
+        cap, on, round_of, rounds = self.capacity, self.on, self._round_of, self._rounds
+        touched = self._touched
+        share, count, remaining = self._end
+        for undone in reversed(rounds[start:]):
+            for change in reversed(undone.changes):
+                link, was, rest, fair = change
+                _restore(count, link, was)
+                _restore(remaining, link, rest)
+                _restore(share, link, fair)
+                touched[link].pop()
+            for flow in undone.frozen:
+                del round_of[flow]
+        done = rounds[start].before
+        del rounds[start:]
+        for flow in gone:
+            round_of.pop(flow, None)
+            for link in flow.links:
+                members = len(on[link]) if link in on else 0
+                for change in touched.get(link, ()):  # the kept rounds' view of the state
+                    if change[1] is not _ABSENT:
+                        change[1] -= 1
+                    held = members if change[1] is _ABSENT else change[1]
+                    rest = cap[link] if change[2] is _ABSENT else change[2]
+                    change[3] = rest / held
+                was = count.get(link)
+                left = members if was is None else was - 1
+                if was is not None:
+                    count[link] = left
+                if left:
+                    share[link] = remaining.get(link, cap[link]) / left
+                else:
+                    share.pop(link, None)
+        if done == n:  # every flow left was frozen before *start*
+            first = rounds[0]
+            self.level = first.level if len(rounds) == 1 and len(first.frozen) == n else None
+            self._end = (share, count, remaining)
+            return
+        self._water(n, start, done, (share, count, remaining))
 
     def _solve_weighted(self, flows) -> None:
         """Water-filling with weights, summing loads and taken capacity per link in the

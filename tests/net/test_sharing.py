@@ -94,3 +94,34 @@ def test_same_floats_on_many_random_networks():
                 sharing.add(flow)
             sharing.solve(flows)
             assert [f.rate for f in flows] == _reference(flows, cap).tolist()
+
+
+def test_same_floats_when_several_flows_leave_between_solves():
+    """A solve after flows only left resumes the last one from the first round that froze
+    one of them: the rates are still water_fill's, bit for bit, over long histories of
+    arrivals, departures (several at once) and capacity changes."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n_links = int(rng.integers(1, 10))
+        cap = rng.uniform(0.1, 1e3, n_links).tolist()
+        if rng.random() < 0.5:  # few distinct capacities: links tie
+            cap = [float(c) for c in rng.choice([1.0, 3.0, 10.0, 1e9 / 3], n_links)]
+        sharing = LinkSharing(cap, unit=True)
+        flows: list = []
+        for _ in range(25):
+            if rng.random() < 0.4 or not flows:
+                for _ in range(int(rng.integers(1, 4))):
+                    links = rng.choice(n_links, int(rng.integers(1, min(4, n_links) + 1)), False)
+                    flow = Flow(tuple(int(x) for x in links), 1.0)
+                    sharing.add(flow)
+                    flows.append(flow)
+            else:
+                for _ in range(int(rng.integers(1, 4))):
+                    if flows:
+                        sharing.remove(flows.pop(int(rng.integers(len(flows)))))
+            if rng.random() < 0.05:
+                cap[int(rng.integers(n_links))] = float(rng.uniform(0.1, 100.0))
+                sharing.reshare()
+            sharing.solve(flows)
+            if flows:
+                assert [f.rate for f in flows] == _reference(flows, cap).tolist()
