@@ -234,30 +234,15 @@ def _trace(path: Path) -> tuple[object, list]:
     return graphs[0], recorded
 
 
-def _replay(G, trace) -> float:
-    """Wall time (s) of FlowNetwork delivering the recorded *trace* in a bare SimPy run, its
-    routes found beforehand (as SimGrid's routing table holds them)."""
+def _replay(G: Any, trace: list) -> tuple[float, list]:
+    """FlowNetwork delivering the recorded *trace* in a bare SimPy run, its routes found
+    beforehand (as SimGrid's routing table holds them): the wall time (s) of ``env.run()``
+    and the :class:`TransferRecord` of every transfer, in trace order (its path and when
+    its last byte arrived)."""
     env = simpy.Environment()
     net = FlowNetwork(env, G)
     for _, src, dst, nbytes, key in trace:  # routes and path memo, outside the clock
         net.min_transfer_time(src, dst, nbytes, flow_key=key)
-
-    def at(t, src, dst, nbytes, key):
-        yield env.timeout(t)
-        yield net.transfer(src, dst, nbytes, flow_key=key)
-
-    for t, src, dst, nbytes, key in trace:
-        env.process(at(t, src, dst, nbytes, key))
-    start = time.perf_counter()
-    env.run()
-    return time.perf_counter() - start
-
-
-def _deliveries(G: Any, trace: list) -> list:
-    """The :class:`TransferRecord` of every transfer of *trace* replayed as in :func:`_replay`
-    (untimed), in trace order: its path and when its last byte arrived."""
-    env = simpy.Environment()
-    net = FlowNetwork(env, G)
     records: list = [None] * len(trace)
 
     def at(i: int, t: float, src: Any, dst: Any, nbytes: float, key: Any) -> Generator:
@@ -266,8 +251,9 @@ def _deliveries(G: Any, trace: list) -> list:
 
     for i, (t, src, dst, nbytes, key) in enumerate(trace):
         env.process(at(i, t, src, dst, nbytes, key))
+    start = time.perf_counter()
     env.run()
-    return records
+    return time.perf_counter() - start, records
 
 
 # ------------------------------------------------------------------------ SimGrid side
@@ -471,10 +457,10 @@ def _flow_sets() -> list[tuple[str, object, list, list | None]]:
     return sets
 
 
-def _simgrid_side(path: str | None, G: Any, trace: list, repeat: int) -> tuple[float, float]:
-    """SimGrid's best ``Engine.run()`` wall time (s) of *repeat* runs on netsim's routes of
-    *trace*, and the largest relative completion-time difference from netsim."""
-    records = _deliveries(G, trace)
+def _simgrid_side(path: str | None, G: Any, records: list, repeat: int) -> tuple[float, float]:
+    """SimGrid's best ``Engine.run()`` wall time (s) of *repeat* runs of the transfers netsim
+    delivered (*records*, on its routes), and the largest relative completion-time
+    difference from netsim."""
     plat = _platform(G, records)
     walls, finish = [], []
     for _ in range(repeat):
@@ -497,10 +483,11 @@ def flow_sets(repeat: int, sg_path: str | None) -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, G, trace, pairs in _flow_sets():
         solve = f"{min(_solve_once(G, pairs) for _ in range(repeat)) * 1e3:.2f}" if pairs else "-"
-        run = min(_replay(G, trace) for _ in range(repeat))
+        replays = [_replay(G, trace) for _ in range(repeat)]
+        run = min(wall for wall, _ in replays)
         sg = "- | - | -"
         if status == "ok":
-            sg_run, diff = _simgrid_side(sg_path, G, trace, repeat)
+            sg_run, diff = _simgrid_side(sg_path, G, replays[0][1], repeat)
             sg = f"{sg_run * 1e3:.2f} | {run / sg_run:.2f} | {diff:.2e}"
         print(f"| {name} | {len(trace):,} | {solve} | {run * 1e3:.2f} | {sg} |", flush=True)
     if status != "ok":
