@@ -297,8 +297,7 @@ class LinkSharing:
             if not r and len(tight) == 1 and len(on[tight[0]]) == n:  # all on one link
                 for flow in on[tight[0]]:
                     flow.rate = level
-                self.level = level
-                rounds.append(_Round(level, [], [], 0))
+                self.level = level  # no journal: with one round, a resume never pays
                 return
             now = []
             for link in tight:

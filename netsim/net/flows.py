@@ -72,6 +72,12 @@ class _Solo:
 
     __slots__ = ("flow", "arrive", "rate", "done", "live")
 
+    def sent(self, now: float) -> float:
+        """Bits of it sent by *now* (s)."""
+        if now < self.arrive:
+            return 0.0
+        return min((now - self.arrive) * self.rate, self.flow.bits)
+
 
 class _Flow:
     __slots__ = (
@@ -317,9 +323,10 @@ class FlowNetwork:
         )
 
     def _send_solo(self, flow, latency: float) -> bool:
-        """Send *flow* (path latency *latency*, s) as a :class:`_Solo` when its end is known now: it has bits to send,
-        no cut link, and one timeout from now lands on the very float a re-plan at its
-        arrival would have scheduled (``arrive + bits / rate``). False: send it as a flow."""
+        """Send *flow* (path latency *latency*, s) as a :class:`_Solo` when its end is known
+        now: it has bits to send, no cut link, and one timeout from now lands on the very
+        float a re-plan at its arrival would have scheduled (``arrive + bits / rate``).
+        False: send it as a flow."""
         if not flow.bits or not flow.links:
             return False
         cap = self._cap
@@ -360,7 +367,7 @@ class FlowNetwork:
             self._early.append((solo.arrive, flow))
             self.env.timeout(solo.arrive - now, (flow,)).callbacks.append(self._on_arrival)
             return
-        sent = (now - solo.arrive) * solo.rate
+        sent = solo.sent(now)
         if now >= solo.done or flow.bits - sent <= 1e-9 * flow.bits:
             self._credit(flow, flow.bits)
             self._deliver(flow)
@@ -704,10 +711,7 @@ class FlowNetwork:
                 carried[link] += more
         solo = self._solo
         if solo is not None:
-            now = self.env.now
-            sent = (
-                0.0 if now < solo.arrive else min((now - solo.arrive) * solo.rate, solo.flow.bits)
-            )
+            sent = solo.sent(self.env.now)
             for link in solo.flow.links:
                 carried[link] += sent
         fast = self._fast
