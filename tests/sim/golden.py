@@ -287,12 +287,7 @@ def _record_family(document: dict, cases: dict) -> int:
 
 def _fill(document: dict, cases: dict) -> int:
     """Record this machine's hash where its kernels' record (vouched or family) holds null."""
-    fp = float_fingerprint()
-    record = (
-        {cid: case["hashes"] for cid, case in document["cases"].items()}
-        if fp in valid_fingerprints(document)
-        else document.get("families", {}).get(fp, {}).get("cases")
-    )
+    record = family_hashes(document, float_fingerprint())  # the stored dicts themselves
     if record is None:
         print("no record for these kernels: nothing to fill")
         return 1
