@@ -607,9 +607,7 @@ def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list
             if last:
                 break
             alive = _best(pilots, alive, keep)
-        if (
-            len(alive) > halving.finalists
-        ):  # more reached the last rung: its best get the replicates
+        if len(alive) > halving.finalists:  # more reached the last rung: replicate its best
             alive = _best(pilots, alive, halving.finalists)
             runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
     runner.sims.clear()  # free the SimPy state of every pilot
@@ -672,8 +670,9 @@ def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
 def _pick(
     finals: list, final: dict, target: float, given_target, H: float, H_run: float, how: _Halving
 ):
-    """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *safer*:
-    near-ties broken for the smaller η); of a horizon *H* (s), the race ran to *H_run*."""
+    """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *how*: the
+    race's settings, its near-tie rule ``tie`` and ``safer``); of a horizon *H* (s), the race
+    ran to *H_run*."""
     ok = [p for p in finals if id(p) in final]
     reached = [p for p in ok if _reaches(p, target, H)]
     if reached and given_target:
