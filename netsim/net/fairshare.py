@@ -286,10 +286,14 @@ class LinkSharing:
         its count of flows not yet frozen, and the capacity a round of freezing takes from
         a link is the level added once per flow frozen on it, whatever the flows' order.
         Round 0 starts from the shares kept up to date by :meth:`add` and :meth:`remove`.
-        Each round is journaled (:class:`_Round`) so that :meth:`_resume` can undo it."""
+        Each round is journaled (:class:`_Round`) so that :meth:`_resume` can undo it;
+        round 0's journal is written only when a resume could use it (see :meth:`_first`).
+        A link whose flows are all frozen leaves the state's shares; its count and
+        remaining capacity are then never read again, and not written."""
         cap, on, round_of, rounds = self.capacity, self.on, self._round_of, self._rounds
         touched = self._touched
         share, count, remaining = state
+        first = None  # round 0's taken links, journaled at the end if a resume could pay
         while True:
             level = min(share.values())
             top = level * (1.0 + _RTOL)
@@ -314,6 +318,8 @@ class LinkSharing:
                 if len(now) == n:
                     self.level = level
                 self._end = (share, count, remaining)
+                if first is not None and len(rounds) > 2:
+                    self._first(first)
                 return
             if share is self._share:
                 share = dict(share)
@@ -321,22 +327,40 @@ class LinkSharing:
             for flow in now:
                 for crossed in flow.links:
                     taken[crossed] = taken.get(crossed, 0) + 1
+            if r:
+                for link, k in taken.items():
+                    was = count.get(link, _ABSENT)
+                    rest = remaining.get(link, _ABSENT)
+                    change = [link, was, rest, share.get(link, _ABSENT)]
+                    changes.append(change)
+                    touched.setdefault(link, []).append(change)
+            else:
+                first = taken
             for link, k in taken.items():
-                was = count.get(link, _ABSENT)
-                rest = remaining.get(link, _ABSENT)
-                change = [link, was, rest, share.get(link, _ABSENT)]
-                changes.append(change)
-                touched.setdefault(link, []).append(change)
-                left = (len(on[link]) if was is _ABSENT else was) - k
-                count[link] = left
-                rest = (cap[link] if rest is _ABSENT else rest) - _times(level, k)
-                rest = rest if rest > 0.0 else 0.0
-                remaining[link] = rest
+                was = count.get(link)
+                left = (len(on[link]) if was is None else was) - k
                 if left:
+                    count[link] = left
+                    rest = remaining.get(link)
+                    rest = (cap[link] if rest is None else rest) - (
+                        level if k == 1 else _times(level, k)
+                    )
+                    rest = rest if rest > 0.0 else 0.0
+                    remaining[link] = rest
                     share[link] = rest / left
                 else:
                     del share[link]
             r += 1
+
+    def _first(self, taken: dict) -> None:
+        """Write round 0's journal (it took *taken*, link -> flows frozen on it): round 0
+        starts with no counts, no remaining capacities and the shares of :meth:`add` and
+        :meth:`remove`; its changes come first on each link."""
+        changes, touched, share = self._rounds[0].changes, self._touched, self._share
+        for link in taken:
+            change = [link, _ABSENT, _ABSENT, share.get(link, _ABSENT)]
+            changes.append(change)
+            touched[link] = [change, *touched.get(link, ())]
 
     def _resume(self, n: int, start: int, gone: list) -> None:
         """Solve again after flows *gone* left (none came). The rounds before *start*, the
