@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,9 +23,8 @@ def _add_at(carried: list, links: np.ndarray, bits: np.ndarray) -> None:
         carried[link] += b
 
 
-@dataclass(frozen=True, slots=True)
-class TransferRecord:
-    """Value of a delivered transfer event.
+class TransferRecord(NamedTuple):
+    """Value of a delivered transfer event (a named tuple: made once per transfer).
 
     ``start`` is when :meth:`FlowNetwork.transfer` was called and ``end`` when
     the last byte arrived (s); ``path`` holds the directed links crossed.
