@@ -2,7 +2,10 @@
 
 For each case it runs the same scenario twice in this process, with its ``[network]`` and
 with the table removed (transfers then take no time), and prints the wall time per applied
-gradient of each, their ratio, and, from a profile of the networked run, where its time
+gradient of each, their ratio, the same for a third run without the network where every pull
+and push is one timeout (per worker class, the mean of its workers' transfer times on the
+idle network: what a transfer's event alone costs, the floor of any model that gives each
+transfer an event), and, from a profile of the networked run, where its time
 goes: routing (``net/routing.py``), re-solving (the max-min water-filling and the re-plans
 of ``net/flows.py``), event scheduling (SimPy's queue and events) and the rest (workers,
 server, gradients, records). The cases: ``scenarios/fat_tree_ps.toml``,
@@ -64,7 +67,7 @@ from netsim.net.fairshare import LinkSharing
 from netsim.net.flows import FlowNetwork
 from netsim.net.routing import route
 from netsim.net.topology import fat_tree, hosts
-from netsim.sim.engine import prepare, simulate
+from netsim.sim.engine import Simulation, prepare, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 SC = ROOT / "scenarios"
@@ -124,6 +127,21 @@ def _without_network(sc):
     for worker_class in raw.get("workers", []):
         for key in ("datacenter", "hosts"):  # placement keys need a network
             worker_class.pop(key, None)
+    return parse_scenario(raw, Path(sc.path)).with_algorithm(sc.run.algorithm)
+
+
+def _fixed_latencies(sc, prepared):
+    """*sc* without its network, each pull and push one timeout: per worker class the mean of
+    its workers' transfer times on the idle network (the cost of a transfer's event alone)."""
+    comm = Simulation(sc, None, prepared).comm
+    index = {id(wc): i for i, wc in enumerate(sc.workers)}
+    times: dict[int, list] = {}  # class index -> (pull, push) of its workers
+    for wid, wc, _ in sc.worker_slots():
+        times.setdefault(index[id(wc)], []).append(comm.min_times(wid))
+    raw = copy.deepcopy(_without_network(sc).raw)
+    for i, worker_class in enumerate(raw.get("workers", [])):
+        pull, push = np.mean(times[i], axis=0)
+        worker_class["pull_latency"], worker_class["push_latency"] = float(pull), float(push)
     return parse_scenario(raw, Path(sc.path)).with_algorithm(sc.run.algorithm)
 
 
@@ -530,10 +548,11 @@ def main() -> None:
         flow_sets(args.repeat, args.simgrid_path)
         return
     print(
-        "| case | gradients | µs/gradient, network | µs/gradient, none | ratio | updates/s, network "
+        "| case | gradients | µs/gradient, network | µs/gradient, none | ratio | "
+        "µs/gradient, fixed latencies | fixed / none | updates/s, network "
         "| routing | re-solving | events | rest |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.cases.split(","):
         path, sets = CASES[name](args.quick)
         sc = netsim.load(path, sets)
@@ -542,7 +561,9 @@ def main() -> None:
         simulate(sc, prepared=prepared)  # warm: routes, imports, caches
         net_wall, net_grads, net_updates = _time(sc, prepared, args.repeat)
         bare_wall, bare_grads, _ = _time(bare, prepared, args.repeat)
+        fixed_wall, fixed_grads, _ = _time(_fixed_latencies(sc, prepared), prepared, args.repeat)
         per_net, per_bare = net_wall / net_grads * 1e6, bare_wall / bare_grads * 1e6
+        per_fixed = fixed_wall / fixed_grads * 1e6
         split = {} if args.no_profile else _split(sc, prepared)
         shares = " | ".join(
             f"{split[k]:.0%}" if split else "-"
@@ -551,7 +572,8 @@ def main() -> None:
         goal = " (goal ≤ 2)" if name in GOAL_RATIO else ""
         print(
             f"| {name} | {net_grads:,} | {per_net:.1f} | {per_bare:.1f} | "
-            f"{per_net / per_bare:.2f}{goal} | {net_updates / net_wall:,.0f} | {shares} |",
+            f"{per_net / per_bare:.2f}{goal} | {per_fixed:.1f} | {per_fixed / per_bare:.2f} | "
+            f"{net_updates / net_wall:,.0f} | {shares} |",
             flush=True,
         )
     if not args.no_flow_sets:
