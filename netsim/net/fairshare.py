@@ -228,6 +228,7 @@ class LinkSharing:
         self._end: tuple = ({}, {}, {})  # share, count, remaining after the last round
         self._gone: list = []  # flows removed since the last solve
         self._fresh = True  # a flow added or the capacities changed since the last solve
+        self._least = min(capacity, default=0.0)  # the least capacity of any link
 
     def add(self, flow) -> None:
         on, share, cap = self.on, self._share, self.capacity
@@ -260,6 +261,7 @@ class LinkSharing:
         """The capacities changed: recompute the fair shares of the links."""
         cap = self.capacity
         self._share = {link: cap[link] / len(crossing) for link, crossing in self.on.items()}
+        self._least = min(cap, default=0.0)
         self._fresh = True
 
     def solve(self, flows) -> None:
@@ -272,6 +274,9 @@ class LinkSharing:
             if flows:
                 self._solve_weighted(flows)
             return
+        if flows and self._hub(flows):
+            self._rounds, self._round_of, self._touched = [], {}, {}
+            return
         start = 0 if fresh or not gone else min([self._round_of.get(f, 0) for f in gone])
         if flows and 2 * start > len(self._rounds):  # else undoing costs what it saves
             self._resume(len(flows), start, gone)
@@ -279,6 +284,20 @@ class LinkSharing:
         self._rounds, self._round_of, self._touched = [], {}, {}
         if flows:
             self._water(len(flows), 0, 0, (self._share, {}, {}))
+
+    def _hub(self, flows) -> bool:
+        """Give every flow the share of a link they all cross, when that link has the least
+        capacity of all (so the least share: ``cap / k >= least / k >= least / n`` in floats
+        too): what water-filling does in its one round, without looking at the other links.
+        False when there is no such link."""
+        on, cap, n = self.on, self.capacity, len(flows)
+        for link in flows[0].links:
+            if len(on[link]) == n and cap[link] == self._least:
+                level = self.level = self._share[link]
+                for flow in flows:
+                    flow.rate = level
+                return True
+        return False
 
     def _water(self, n: int, r: int, done: int, state: tuple) -> None:
         """Water-filling with all weights 1, from round *r* with *done* flows frozen and

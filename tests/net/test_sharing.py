@@ -125,3 +125,26 @@ def test_same_floats_when_several_flows_leave_between_solves():
             sharing.solve(flows)
             if flows:
                 assert [f.rate for f in flows] == _reference(flows, cap).tolist()
+
+
+def test_flows_all_on_the_link_of_least_capacity():
+    """Every flow crosses link 0 (10 bit/s, the least capacity): each gets 10 / n, whatever
+    the other links (an equal link 1 that they all cross too, a private link of 20); with a
+    link of less capacity (link 3, 1 bit/s) crossed by one of them, that one gets 1 and the
+    others share the 9 left."""
+    cap = [10.0, 10.0, 20.0, 1.0]
+    sharing = LinkSharing(cap[:3], unit=True)
+    flows = [Flow((0, 1), 1.0), Flow((0, 1, 2), 1.0), Flow((0, 1), 1.0)]
+    for flow in flows:
+        sharing.add(flow)
+    sharing.solve(flows)
+    assert [f.rate for f in flows] == [10 / 3] * 3 and sharing.level == 10 / 3
+    sharing.remove(flows.pop(0))
+    sharing.solve(flows)
+    assert [f.rate for f in flows] == [5.0, 5.0] and sharing.level == 5.0
+    sharing = LinkSharing(cap, unit=True)
+    flows = [Flow((0,), 1.0), Flow((0, 3), 1.0), Flow((0, 2), 1.0), Flow((0,), 1.0)]
+    for flow in flows:
+        sharing.add(flow)
+    sharing.solve(flows)
+    assert [f.rate for f in flows] == [3.0, 1.0, 3.0, 3.0] and sharing.level is None
