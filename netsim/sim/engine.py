@@ -22,7 +22,7 @@ from ..workload.datasets import Dataset
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
-from .collector import paused, set_aside
+from .collector import building
 from .lean import LeanCrew
 from .measurement import measure
 from .records import (
@@ -286,7 +286,7 @@ class Simulation:
         lean: bool = True,
         decide=None,
     ):
-        with paused():  # see netsim.sim.collector
+        with building():  # see netsim.sim.collector
             self._build(scenario, algorithm, prepared, label, rule, eval_set, lean, decide)
 
     def _build(self, scenario, algorithm, prepared, label, rule, eval_set, lean, decide) -> None:
@@ -460,7 +460,7 @@ class Simulation:
         crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
         how = Computation(gradient, X, y, residual, gather, late)
         self.ps.lean = crew is not None
-        with paused():  # see netsim.sim.collector
+        with building():  # see netsim.sim.collector
             for wid, wc, m in scenario.worker_slots():
                 st = self.states[wid]
                 draws = wc.compute.draws(self.streams.rng("compute", wid), m)
@@ -505,7 +505,7 @@ class Simulation:
         until = min(until, self.scenario.run.until)
         if self.stopped or until <= self.env.now:
             return
-        with set_aside(), np.errstate(over="ignore", invalid="ignore"):  # divergence reported
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported
             if until >= self.scenario.run.until:
                 self.env.run(until=self.stop)
             else:
@@ -517,17 +517,16 @@ class Simulation:
 
     def end(self) -> Result:
         """Evaluate the final model (the last finite one after divergence); the Result."""
-        with set_aside():
-            with np.errstate(over="ignore", invalid="ignore"):
-                if not self.ps.diverged:
-                    self.evaluate()
-                else:
-                    self._evaluate_last_finite()
-            if (
-                self._progress_cb is not None
-            ):  # the end state, also when max_updates stops the run between two snapshots
-                self._progress_cb(self.snapshot())
-            return self._result(time.perf_counter() - self._wall)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not self.ps.diverged:
+                self.evaluate()
+            else:
+                self._evaluate_last_finite()
+        if (
+            self._progress_cb is not None
+        ):  # the end state, also when max_updates stops the run between two snapshots
+            self._progress_cb(self.snapshot())
+        return self._result(time.perf_counter() - self._wall)
 
     def _start(self) -> None:
         self.started = True
