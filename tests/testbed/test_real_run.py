@@ -22,14 +22,16 @@ from netsim.testbed import preflight  # noqa: E402
 from netsim.workload.replayed import GRADIENT_COLUMNS, GRADIENTS_FILE  # noqa: E402
 
 # Constant compute times whose pushes never come within 0.23 units of another worker's
-# (over 8.5 units, allowing 0.01 units of drift per iteration): at 0.1 s per unit the
-# machine's jitter (~1 ms) cannot reorder them, so the schedule is deterministic.
+# (over 8.75 units, allowing 0.01 units of drift per iteration): at 0.15 s per unit the
+# machine's jitter (~1 ms) cannot reorder them, so the schedule is deterministic. The last
+# push inside the horizon (worker a's 8th, at 8 units) has 0.75 units (112 ms) to spare for
+# the delays a loaded machine adds to each iteration; the first outside it, 0.25 units.
 TINY = """
 name = "tiny_real"
 [run]
 seed = 3
 algorithm = "asgd"
-until = 8.5
+until = 8.75
 eval_every = 2.0
 batch_size = 8
 [data]
@@ -66,7 +68,7 @@ lr = 0.1
 k = 2
 blocks = 2
 """
-SCALE = 0.1
+SCALE = 0.15
 
 
 @pytest.fixture(scope="module")
@@ -101,19 +103,19 @@ def test_real_run_writes_a_whole_folder(real_runs, rule):
     assert tuple(header) == GRADIENT_COLUMNS
     assert (path / "measured_updates.csv").read_text().startswith("version,time,service_s,queued")
     s = run.summary
-    assert s["sim_time"] == 8.5 and s["real"]["time_scale"] == SCALE
+    assert s["sim_time"] == 8.75 and s["real"]["time_scale"] == SCALE
     assert s["real"]["overrun_share"] == 0.0  # microseconds of gradient against 100 ms units
     assert len(run.curve["update"]) >= 5  # at 0, 2, 4, 6 and the end
 
 
 def test_asgd_matches_the_closed_form_schedule(real_runs):
     """ASGD with constant times c_i: worker i pushes at about k·c_i (plus about a millisecond
-    of messages per iteration), each push one update. Before 8.5 units: 8 + 3 + 2 + 2."""
+    of messages per iteration), each push one update. Before 8.75 units: 8 + 3 + 2 + 2."""
     assert real_runs["asgd"].summary["updates"] == 8 + 3 + 2 + 2
 
 
 def test_ssgd_rounds(real_runs):
-    """SSGD rounds last the slowest worker's 3.65 units: 2 rounds in 8.5 units, 4 gradients
+    """SSGD rounds last the slowest worker's 3.65 units: 2 rounds in 8.75 units, 4 gradients
     each; GSGD's groups {a, b} and {c, d} close rounds every 2.25 and 3.65 units: 3 + 2."""
     s = real_runs["ssgd"].summary
     assert (s["updates"], s["gradients_applied"]) == (2, 8)
