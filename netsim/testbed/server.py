@@ -263,9 +263,6 @@ class _Session:
             st.since,
             it.arrived,
         )
-        it.compute_end = min(
-            max(clock.units(float(msg[P.COMPUTE_END]) - off), it.compute_start), it.arrived
-        )
         it.drawn, it.load1 = float(msg[P.DRAWN]), float(msg[P.LOAD1])
         it.compute_real_s, it.wait_s = float(msg[P.COMPUTE_REAL]), float(msg[P.WAIT])
         it.overrun_s = float(msg[P.OVERRUN])

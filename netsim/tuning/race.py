@@ -795,9 +795,9 @@ def _num_text(x: float) -> str:
 
 def _tie_pick(ok: list, reached: list, score, safer: bool = False, tie: float = TIE) -> tuple:
     """(lowest-loss finalist, pick) among the finalists *ok* by *score* (a pilot's loss): the
-    pick is, of those in *reached* (every run reaches the target) within :data:`TIE` of the
-    lowest loss, the one with the fewest groups (then, with *safer*, the smallest η; then the
-    lowest loss, then the label); the best itself when none."""
+    pick is, of those in *reached* (every run reaches the target) within the fraction *tie*
+    of the lowest loss, the one with the fewest groups (then, with *safer*, the smallest η;
+    then the lowest loss, then the label); the best itself when none."""
     best = min(ok, key=lambda p: (score(p), p.label))
     lowest = score(best)
     tied = [p for p in reached if score(p) - lowest <= tie * abs(lowest)] or [best]
