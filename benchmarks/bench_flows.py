@@ -5,6 +5,7 @@ Run: ``python benchmarks/bench_flows.py``. Prints figures only; asserts nothing.
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -131,6 +132,7 @@ def bench_round(G):
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     t0 = time.perf_counter()
     G = fat_tree(K, bandwidth=BANDWIDTH, latency=1e-6)
     print(

@@ -151,3 +151,7 @@ def main() -> None:
             flush=True,
         )
     print(table(rows))  # stdout holds the table alone: refresh_docs.py pastes it in SCALING.md
+
+
+if __name__ == "__main__":
+    main()
