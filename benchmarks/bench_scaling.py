@@ -105,7 +105,7 @@ def table(rows: list[tuple[str, dict]]) -> str:
     for section, r in rows:
         lines.append(
             f"| {section} | {r['workers']:,} | {r['params']:,} | {'star, flows' if r['network'] else 'none'} | "
-            f"{r['updates']:,} | {r['wall_s']:.1f} | {r['updates'] / r['wall_s']:,.0f} | {r['peak_mb']:,.0f} |"
+            f"{r['updates']:,} | {r['wall_s']:.2f} | {r['updates'] / r['wall_s']:,.0f} | {r['peak_mb']:,.0f} |"
         )
     return "\n".join(lines)
 
