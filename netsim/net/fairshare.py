@@ -174,6 +174,11 @@ def _times(level: float, k: int) -> float:
     return total
 
 
+_HUBS = 2
+"""At most this many hubs are looked for (:meth:`LinkSharing._hubs`): a PS's pushes and its
+pulls. With more, flows between random pairs (a hub per few flows) would pay a longer
+search before each water-filling."""
+
 _ABSENT = object()
 """A key a round's journal found missing (see :class:`_Round`)."""
 
@@ -274,7 +279,7 @@ class LinkSharing:
             if flows:
                 self._solve_weighted(flows)
             return
-        if flows and self._hub(flows):
+        if flows and (self._hub(flows) or self._hubs(flows)):
             self._rounds, self._round_of, self._touched = [], {}, {}
             return
         start = 0 if fresh or not gone else min([self._round_of.get(f, 0) for f in gone])
@@ -298,6 +303,53 @@ class LinkSharing:
                     flow.rate = level
                 return True
         return False
+
+    def _hubs(self, flows) -> bool:
+        """Give every flow the share of its hub, when the flows split into at most
+        :data:`_HUBS` groups, each the flows crossing one link of the least capacity of all
+        (its hub), and no link is crossed by flows of two groups (a PS's pushes and its
+        pulls). Water-filling then freezes group after group at its hub's share, in order of
+        shares (``cap / k >= least / k >= least / n_group`` on every link of a group), and
+        no round changes the links of a later group. False when the flows do not split so.
+        """
+        on, cap, least = self.on, self.capacity, self._least
+        hubs: list = []
+        for flow in flows:
+            for hub in hubs:
+                if flow in on[hub]:
+                    break
+            else:
+                if len(hubs) == _HUBS:
+                    return False
+                best, most = None, 0
+                for link in flow.links:
+                    if cap[link] == least and len(on[link]) > most:
+                        best, most = link, len(on[link])
+                if best is None:
+                    return False
+                hubs.append(best)
+        if sum([len(on[hub]) for hub in hubs]) != len(flows):  # a flow on two hubs
+            return False
+        group = {}
+        for i, hub in enumerate(hubs):
+            for flow in on[hub]:
+                group[flow] = i
+        for crossing in on.values():
+            if len(crossing) > 1:
+                first = None
+                for flow in crossing:
+                    if first is None:
+                        first = group[flow]
+                    elif group[flow] != first:
+                        return False
+        share = self._share
+        levels = {share[hub] for hub in hubs}
+        self.level = levels.pop() if len(levels) == 1 else None
+        for hub in hubs:
+            level = share[hub]
+            for flow in on[hub]:
+                flow.rate = level
+        return True
 
     def _water(self, n: int, r: int, done: int, state: tuple) -> None:
         """Water-filling with all weights 1, from round *r* with *done* flows frozen and

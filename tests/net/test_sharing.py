@@ -148,3 +148,35 @@ def test_flows_all_on_the_link_of_least_capacity():
         sharing.add(flow)
     sharing.solve(flows)
     assert [f.rate for f in flows] == [3.0, 1.0, 3.0, 3.0] and sharing.level is None
+
+
+def test_a_ps_pushes_and_pulls_share_its_two_links_apart():
+    """A star of 10 bit/s links: link 0 into the PS, link 1 out of it, links 2-7 the
+    workers' own. Three pushes (a worker link, link 0) and two pulls (link 1, a worker
+    link) share no link: the pushes get 10 / 3 each, the pulls 5 each, and the rates have
+    no one level; two pushes and two pulls get 5 each, one level. When two of the pushes
+    and one pull also cross link 7, each group on links of its own but for that one, link
+    7 binds them all with link 0: water-filling gives those four 10 / 3 and the other pull
+    the 10 - 10 / 3 left on link 1 (the PS's own shares, 10 / 3 and 5, would put 11.7 on
+    link 7)."""
+    cap = [10.0] * 8
+    sharing = LinkSharing(cap, unit=True)
+    pushes = [Flow((2, 0), 1.0), Flow((3, 0), 1.0), Flow((4, 0), 1.0)]
+    pulls = [Flow((1, 5), 1.0), Flow((1, 6), 1.0)]
+    flows = [pushes[0], pulls[0], pushes[1], pulls[1], pushes[2]]
+    for flow in flows:
+        sharing.add(flow)
+    sharing.solve(flows)
+    assert [f.rate for f in flows] == [10 / 3, 5.0, 10 / 3, 5.0, 10 / 3]
+    assert sharing.level is None
+    sharing.remove(pushes[2])
+    flows.pop()
+    sharing.solve(flows)
+    assert [f.rate for f in flows] == [5.0] * 4 and sharing.level == 5.0
+    sharing = LinkSharing(cap, unit=True)
+    flows = [Flow((0, 7), 1.0), Flow((0, 7), 1.0), Flow((0, 3), 1.0)]
+    flows += [Flow((1, 6), 1.0), Flow((1, 7), 1.0)]
+    for flow in flows:
+        sharing.add(flow)
+    sharing.solve(flows)
+    assert [f.rate for f in flows] == [10 / 3] * 3 + [10 - 10 / 3, 10 / 3]
