@@ -139,10 +139,10 @@ class NetworkComm:
             latency > 0 for *_, latency in graph.edges(data="latency")
         ):
             return [h == ps_host for h in self.hosts]
-        return [
-            net.min_transfer_time(ps_host, h, self.model_bytes) == 0
-            and net.min_transfer_time(h, ps_host, self.grad_bytes) == 0
-            for h in self.hosts
+        return [  # the flow keys of pull and push: their routes, found once
+            net.min_transfer_time(ps_host, h, self.model_bytes, flow_key=("pull", w)) == 0
+            and net.min_transfer_time(h, ps_host, self.grad_bytes, flow_key=("push", w)) == 0
+            for w, h in enumerate(self.hosts)
         ]
 
     def min_times(self, worker: int) -> tuple[float, float]:
