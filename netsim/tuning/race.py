@@ -67,6 +67,13 @@ __all__ = [
 ]
 
 
+GUARD = 1.5
+"""The default of ``recommend(guard=...)``: without a target given, a finalist that reaches
+the lowest loss a one-group pilot holds (SSGD's level by the end of its pilot) more than
+this many times later than the fastest finalist is not picked, whatever its loss at the
+last rung (:func:`_guarded`). On the benchmark's three suites it changed 4 picks of 144,
+each to a better one (docs/GROUPING.md)."""
+
 TIE = 0.0
 """The default of ``recommend(tie=...)``: finalists whose last-rung loss is within this
 fraction of the lowest count as tied; of those (that reach the target in every run) the one
@@ -291,6 +298,7 @@ def recommend(
     extrapolate: bool = False,
     safer: bool = False,
     tie: float = TIE,
+    guard: float = GUARD,
 ) -> Recommendation:
     """Race (grouping, η) candidates by successive halving of pilot emulations (module doc).
 
@@ -320,6 +328,8 @@ def recommend(
         either end of the grid per grouping after the first rung (:func:`edge_steps`).
     extrapolate, safer, tie : rank by the loss headed for at the horizon (:func:`_headed_score`);
         near-ties (within *tie*, :data:`TIE`: off) to the fewest groups, then smaller η.
+    guard : without a target given, finalists more than *guard* times slower than the
+        fastest to SSGD's level are not picked (:data:`GUARD`; ``inf``: off).
 
     Raises :exc:`RecommendError` for empty candidates or η grid, η <= 0, too small a budget.
     """
@@ -329,6 +339,8 @@ def recommend(
     measurement, candidates = _measured(scenario, prepared, rule, measurement, candidates)
     lrs, widen = _grid(scenario, rule, lrs, widen if budget_s is None else 0)
     given_target = _check_options(scenario, factor, first, last, replicates, jobs, target)
+    if not guard >= 1:
+        raise RecommendError(f"guard must be >= 1 (inf: off), got {guard!r}")
     pilots, pruned = _pilots(measurement, candidates, lrs, alike)
     plan = ((first, last), finalists, budget_s, replicates)
     horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
@@ -336,9 +348,10 @@ def recommend(
     how = _Halving(factor, finalists, widen, lrs, extrapolate, safer, tie)
     finals = _race(runner, how, jobs, on_rung)
     H, H_run = scenario.run.until, horizons[-1]
-    target, source, final = _target(finals, given_target, target is not None, H, H_run, how)
+    eligible, guarded = (finals, "") if given_target else _guarded(finals, pilots, guard, H)
+    target, source, final = _target(eligible, given_target, target is not None, H, H_run, how)
     _predict_all(pilots, finals, target, H)
-    pick, reason = _pick(finals, final, target, given_target, H, H_run, how)
+    pick, reason = _pick(eligible, final, target, given_target, H, H_run, how, guarded)
     close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
     return Recommendation(
@@ -668,11 +681,19 @@ def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
 
 
 def _pick(
-    finals: list, final: dict, target: float, given_target, H: float, H_run: float, how: _Halving
+    finals: list,
+    final: dict,
+    target: float,
+    given_target,
+    H: float,
+    H_run: float,
+    how: _Halving,
+    guarded: str = "",
 ):
-    """(pick, reason) among the last rung's *finals* (*final*: their scores by id; *how*: the
-    race's settings, its near-tie rule ``tie`` and ``safer``); of a horizon *H* (s), the race
-    ran to *H_run*."""
+    """(pick, reason) among the last rung's *finals* (those :func:`_guarded` kept; *final*:
+    their scores by id; *how*: the race's settings, its near-tie rule ``tie`` and ``safer``;
+    *guarded*: what the guard left out, for the reason); of a horizon *H* (s), the race ran
+    to *H_run*."""
     ok = [p for p in finals if id(p) in final]
     reached = [p for p in ok if _reaches(p, target, H)]
     if reached and given_target:
@@ -696,14 +717,47 @@ def _pick(
     best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], how.safer, how.tie)
     if pick is best:
         return pick, (
-            f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g}), "
-            f"reached first ({pick.predicted:.4g} s)"
+            f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g})"
+            f"{guarded}, reached first ({pick.predicted:.4g} s)"
         )
     return pick, (
         f"fewest groups ({len(pick.groups)}) among the finalists within {how.tie:.0%} of the lowest "
         f"loss at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for "
         f"{best.label}, a tie at the race's resolution); reaches the target at "
         f"{pick.predicted:.4g} s"
+    )
+
+
+def _guarded(finals: list, pilots: list, guard: float, H: float) -> tuple[list, str]:
+    """(the finalists the target and the pick come from, a note for the reason): of the
+    *finals* that finished, those that reach SSGD's level, the lowest loss any one-group
+    pilot of *pilots* holds at the end of its pilot (:func:`_score`), at most *guard* times
+    later than the fastest of them (mean over each one's runs; smoothed as over a horizon
+    *H*, s). All *finals* and no note when no one-group pilot finished, no finalist reaches
+    that level, or none is left out.
+
+    The benchmark scores a pick by its time to the loss SSGD ends at, which the best
+    groupings reach early; the last rung ranks by the loss level at its end. A finalist
+    lowest there but much slower to SSGD's level (a larger η of the same grouping, often)
+    is left out."""
+    one = [p for p in pilots if len(p.groups) == 1 and p.status == "ok" and p.curve]
+    ok = [p for p in finals if p.status == "ok" and p.curve]
+    if not one or len(ok) < 2 or not guard < math.inf:
+        return finals, ""
+    level = min(_score(p) for p in one)
+    times = {}
+    for p in ok:
+        each = [time_to_loss(c, level, H) for c in p.curves or [p.curve]]
+        times[id(p)] = math.inf if None in each else float(np.mean(each))
+    fastest = min(times.values())
+    if fastest == math.inf:
+        return finals, ""
+    kept = [p for p in ok if times[id(p)] <= guard * fastest]
+    if len(kept) == len(ok):
+        return finals, ""
+    return kept, (
+        f" that reach SSGD's level {level:.5g} within {guard:g}x the fastest's time "
+        f"({fastest:.4g} s; {len(ok) - len(kept)} left out)"
     )
 
 

@@ -605,3 +605,40 @@ def test_a_race_reports_its_picks_interval_and_whether_it_stands_apart():
     assert rec.separated == (not rec.close)
     assert ("not separated from" in rec.reason) == (not rec.separated)
     assert f"interval {min(each):.4g}–{max(each):.4g} s" in rec.reason
+
+
+def test_a_finalist_much_slower_to_ssgds_level_is_not_picked():
+    """Over a horizon of 20 s (smoothing window 1 s; points 2 s apart, so each smoothed point
+    is the point itself) the one-group pilot ends at 0.6 (its last quarter, t >= 7.5 s). The
+    finalist lowest at the end (0.4) first reaches 0.6 at 8 s, another at 2 s: 8 > 1.5 * 2, so
+    only the second is eligible, and SSGD's level is in the reason; with a guard of 4 (8 <= 4 *
+    2), both are; a finalist that never reaches 0.6 is left out either way. With the guard
+    off, or no one-group pilot, every finalist stays."""
+    from netsim.tuning.race import GUARD, _guarded
+
+    def pilot(name, k, losses, runs=1):
+        curve = [(2.0 * i, loss) for i, loss in enumerate(losses)]
+        return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve] * runs)
+
+    one = pilot("one group", 1, [1.0, 0.8, 0.7, 0.6, 0.6, 0.6])
+    low = pilot("singletons", 4, [1.0, 0.9, 0.8, 0.7, 0.6, 0.4], runs=3)
+    fast = pilot("kmeans:2", 2, [1.0, 0.6, 0.55, 0.5, 0.5, 0.5], runs=3)
+    never = pilot("equal:2", 2, [1.0, 0.9, 0.8, 0.7, 0.65, 0.62], runs=3)
+    finals = [low, fast, never]
+    assert GUARD == 1.5
+    kept, note = _guarded(finals, [one, low, fast, never], GUARD, 20.0)
+    assert kept == [fast] and "SSGD's level 0.6 " in note and "2 left out" in note
+    assert _guarded(finals, [one, *finals], 4.0, 20.0)[0] == [low, fast]
+    assert _guarded(finals, [one, *finals], math.inf, 20.0) == (finals, "")
+    assert _guarded(finals, finals, GUARD, 20.0) == (finals, "")  # no one-group pilot
+
+
+def test_a_guard_below_one_is_refused_in_one_line():
+    raw = cluster(
+        [{"name": "a", "count": 2, "compute": 1.0}, {"name": "b", "count": 2, "compute": 2.0}],
+        until=20.0,
+    )
+    sc = make_scenario(raw)
+    with pytest.raises(RecommendError, match="guard must be >= 1") as info:
+        recommend(sc, prepare(sc), guard=0.5)
+    assert "\n" not in str(info.value)
