@@ -39,9 +39,11 @@ PREVIOUS_RACE = [
     "replicates=2",
     "--option",
     "tie=0.01",
+    "--option",
+    "guard=Infinity",
 ]
 """The race's settings before the widened benchmark (T/27 first rung, a third kept, 2 finalists,
-near-ties within 1 % to the fewest groups)."""
+near-ties within 1 % to the fewest groups, no guard)."""
 
 BLOCKS = {
     "bench_core": ("BENCHMARKS.md", ["bench_core.py", "--reps", "5", "--data-dir", "{data}"]),
