@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import ScenarioError
@@ -99,6 +99,7 @@ def _records() -> list[tuple]:
         for path in (sorted(folder.glob("*.toml")) if folder else [])
     ]
     sources += [(f"<rule {name}>", _rule_alone(name)) for name in RULES]
+    sources += _probes()
     seen: list[tuple] = []
     for where, raw in sources:
         with recording() as found:
@@ -110,16 +111,85 @@ def _records() -> list[tuple]:
     return seen
 
 
-def _rule_alone(name: str) -> dict:
-    """A scenario with the rule *name* alone, every one of its keys left to the reader."""
+def _rule_alone(name: str, options: dict | None = None) -> dict:
+    """A scenario with the rule *name* alone, every one of its keys left to the reader but
+    *options*."""
     return {
         "run": {"algorithm": name},
         "workers": [
             {"name": "a", "count": 8, "compute": 1.0},
             {"name": "b", "count": 8, "compute": 2.0},
         ],
-        "algorithms": {name: {}},
+        "algorithms": {name: dict(options or {})},
     }
+
+
+_PROBED = next(iter(RULES))
+"""The rule the probes (:func:`_probes`) configure: the first registered (it needs no key
+but ``lr``)."""
+
+_SCHEDULE_PROBES = (
+    {"lr": 0.1, "lr_schedule": "step", "lr_decay": 0.5, "lr_step": 100.0},
+    {"lr": 0.1, "lr_schedule": "cosine", "lr_horizon": 100.0, "lr_floor": 0.1},
+)
+"""Settings of the schedules whose own keys no preset reads (inverse_time reads lr_decay too)."""
+
+
+_SCHEDULE_KEYS = {
+    "lr_decay": "> 0 (<= 1 with step); required by lr_schedule step, inverse_time and inverse_sqrt",
+    "lr_step": "> 0; read by lr_schedule step (required)",
+    "lr_horizon": "> 0; read by lr_schedule cosine (default: run.until with lr_unit seconds, "
+    "run.max_updates with updates)",
+    "lr_floor": ">= 0, < 1; read by lr_schedule cosine",
+}
+"""What a schedule's own keys allow, and which schedules read them."""
+
+_CONDITIONAL = {
+    "data.path": "a .npz file (relative to the scenario's folder); required by source npz",
+    "events[].link": "[u, v], a link of the topology; required by kind link",
+    "events[].bandwidth": ">= 0 (0 cuts the link); kind link (bandwidth and/or latency)",
+    "events[].latency": ">= 0; kind link (bandwidth and/or latency)",
+}
+"""Keys read (and required) only with some settings: data of source npz, a link event."""
+
+
+def _probes() -> list[tuple[str, dict]]:
+    """Scenarios whose readers ask for keys that only some settings read: a rule with the step
+    and the cosine lr schedules (every rule reads a schedule with the same reader: see
+    :func:`_with_schedules`), data of source npz (``data.path``), a torch module
+    (``model.kwargs``) and a link event on a star (``link``, ``bandwidth``, ``latency``)."""
+    out = [
+        (f"<rule {_PROBED}, lr_schedule {probe['lr_schedule']}>", _rule_alone(_PROBED, probe))
+        for probe in _SCHEDULE_PROBES
+    ]
+    npz = _rule_alone(_PROBED, {"lr": 0.1})
+    npz["data"] = {"source": "npz", "path": "data.npz"}
+    torch = _rule_alone(_PROBED, {"lr": 0.1})
+    torch["model"] = {"backend": "torch", "module": "package.module:Net", "kwargs": {}}
+    link = _rule_alone(_PROBED, {"lr": 0.1})
+    link["network"] = {"topology": {"builder": "star", "args": {"n_hosts": 17}}}
+    link["events"] = [
+        {"kind": "link", "time": 0.0, "link": ["h0", "s0"], "bandwidth": 1e9, "latency": 1e-3}
+    ]
+    return out + [("<data npz>", npz), ("<torch module>", torch), ("<link event>", link)]
+
+
+def _with_schedules(out: dict) -> dict:
+    """*out* with each schedule key of :data:`_PROBED`'s (``lr_decay``, ...) also listed for every other
+    rule that reads ``lr_schedule``, after its ``lr_unit``; a rule alone may stop at a
+    parameter of its own it requires before its schedule is read."""
+    template = {k: out.get(f"algorithms.{_PROBED}.{k}") for k in _SCHEDULE_KEYS}
+    listed: dict = {}
+    for key, spec in out.items():
+        if key.startswith("algorithms.") and key.rsplit(".", 1)[-1] in _SCHEDULE_KEYS:
+            continue  # listed after its rule's lr_unit
+        listed[key] = spec
+        if key.endswith(".lr_unit"):
+            base = key[: -len("lr_unit")]
+            for name, kept in template.items():
+                if base + name in out or kept is not None:
+                    listed[base + name] = out.get(base + name) or replace(kept, key=base + name)
+    return {**listed, **{k: v for k, v in out.items() if k not in listed}}
 
 
 def scenario_keys() -> list[KeySpec]:
@@ -166,6 +236,19 @@ def scenario_keys() -> list[KeySpec]:
         TIME,
         (float, dict),
         required=True,
+    )
+    for key, spec in list(out.items()):
+        only = _SCHEDULE_KEYS.get(key.rsplit(".", 1)[-1]) or _CONDITIONAL.get(key)
+        if only is not None:  # read (and required) only with some settings
+            out[key] = replace(spec, allowed=only, maximum=None, required=False)
+    out = _with_schedules(out)
+    out["model.kwargs"] = KeySpec(
+        "model.kwargs",
+        "table",
+        None,
+        "keyword arguments of model.module's class (backend torch)",
+        "",
+        (dict,),
     )
     out["workers[].compute.dist"] = KeySpec(
         "workers[].compute.dist",

@@ -328,8 +328,7 @@ def recommend(
         either end of the grid per grouping after the first rung (:func:`edge_steps`).
     extrapolate, safer, tie : rank by the loss headed for at the horizon (:func:`_headed_score`);
         near-ties (within *tie*, :data:`TIE`: off) to the fewest groups, then smaller η.
-    guard : without a target given, finalists more than *guard* times slower than the
-        fastest to SSGD's level are not picked (:data:`GUARD`; ``inf``: off).
+    guard : pick among the finalists at most *guard* times slower to SSGD's level (:data:`GUARD`).
 
     Raises :exc:`RecommendError` for empty candidates or η grid, η <= 0, too small a budget.
     """
@@ -338,27 +337,22 @@ def recommend(
     rule = rule if rule is not None else scenario.rules.get(GROUPING_RULE)
     measurement, candidates = _measured(scenario, prepared, rule, measurement, candidates)
     lrs, widen = _grid(scenario, rule, lrs, widen if budget_s is None else 0)
-    given_target = _check_options(scenario, factor, first, last, replicates, jobs, target)
-    if not guard >= 1:
-        raise RecommendError(f"guard must be >= 1 (inf: off), got {guard!r}")
+    given_target = _check_options(scenario, factor, first, last, replicates, jobs, target, guard)
     pilots, pruned = _pilots(measurement, candidates, lrs, alike)
     plan = ((first, last), finalists, budget_s, replicates)
     horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
     runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
     how = _Halving(factor, finalists, widen, lrs, extrapolate, safer, tie)
     finals = _race(runner, how, jobs, on_rung)
-    H, H_run = scenario.run.until, horizons[-1]
-    eligible, guarded = (finals, "") if given_target else _guarded(finals, pilots, guard, H)
-    target, source, final = _target(eligible, given_target, target is not None, H, H_run, how)
-    _predict_all(pilots, finals, target, H)
-    pick, reason = _pick(eligible, final, target, given_target, H, H_run, how, guarded)
+    chosen = _choose(scenario, horizons, finals, pilots, given_target, target, how, guard)
+    pick, reason, target, source = chosen
     close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)
     return Recommendation(
         *(pick.name, pick.groups, pick.lr, target, source, f"{reason}; {_sureness(pick, close)}"),
-        *(pilots, horizons, measurement, sim_s, time.perf_counter() - wall0, H),
+        *(pilots, horizons, measurement, sim_s, time.perf_counter() - wall0, scenario.run.until),
         pruned=pruned,
-        unseen=_unseen_events(scenario.events, H_run),
+        unseen=_unseen_events(scenario.events, horizons[-1]),
         close=close,
     )
 
@@ -433,7 +427,7 @@ def _measured(scenario, prepared: Prepared, rule, measurement, candidates):
     return measurement, candidates
 
 
-def _check_options(scenario, factor, first, last, replicates, jobs, target) -> float | None:
+def _check_options(scenario, factor, first, last, replicates, jobs, target, guard) -> float | None:
     """The target loss given (*target*, else ``run.target_loss``; None: none), after checking
     the race's options (RecommendError, one line, on the first bad one)."""
     if not (factor > 1 and 0 < first <= last <= 1):
@@ -442,6 +436,8 @@ def _check_options(scenario, factor, first, last, replicates, jobs, target) -> f
         )
     if replicates < 1:
         raise RecommendError(f"replicates must be >= 1, got {replicates!r}")
+    if not guard >= 1:
+        raise RecommendError(f"guard must be >= 1 (inf: off), got {guard!r}")
     _check_jobs(jobs)
     if given_target := (target if target is not None else (scenario.run.target_loss or None)):
         if not given_target > 0:
@@ -664,6 +660,19 @@ def _target(finals: list, given_target, given: bool, H: float, H_run: float, how
         target = max(_last_quarter(c) for c in best.curves)
         return target, f"loss every run of {best.label} holds at {H_run:g} s", final
     return math.inf, "no candidate finished", final
+
+
+def _choose(scenario, horizons, finals, pilots, given_target, target, how, guard):
+    """(pick, reason, target loss, its source) of a race to rungs *horizons* (s): the
+    finalists the guard keeps (:func:`_guarded`, without a target given), the target
+    (:func:`_target`; *target*: the caller's), every pilot's predicted time to it, and the
+    pick among those kept (:func:`_pick`)."""
+    H, H_run, given = scenario.run.until, horizons[-1], target is not None
+    eligible, guarded = (finals, "") if given_target else _guarded(finals, pilots, guard, H)
+    target, source, final = _target(eligible, given_target, given, H, H_run, how)
+    _predict_all(pilots, finals, target, H)
+    pick, reason = _pick(eligible, final, target, given_target, H, H_run, how, guarded)
+    return pick, reason, target, source
 
 
 def _predict_all(pilots: list, finals: list, target: float, H: float) -> None:
