@@ -725,10 +725,12 @@ def _pick(
         )
     best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], how.safer, how.tie)
     if pick is best:
+        among = f"among {len(finals)} finalists"
         return pick, (
-            f"lowest loss at {H_run:g} s among {len(finals)} finalists ({final[id(pick)]:.5g})"
-            f"{guarded}, reached first ({pick.predicted:.4g} s)"
-        )
+            f"lowest loss at {H_run:g} s ({final[id(pick)]:.5g}) {among}{guarded}"
+            if guarded
+            else f"lowest loss at {H_run:g} s {among} ({final[id(pick)]:.5g})"
+        ) + f", reached first ({pick.predicted:.4g} s)"
     return pick, (
         f"fewest groups ({len(pick.groups)}) among the finalists within {how.tie:.0%} of the lowest "
         f"loss at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for "
