@@ -14,9 +14,11 @@ with other time and minibatch draws (``replicates``). The pick is the finalist w
 lowest loss (mean over its runs of the last quarter of the curve smoothed as the
 time-to-target criterion smooths it: :func:`_final_score`); with ``tie`` > 0, of the
 finalists within that fraction of the lowest loss whose runs all reach the target, the
-one with the fewest groups. The target loss, unless ``run.target_loss`` gives one, is the
-highest of the losses the lowest-loss finalist's runs hold at the end, which every run of
-the pick reaches. With a given target the pick is the finalist whose runs all reach it
+one with the fewest groups. Without a given target, only the finalists that reach SSGD's
+level (the lowest loss a one-group pilot holds at the end of its pilot) at most ``guard``
+times later than the fastest of them are considered (:func:`_guarded`). The target loss,
+unless ``run.target_loss`` gives one, is the highest of the losses the lowest-loss such
+finalist's runs hold at the end, which every run of the pick reaches. With a given target the pick is the finalist whose runs all reach it
 first, and when none does, the one with the lowest loss, and the reason says so. Why
 these rungs, and how often the pick is within 5 % of an exhaustive search:
 docs/GROUPING.md.
