@@ -137,7 +137,7 @@ _SCHEDULE_PROBES = (
 
 _SCHEDULE_KEYS = {
     "lr_decay": "> 0 (<= 1 with step); required by lr_schedule step, inverse_time and inverse_sqrt",
-    "lr_step": "> 0; read by lr_schedule step (required)",
+    "lr_step": "> 0; required by lr_schedule step",
     "lr_horizon": "> 0; read by lr_schedule cosine (default: run.until with lr_unit seconds, "
     "run.max_updates with updates)",
     "lr_floor": ">= 0, < 1; read by lr_schedule cosine",
@@ -175,9 +175,9 @@ def _probes() -> list[tuple[str, dict]]:
 
 
 def _with_schedules(out: dict) -> dict:
-    """*out* with each schedule key of :data:`_PROBED`'s (``lr_decay``, ...) also listed for every other
-    rule that reads ``lr_schedule``, after its ``lr_unit``; a rule alone may stop at a
-    parameter of its own it requires before its schedule is read."""
+    """*out* with each schedule key of :data:`_PROBED`'s (``lr_decay``, ...) also listed for
+    every other rule that reads ``lr_schedule``, after its ``lr_unit``; a rule alone may stop
+    at a parameter of its own it requires before its schedule is read."""
     template = {k: out.get(f"algorithms.{_PROBED}.{k}") for k in _SCHEDULE_KEYS}
     listed: dict = {}
     for key, spec in out.items():
