@@ -60,7 +60,7 @@ BLOCKS = {
             ["grouping_regret.py", "--suite-seed", suite, "--n", "48", "--workers", "1"]
             + ["--cache", f".regret-cache/{suite}", *options],
         )
-        for suite in ("41", "40", "42")
+        for suite in ("41", "40", "42", "43")
         for tag, options in (("", []), ("_previous", PREVIOUS_RACE))
     },
     "paper_grouping_logistic": (
@@ -80,7 +80,7 @@ BLOCKS = {
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
 MARKDOWN = {"real_vs_netsim", "bench_scaling", "bench_network"} | {
-    f"grouping_regret_{s}{t}" for s in ("41", "40", "42") for t in ("", "_previous")
+    f"grouping_regret_{s}{t}" for s in ("41", "40", "42", "43") for t in ("", "_previous")
 }
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
 """Blocks that keep only their script's output from the line starting so (a summary table

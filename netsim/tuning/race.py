@@ -73,7 +73,7 @@ GUARD = 1.5
 """The default of ``recommend(guard=...)``: without a target given, a finalist that reaches
 the lowest loss a one-group pilot holds (SSGD's level by the end of its pilot) more than
 this many times later than the fastest finalist is not picked, whatever its loss at the
-last rung (:func:`_guarded`). On the benchmark's three suites it changed 4 picks of 144,
+last rung (:func:`_guarded`). On the benchmark's four suites it changed 6 picks of 192,
 each to a better one (docs/GROUPING.md)."""
 
 TIE = 0.0
