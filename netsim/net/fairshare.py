@@ -279,7 +279,7 @@ class LinkSharing:
             if flows:
                 self._solve_weighted(flows)
             return
-        if flows and (self._hub(flows) or self._hubs(flows)):
+        if flows and self._hubs(flows):
             self._rounds, self._round_of, self._touched = [], {}, {}
             return
         start = 0 if fresh or not gone else min([self._round_of.get(f, 0) for f in gone])
@@ -290,29 +290,17 @@ class LinkSharing:
         if flows:
             self._water(len(flows), 0, 0, (self._share, {}, {}))
 
-    def _hub(self, flows) -> bool:
-        """Give every flow the share of a link they all cross, when that link has the least
-        capacity of all (so the least share: ``cap / k >= least / k >= least / n`` in floats
-        too): what water-filling does in its one round, without looking at the other links.
-        False when there is no such link."""
-        on, cap, n = self.on, self.capacity, len(flows)
-        for link in flows[0].links:
-            if len(on[link]) == n and cap[link] == self._least:
-                level = self.level = self._share[link]
-                for flow in flows:
-                    flow.rate = level
-                return True
-        return False
-
     def _hubs(self, flows) -> bool:
         """Give every flow the share of its hub, when the flows split into at most
         :data:`_HUBS` groups, each the flows crossing one link of the least capacity of all
         (its hub), and no link is crossed by flows of two groups (a PS's pushes and its
         pulls). Water-filling then freezes group after group at its hub's share, in order of
         shares (``cap / k >= least / k >= least / n_group`` on every link of a group), and
-        no round changes the links of a later group. False when the flows do not split so.
+        no round changes the links of a later group. A hub every flow crosses has the least
+        share of all, so it settles every rate with nothing else to check (what
+        water-filling does in its one round). False when the flows do not split so.
         """
-        on, cap, least = self.on, self.capacity, self._least
+        on, cap, least, n = self.on, self.capacity, self._least, len(flows)
         hubs: list = []
         for flow in flows:
             for hub in hubs:
@@ -327,8 +315,13 @@ class LinkSharing:
                         best, most = link, len(on[link])
                 if best is None:
                     return False
+                if most == n:  # every flow crosses it
+                    level = self.level = self._share[best]
+                    for each in flows:
+                        each.rate = level
+                    return True
                 hubs.append(best)
-        if sum([len(on[hub]) for hub in hubs]) != len(flows):  # a flow on two hubs
+        if sum([len(on[hub]) for hub in hubs]) != n:  # a flow on two hubs
             return False
         group = {}
         for i, hub in enumerate(hubs):
