@@ -162,16 +162,17 @@ def _probes() -> list[tuple[str, dict]]:
         (f"<rule {_PROBED}, lr_schedule {probe['lr_schedule']}>", _rule_alone(_PROBED, probe))
         for probe in _SCHEDULE_PROBES
     ]
-    npz = _rule_alone(_PROBED, {"lr": 0.1})
-    npz["data"] = {"source": "npz", "path": "data.npz"}
-    torch = _rule_alone(_PROBED, {"lr": 0.1})
-    torch["model"] = {"backend": "torch", "module": "package.module:Net", "kwargs": {}}
-    link = _rule_alone(_PROBED, {"lr": 0.1})
-    link["network"] = {"topology": {"builder": "star", "args": {"n_hosts": 17}}}
-    link["events"] = [
-        {"kind": "link", "time": 0.0, "link": ["h0", "s0"], "bandwidth": 1e9, "latency": 1e-3}
-    ]
-    return out + [("<data npz>", npz), ("<torch module>", torch), ("<link event>", link)]
+    alone = _rule_alone(_PROBED, {"lr": 0.1})
+    npz = {"data": {"source": "npz", "path": "data.npz"}}
+    torch = {"model": {"backend": "torch", "module": "package.module:Net", "kwargs": {}}}
+    link = {
+        "network": {"topology": {"builder": "star", "args": {"n_hosts": 17}}},
+        "events": [
+            {"kind": "link", "time": 0.0, "link": ["h0", "s0"], "bandwidth": 1e9, "latency": 1e-3}
+        ],
+    }
+    extra = {"<data npz>": npz, "<torch module>": torch, "<link event>": link}
+    return out + [(where, {**alone, **tables}) for where, tables in extra.items()]
 
 
 def _with_schedules(out: dict) -> dict:

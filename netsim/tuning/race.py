@@ -18,8 +18,9 @@ one with the fewest groups. Without a given target, only the finalists that reac
 level (the lowest loss a one-group pilot holds at the end of its pilot) at most ``guard``
 times later than the fastest of them are considered (:func:`_guarded`). The target loss,
 unless ``run.target_loss`` gives one, is the highest of the losses the lowest-loss such
-finalist's runs hold at the end, which every run of the pick reaches. With a given target the pick is the finalist whose runs all reach it
-first, and when none does, the one with the lowest loss, and the reason says so. Why
+finalist's runs hold at the end, which every run of the pick reaches. With a given target
+the pick is the finalist whose runs all reach it first, and when none does, the one with
+the lowest loss, and the reason says so. Why
 these rungs, and how often the pick is within 5 % of an exhaustive search:
 docs/GROUPING.md.
 
@@ -727,12 +728,9 @@ def _pick(
         )
     best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], how.safer, how.tie)
     if pick is best:
-        among = f"among {len(finals)} finalists"
-        return pick, (
-            f"lowest loss at {H_run:g} s ({final[id(pick)]:.5g}) {among}{guarded}"
-            if guarded
-            else f"lowest loss at {H_run:g} s {among} ({final[id(pick)]:.5g})"
-        ) + f", reached first ({pick.predicted:.4g} s)"
+        loss, among = f"({final[id(pick)]:.5g})", f"among {len(finals)} finalists"
+        lowest = f"{loss} {among}{guarded}" if guarded else f"{among} {loss}"
+        return pick, f"lowest loss at {H_run:g} s {lowest}, reached first ({pick.predicted:.4g} s)"
     return pick, (
         f"fewest groups ({len(pick.groups)}) among the finalists within {how.tie:.0%} of the lowest "
         f"loss at {H_run:g} s ({final[id(pick)]:.5g} against {final[id(best)]:.5g} for "
