@@ -898,11 +898,9 @@ def _numpy_model(t: Table) -> ModelSpec:
 
 
 def _torch_model(t: Table, path: Path) -> ModelSpec:
-    """``[model] backend = "torch"``: a built-in network (*name*) or the user's *module*."""
-    if torch_missing():
-        raise ScenarioError(
-            t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
-        )
+    """``[model] backend = "torch"``: a built-in network (*name*) or the user's *module*.
+    Its keys are read and checked before PyTorch is looked for, so that a scenario's errors
+    and ``netsim keys`` do not depend on whether it is installed."""
     module = t.get("module", str, "")
     if module and t.has("name"):
         raise ScenarioError(
@@ -944,6 +942,10 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
         stack=t.get("stack", bool, False),
     )
     spec = replace(spec, l2=_l2(t, spec.key, (spec.key,)))
+    if torch_missing():
+        raise ScenarioError(
+            t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
+        )
     if module:
         from ..workload.torch_nets import load_module_class
 

@@ -76,3 +76,15 @@ def test_every_key_the_docs_and_presets_set_is_listed():
 def test_keys_only_some_settings_read_are_listed_and_not_required(key):
     spec = {k.key: k for k in keys()}[key]
     assert not spec.required
+
+
+def test_the_torch_models_keys_are_listed_without_pytorch(monkeypatch):
+    """The torch backend's keys are read before PyTorch is looked for: without it they are
+    listed all the same (and a scenario using them is refused on the backend only)."""
+    import netsim.config.scenario as scenario_module
+
+    with_torch = {k.key for k in keys() if k.key.startswith("model.")}
+    monkeypatch.setattr(scenario_module, "torch_missing", lambda: True)
+    without = {k.key for k in keys() if k.key.startswith("model.")}
+    assert {"model.dtype", "model.device", "model.stack", "model.loss"} <= without
+    assert without == with_torch
