@@ -6,7 +6,9 @@ label-skewed with heavy-tailed times; the scenario's η off by up to 3× either 
 ``--generator classic``, :func:`generate`: digits, logistic; 8–64 workers in 2–5 speed
 classes with constant, lognormal, shifted-exponential or Pareto compute times, separated or
 overlapping speeds; some with per-class latencies, some on the geo3 topology; one in
-three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5. Either made milder
+three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5. ``--generator kinds``,
+:func:`generate_kinds`: structures neither makes, in turn stragglers, speeds spread over
+4–6 classes, a contended star network, a mid-run slowdown and many classes. Each made milder
 where a seed of the benchmark would leave a worker without rows: ``feasible``) the
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
@@ -219,6 +221,84 @@ def generate_wide(suite_seed: int, index: int) -> dict:
             f"{'sep' if separated else 'ovl'} {'dir' + str(alpha) if skew else 'iid'} η×{lr / lr0:.2f}"
         ),
     }
+
+
+KINDS = ("straggler", "spread", "contention", "slowdown", "many")
+
+
+def generate_kinds(suite_seed: int, index: int) -> dict:
+    """Scenario *index* of a suite of structures neither other generator makes (kind
+    ``KINDS[index % 5]``), logistic or softmax on digits, η off by 3**u, u in [−1, 1]:
+
+    - ``straggler``: one fast class and 1–3 workers 3–10× slower;
+    - ``spread``: 4–6 classes of speeds spread over 1–8×, the hand groups two halves;
+    - ``contention``: 8–16 workers in 2–3 classes on a 1 Gbit/s star, a pull or push
+      alone taking 2–20 % of a fast worker's compute (0.1–1 s): the PS's link is busy;
+    - ``slowdown``: 2–3 classes, the fastest slowed 2–4× from T/4 on;
+    - ``many``: 32–64 workers in 5–8 overlapping classes (more than ``k_max`` = 4).
+
+    About 24 gradients per worker (as :func:`generate_wide`)."""
+    rng = np.random.default_rng([suite_seed, index, 44])
+    kind = KINDS[index % len(KINDS)]
+    model, labels, lr0 = WIDE_MODELS[int(rng.integers(2))]
+    dist = str(rng.choice(WIDE_DISTS))
+    speeds, counts, hand = _kind_classes(kind, rng)
+    workers = [
+        {"name": f"c{k}", "count": int(c), "compute": _wide_compute(dist, float(s), rng)}
+        for k, (s, c) in enumerate(zip(speeds, counts))
+    ]
+    rate = float(sum(c / s for c, s in zip(counts, speeds)))  # gradients/s, no network
+    transfer = float(rng.uniform(0.02, 0.2) * speeds[0]) if kind == "contention" else 0.0
+    if transfer:  # the PS's link carries a pull and a push per gradient
+        rate = min(rate, 1.0 / (2.0 * transfer))
+    until = float(np.round(24.0 * sum(counts) / rate, 2))
+    lr = float(lr0 * 3.0 ** rng.uniform(-1, 1))
+    groups = [[f"c{k}" for k in part] for part in hand]
+    gsgd = {"lr": lr, "groups": groups, "k_max": 4}
+    data = {"source": "digits", "labels": labels}
+    raw = _raw(f"kinds{suite_seed}-{index}", rng, until, data, dict(model), workers, gsgd)
+    if kind == "contention":
+        raw["network"] = {
+            "topology": {"builder": "star", "args": {"n_hosts": sum(counts) + 1, "bandwidth": 1e9}},
+            "message_bytes": transfer * 1e9 / 8,
+        }
+    if kind == "slowdown":
+        factor = float(rng.uniform(2.0, 4.0))
+        raw["events"] = [{"kind": "slowdown", "time": until / 4, "worker": "c0", "factor": factor}]
+    raw["_label"] = (
+        f"P={sum(counts):2d} K={len(counts)} {kind[:10]:10s} {model['name'][:7]:7s} "
+        f"{dist[:9]:9s} η×{lr / lr0:.2f}"
+    )
+    return raw
+
+
+def _kind_classes(kind: str, rng: np.random.Generator) -> tuple[list, list, list]:
+    """Per class its mean compute time (s) and worker count, and the hand groups (lists
+    of class indices) of a :func:`generate_kinds` scenario of *kind*."""
+    if kind == "straggler":
+        slow = int(rng.integers(1, 4))
+        fast = int(rng.choice([7, 11, 15, 23, 31]))
+        return [1.0, float(rng.uniform(3.0, 10.0))], [fast, slow], [[0], [1]]
+    if kind == "spread":
+        n = int(rng.integers(4, 7))
+        speeds = np.sort(np.exp(rng.uniform(0, np.log(8.0), n)))
+        counts = rng.integers(1, 6, n)
+        return speeds.tolist(), counts.tolist(), [list(range(n // 2)), list(range(n // 2, n))]
+    if kind == "many":
+        n = int(rng.integers(5, 9))
+        speeds = np.sort(np.exp(rng.uniform(0, np.log(5.0), n)))
+        counts = rng.multinomial(int(rng.integers(32, 65)) - n, np.full(n, 1 / n)) + 1
+        return speeds.tolist(), counts.tolist(), [[k] for k in range(n)]
+    n = int(rng.integers(2, 4))
+    P = int(rng.integers(8, 17)) if kind == "contention" else int(rng.integers(6, 25))
+    speeds = np.cumprod(np.concatenate([[1.0], rng.uniform(1.5, 3.0, n - 1)]))
+    cuts = np.sort(rng.choice(np.arange(1, P), n - 1, replace=False))
+    counts = np.diff(np.concatenate([[0], cuts, [P]]))
+    scale = float(rng.uniform(0.1, 1.0)) if kind == "contention" else 1.0
+    return (speeds * scale).tolist(), counts.tolist(), [[k] for k in range(n)]
+
+
+GENERATORS = {"wide": generate_wide, "classic": generate, "kinds": generate_kinds}
 
 
 def _raw(name: str, rng, until: float, data: dict, model: dict, workers: list, gsgd: dict) -> dict:
@@ -453,10 +533,11 @@ def main(argv=None) -> int:
     )
     ap.add_argument(
         "--generator",
-        choices=("wide", "classic"),
+        choices=tuple(GENERATORS),
         default="wide",
         help="scenario generator: wide (softmax, MLP, label skew with heavy tails, η off by "
-        "up to 3×; default) or classic (logistic only, the suites 1–8 of docs/GROUPING.md)",
+        "up to 3×; default), classic (logistic only, the suites 1–8 of docs/GROUPING.md) or "
+        "kinds (stragglers, spread speeds, a contended star, a mid-run slowdown, many classes)",
     )
     ap.add_argument("--seeds", type=int, default=SEEDS, help="run seeds per candidate (default 3)")
     ap.add_argument(
@@ -544,7 +625,7 @@ def main(argv=None) -> int:
         ]
     else:
         idx = [int(i) for i in args.only.split(",")] if args.only else range(args.n)
-        make = generate_wide if args.generator == "wide" else generate
+        make = GENERATORS[args.generator]
         raws = [
             feasible(make(args.suite_seed, i), 2 * args.seeds + args.holdout + args.ceiling)
             for i in idx
