@@ -45,6 +45,13 @@ PREVIOUS_RACE = [
 """The race's settings before the widened benchmark (T/27 first rung, a third kept, 2 finalists,
 near-ties within 1 % to the fewest groups, no guard)."""
 
+REGRET_SUITES = {
+    **{seed: (["--suite-seed", seed, "--n", "48"], seed) for seed in ("41", "40", "42", "43")},
+    "kinds44": (["--generator", "kinds", "--suite-seed", "44", "--n", "30"], "k44"),
+    "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
+}
+"""Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
+
 BLOCKS = {
     "bench_core": ("BENCHMARKS.md", ["bench_core.py", "--reps", "5", "--data-dir", "{data}"]),
     "bench_mlp": ("BENCHMARKS.md", ["bench_mlp.py", "--data-dir", "{data}"]),
@@ -57,10 +64,10 @@ BLOCKS = {
     **{
         f"grouping_regret_{suite}{tag}": (
             "GROUPING.md",
-            ["grouping_regret.py", "--suite-seed", suite, "--n", "48", "--workers", "1"]
-            + ["--cache", f".regret-cache/{suite}", *options],
+            ["grouping_regret.py", *args, "--workers", "1", "--cache", f".regret-cache/{cache}"]
+            + options,
         )
-        for suite in ("41", "40", "42", "43")
+        for suite, (args, cache) in REGRET_SUITES.items()
         for tag, options in (("", []), ("_previous", PREVIOUS_RACE))
     },
     "paper_grouping_logistic": (
@@ -80,7 +87,7 @@ BLOCKS = {
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
 MARKDOWN = {"real_vs_netsim", "bench_scaling", "bench_network"} | {
-    f"grouping_regret_{s}{t}" for s in ("41", "40", "42", "43") for t in ("", "_previous")
+    f"grouping_regret_{s}{t}" for s in REGRET_SUITES for t in ("", "_previous")
 }
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
 """Blocks that keep only their script's output from the line starting so (a summary table
