@@ -233,9 +233,13 @@ WideOpt = Annotated[
 
 
 def print_table(table, wide: bool) -> None:
-    """Print a results table: on a terminal the columns that fit (its caption names the others),
-    with --wide or to a pipe or file every column, lines as long as they need."""
-    out_console.print(table, width=None if table_width(wide) else WHOLE_TABLE)
+    """Print a results table: on a terminal the columns that fit (its caption names the others;
+    with --wide every column, cells wrapped at the terminal's width), to a pipe or file every
+    column, lines as long as they need (a console's own width would squeeze them)."""
+    if out_console.is_terminal:
+        out_console.print(table)
+    else:
+        Console(width=WHOLE_TABLE, emoji=False, file=out_console.file).print(table)
 
 
 WHOLE_TABLE = 1000

@@ -287,3 +287,25 @@ def test_an_empty_path_option_is_refused_not_taken_as_the_current_folder(
     assert res.exit_code == 2, res.output
     assert "empty path is not allowed" in " ".join(res.stderr.split())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_piped_table_of_many_classes_is_whole(tmp_path):
+    """To a pipe (not a terminal) the results table is printed whole, however wide: eight
+    worker classes make it wider than any console default, and no cell may be folded."""
+    classes = "".join(
+        f'[[workers]]\nname = "class{k}"\ncount = 2\ncompute = {1 + k / 4}\n\n' for k in range(8)
+    )
+    path = tmp_path / "many.toml"
+    path.write_text(
+        '[run]\nseed = 1\nalgorithm = "asgd"\nuntil = 20.0\nbatch_size = 16\n\n'
+        f"{classes}[algorithms.asgd]\nlr = 0.05\n"
+    )
+    res = invoke("run", path, "--no-live", "--out", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    row = next(line for line in res.stdout.splitlines() if line.startswith("│ asgd "))
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    shares = "/".join(f"{100 * x:.0f}" for x in summary["bias"]["gradient_share_by_class"].values())
+    assert shares.count("/") == 7 and shares in cells
+    assert cells[:3] == ["asgd", "16", str(summary["updates"])]
+    assert len(row) > 160  # wider than the console's default for a pipe
