@@ -585,16 +585,27 @@ class Simulation:
 
     def _unmeasurable(self, m) -> bool:
         """End the run ``stalled`` when the grouping measurement *m* cannot end within the
-        run (some worker is cut off from the PS)."""
+        run (some worker is cut off from the PS), or ends too late for any training."""
         horizon = self.scenario.run.until
         off = m.cut_off(horizon)
-        if not off:
+        if off:
+            self.ps.stalled_on = off
+            self.ps.stall(
+                f"stalled at simulated time 0 s: the grouping measurement cannot end within "
+                f"run.until = {horizon:g} s: {_workers(off)} cut off from the parameter server "
+                f"(their probe transfers take longer than the run, or never end)"
+            )
+            return True
+        if m.duration < horizon:
             return False
-        self.ps.stalled_on = off
+        late = np.flatnonzero(m.iteration.sum(axis=1) >= horizon).tolist()
+        self.ps.stalled_on = late or list(range(len(self.states)))
+        rounds = m.iteration.shape[1]
         self.ps.stall(
-            f"stalled at simulated time 0 s: the grouping measurement cannot end within "
-            f"run.until = {horizon:g} s: {_workers(off)} cut off from the parameter server "
-            f"(their probe transfers take longer than the run, or never end)"
+            f"stalled at simulated time 0 s: the grouping measurement ({rounds} probe rounds "
+            f"of every worker) takes {m.duration:.4g} s, not less than run.until = {horizon:g} s, "
+            f"so training would never start ({_workers(self.ps.stalled_on)} the last to end); "
+            f"lower algorithms.{self.algorithm}.probe_rounds or raise run.until"
         )
         return True
 

@@ -151,3 +151,26 @@ def test_a_grouping_that_cannot_be_measured_is_a_stall(bandwidth, message_bytes)
     with pytest.raises(ScenarioError) as err:  # netsim group: nothing to recommend from
         advise(sc)
     assert err.value.key == "network" and "cut off from the parameter server" in str(err.value)
+
+
+@pytest.mark.parametrize("until", [40.0, 50.0, 60.0])
+def test_a_measurement_that_outlasts_the_run_is_a_stall(until):
+    """Five probe rounds of a 10 s worker take 5 x 10 = 50 s (no network): with run.until at
+    or below that, training never starts, and the run says so instead of ending ``ok`` with
+    no update; with 60 s it trains from 50 s on."""
+    raw = base_raw(
+        workers=[
+            {"name": "a", "count": 2, "compute": 1.0},
+            {"name": "b", "count": 2, "compute": 10.0},
+        ]
+    )
+    raw["run"].update(algorithm="gsgd", until=until)
+    raw["algorithms"]["gsgd"].update(grouping="kmeans:2", probe_rounds=5)
+    result = simulate(make_scenario(raw, str(ROOT / "scenarios" / "x.toml")), "gsgd")
+    if until <= 50.0:
+        assert result.status == "stalled" and result.updates == 0
+        assert result.extra["stalled_at"] == {"sim_time": 0.0, "waiting_for": [2, 3]}
+        assert "takes 50 s, not less than run.until" in result.message
+        assert "algorithms.gsgd.probe_rounds" in result.message
+    else:
+        assert result.status == "ok" and min(result.records.time) > 50.0
