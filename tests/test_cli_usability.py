@@ -66,6 +66,8 @@ def test_an_auto_run_says_it_is_choosing_the_grouping(tmp_path):
         *SMALL,
         "--set",
         'algorithms.gsgd.grouping="auto"',
+        "--set",
+        "algorithms.gsgd.probe_rounds=1",  # one probe round: measured in 4.8 s, within the 12 s run
         "--out",
         tmp_path / "r",
     )
@@ -88,6 +90,8 @@ def test_an_auto_run_names_the_events_its_race_did_not_see(tmp_path):
         *SMALL,
         "--set",
         'algorithms.gsgd.grouping="auto"',
+        "--set",
+        "algorithms.gsgd.probe_rounds=1",
         "--set",
         'events=[{time = 9.0, kind = "slowdown", worker = [0], factor = 2.0}]',
         "--out",

@@ -712,7 +712,7 @@ def _pick(
         pick = min(reached, key=lambda p: (p.predicted, final[id(p)], p.label))
         return pick, (
             f"reaches the target loss {target:.5g} first ({pick.predicted:.4g} s) "
-            f"among {len(finals)} finalists"
+            f"{_among(len(finals))}"
         )
     if ok and given_target:
         pick = min(ok, key=lambda p: (final[id(p)], p.label))
@@ -728,7 +728,7 @@ def _pick(
         )
     best, pick = _tie_pick(ok, reached, lambda p: final[id(p)], how.safer, how.tie)
     if pick is best:
-        loss, among = f"({final[id(pick)]:.5g})", f"among {len(finals)} finalists"
+        loss, among = f"({final[id(pick)]:.5g})", _among(len(finals))
         lowest = f"{loss} {among}{guarded}" if guarded else f"{among} {loss}"
         return pick, f"lowest loss at {H_run:g} s {lowest}, reached first ({pick.predicted:.4g} s)"
     return pick, (
@@ -737,6 +737,11 @@ def _pick(
         f"{best.label}, a tie at the race's resolution); reaches the target at "
         f"{pick.predicted:.4g} s"
     )
+
+
+def _among(n: int) -> str:
+    """``among N finalists``, or ``as the only finalist``."""
+    return "as the only finalist" if n == 1 else f"among {n} finalists"
 
 
 def _guarded(finals: list, pilots: list, guard: float, H: float) -> tuple[list, str]:
@@ -767,7 +772,8 @@ def _guarded(finals: list, pilots: list, guard: float, H: float) -> tuple[list, 
     if len(kept) == len(ok):
         return finals, ""
     return kept, (
-        f" that reach SSGD's level {level:.5g} within {guard:g}x the fastest's time "
+        f" that {'reaches' if len(kept) == 1 else 'reach'} SSGD's level {level:.5g} within "
+        f"{guard:g}x the fastest's time "
         f"({fastest:.4g} s; {len(ok) - len(kept)} left out)"
     )
 

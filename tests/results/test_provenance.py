@@ -44,7 +44,7 @@ def test_run_folder_holds_resolved_scenario_and_meta(scenario_file, tmp_path):
 
 def test_rerun_reproduces_byte_for_byte(scenario_file, tmp_path):
     api.compare(
-        api.load(scenario_file, {"run.until": 7.0}),
+        api.load(scenario_file, {"run.until": 7.0, "algorithms.gsgd.probe_rounds": 1}),
         ["ssgd"],
         groupings=["equal:2"],
         out=tmp_path / "cmp",
