@@ -358,10 +358,16 @@ def interrupted(stop, out) -> None:
 
 
 def report_status(summary: dict, out: Path | None) -> None:
-    """On stderr: what ``grouping = "auto"`` picked (when the run raced), and the run's status when not ok."""
+    """On stderr: what ``grouping = "auto"`` picked (when the run raced), the run's status when
+    not ok, and that it made no update when it ended ok without one (its horizon too short)."""
     line = render.race_line(summary)
     if line is not None:
         note(line)
+    if summary["status"] == "ok" and not summary["updates"]:
+        note(
+            f"{summary['label']}: no update within {summary['sim_time']:g} s: the model is the "
+            "initial one (a longer run.until lets the first round end)"
+        )
     if summary["status"] != "ok":
         where = f"; files so far kept in {out}" if out is not None else ""
         err_console.print(

@@ -268,3 +268,15 @@ def test_rerun_draws_figures_and_sweep_takes_a_window(tmp_path):
         "sweep", "quickstart", "--grid", "run.seed=1,2", "--window", "5,1", "--out", tmp_path / "t"
     )
     assert bad.exit_code == 2
+
+
+def test_a_run_without_an_update_says_so(tmp_path):
+    """quickstart's fastest worker takes about 1 s a gradient: nothing is applied in 0.5 s."""
+    res = invoke(
+        "run", "quickstart", "--no-live", "--set", "run.until=0.5", "--out", tmp_path / "r"
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["updates"] == 0
+    assert "gsgd: no update within 0.5 s: the model is the initial one" in res.stderr
+    res = invoke("run", "quickstart", *SMALL, "--out", tmp_path / "s")
+    assert "no update" not in res.stderr
