@@ -48,6 +48,7 @@ near-ties within 1 % to the fewest groups, no guard)."""
 REGRET_SUITES = {
     **{seed: (["--suite-seed", seed, "--n", "48"], seed) for seed in ("41", "40", "42", "43")},
     "kinds44": (["--generator", "kinds", "--suite-seed", "44", "--n", "30"], "k44"),
+    "kinds45": (["--generator", "kinds", "--suite-seed", "45", "--n", "30"], "k45"),
     "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
