@@ -109,11 +109,12 @@ class Dataset:
 class DataNotFoundError(ScenarioError):
     """Data files are missing; the message names them, where they were looked for, and how to get them.
 
-    A :class:`ScenarioError` of the key ``data.dir``: whoever knows the scenario file sets ``file``.
+    A :class:`ScenarioError` of the key *key* (default ``data.dir``): whoever knows the
+    scenario file sets ``file``.
     """
 
-    def __init__(self, message: str, file: str | None = None):
-        super().__init__("data.dir", message, file)
+    def __init__(self, message: str, file: str | None = None, key: str = "data.dir"):
+        super().__init__(key, message, file)
 
 
 # ---------------------------------------------------------------- IDX (MNIST) files
@@ -219,7 +220,7 @@ def _load_libsvm(data_dir, train, test, n_features):
     if train is None:
         how = (
             "Get a9a and a9a.t from the LIBSVM data page (binary class, 'a9a') into that directory, "
-            "pass --data-dir / set NETSIM_DATA_DIR, or give libsvm_train."
+            "pass --data-dir / set NETSIM_DATA_DIR, or give data.train_file."
         )
         train, test = _find(LIBSVM_DEFAULT_FILES, _data_dirs(data_dir, "a9a"), "LIBSVM", how)
     files = [Path(train)] + ([Path(test)] if test is not None else [])

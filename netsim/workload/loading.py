@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .datasets import Dataset, load_dataset
+from .datasets import DataNotFoundError, Dataset, load_dataset
 
-__all__ = ["load_data", "resolve_data_dir", "DATA_ENV"]
+__all__ = ["load_data", "data_file", "resolve_data_dir", "DATA_ENV"]
 
 DATA_ENV = "NETSIM_DATA_DIR"
 _SUBDIR = {"mnist": "mnist", "libsvm": "a9a"}
@@ -28,6 +28,32 @@ def resolve_data_dir(spec) -> str | None:
     return str(sub) if sub.is_dir() else str(base)
 
 
+def data_file(name: str | None, spec, key: str = "data.train_file") -> str | None:
+    """Where a LIBSVM file *name* of *spec* (``data.train_file`` / ``test_file``) is read:
+    as given when absolute; else the first that exists of it under the data folder
+    (``data.dir``, ``--data-dir`` or ``$NETSIM_DATA_DIR``), under that folder's source
+    subfolder and from the working directory. Raises DataNotFoundError (of *key*) naming
+    every place looked at when none holds it."""
+    if name is None:
+        return None
+    given = Path(os.path.expanduser(name))
+    base = spec.dir or os.environ.get(DATA_ENV)
+    if given.is_absolute() or base is None:
+        places = [given]
+    else:
+        sub = Path(base) / _SUBDIR.get(spec.source, spec.source)
+        places = [Path(base) / given, sub / given, given]
+    found = next((p for p in places if p.is_file()), None)
+    if found is None:
+        raise DataNotFoundError(
+            f"LIBSVM file {name!r} not found: looked at {', '.join(map(str, places))} "
+            "(a relative path is read from the data folder: data.dir, --data-dir or "
+            f"${DATA_ENV}, then from the working directory)",
+            key=key,
+        )
+    return str(found)
+
+
 def load_data(spec, rng: np.random.Generator) -> Dataset:
     """Load the examples a scenario names. Raises DataNotFoundError when files are missing."""
     directory = resolve_data_dir(spec)
@@ -41,7 +67,7 @@ def load_data(spec, rng: np.random.Generator) -> Dataset:
         n_samples=spec.n_samples,
         n_features=spec.n_features,
         n_classes=spec.n_classes,
-        libsvm_train=spec.train_file,
-        libsvm_test=spec.test_file,
+        libsvm_train=data_file(spec.train_file, spec),
+        libsvm_test=data_file(spec.test_file, spec, "data.test_file"),
         npz_path=spec.path,
     )

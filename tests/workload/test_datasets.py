@@ -255,6 +255,44 @@ def test_libsvm_missing(tmp_path, monkeypatch):
         load_dataset("libsvm", libsvm_train=tmp_path / "nope")
 
 
+def test_a_relative_libsvm_file_is_read_from_the_data_folder(tmp_path, monkeypatch):
+    """``data.train_file = "a9a/tr"`` with ``--data-dir ROOT`` reads ROOT/a9a/tr (the folder
+    first, its source subfolder next, the working directory last); missing, the error names
+    the key and every place looked at."""
+    from netsim.config.scenario import parse_scenario
+    from netsim.errors import ScenarioError
+    from netsim.workload.loading import load_data
+
+    monkeypatch.delenv("NETSIM_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "data"
+    (root / "a9a").mkdir(parents=True)
+    (root / "a9a" / "tr").write_text("+1 1:1\n-1 2:1\n+1 1:2\n-1 2:2\n")
+    (root / "a9a" / "te").write_text("+1 1:3\n")
+
+    def spec(**data):
+        raw = {
+            "run": {"until": 1.0, "algorithm": "asgd"},
+            "data": {"source": "libsvm", **data},
+            "workers": [{"name": "a", "count": 1, "compute": 1.0}],
+            "algorithms": {"asgd": {"lr": 0.1}},
+        }
+        return parse_scenario(raw, tmp_path / "s.toml").data
+
+    for data in (
+        {"dir": str(root), "train_file": "a9a/tr", "test_file": "a9a/te"},  # under the folder
+        {"dir": str(root), "train_file": "tr", "test_file": "te"},  # under its a9a/
+        {"train_file": "data/a9a/tr", "test_file": str(root / "a9a" / "te")},  # cwd, absolute
+    ):
+        d = load_data(spec(**data), np.random.default_rng(0))
+        assert d.y_train.tolist() == [1, 0, 1, 0] and d.y_test.tolist() == [1]
+    with pytest.raises(ScenarioError) as err:
+        load_data(spec(dir=str(root), train_file="nope"), np.random.default_rng(0))
+    assert err.value.key == "data.train_file"
+    for place in (root / "nope", root / "a9a" / "nope", Path("nope")):
+        assert str(place) in str(err.value)
+
+
 # ------------------------------------------------------------------ digits
 
 
