@@ -820,6 +820,11 @@ def _data(t: Table, path: Path) -> DataSpec:
             f"{MAX_VALUES:.0e} values (400 MB); lower n_samples or n_features",
         )
     spec = replace(spec, partition=_partition(t, PartitionSpec(), spec.n_labels()))
+    if spec.test_file is not None and spec.train_file is None and spec.source == "libsvm":
+        raise ScenarioError(
+            t.key("test_file"),
+            "needs data.train_file (without it the default a9a and a9a.t are read)",
+        )
     if spec.source in ("digits", "mnist") and spec.labels == "binary":
         raise ScenarioError(
             t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)"

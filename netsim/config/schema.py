@@ -146,11 +146,15 @@ _SCHEDULE_KEYS = {
 
 _CONDITIONAL = {
     "data.path": "a .npz file (relative to the scenario's folder); required by source npz",
+    "data.train_file": "a LIBSVM file (relative: from the data folder, its a9a/, the working "
+    "directory); read by source libsvm (default: a9a in the data folder)",
+    "data.test_file": "a LIBSVM file, found as train_file; read by source libsvm (default "
+    "with train_file: test_fraction of it)",
     "events[].link": "[u, v], a link of the topology; required by kind link",
     "events[].bandwidth": ">= 0 (0 cuts the link); kind link (bandwidth and/or latency)",
     "events[].latency": ">= 0; kind link (bandwidth and/or latency)",
 }
-"""Keys read (and required) only with some settings: data of source npz, a link event."""
+"""Keys read (and required) only with some settings: data of source npz or libsvm, a link event."""
 
 
 def _probes() -> list[tuple[str, dict]]:

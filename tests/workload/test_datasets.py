@@ -419,3 +419,18 @@ def test_a_file_that_is_not_libsvm_is_named_by_line_without_its_content(tmp_path
         str(err.value) == f"{f}: not in LIBSVM format at line 3 (expected 'label index:value ...')"
     )
     assert "root" not in str(err.value).replace(str(f), "")
+
+
+def test_a_libsvm_test_file_without_a_train_file_is_refused(tmp_path):
+    from netsim.config.scenario import parse_scenario
+    from netsim.errors import ScenarioError
+
+    raw = {
+        "run": {"until": 1.0, "algorithm": "asgd"},
+        "data": {"source": "libsvm", "test_file": "te"},
+        "workers": [{"name": "a", "count": 1, "compute": 1.0}],
+        "algorithms": {"asgd": {"lr": 0.1}},
+    }
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(raw, tmp_path / "s.toml")
+    assert err.value.key == "data.test_file" and "needs data.train_file" in str(err.value)
