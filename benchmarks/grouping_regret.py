@@ -8,7 +8,9 @@ classes with constant, lognormal, shifted-exponential or Pareto compute times, s
 overlapping speeds; some with per-class latencies, some on the geo3 topology; one in
 three with non-IID data, a Dirichlet label skew of alpha 0.3 or 0.5. ``--generator kinds``,
 :func:`generate_kinds`: structures neither makes, in turn stragglers, speeds spread over
-4–6 classes, a contended star network, a mid-run slowdown and many classes. Each made milder
+4–6 classes, a contended star network, a mid-run slowdown and many classes.
+``--generator torch``, :func:`generate_torch`: wide's structures with PyTorch networks (an
+MLP, a small CNN) on the ten digits, 6–24 workers. Each made milder
 where a seed of the benchmark would leave a worker without rows: ``feasible``) the
 exhaustive search runs GSGD with every candidate grouping (one group, singletons, the
 hand classes, kmeans:K and equal:K for K = 2..min(8, P−1)) × every η of a log grid ×
@@ -189,10 +191,37 @@ def generate_wide(suite_seed: int, index: int) -> dict:
     shifted exponential, Pareto); the scenario's η off from the model's usual one by a
     factor 3**u, u uniform in [−1, 1]; about 24 gradients per worker (cheap: the whole
     exhaustive search of a scenario takes minutes on one core); ``k_max`` 4."""
-    rng = np.random.default_rng([suite_seed, index, 33])
-    P = int(rng.choice(WIDE_SIZES))
+    model = WIDE_MODELS[(0, 1, 0, 1, 2)[index % 5]]  # the MLP costs 10–20× more
+    return _wide_like(f"wide{suite_seed}-{index}", [suite_seed, index, 33], WIDE_SIZES, model)
+
+
+TORCH_MODELS = (  # PyTorch networks on the ten digits, and the η their grids centre on
+    ({"backend": "torch", "name": "mlp", "hidden": [32], "l2": 0.001}, "multiclass", 0.3),
+    (
+        {"backend": "torch", "name": "cnn", "channels": [4], "hidden": [], "l2": 0.001},
+        "multiclass",
+        0.3,
+    ),
+)
+
+
+def generate_torch(suite_seed: int, index: int) -> dict:
+    """Scenario *index* of a suite of PyTorch networks (needs torch): :func:`generate_wide`'s
+    structures with a two-layer MLP of 32 hidden units (3 in 4) or a CNN of four 3×3
+    channels (1 in 4) on the ten digits, 6–24 workers (a run costs 0.3–1 s)."""
+    model = TORCH_MODELS[(0, 0, 0, 1)[index % 4]]
+    return _wide_like(
+        f"torch{suite_seed}-{index}", [suite_seed, index, 2013], (6, 8, 12, 16, 24), model
+    )
+
+
+def _wide_like(name: str, key: list, sizes: tuple, model_row: tuple) -> dict:
+    """A :func:`generate_wide` scenario named *name*, drawn from ``default_rng(key)``, of
+    *sizes* workers, with the model, labels and usual η of *model_row*."""
+    rng = np.random.default_rng(key)
+    P = int(rng.choice(sizes))
     n_classes = int(rng.integers(2, min(4, P // 2) + 1))
-    model, labels, lr0 = WIDE_MODELS[(0, 1, 0, 1, 2)[index % 5]]  # the MLP costs 10–20× more
+    model, labels, lr0 = model_row
     skew = bool(rng.random() < 0.5)
     dist = str(rng.choice(WIDE_DISTS[2:] if skew else WIDE_DISTS))
     separated = bool(rng.random() < 0.5)
@@ -215,7 +244,7 @@ def generate_wide(suite_seed: int, index: int) -> dict:
         data.update(partition="dirichlet", alpha=alpha)
     gsgd = {"lr": lr, "groups": [[f"c{k}"] for k in range(n_classes)], "k_max": 4}
     return {
-        **_raw(f"wide{suite_seed}-{index}", rng, until, data, dict(model), workers, gsgd),
+        **_raw(name, rng, until, data, dict(model), workers, gsgd),
         "_label": (
             f"P={P:2d} K={n_classes} {model['name'][:7]:7s} {dist[:9]:9s} "
             f"{'sep' if separated else 'ovl'} {'dir' + str(alpha) if skew else 'iid'} η×{lr / lr0:.2f}"
@@ -298,7 +327,12 @@ def _kind_classes(kind: str, rng: np.random.Generator) -> tuple[list, list, list
     return (speeds * scale).tolist(), counts.tolist(), [[k] for k in range(n)]
 
 
-GENERATORS = {"wide": generate_wide, "classic": generate, "kinds": generate_kinds}
+GENERATORS = {
+    "wide": generate_wide,
+    "classic": generate,
+    "kinds": generate_kinds,
+    "torch": generate_torch,
+}
 
 
 def _raw(name: str, rng, until: float, data: dict, model: dict, workers: list, gsgd: dict) -> dict:
@@ -537,7 +571,8 @@ def main(argv=None) -> int:
         default="wide",
         help="scenario generator: wide (softmax, MLP, label skew with heavy tails, η off by "
         "up to 3×; default), classic (logistic only, the suites 1–8 of docs/GROUPING.md) or "
-        "kinds (stragglers, spread speeds, a contended star, a mid-run slowdown, many classes)",
+        "kinds (stragglers, spread speeds, a contended star, a mid-run slowdown, many classes) "
+        "or torch (wide's structures with PyTorch networks; needs torch)",
     )
     ap.add_argument("--seeds", type=int, default=SEEDS, help="run seeds per candidate (default 3)")
     ap.add_argument(
