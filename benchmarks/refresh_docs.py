@@ -49,6 +49,7 @@ REGRET_SUITES = {
     **{seed: (["--suite-seed", seed, "--n", "48"], seed) for seed in ("41", "40", "42", "43")},
     "kinds44": (["--generator", "kinds", "--suite-seed", "44", "--n", "30"], "k44"),
     "kinds45": (["--generator", "kinds", "--suite-seed", "45", "--n", "30"], "k45"),
+    "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16"], "t46"),
     "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
