@@ -17,6 +17,7 @@ from .partition import iid
 __all__ = [
     "Dataset",
     "DataNotFoundError",
+    "data_dirs",
     "load_dataset",
     "read_idx",
     "shard",
@@ -183,14 +184,14 @@ def _find(names, dirs, what: str, how: str) -> list[Path]:
     raise DataNotFoundError(f"{what} files (each plain or .gz) not found: {where}. {how}")
 
 
-def _data_dirs(data_dir, subdir: str) -> list[Path]:
+def data_dirs(data_dir, subdir: str) -> list[Path]:
     """Directories to search: *data_dir* (else ``$NETSIM_DATA_DIR``) and its *subdir*."""
     root = data_dir if data_dir is not None else os.environ.get("NETSIM_DATA_DIR")
     return [] if root is None else [Path(root), Path(root) / subdir]
 
 
 def _load_mnist(data_dir, scale: bool):
-    dirs = _data_dirs(data_dir, "mnist")
+    dirs = data_dirs(data_dir, "mnist")
     how = (
         f"Download the four *-ubyte.gz files of the original MNIST distribution (Y. LeCun's MNIST page "
         f"or any mirror listing the same md5s) into {dirs[0] if dirs else 'a directory'}, "
@@ -222,7 +223,7 @@ def _load_libsvm(data_dir, train, test, n_features):
             "Get a9a and a9a.t from the LIBSVM data page (binary class, 'a9a') into that directory, "
             "pass --data-dir / set NETSIM_DATA_DIR, or give data.train_file."
         )
-        train, test = _find(LIBSVM_DEFAULT_FILES, _data_dirs(data_dir, "a9a"), "LIBSVM", how)
+        train, test = _find(LIBSVM_DEFAULT_FILES, data_dirs(data_dir, "a9a"), "LIBSVM", how)
     files = [Path(train)] + ([Path(test)] if test is not None else [])
     missing = [str(f) for f in files if not f.is_file()]
     if missing:

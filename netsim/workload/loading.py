@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .datasets import DataNotFoundError, Dataset, load_dataset
+from .datasets import DataNotFoundError, Dataset, data_dirs, load_dataset
 
 __all__ = ["load_data", "data_file", "resolve_data_dir", "DATA_ENV"]
 
@@ -32,17 +32,14 @@ def data_file(name: str | None, spec, key: str = "data.train_file") -> str | Non
     """Where a LIBSVM file *name* of *spec* (``data.train_file`` / ``test_file``) is read:
     as given when absolute; else the first that exists of it under the data folder
     (``data.dir``, ``--data-dir`` or ``$NETSIM_DATA_DIR``), under that folder's source
-    subfolder and from the working directory. Raises DataNotFoundError (of *key*) naming
-    every place looked at when none holds it."""
-    if name is None:
+    subfolder (:func:`~netsim.workload.datasets.data_dirs`) and from the working directory;
+    None without a file or for a source other than libsvm (which reads none). Raises
+    DataNotFoundError (of *key*) naming every place looked at when none holds it."""
+    if name is None or spec.source != "libsvm":  # only libsvm reads them
         return None
     given = Path(os.path.expanduser(name))
-    base = spec.dir or os.environ.get(DATA_ENV)
-    if given.is_absolute() or base is None:
-        places = [given]
-    else:
-        sub = Path(base) / _SUBDIR.get(spec.source, spec.source)
-        places = [Path(base) / given, sub / given, given]
+    folders = [] if given.is_absolute() else data_dirs(spec.dir, _SUBDIR["libsvm"])
+    places = [folder / given for folder in folders] + [given]
     found = next((p for p in places if p.is_file()), None)
     if found is None:
         raise DataNotFoundError(

@@ -1,5 +1,6 @@
 """Tests of netsim.workload.datasets: IDX parsing, the real MNIST / a9a files, digits, synthetic data, shard."""
 
+import dataclasses
 import gzip
 from pathlib import Path
 
@@ -286,6 +287,9 @@ def test_a_relative_libsvm_file_is_read_from_the_data_folder(tmp_path, monkeypat
     ):
         d = load_data(spec(**data), np.random.default_rng(0))
         assert d.y_train.tolist() == [1, 0, 1, 0] and d.y_test.tolist() == [1]
+    # read by libsvm only: another source ignores it
+    digits = dataclasses.replace(spec(train_file="nope"), source="digits", labels="odd_even")
+    assert load_data(digits, np.random.default_rng(0)).y_train.size > 0
     with pytest.raises(ScenarioError) as err:
         load_data(spec(dir=str(root), train_file="nope"), np.random.default_rng(0))
     assert err.value.key == "data.train_file"
