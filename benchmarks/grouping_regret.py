@@ -570,7 +570,7 @@ def main(argv=None) -> int:
         choices=tuple(GENERATORS),
         default="wide",
         help="scenario generator: wide (softmax, MLP, label skew with heavy tails, η off by "
-        "up to 3×; default), classic (logistic only, the suites 1–8 of docs/GROUPING.md) or "
+        "up to 3×; default), classic (logistic only, the suites 1–8 of docs/GROUPING.md), "
         "kinds (stragglers, spread speeds, a contended star, a mid-run slowdown, many classes) "
         "or torch (wide's structures with PyTorch networks; needs torch)",
     )
