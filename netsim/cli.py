@@ -232,10 +232,10 @@ WideOpt = Annotated[
 ]
 
 
-def print_table(table) -> None:
-    """Print a results table (built for :func:`table_width`): on a terminal at its width (with
-    --wide every column, cells wrapped), to a pipe or file every column, lines as long as they
-    need (a console's own width would squeeze them)."""
+def print_table(table, wide: bool) -> None:
+    """Print a results table: on a terminal the columns that fit (its caption names the others;
+    with --wide every column, cells wrapped at the terminal's width), to a pipe or file every
+    column, lines as long as they need (a console's own width would squeeze them)."""
     if out_console.is_terminal:
         out_console.print(table)
     else:
@@ -429,6 +429,7 @@ def run(
             render.compare_table(
                 [result.summary], title=f"{sc.name} (seed {sc.run.seed})", width=table_width(wide)
             ),
+            wide,
         )
     note(
         f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})"
@@ -493,6 +494,7 @@ def real(
                 title=f"{sc.name} for real, {time_scale:g} s per unit (seed {sc.run.seed})",
                 width=table_width(wide),
             ),
+            wide,
         )
     note(f"wrote {out}; netsim predict {out} holds netsim's prediction against it")
     raise typer.Exit(api.exit_status([result.status]))
@@ -536,7 +538,9 @@ def predict(
             f"{s['scenario']} {s['label']} for real at {s['real']['time_scale']:g} s per unit, "
             f"against netsim (time to loss {pred.target:.5g})"
         )
-        print_table(render.prediction_table(pred.rows, list(pred.runs), title, table_width(wide)))
+        print_table(
+            render.prediction_table(pred.rows, list(pred.runs), title, table_width(wide)), wide
+        )
     note(f"wrote {pred.path}: the emulated runs" + (" and plots/" if plots else ""))
 
 
@@ -668,6 +672,7 @@ def compare(
                 title=f"{sc.name}: seed {sc.run.seed}, T = {sc.run.until:g}",
                 width=table_width(wide),
             ),
+            wide,
         )
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
@@ -986,6 +991,7 @@ def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range) -
                 f"{outcome.name}: mean ± 95 % CI over seeds",
                 width=table_width(wide),
             ),
+            wide,
         )
     note(
         f"{outcome.executed} runs executed, {outcome.skipped} already finished; "
