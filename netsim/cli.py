@@ -225,18 +225,19 @@ WideOpt = Annotated[
     bool,
     typer.Option(
         "--wide",
-        help="Show every column of the results table, wrapping cells "
-        "that do not fit (default on a terminal: the columns that fit).",
+        help="Show every column of the results table, in lines as long as they need "
+        "(default on a terminal: the columns that fit).",
         metavar="",
     ),
 ]
 
 
 def print_table(table, wide: bool) -> None:
-    """Print a results table: on a terminal the columns that fit (its caption names the others;
-    with --wide every column, cells wrapped at the terminal's width), to a pipe or file every
-    column, lines as long as they need (a console's own width would squeeze them)."""
-    if out_console.is_terminal:
+    """Print a results table: on a terminal the columns that fit (its caption names the others),
+    with --wide or to a pipe or file every column, lines as long as they need (through a
+    console of :data:`WHOLE_TABLE` characters: rich caps a print's width at its console's, and
+    would squeeze the columns to fit the terminal or a pipe's default 160)."""
+    if table_width(wide):
         out_console.print(table)
     else:
         Console(width=WHOLE_TABLE, emoji=False, file=out_console.file).print(table)

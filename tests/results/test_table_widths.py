@@ -93,3 +93,22 @@ def test_without_a_width_every_column_is_shown(summaries):
     for row in rows:
         for cell in row:
             assert cell in text
+
+
+def test_wide_on_a_narrow_terminal_prints_every_cell_whole(summaries, monkeypatch):
+    """``--wide`` on an 80-column terminal: every column, each cell whole on one line, the
+    lines longer than the terminal (rich would otherwise squeeze the columns to 80, folding
+    the run labels away)."""
+    import io
+
+    from netsim import cli
+
+    buf = io.StringIO()
+    terminal = Console(file=buf, force_terminal=True, width=80, color_system=None, emoji=False)
+    monkeypatch.setattr(cli, "out_console", terminal)
+    cli.print_table(render.compare_table(summaries, "t", width=cli.table_width(True)), True)
+    header, rows = run_rows(summaries)
+    for row in rows:
+        line = next(l for l in buf.getvalue().splitlines() if l.startswith(f"│ {row[0]} "))
+        assert [c.strip() for c in line.strip("│").split("│")] == row
+        assert len(line) > 80
