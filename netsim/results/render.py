@@ -203,7 +203,7 @@ def _eta_text(eta: float | None) -> str:
 
 def _loss_text(snap: Snapshot) -> str:
     if snap.loss is None:
-        return "loss not evaluated yet"
+        return "loss evaluated after the run" if snap.after else "loss not evaluated yet"
     if snap.evaluated_update == 0 and snap.updates > 0:
         return f"loss not evaluated since t = 0 (initial {snap.loss:.5f}; see run.eval_every)"
     return f"loss {snap.loss:.5f} (evaluated at t = {snap.evaluated_at:.6g}, update {snap.evaluated_update})"

@@ -178,7 +178,9 @@ class Snapshot:
     ``loss``/``test_accuracy`` are those of the last evaluation, made at simulated
     time ``evaluated_at`` (s) after ``evaluated_update`` updates; None before the first.
     ``note``: what the run does before it starts training, when that takes a while
-    (choosing the grouping by racing candidates), else empty.
+    (choosing the grouping by racing candidates), else empty. ``after``: the loss is
+    evaluated only once the run is over (a real run, whose server keeps the models instead
+    of stalling on evaluations), so ``loss`` stays None while it runs.
     """
 
     label: str
@@ -193,6 +195,7 @@ class Snapshot:
     evaluated_update: int | None
     groups: tuple[GroupSnapshot, ...]
     note: str = ""
+    after: bool = False
 
     @property
     def fraction(self) -> float:

@@ -401,6 +401,7 @@ def _snapshot(spec: RealSpec, ps: RealServer, states, now: float) -> Snapshot:
         None,
         None,
         groups,
+        after=True,
     )
 
 

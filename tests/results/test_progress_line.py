@@ -10,6 +10,7 @@ from conftest import ROOT
 
 import netsim
 from netsim.results.progress import LineProgress, resolve
+from netsim.results.render import plain_line
 from netsim.sim.records import Snapshot
 
 QUICK = str(ROOT / "scenarios" / "quickstart.toml")
@@ -41,3 +42,10 @@ def test_compare_prints_each_runs_place(capsys):
     netsim.compare(QUICK, ["ssgd", "asgd"], progress=True, overrides=["run.until=5"])
     err = capsys.readouterr().err
     assert "[1/2] ssgd: 100%" in err and "[2/2] asgd: 100%" in err
+
+
+def test_a_real_runs_line_says_its_loss_comes_after_the_run():
+    real = Snapshot("gsgd", "gsgd", 5.0, 10.0, 5, 0, None, None, None, None, (), after=True)
+    emulated = Snapshot("gsgd", "gsgd", 5.0, 10.0, 5, 0, None, None, None, None, ())
+    assert "loss=evaluated after the run" in plain_line(real)
+    assert "loss=not evaluated yet" in plain_line(emulated)
