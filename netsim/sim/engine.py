@@ -301,6 +301,7 @@ class Simulation:
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
+        self._evaluated = None  # (model array, loss, accuracy, per-class) of the last evaluation
         self.stop = self.env.event()
         self.classes = scenario.worker_class_names()
         self.states = [WorkerState(i) for i in range(scenario.n_workers)]
@@ -365,17 +366,24 @@ class Simulation:
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
         X_test, y_test = self.eval_test
-        if self.eval_set is None:
+        last = self._evaluated
+        if last is not None and last[0] is w and curve[-1][0] == self.ps.version:
+            # the model is the very array evaluated last (no update, no replicas since):
+            # its loss and accuracies are the same floats, not computed again
+            loss, acc, per_class = last[1:]
+        elif self.eval_set is None:
             loss = float(model.loss(w, *self.eval_train))
             pred = model.predict(w, X_test)
             acc = float(np.mean(pred == y_test))  # = model.accuracy, with the predictions kept
+            per_class = class_accuracy(pred, y_test, ds.n_classes)
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
-            loss, acc, pred = float(model.loss(w, *self.eval_set)), float("nan"), None
+            loss, acc, per_class = float(model.loss(w, *self.eval_set)), float("nan"), None
+        self._evaluated = None if self.ps.replicas is not None else (w, loss, acc, per_class)
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if self.rule.replicated:  # 0 at the start, before the workers' models part
             self.recorder.consensus.append(self.ps.consensus_distance(w))
-        if pred is not None:
-            self.recorder.class_accuracy.append(class_accuracy(pred, y_test, ds.n_classes))
+        if per_class is not None:
+            self.recorder.class_accuracy.append(list(per_class))
         if not np.isfinite(loss):
             self.ps.finish(
                 f"non-finite loss at update {self.ps.version}, simulated time {self.env.now:g} s"

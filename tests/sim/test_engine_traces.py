@@ -153,3 +153,28 @@ def test_timeline_spans_by_hand():
         if w == 2
     ]
     assert slow == [(2, 0.0, 2.4), (2, 2.4, 4.8), (2, 4.8, 5.0)]
+
+
+def test_an_unchanged_model_is_evaluated_once():
+    # ASGD, one worker of 1.1 s, evaluated every 0.25 s over 3.5 s: updates at 1.1, 2.2 and
+    # 3.3 s, so the 15 rows (t = 0, 0.25, ..., 3.5) hold 4 distinct models.
+    raw = base_raw(workers=[{"name": "a", "count": 1, "compute": 1.1}])
+    raw["run"].update(until=3.5, eval_every=0.25)
+    sc = make_scenario(raw)
+    prepared = prepare(sc)
+    calls = []
+    loss = prepared.model.loss
+
+    def counted(w, X, y):
+        calls.append(w)
+        return loss(w, X, y)
+
+    prepared.model.loss = counted
+    curve = simulate(sc, "asgd", prepared=prepared).curve
+    rows = [(v, t) for v, t, _, _ in curve]
+    assert [v for v, _ in rows] == [0] * 5 + [1] * 4 + [2] * 5 + [3]
+    assert [t for _, t in rows] == [0.25 * k for k in range(15)]
+    assert len(calls) == 4
+    for version in range(4):  # every row of one model carries that model's loss and accuracy
+        same = {(c[2], c[3]) for c in curve if c[0] == version}
+        assert len(same) == 1
