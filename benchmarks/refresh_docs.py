@@ -50,6 +50,7 @@ REGRET_SUITES = {
     "kinds44": (["--generator", "kinds", "--suite-seed", "44", "--n", "30"], "k44"),
     "kinds45": (["--generator", "kinds", "--suite-seed", "45", "--n", "30"], "k45"),
     "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16"], "t46"),
+    "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16"], "t47"),
     "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
