@@ -921,6 +921,7 @@ def recommend(
     alike: float = 0.0,
     jobs: int | None = None,
     on_rung: Callable[[int, int, int], None] | None = None,
+    on_progress: Callable[[float], None] | None = None,
 ) -> "Recommendation":
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
@@ -934,7 +935,9 @@ def recommend(
     within a factor e**alike of an earlier candidate's (cheaper, see docs/GROUPING.md).
     *jobs*: processes the pilots and the *verify* runs are spread over (default: the CPUs
     this process may use, where forking is safe; the result is the same for any value). *on_rung(rung, rungs,
-    candidates)* is called before each rung of the race (0-based), for progress.
+    candidates)* is called before each rung of the race (0-based), for progress, and
+    *on_progress(share)* just before it (and at the end) with the share (0..1) of the race's
+    planned work done, for an estimate of the time left.
     Raises RecommendError (ScenarioError for *rounds*).
     """
     from .rng import Streams
@@ -965,6 +968,7 @@ def recommend(
         alike=alike,
         jobs=jobs,
         on_rung=on_rung,
+        on_progress=on_progress,
     )
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)

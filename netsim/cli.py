@@ -1100,6 +1100,7 @@ def group(
         fail(f"--alike: {alike} is not allowed (a finite number >= 0)")
     if jobs is not None and jobs < 1:
         fail(f"--jobs: {jobs} is not allowed (>= 1)")
+    eta = _RaceEta()
     try:
         rec = api.recommend(
             sc,
@@ -1111,8 +1112,9 @@ def group(
             alike=alike,
             jobs=jobs,
             on_rung=lambda r, n, k: note(
-                f"{sc.name}: racing rung {r + 1} of {n}, {k} (grouping, η) candidates"
+                f"{sc.name}: racing rung {r + 1} of {n}, {k} (grouping, η) candidates{eta.text()}"
             ),
+            on_progress=eta.update,
         )
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
@@ -1124,6 +1126,36 @@ def group(
     hosts = list(sc.network.worker_hosts) if sc.network else None
     for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
         out_console.print(renderable)
+
+
+class _RaceEta:
+    """The race's time left, from the share of its planned simulated seconds spent
+    (``on_progress``) and the wall time since it started."""
+
+    def __init__(self):
+        self.start: float | None = None  # when the first rung began (data and probes before)
+        self.share = 0.0
+
+    def update(self, share: float) -> None:
+        if self.start is None:
+            self.start = time.monotonic()
+        self.share = share
+
+    def text(self) -> str:
+        """``, about 3 min left`` (empty before anything was spent)."""
+        if self.start is None or not self.share > 0:
+            return ""
+        left = (time.monotonic() - self.start) * (1 - self.share) / self.share
+        return f", about {_duration(left)} left"
+
+
+def _duration(seconds: float) -> str:
+    """*seconds* rounded for a person: ``40 s``, ``3 min``, ``1.5 h``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _group_quick(sc, rounds: int | None, json_: bool) -> None:

@@ -297,6 +297,7 @@ def recommend(
     alike: float = 0.0,
     jobs: int | None = None,
     on_rung=None,
+    on_progress=None,
     widen: int = 3,
     extrapolate: bool = False,
     safer: bool = False,
@@ -307,26 +308,25 @@ def recommend(
 
     Parameters
     ----------
-    scenario : Scenario; its horizon ``run.until`` (s) scales the rungs.
-    prepared, measurement : shared data, shards and initial model; the probe phase (made
-        from the scenario's streams when None).
+    scenario, prepared, measurement : its horizon ``run.until`` (s) scales the rungs; shared data,
+        shards and initial model; the probe phase (made from the scenario's streams when None).
     candidates, lrs : ``{name: groups}`` (:func:`candidate_groupings`); η grid (:func:`lr_grid`).
     factor : keep 1/*factor* of the candidates per rung, at least *finalists*; rung
         horizons grow by *factor*, from *first* to *last* of the horizon.
     replicates : runs per finalist (its pilot and ``replicates − 1`` runs with other time and
         minibatch draws; the finalists: the best *finalists* at the last rung).
-    budget_s : cap on the pilots' simulated seconds; rung horizons shrink to fit.
-    eval_rows : training rows the pilots evaluate the loss on (a fixed subsample).
-    target : target loss; default ``run.target_loss``, else the highest loss any run of
-        the lowest-loss finalist holds at the end of the last rung.
+    budget_s, eval_rows : cap on the pilots' simulated seconds (rung horizons shrink to fit);
+        training rows the pilots evaluate the loss on (a fixed subsample).
+    target : default ``run.target_loss``, else the highest loss any run of the lowest-loss
+        finalist holds at the end of the last rung.
     rule : the GSGD rule asking (hand groups, k_max, probe rounds, η grid centre, options
         the pilots keep); default the scenario's ``[algorithms.gsgd]``.
-    alike : when > 0, groupings whose timing lies within ``e**alike`` of an earlier
-        candidate's are not raced (:func:`netsim.tuning.progress.prune_alike`).
-    jobs : processes the pilots run in (:mod:`netsim.tuning.pool`; None: the usable CPUs,
-        at most one per 4 candidates). The result is the same for any *jobs*.
-    on_rung : called as ``on_rung(rung, rungs, candidates)`` before each rung (0-based);
-        it may raise (e.g. KeyboardInterrupt) to abandon the race.
+    alike : when > 0, groupings timed within ``e**alike`` of an earlier one are not raced
+        (:func:`netsim.tuning.progress.prune_alike`).
+    jobs : processes for the pilots (:mod:`netsim.tuning.pool`; None: the usable CPUs, at
+        most one per 4 candidates); the result is the same for any *jobs*.
+    on_rung, on_progress : called before each rung as ``on_rung(rung, rungs, candidates)``
+        (0-based; may raise to abandon the race) and ``on_progress(share)`` (:func:`_done_share`).
     widen : with the default grid and no *budget_s*, up to this many η steps beyond
         either end of the grid per grouping after the first rung (:func:`edge_steps`).
     extrapolate, safer, tie : rank by the loss headed for at the horizon (:func:`_headed_score`);
@@ -346,7 +346,7 @@ def recommend(
     horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
     runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
     how = _Halving(factor, finalists, widen, lrs, extrapolate, safer, tie)
-    finals = _race(runner, how, jobs, on_rung)
+    finals = _race(runner, how, jobs, on_rung, on_progress)
     chosen = _choose(scenario, horizons, finals, pilots, given_target, target, how, guard)
     pick, reason, target, source = chosen
     close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
@@ -600,15 +600,20 @@ class _Halving:
         return self.lrs[1] / self.lrs[0] if len(self.lrs) > 1 else 3.0
 
 
-def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list[Pilot]:
+def _race(
+    runner: _Runner, halving: _Halving, jobs: int | None, on_rung, on_progress=None
+) -> list[Pilot]:
     """Run the successive halving over *runner*'s pilots (new ones appended to its list
-    when the grid is widened) and return the last rung's candidates."""
+    when the grid is widened) and return the last rung's candidates; *on_rung* and
+    *on_progress* as in :func:`recommend` (the latter with 1.0 at the end too)."""
     pilots, horizons = runner.pilots, runner.horizons
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
     with StickyPool(runner.work, jobs) as pool:  # one thread per native pool, in every process
         for r in range(len(horizons)):
+            if on_progress is not None:
+                on_progress(_done_share(runner, halving, alive, r))
             if on_rung is not None:
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
@@ -622,11 +627,38 @@ def _race(runner: _Runner, halving: _Halving, jobs: int | None, on_rung) -> list
         if len(alive) > halving.finalists:  # more reached the last rung: replicate its best
             alive = _best(pilots, alive, halving.finalists)
             runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
+    if on_progress is not None:
+        on_progress(1.0)
     runner.sims.clear()  # free the SimPy state of every pilot
     for p in pilots:
         if p.rung < len(horizons) - 1:
             p.curves = []
     return [pilots[i] for i in alive]
+
+
+def _done_share(runner: _Runner, halving: _Halving, alive: list, r: int) -> float:
+    """Share (0..1) of the race's work done before rung *r*, which the pilots *alive* start:
+    the wall seconds its pilots have spent, over those plus what the rungs from *r* on are
+    planned to cost (the candidates each keeps, then the last rung's replicate runs, in
+    simulated seconds) at the mean wall cost per simulated second of the pilots *alive*
+    (:meth:`_Runner.per_s`: the candidates that stay are the ones updating most, dearer to
+    emulate than the ones that left).
+
+    >>> pilots = [Pilot("g", ((0,),), 1.0, sim_s=4.0, wall_s=4.0) for _ in range(8)]
+    >>> runner = _Runner(None, None, None, pilots, [1.0, 2.0, 4.0], 3, None, ())
+    >>> _done_share(runner, _Halving(2.0, 2, 0, (1.0,)), list(range(8)), 1)   # left: 8·1 + 4·2 + 2·2·4 = 32 s
+    0.5
+    """
+    horizons = runner.horizons
+    spent = sum(p.wall_s for p in runner.pilots)
+    rate = float(np.mean([runner.per_s(i) for i in alive])) if alive else 0.0
+    left, k = 0.0, len(alive)
+    for j in range(r, len(horizons)):
+        left += k * (horizons[j] - (horizons[j - 1] if j else 0.0))
+        if j < len(horizons) - 1:
+            k = max(halving.finalists, math.ceil(k / halving.factor))
+    left += min(k, halving.finalists) * (runner.replicates - 1) * horizons[-1]
+    return spent / (spent + left * rate) if spent + left * rate > 0 else 1.0
 
 
 def _best(pilots: list, ids: list, keep: int) -> list[int]:

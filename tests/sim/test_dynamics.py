@@ -221,6 +221,8 @@ def test_compare_groupings_and_group_command(tmp_path):
     assert res.exit_code == 0, res.output
     assert "recommended:" in res.output and "predicted" in res.output
     assert "quickstart: racing rung 1 of" in res.stderr  # progress of the race, on stderr
+    rungs = [line for line in res.stderr.splitlines() if "racing rung" in line]
+    assert "left" not in rungs[0] and all(", about " in x and " left" in x for x in rungs[1:])
     res = runner.invoke(
         app, ["group", str(ROOT / "scenarios" / "quickstart.toml"), "--lrs", "0.1,-1"]
     )
