@@ -1129,8 +1129,8 @@ def group(
 
 
 class _RaceEta:
-    """The race's time left, from the share of its planned simulated seconds spent
-    (``on_progress``) and the wall time since it started."""
+    """The race's time left, from the share of its planned work done (``on_progress``:
+    :func:`netsim.tuning.race._done_share`) and the wall time since its first rung began."""
 
     def __init__(self):
         self.start: float | None = None  # when the first rung began (data and probes before)
