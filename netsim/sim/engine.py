@@ -465,7 +465,10 @@ class Simulation:
         )  # factors at the end: pre-emption wastes none
         batch = scenario.run.batch_size
         gather = RowGather(X)  # one scratch buffer for every worker's minibatch rows
-        crew = None if self.general_reason else LeanCrew(env, self.ps, prep.model, y, gather)
+        crew = None
+        if not self.general_reason:
+            comm = None if all(self.comm.instant) else self.comm
+            crew = LeanCrew(env, self.ps, prep.model, y, gather, comm)
         how = Computation(gradient, X, y, residual, gather, late)
         self.ps.lean = crew is not None
         with building():  # see netsim.sim.collector
@@ -939,9 +942,9 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
     """What keeps a run's workers from running as lean callbacks ('' : nothing).
 
     :class:`~netsim.sim.lean.LeanWorker` cannot be interrupted or inspected and pushes
-    dense gradients at once, so it needs a rule that never pre-empts, reads or collects
-    a worker's iteration (``rule.lean``), no timed events (crashes, slowdowns, link
-    changes), transfers that take no time and no compact gradients.
+    dense gradients, so it needs a rule that never pre-empts, reads or collects a
+    worker's iteration (``rule.lean``), no timed events (crashes, slowdowns, link
+    changes) and no compact gradients. Its transfers may take time.
     """
     if rule.peer:
         return f"rule {rule.name} has no parameter server (its workers exchange messages)"
@@ -949,8 +952,6 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
         return f"rule {rule.name} interrupts or inspects workers"
     if scenario.events:
         return "timed events"
-    if not all(comm.instant):
-        return "transfers take time"
     if scenario.run.compact_gradients:
         return "compact gradients"
     return ""

@@ -1,8 +1,8 @@
 """Lean workers: workers as SimPy callbacks, for runs that need no interruption.
 
 :func:`netsim.sim.worker.worker_process` is a SimPy process: it can be pre-empted,
-crash, wait for transfers that take time, and exposes its iteration to the PS
-(``st.job``). When a run needs none of that (:func:`netsim.sim.engine.lean_blocker`),
+crash, and exposes its iteration to the PS (``st.job``). When a run needs none of
+that (:func:`netsim.sim.engine.lean_blocker`),
 the engine uses a :class:`LeanCrew` instead: the same iterations, drawn from the
 same streams, pushed in the same order at the same simulated times, with SimPy heap
 entries in the same order, so every result is bit-identical; but no generator is
@@ -21,6 +21,10 @@ or an SSGD class's, under constant times) are one entry, the first such worker's
 which pushes for the others after itself, in order: their entries would have been
 due at one time, with one priority and no entry between them (a lean run schedules
 nothing urgent after its start, so nothing their pushes schedule can come first).
+A pull or push that takes time is an event the worker waits on as its process would: its
+callback, appended where the process appends its resumption, goes on from there. Once a
+worker woken by a ``send`` has started a pull (which may make entries), the later ones'
+computation ends no longer join an earlier one's entry.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rules.base import Push
-from .worker import COMPUTE
+from .worker import COMM, COMPUTE
 
 __all__ = ["LeanCrew", "LeanWorker", "InstantBatch"]
 
@@ -66,9 +70,12 @@ class LeanCrew:
     gather : RowGather of the training rows X (n, d).
     """
 
-    def __init__(self, env, ps, model, y: np.ndarray, gather):
+    def __init__(self, env, ps, model, y: np.ndarray, gather, comm=None):
         self.env = env
         self.ps = ps
+        self.comm = comm
+        """The run's communication model when transfers may take time (its ``instant``,
+        ``pull`` and ``push``), else None."""
         self.instants = InstantBatch(model, y, gather)
         self.wakes: _Wakes | None = None
         """The wake-ups of the ``send`` in progress (one heap entry), until it is due."""
@@ -93,10 +100,13 @@ class _Wakes(_Entry):
     def _due(self) -> None:
         model, self.model = self.model, None  # closed: a later send makes its own entry
         now = self.workers[0].env.now
-        heads: dict = {}
+        heads: dict | None = {}
         for worker in self.workers:
             worker.w, worker.version = model
-            worker._compute(now, heads)
+            if worker.link is None:
+                worker._compute(now, heads)
+            elif worker._pull(now):
+                heads = None  # entries made since: a later end no longer follows an earlier one
 
 
 class LeanWorker(_Entry):
@@ -131,6 +141,8 @@ class LeanWorker(_Entry):
         "pushed",
         "step",
         "followers",
+        "link",
+        "held",
     )
 
     def __init__(self, crew: LeanCrew, st, sampler, draws):
@@ -153,6 +165,11 @@ class LeanWorker(_Entry):
         """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.step: tuple | None = None
         """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
+        self.link = None if crew.comm is None or crew.comm.instant[st.wid] else crew.comm
+        """The communication model when this worker's pull and push may take time (it waits
+        for each transfer's event), else None (no transfer)."""
+        self.held = None
+        """The gradient being pushed, while its transfer is under way."""
         self.followers: list | None = None
         """The workers whose computations, started by the same ``send`` with the same drawn
         time, end in this worker's entry (they push after it, in order), or None."""
@@ -182,7 +199,24 @@ class LeanWorker(_Entry):
             self.st.wake = self
         else:
             self.w, self.version = model
+            if self.link is None:
+                self._compute(now)
+            else:
+                self._pull(now)
+
+    def _pull(self, now: float) -> bool:
+        """Pull the model read, then compute on it when it has arrived; False when the
+        pull takes no time (the computation starts now, no entry made before it)."""
+        event = self.link.pull(self.wid)
+        if event is None:
             self._compute(now)
+            return False
+        self.st.enter(COMM, now)
+        event.callbacks.append(self._pulled)
+        return True
+
+    def _pulled(self, _event) -> None:
+        self._compute(self.env.now)
 
     def _compute(self, now: float, heads: dict | None = None) -> None:
         """Start computing at *now* (s) on the model read.
@@ -227,6 +261,26 @@ class LeanWorker(_Entry):
         if grad is None:
             grad = self.crew.instants.gradient(self, now)
         self.grad = None
+        if self.link is not None and self._send(grad, now, self._pushed):
+            return
+        self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
+        self._next(now)
+
+    def _send(self, grad: np.ndarray, now: float, then) -> bool:
+        """Push *grad* (d,); *then(event)* takes over when it has arrived. False when the
+        push takes no time."""
+        event = self.link.push(self.wid)
+        if event is None:
+            return False
+        self.st.enter(COMM, now)
+        self.held = grad
+        event.callbacks.append(then)
+        return True
+
+    def _pushed(self, _event) -> None:
+        """The gradient pushed has arrived: the PS takes it."""
+        now = self.env.now
+        grad, self.held = self.held, None
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
@@ -238,6 +292,17 @@ class LeanWorker(_Entry):
         rows = sampler.next()
         instants = self.crew.instants
         grad = instants.one(self.w, instants.gather(rows), instants.y[rows])
+        if self.link is not None and self._send(grad, now, self._solo_pushed):
+            return
+        self._apply_solo(grad, now)
+
+    def _solo_pushed(self, _event) -> None:
+        grad, self.held = self.held, None
+        self._apply_solo(grad, self.env.now)
+
+    def _apply_solo(self, grad: np.ndarray, now: float) -> None:
+        """A ``solo`` rule's PS takes *grad*, pushed by now (s); the next iteration starts."""
+        sampler = self.sampler
         ps = self.ps
         step = self.step
         if step is None:  # first push: the rule has started (solo_step needs its groups)
@@ -254,6 +319,9 @@ class LeanWorker(_Entry):
             return
         st.released = False  # _next and _compute for the usual case, inlined (once per gradient)
         self.w, self.version = ps.w, ps.version
+        if self.link is not None:
+            self._pull(now)
+            return
         st.enter(COMPUTE, now)
         self.callbacks = _PUSH_SOLO
         self.env.schedule(self, _NORMAL, self.draw())

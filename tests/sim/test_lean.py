@@ -26,6 +26,7 @@ from netsim.results.runfolder import write_run
 from netsim.rules import RULES
 from netsim.sim import lean
 from netsim.sim.engine import Simulation
+from netsim.sim.worker import COMM
 from netsim.workload.models import Logistic, SmoothSVM, Softmax
 
 LEAN_RULES = sorted(name for name, cls in RULES.items() if cls.lean)
@@ -121,6 +122,23 @@ def test_lean_path_gives_the_same_run_folder(rule, case, tmp_path):
     assert json.loads(lean_files["summary.json"])["updates"] > 5
 
 
+_STAR = {"topology": {"builder": "star", "args": {"n_hosts": 8}}, "message_bytes": 2e5}
+_NETWORKS = {
+    # fixed latencies; the slow class's transfers take no time (instant next to timed)
+    "fixed": {
+        "workers": [
+            {"name": "fast", "count": 3, "compute": 1.0, "latency": 0.25},
+            {"name": "medium", "count": 2, "compute": 1.0, "pull_latency": 0.5},
+            {"name": "slow", "count": 2, "compute": 3.0},
+        ]
+    },
+    # flows on a star: tied computations start their pushes together (shared links, one
+    # path latency), so pulls and pushes end together too
+    "star": {"workers": _TIED, "network": _STAR},
+    "star_random": {"workers": _RANDOM, "network": {**_STAR, "message_bytes": 1e6}},
+}
+
+
 _TIMES = st.one_of(
     st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]),
     st.builds(lambda m: {"dist": "exponential", "mean": m}, st.sampled_from([0.5, 1.0, 2.0])),
@@ -143,6 +161,7 @@ _TIMES = st.one_of(
     max_updates=st.sampled_from([0, 7, 30]),
     timeline=st.sampled_from([0.0, 5.0]),
     stack_bytes=st.sampled_from([1, 1 << 21]),
+    transfers=st.sampled_from(["none", "fixed", "star"]),
 )
 def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(
     rule,
@@ -154,14 +173,21 @@ def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(
     max_updates,
     timeline,
     stack_bytes,
+    transfers,
     tmp_path,
     monkeypatch,
 ):
     """Random small scenarios (1-3 classes of 1-4 workers, constant times that tie often or
     random ones, evaluations by time, an update limit, the timeline, stacks of one
-    minibatch or many): every lean rule gives the worker processes' run folder, byte for byte."""
+    minibatch or many, transfers that take no time, a fixed time for the first class or
+    flows on a star): every lean rule gives the worker processes' run folder, byte for byte."""
     workers = [{"name": f"c{i}", "count": n, "compute": t} for i, (n, t) in enumerate(classes)]
     workers[0]["count"] += max(0, 4 - sum(n for n, _ in classes))  # at least 4: every rule's K fits
+    extra = {}
+    if transfers == "fixed":
+        workers[0]["latency"] = 0.25
+    elif transfers == "star":
+        extra["network"] = {**_STAR, "topology": {"builder": "star", "args": {"n_hosts": 13}}}
     run = {
         "seed": seed,
         "until": until,
@@ -171,7 +197,9 @@ def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(
         "timeline_until": timeline,
         "algorithm": rule,
     }
-    sc = make_scenario(base_raw(workers=workers, algorithms={rule: _ALGORITHMS[rule]}, run=run))
+    sc = make_scenario(
+        base_raw(workers=workers, algorithms={rule: _ALGORITHMS[rule]}, run=run, **extra)
+    )
     general, _ = _folder(sc, rule, False, tmp_path / "g")
     monkeypatch.setattr(lean, "STACK_BYTES", stack_bytes)
     files, sim = _folder(sc, rule, True, tmp_path / "l")
@@ -285,15 +313,6 @@ def test_rules_without_a_ps_take_the_general_path(rule):
         ),
         (
             {
-                "workers": [
-                    {"name": "fast", "count": 2, "compute": 1.0, "latency": 0.1},
-                    {"name": "slow", "count": 1, "compute": 2.0},
-                ]
-            },
-            "transfers take time",
-        ),
-        (
-            {
                 "run": {"seed": 5, "until": 10.0, "batch_size": 8, "compact_gradients": True},
                 "model": {"name": "logistic", "l2": 0.0},
             },
@@ -307,6 +326,20 @@ def test_scenarios_the_lean_worker_cannot_run_take_the_general_path(change, reas
     assert sim.general_reason == reason
     sim.run()
     assert all(st.process is not None for st in sim.states)
+
+
+@pytest.mark.parametrize("case", sorted(_NETWORKS))
+@pytest.mark.parametrize("rule", LEAN_RULES)
+def test_transfers_that_take_time_give_the_same_run_folder_on_lean_workers(rule, case, tmp_path):
+    """Lean workers wait for their pull and push events as the processes do (the same
+    callbacks in the same heap entries): fixed latencies with workers whose transfers take
+    no time among others whose do, flows that tie on a star, random compute times."""
+    sc = _scenario("tied", rule, **_NETWORKS[case])
+    lean_files, sim = _folder(sc, rule, True, tmp_path)
+    assert sim.general_reason == "" and all(st.process is None for st in sim.states)
+    assert lean_files == _folder(sc, rule, False, tmp_path)[0]
+    assert json.loads(lean_files["summary.json"])["updates"] > 5
+    assert sum(st.spent[COMM] for st in sim.states) > 0  # the transfers took time
 
 
 def test_base_scenario_runs_lean():
