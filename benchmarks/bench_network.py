@@ -13,7 +13,9 @@ server, gradients, records). The cases: ``scenarios/fat_tree_ps.toml``,
 digits data) on a 17-host star and on the k=6 fat-tree (17 hosts do not fit k=4's 16),
 and 1,000 and 10,000 ASGD workers (synthetic data, 64 features, batch 1, exponential
 times of mean 10 s, 64-parameter messages of 1 MB) on a star and on a fat-tree (k=16,
-1,024 hosts, for 1,000; k=36, 11,664 hosts, for 10,000).
+1,024 hosts, for 1,000; k=36, 11,664 hosts, for 10,000), and a loaded network: 64 such
+workers computing for 10 ms on average against 10 MB messages (8 ms alone on a star link),
+most of them sending at once through the PS's links.
 
 Goals (issue #36): networked within 2x of the same scenario without the network per
 gradient (fat_tree_ps, geo_gsgd, the paper cluster on a star); 10,000 networked workers on a
@@ -95,6 +97,25 @@ def _big(workers: int, topology: str, updates: int) -> tuple[Path, list[str]]:
     ]
 
 
+def _loaded(workers: int, updates: int) -> tuple[Path, list[str]]:
+    """*workers* ASGD workers on a star whose PS links are the bottleneck: 10 MB messages
+    (8 ms alone on the star's 10 Gbit/s links) against exponential compute times of mean
+    10 ms, so that most workers' transfers are in flight at once."""
+    return SC / "quickstart.toml", [
+        "run.eval_every=0",
+        "run.until=1e12",
+        f"run.max_updates={updates}",
+        "run.batch_size=1",
+        "run.timeline_until=0",
+        'run.algorithm="asgd"',
+        "algorithms={asgd={lr=0.01}}",
+        'data={source="synthetic", n_samples=2500, n_features=64, labels="binary"}',
+        'model={name="logistic", l2=0.0001}',
+        f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean=0.01}}}}]',
+        f'network={{topology={{builder="star", args={{n_hosts={workers + 1}}}}}, message_bytes=1e7}}',
+    ]
+
+
 PAPER = ["data.source='digits'", "run.eval_every=0", "run.timeline_until=0"]
 CASES = {
     "fat_tree_ps": lambda q: (SC / "fat_tree_ps.toml", ["run.eval_every=0"]),
@@ -111,6 +132,7 @@ CASES = {
     "1000_fat_tree_k16": lambda q: _big(1_000, "fat_tree", 2_000 if q else 20_000),
     "10000_star": lambda q: _big(10_000, "star", 10_000 if q else 50_000),
     "10000_fat_tree_k36": lambda q: _big(10_000, "fat_tree_k36", 10_000 if q else 50_000),
+    "64_star_loaded": lambda q: _loaded(64, 5_000 if q else 20_000),
 }
 GOAL_RATIO = ("fat_tree_ps", "geo_gsgd", "paper_star")
 

@@ -226,6 +226,9 @@ class LinkSharing:
         self._share: dict[int, float] = {}  # link -> capacity / flows crossing it
         self.level: float | None = None
         """The rate of every flow when the last :meth:`solve` gave them all one, else None."""
+        self.hubs: list | None = None
+        """The hubs (links) of the last :meth:`solve` when its flows split by hubs (see
+        :meth:`_hubs`), else None."""
         # the last unit solve, kept to resume it when flows only left (see _resume)
         self._rounds: list[_Round] = []
         self._round_of: dict = {}  # flow -> the round that froze it
@@ -269,10 +272,17 @@ class LinkSharing:
         self._least = min(cap, default=0.0)
         self._fresh = True
 
+    def forget(self) -> None:
+        """Solve the next time from scratch: the flows changed outside :meth:`solve`'s
+        view (they were served by :class:`netsim.net.hubqueues.HubQueues`)."""
+        self._gone = []
+        self._fresh = True
+
     def solve(self, flows) -> None:
         """Set the max-min fair ``rate`` of every flow of *flows* (all added, in the
         order they were added)."""
         self.level = None
+        self.hubs = None
         gone, self._gone = self._gone, []
         fresh, self._fresh = self._fresh, False
         if not self.unit:
@@ -319,6 +329,7 @@ class LinkSharing:
                     level = self.level = self._share[best]
                     for each in flows:
                         each.rate = level
+                    self.hubs = [best]
                     return True
                 hubs.append(best)
         if sum([len(on[hub]) for hub in hubs]) != n:  # a flow on two hubs
@@ -342,6 +353,7 @@ class LinkSharing:
             level = share[hub]
             for flow in on[hub]:
                 flow.rate = level
+        self.hubs = hubs
         return True
 
     def _water(self, n: int, r: int, done: int, state: tuple) -> None:

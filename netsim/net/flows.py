@@ -8,10 +8,16 @@ from typing import NamedTuple
 import numpy as np
 
 from .fairshare import LinkSharing
+from .hubqueues import HubQueues
 from .routing import route
 from .topology import validate_graph
 
 __all__ = ["FlowNetwork", "TransferRecord"]
+
+HUB_FLOWS = 16
+"""Flows in flight from which, when they split by hubs, they are served by virtual time
+(:class:`netsim.net.hubqueues.HubQueues`): with fewer, a pass over them costs less than the
+heaps."""
 
 _MIN_LATENCY = 1e-9
 """Floor of the path latency (s) used as RTT weight by ``sharing="rtt"``."""
@@ -97,12 +103,15 @@ class _Flow:
         "rate",
         "credited",
         "seq",
+        "order",
+        "finish",
     )
     # idx: every link of the path; links: those of finite capacity (a tuple), the ones
     # that share its rate (set when it starts sending, and again when a link's finiteness
     # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending;
     # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit);
-    # seq: the order it was created in (see FlowNetwork._unsolo)
+    # seq: the order it was created in (see FlowNetwork._unsolo); order: the order it
+    # started sending in; finish: see HubQueues (left and rate are stale while in a group)
 
 
 class FlowNetwork:
@@ -161,6 +170,8 @@ class FlowNetwork:
         self._finite_gen = 0  # changes when a link becomes finite or infinite
         self._flows = []  # sending flows, in the order they started sending
         self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
+        self._queues: HubQueues | None = None  # the flows sending, while they split by hubs
+        self._orders = 0  # flows that started sending so far
         self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
         self._arrived = []  # flows done with latency, not yet sending
         self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
@@ -315,6 +326,7 @@ class FlowNetwork:
         still in their path latency do not count: they take their share on arrival)."""
         return not (
             self._flows
+            or self._queues is not None
             or self._arrived
             or self._replan_pending
             or self._fast is not None
@@ -587,8 +599,11 @@ class FlowNetwork:
         """Deliver the flows done by now, start the ones arrived, re-solve the rates and
         schedule the earliest completion. The arithmetic is the vectorised one it
         replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
-        ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``."""
+        ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``; while the flows
+        split by hubs, by their groups' virtual time (:meth:`_replan_hubs`)."""
         self._replan_pending = False
+        if self._queues is not None and self._replan_hubs():
+            return
         now = self.env.now
         sharing = self._sharing
         flows = self._flows
@@ -615,6 +630,7 @@ class FlowNetwork:
             for flow in self._arrived:
                 flow.left = bits = flow.bits - flow.credited  # credited: sent as a solo
                 flow.tol = 1e-9 * bits
+                flow.order = self._orders = self._orders + 1
                 sharing.add(flow)
                 if bits < least:
                     least = bits
@@ -622,6 +638,12 @@ class FlowNetwork:
             self._arrived = []
         self._generation += 1
         sharing.solve(flows)
+        if len(flows) >= HUB_FLOWS and sharing.hubs is not None and sharing._least > 0:
+            self._queues = queues = HubQueues(sharing)  # serve them by virtual time from now
+            queues.start(sharing.hubs, now)
+            self._flows = []
+            self._plan_hubs(queues)
+            return
         if flows:
             level = sharing.level
             if level:  # one rate for all: x / level grows with x, so the least first
@@ -637,6 +659,61 @@ class FlowNetwork:
                 return
             self.env.timeout(max(delay, 0.0), self._generation).callbacks.append(self._on_timeout)
 
+    def _replan_hubs(self) -> bool:
+        """:meth:`_replan` while the flows in flight split by hubs (``self._queues``): the
+        groups are served up to now, the flows done leave, the ones arrived join their hub's
+        group. False when a flow arrived does not fit the groups: the flows then leave them
+        (``self._flows``, with their bits left) and the water-filling takes over, with that
+        flow and the ones after it still to start."""
+        now = self.env.now
+        queues, sharing = self._queues, self._sharing
+        queues.advance(now)
+        done = queues.due(4 * math.ulp(now))
+        for flow in done:
+            self._credit(flow, flow.bits)
+            self._deliver(flow)
+            sharing.remove(flow)
+        if done:
+            queues.reshare()  # a group left empty frees its hub
+        self._last = now
+        arrived, self._arrived = self._arrived, []
+        for i, flow in enumerate(arrived):
+            flow.left = bits = flow.bits - flow.credited
+            flow.tol = 1e-9 * bits
+            flow.order = self._orders = self._orders + 1
+            sharing.add(flow)
+            if not queues.join(flow, now):
+                sharing.remove(flow)
+                self._arrived = arrived[i:]
+                self._flows = queues.release()
+                self._queues = None
+                sharing.forget()
+                return False
+        sharing.forget()
+        self._generation += 1
+        if not queues:
+            self._queues = None
+            return True
+        queues.reshare()
+        self._plan_hubs(queues)
+        return True
+
+    def _plan_hubs(self, queues: HubQueues) -> None:
+        """Schedule the first end of a flow of *queues*."""
+        delay = queues.delay()
+        if delay < math.inf:
+            self.env.timeout(max(delay, 0.0), self._generation).callbacks.append(self._on_timeout)
+
+    def _leave_hubs(self) -> None:
+        """Take the flows out of their groups (``self._flows``, with their bits left now)."""
+        queues = self._queues
+        if queues is not None:
+            queues.advance(self.env.now)
+            self._flows = queues.release()
+            self._queues = None
+            self._sharing.forget()
+            self._last = self.env.now
+
     def set_link(self, u, v, *, bandwidth=None, latency=None):
         """Change the link between *u* and *v* (both directions) from now on.
 
@@ -651,6 +728,7 @@ class FlowNetwork:
             self._materialize()
         if self._solo is not None:
             self._unsolo()
+        self._leave_hubs()
         self._advance()
         was_finite = np.isfinite(self.capacity)
         for link in ((u, v), (v, u)):
@@ -708,6 +786,12 @@ class FlowNetwork:
             more = flow.bits - flow.left - flow.credited
             for link in flow.links:
                 carried[link] += more
+        queues = self._queues
+        if queues is not None:
+            for flow in queues.group_of:
+                more = flow.bits - queues.left(flow, self.env.now) - flow.credited
+                for link in flow.links:
+                    carried[link] += more
         solo = self._solo
         if solo is not None:
             sent = solo.sent(self.env.now)

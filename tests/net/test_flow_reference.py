@@ -43,6 +43,7 @@ import numpy as np
 import pytest
 import simpy
 
+from netsim.net import flows
 from netsim.net.flows import FlowNetwork
 from netsim.net.routing import route
 from netsim.net.topology import fat_tree, hosts, leaf_spine, multi_datacenter, star
@@ -51,6 +52,16 @@ from netsim.net.topology_io import load_topology
 PRESETS = Path(__file__).resolve().parents[2] / "topologies"
 INF = math.inf
 RTOL = 1e-9
+
+
+@pytest.fixture(autouse=True, params=["default", "virtual time"])
+def _hub_flows(request, monkeypatch):
+    """Every case twice: as the network serves flows by default, and with flows that split
+    by hubs served by virtual time from the first one (``HUB_FLOWS`` = 1)."""
+    if request.param == "virtual time":
+        monkeypatch.setattr(flows, "HUB_FLOWS", 1)
+
+
 MIN_RTT = 1e-9  # documented floor of the RTT weight's latency
 
 
@@ -426,6 +437,35 @@ def test_presets(name, seed):
     changes = random_changes(rng, G, int(rng.integers(1, 4))) if seed % 2 else []
     transfers = random_transfers(rng, H, int(rng.integers(2, 31)), hub=H[0])
     check(G, transfers, changes, **options(rng))
+
+
+def ps_transfers(rng, H, n):
+    """*n* pushes to and pulls from ``H[0]`` (a PS) by the other hosts *H*, many at once:
+    sizes of a few values (ties) or random, started on a coarse grid or at random."""
+    out = []
+    for _ in range(n):
+        worker = H[int(rng.integers(1, len(H)))]
+        src, dst = (worker, H[0]) if rng.random() < 0.5 else (H[0], worker)
+        nbytes = (
+            int(rng.choice([250_000, 1_000_000]))
+            if rng.random() < 0.5
+            else int(10 ** rng.uniform(4, 6.5))
+        )
+        t = float(rng.integers(0, 8) * 2e-4) if rng.random() < 0.5 else float(rng.uniform(0, 2e-3))
+        out.append(Transfer(src, dst, nbytes, t))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ps_traffic(seed):
+    """A PS's pushes and pulls, 10-80 of them, on a star, a fat-tree and two datacenters:
+    the flows split by hubs (the PS's links in and out) and, once enough are in flight,
+    are served by virtual time; some runs change links on the way."""
+    rng = np.random.default_rng([seed, 7])
+    G = preset(["star16", "fat_tree_k4", "geo3", "leaf_spine_small"][seed % 4])
+    changes = random_changes(rng, G, int(rng.integers(1, 3))) if seed % 3 == 0 else []
+    transfers = ps_transfers(rng, hosts(G)[:16], int(rng.integers(10, 81)))
+    check(G, transfers, changes, header_bytes=int(rng.choice([0, 64])))
 
 
 def random_builder(rng):
