@@ -63,7 +63,7 @@ BLOCKS = {
     "bench_flows": ("BENCHMARKS.md", ["bench_flows.py"]),
     "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),
     "bench_scaling": ("SCALING.md", ["bench_scaling.py", "--big"]),
-    "bench_network": ("SCALING.md", ["bench_network.py", "--quick", "--repeat", "5"]),
+    "bench_network": ("SCALING.md", ["bench_network.py", "--repeat", "5"]),
     **{
         f"grouping_regret_{suite}{tag}": (
             "GROUPING.md",
