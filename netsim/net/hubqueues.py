@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import heapq
 
-__all__ = ["HubQueues"]
+from .fairshare import _HUBS  # at most this many groups, as LinkSharing finds them
 
-_HUBS = 2
-"""At most this many groups (as :data:`netsim.net.fairshare._HUBS`)."""
+__all__ = ["HubQueues"]
 
 _FORMER = 8
 """Hubs remembered after their group emptied: a flow alone on its links, which crosses
