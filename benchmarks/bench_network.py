@@ -78,13 +78,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SC = ROOT / "scenarios"
 
 
-def _big(workers: int, topology: str, updates: int) -> tuple[Path, list[str]]:
+def _asgd(workers: int, updates: int, topology: str, mean_s: float, nbytes: float):
+    """The quickstart scenario made *workers* ASGD workers (synthetic data, 64 features,
+    batch 1, exponential compute times of mean *mean_s*) on *topology* (TOML) with messages
+    of *nbytes*, run to *updates* updates: (scenario path, overrides)."""
     rows = max(2_500, workers * 5 // 4)
-    net = {
-        "star": f'{{builder="star", args={{n_hosts={workers + 1}}}}}',
-        "fat_tree": '"fat_tree_k16"',  # 1,024 hosts
-        "fat_tree_k36": '{builder="fat_tree", args={k=36}}',  # 11,664 hosts: 10,000 fit
-    }[topology]
     return SC / "quickstart.toml", [
         "run.eval_every=0",
         "run.until=1e12",
@@ -95,28 +93,29 @@ def _big(workers: int, topology: str, updates: int) -> tuple[Path, list[str]]:
         "algorithms={asgd={lr=0.01}}",
         f'data={{source="synthetic", n_samples={rows}, n_features=64, labels="binary"}}',
         'model={name="logistic", l2=0.0001}',
-        f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean=10.0}}}}]',
-        f"network={{topology={net}, message_bytes=1e6}}",
+        f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean={mean_s}}}}}]',
+        f"network={{topology={topology}, message_bytes={nbytes}}}",
     ]
+
+
+def _star(n_hosts: int) -> str:
+    return f'{{builder="star", args={{n_hosts={n_hosts}}}}}'
+
+
+def _big(workers: int, topology: str, updates: int) -> tuple[Path, list[str]]:
+    net = {
+        "star": _star(workers + 1),
+        "fat_tree": '"fat_tree_k16"',  # 1,024 hosts
+        "fat_tree_k36": '{builder="fat_tree", args={k=36}}',  # 11,664 hosts: 10,000 fit
+    }[topology]
+    return _asgd(workers, updates, net, 10.0, "1e6")
 
 
 def _loaded(workers: int, updates: int) -> tuple[Path, list[str]]:
     """*workers* ASGD workers on a star whose PS links are the bottleneck: 10 MB messages
     (8 ms alone on the star's 10 Gbit/s links) against exponential compute times of mean
     10 ms, so that most workers' transfers are in flight at once."""
-    return SC / "quickstart.toml", [
-        "run.eval_every=0",
-        "run.until=1e12",
-        f"run.max_updates={updates}",
-        "run.batch_size=1",
-        "run.timeline_until=0",
-        'run.algorithm="asgd"',
-        "algorithms={asgd={lr=0.01}}",
-        'data={source="synthetic", n_samples=2500, n_features=64, labels="binary"}',
-        'model={name="logistic", l2=0.0001}',
-        f'workers=[{{name="w", count={workers}, compute={{dist="exponential", mean=0.01}}}}]',
-        f'network={{topology={{builder="star", args={{n_hosts={workers + 1}}}}}, message_bytes=1e7}}',
-    ]
+    return _asgd(workers, updates, _star(workers + 1), 0.01, "1e7")
 
 
 PAPER = ["data.source='digits'", "run.eval_every=0", "run.timeline_until=0"]

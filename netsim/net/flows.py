@@ -643,7 +643,7 @@ class FlowNetwork:
             self._queues = queues = HubQueues(sharing)  # serve them by virtual time from now
             queues.start(sharing.hubs, now)
             self._flows = []
-            self._plan_hubs(queues)
+            self._plan(queues.delay())
             return
         if flows:
             level = sharing.level
@@ -656,9 +656,7 @@ class FlowNetwork:
                         wait = flow.left / flow.rate
                         if wait < delay:
                             delay = wait
-            if delay == math.inf:  # every flow waits for a cut link to come back
-                return
-            self.env.timeout(max(delay, 0.0), self._generation).callbacks.append(self._on_timeout)
+            self._plan(delay)
 
     def _replan_hubs(self) -> bool:
         """:meth:`_replan` while the flows in flight split by hubs (``self._queues``): the
@@ -686,9 +684,7 @@ class FlowNetwork:
             if not queues.join(flow, now):
                 sharing.remove(flow)
                 self._arrived = arrived[i:]
-                self._flows = queues.release()
-                self._queues = None
-                sharing.forget()
+                self._leave_hubs()
                 return False
         sharing.forget()
         self._generation += 1
@@ -696,13 +692,13 @@ class FlowNetwork:
             self._queues = None
             return True
         queues.reshare()
-        self._plan_hubs(queues)
+        self._plan(queues.delay())
         return True
 
-    def _plan_hubs(self, queues: HubQueues) -> None:
-        """Schedule the first end of a flow of *queues*."""
-        delay = queues.delay()
-        if delay < math.inf:
+    def _plan(self, delay: float) -> None:
+        """Re-plan at the first end of a flow, *delay* s from now (none when inf: every flow
+        waits for a cut link to come back)."""
+        if delay != math.inf:
             self.env.timeout(max(delay, 0.0), self._generation).callbacks.append(self._on_timeout)
 
     def _leave_hubs(self) -> None:

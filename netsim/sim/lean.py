@@ -103,9 +103,7 @@ class _Wakes(_Entry):
         heads: dict | None = {}
         for worker in self.workers:
             worker.w, worker.version = model
-            if worker.link is None:
-                worker._compute(now, heads)
-            elif worker._pull(now):
+            if worker._begin(now, heads):
                 heads = None  # entries made since: a later end no longer follows an earlier one
 
 
@@ -199,17 +197,15 @@ class LeanWorker(_Entry):
             self.st.wake = self
         else:
             self.w, self.version = model
-            if self.link is None:
-                self._compute(now)
-            else:
-                self._pull(now)
+            self._begin(now)
 
-    def _pull(self, now: float) -> bool:
-        """Pull the model read, then compute on it when it has arrived; False when the
-        pull takes no time (the computation starts now, no entry made before it)."""
-        event = self.link.pull(self.wid)
+    def _begin(self, now: float, heads: dict | None = None) -> bool:
+        """Start an iteration on the model read: pull it, then compute on it when it has
+        arrived; False when the pull takes no time (the computation starts now, with
+        *heads* as in :meth:`_compute`, no entry made before it)."""
+        event = None if self.link is None else self.link.pull(self.wid)
         if event is None:
-            self._compute(now)
+            self._compute(now, heads)
             return False
         self.st.enter(COMM, now)
         event.callbacks.append(self._pulled)
@@ -320,7 +316,7 @@ class LeanWorker(_Entry):
         st.released = False  # _next and _compute for the usual case, inlined (once per gradient)
         self.w, self.version = ps.w, ps.version
         if self.link is not None:
-            self._pull(now)
+            self._begin(now)
             return
         st.enter(COMPUTE, now)
         self.callbacks = _PUSH_SOLO
