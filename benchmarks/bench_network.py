@@ -5,8 +5,10 @@ with the table removed (transfers then take no time), and prints the wall time p
 gradient of each, their ratio, the same for a third run without the network where every pull
 and push is one timeout (per worker class, the mean of its workers' transfer times on the
 idle network: what a transfer's event alone costs, the floor of any model that gives each
-transfer an event), and, from a profile of the networked run, where its time
-goes: routing (``net/routing.py``), re-solving (the max-min water-filling, the virtual
+transfer an event), the same with each of those timeouts split in two (two events per
+transfer: the floor of a flow model, which re-plans the rates when a transfer starts sending
+after its path latency and when it ends), and, from a profile of the networked run, where
+its time goes: routing (``net/routing.py``), re-solving (the max-min water-filling, the virtual
 time of ``net/hubqueues.py`` and the re-plans of ``net/flows.py``), event scheduling (SimPy's
 queue and events) and the rest (workers, server, gradients, records). Each timed run starts
 on a collected heap (see :func:`_time`). The cases: ``scenarios/fat_tree_ps.toml`` (300 s
@@ -68,6 +70,7 @@ import simpy
 
 import netsim
 from netsim.config.scenario import parse_scenario
+from netsim.net.comm import FixedLatency
 from netsim.net.fairshare import LinkSharing
 from netsim.net.flows import FlowNetwork
 from netsim.net.routing import route
@@ -170,6 +173,32 @@ def _fixed_latencies(sc, prepared):
         pull, push = np.mean(times[i], axis=0)
         worker_class["pull_latency"], worker_class["push_latency"] = float(pull), float(push)
     return parse_scenario(raw, Path(sc.path)).with_algorithm(sc.run.algorithm)
+
+
+@contextlib.contextmanager
+def _two_events() -> Iterator[None]:
+    """Inside, a fixed-latency pull or push takes two timeouts of half its time each, its
+    waiter resumed by the second (a transfer's events in a flow model: the end of its path
+    latency, when it starts sending, and its end)."""
+    pull, push = FixedLatency.pull, FixedLatency.push
+
+    def split(comm: FixedLatency, delay: float):
+        if not delay:
+            return None
+        env, done = comm.env, comm.env.event()  # never triggered: its waiters move on
+
+        def halfway(_event) -> None:
+            env.timeout(delay / 2).callbacks = done.callbacks
+
+        env.timeout(delay / 2).callbacks.append(halfway)
+        return done
+
+    FixedLatency.pull = lambda self, worker: split(self, self.pull_s[worker])  # type: ignore[method-assign]
+    FixedLatency.push = lambda self, worker: split(self, self.push_s[worker])  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        FixedLatency.pull, FixedLatency.push = pull, push  # type: ignore[method-assign]
 
 
 def _time(sc, prepared, repeat: int) -> tuple[float, int, int]:
@@ -580,10 +609,10 @@ def main() -> None:
         return
     print(
         "| case | gradients | µs/gradient, network | µs/gradient, none | ratio | "
-        "µs/gradient, fixed latencies | fixed / none | updates/s, network "
+        "µs/gradient, fixed latencies | fixed / none | two events / none | updates/s, network "
         "| routing | re-solving | events | rest |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.cases.split(","):
         path, sets = CASES[name](args.quick)
         sc = netsim.load(path, sets)
@@ -592,9 +621,13 @@ def main() -> None:
         simulate(sc, prepared=prepared)  # warm: routes, imports, caches
         net_wall, net_grads, net_updates = _time(sc, prepared, args.repeat)
         bare_wall, bare_grads, _ = _time(bare, prepared, args.repeat)
-        fixed_wall, fixed_grads, _ = _time(_fixed_latencies(sc, prepared), prepared, args.repeat)
+        fixed = _fixed_latencies(sc, prepared)
+        fixed_wall, fixed_grads, _ = _time(fixed, prepared, args.repeat)
+        with _two_events():
+            two_wall, two_grads, _ = _time(fixed, prepared, args.repeat)
         per_net, per_bare = net_wall / net_grads * 1e6, bare_wall / bare_grads * 1e6
         per_fixed = fixed_wall / fixed_grads * 1e6
+        per_two = two_wall / two_grads * 1e6
         split = {} if args.no_profile else _split(sc, prepared)
         shares = " | ".join(
             f"{split[k]:.0%}" if split else "-"
@@ -604,6 +637,7 @@ def main() -> None:
         print(
             f"| {name} | {net_grads:,} | {per_net:.1f} | {per_bare:.1f} | "
             f"{per_net / per_bare:.2f}{goal} | {per_fixed:.1f} | {per_fixed / per_bare:.2f} | "
+            f"{per_two / per_bare:.2f} | "
             f"{net_updates / net_wall:,.0f} | {shares} |",
             flush=True,
         )
