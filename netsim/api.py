@@ -1090,17 +1090,19 @@ def scenario_description(path: str | os.PathLike) -> str:
 
 
 def init(name: str, *, out: PathArg | None = None, overwrite: bool = False) -> Path:
-    """Write a commented scenario to start from into *out* (default ``./NAME.toml``).
+    """Write a commented scenario to start from into *out* (default ``NAME.toml``: a *name*
+    with a folder, such as ``scenarios/mine``, is written into that folder).
 
     Raises FileExistsError rather than overwrite a file unless *overwrite*; ValueError
     for a name that is not a plain word (letters, digits, ``_``, ``-``).
     """
     from .config.template import scenario_template
 
-    stem = Path(name).name.removesuffix(".toml")
+    given = Path(name)
+    stem = given.name.removesuffix(".toml")
     if not stem or not all(c.isalnum() or c in "_-" for c in stem):
         raise ValueError(f"NAME: {name!r} is not allowed (letters, digits, _ and - only)")
-    path = Path(out) if out is not None else Path(f"{stem}.toml")
+    path = Path(out) if out is not None else given.parent / f"{stem}.toml"
     if path.is_dir():
         path = path / f"{stem}.toml"
     if path.exists() and not overwrite:

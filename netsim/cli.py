@@ -1255,9 +1255,15 @@ def validate(
 
 @app.command()
 def init(
-    name: Annotated[str, typer.Argument(help="Scenario name (letters, digits, _ and -).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Scenario name (letters, digits, _ and -), after a folder to write it in "
+            "(e.g. scenarios/mine)."
+        ),
+    ],
     out: Annotated[
-        Optional[Path], _out_option("File or folder to write (default: ./NAME.toml).")
+        Optional[Path], _out_option("File or folder to write (default: NAME.toml).")
     ] = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing file.", metavar="")

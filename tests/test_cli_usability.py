@@ -40,6 +40,16 @@ def test_init_writes_a_scenario_that_runs(tmp_path, monkeypatch):
     assert "wrote runs/mine-gsgd" in res.stderr
 
 
+def test_init_name_with_a_folder_writes_into_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = invoke("init", "scenarios/mine.toml")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "scenarios" / "mine.toml").is_file() and not (
+        tmp_path / "mine.toml"
+    ).exists()
+    assert 'name = "mine"' in (tmp_path / "scenarios" / "mine.toml").read_text()
+
+
 def test_default_folders_are_numbered(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for _ in range(2):
