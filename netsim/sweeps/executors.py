@@ -96,7 +96,12 @@ def local_results(fn: Callable, items: list, workers: int) -> Iterator[Outcome]:
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
-    """End *pool*'s worker processes at once (SIGTERM, then SIGKILL after 2 s)."""
+    """End *pool*'s worker processes at once (SIGTERM, then SIGKILL after 2 s).
+
+    A worker ended while it sent its result leaves part of a message in the result pipe,
+    and the pool's manager thread, reading it, would wait for the rest forever (so would
+    ``pool.shutdown``). Once the workers are gone this process's own end of that pipe is
+    closed too: the thread then reads end-of-file and winds the pool down as broken."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
     for proc in procs:
         if proc.is_alive():
@@ -108,6 +113,9 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
         if proc.is_alive():
             proc.kill()
             proc.join(1.0)
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 def connect(scheduler):

@@ -140,3 +140,49 @@ def test_resume_after_a_signal_gives_the_uninterrupted_sweeps_results(tmp_path, 
     assert without_wall_time(cut / "sweep.csv") == without_wall_time(whole / "sweep.csv")
     for csv_file in sorted(whole.glob("*/*.csv")):
         assert (cut / csv_file.relative_to(whole)).read_bytes() == csv_file.read_bytes(), csv_file
+
+
+_SENDING = """
+import os, signal, sys, threading, time
+from pathlib import Path
+from netsim.sweeps.executors import local_results
+
+
+def big(i):
+    Path(os.environ["MARK"]).write_text("sending")
+    return b"x" * (64 << 20)  # sent through the result pipe for a good part of a second
+
+
+if __name__ == "__main__":
+    mark = Path(os.environ["MARK"])
+
+    def interrupt():
+        while not mark.exists():
+            time.sleep(0.001)
+        time.sleep(float(os.environ["DELAY"]))
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    try:
+        for _ in local_results(big, [1, 2], 2):
+            pass
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted")
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals (Linux)")
+@pytest.mark.parametrize("delay", [0.0, 0.2, 0.4])
+def test_interrupted_while_a_worker_sends_its_result_the_pool_still_ends(tmp_path, delay):
+    """Ending the pool's workers while one of them is writing its result into the pipe left
+    a partial message that the pool's manager thread waited on forever (the sweep then hung
+    in shutdown after SIGINT, about once in 25 interrupts of a 2-process sweep)."""
+    script = tmp_path / "sending.py"
+    script.write_text(_SENDING)
+    env = {**os.environ, "MARK": str(tmp_path / "mark"), "DELAY": str(delay)}
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() in ("interrupted", "finished"), proc.stdout
