@@ -1,6 +1,6 @@
 """``python -m netsim``: the ``netsim`` command line (:mod:`netsim.cli`)."""
 
-from netsim.cli import app
+from netsim.entry import main
 
 if __name__ == "__main__":
-    app(prog_name="netsim")
+    main()

@@ -63,6 +63,10 @@ _USAGE_ERRORS = _exception_types(
 )
 _ABORTS = _exception_types("typer.exceptions:Abort", "click.exceptions:Abort")
 
+_SAID = {"interrupted": False}
+"""Whether the command has said it was interrupted (typer turns a Ctrl-C it meets into
+exit status 130 without a word: :class:`_App` then says it)."""
+
 
 class _App(typer.Typer):
     """The typer app; run as the ``netsim`` script, a usage error (an unknown option, a value
@@ -74,6 +78,7 @@ class _App(typer.Typer):
         kwargs.setdefault(
             "standalone_mode", False
         )  # usage errors come back here instead of being drawn
+        _SAID["interrupted"] = False
         try:
             status = super().__call__(*args, **kwargs)
         except _USAGE_ERRORS as exc:
@@ -91,6 +96,9 @@ class _App(typer.Typer):
         except _ABORTS:
             err_console.print("aborted", highlight=False)
             sys.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C before a command's own handling (typer's setup)
+            error_line("interrupted")
+            sys.exit(130)
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
             error_line(f"{exc.strerror or exc}{where}")
@@ -98,6 +106,8 @@ class _App(typer.Typer):
         except MemoryError as exc:
             error_line(f"out of memory {exc}")
             sys.exit(1)
+        if status == 130 and not _SAID["interrupted"]:
+            error_line("interrupted")
         sys.exit(status if isinstance(status, int) else 0)
 
 
@@ -268,6 +278,7 @@ def error_line(message: str) -> None:
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, then exit with *code*."""
     error_line(message)
+    _SAID["interrupted"] = code == 130
     raise typer.Exit(code)
 
 
@@ -349,12 +360,16 @@ def check_out(out: Path) -> None:
 
 def interrupted(stop, out) -> None:
     """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
-    err_console.print(
-        f"{escape(stop.result.label)}: {escape(stop.result.message)}; what it recorded is in "
-        f"{escape(str(out))} (status interrupted)",
-        highlight=False,
-        soft_wrap=True,
+    said_interrupted(
+        f"{stop.result.label}: {stop.result.message}; what it recorded is in {out} "
+        "(status interrupted)"
     )
+
+
+def said_interrupted(message: str) -> None:
+    """*message* (what an interrupt left) on stderr, then exit status 130."""
+    note(message)
+    _SAID["interrupted"] = True
     raise typer.Exit(130)
 
 
@@ -370,6 +385,7 @@ def report_status(summary: dict, out: Path | None) -> None:
             "initial one (a longer run.until lets the first round end)"
         )
     if summary["status"] != "ok":
+        _SAID["interrupted"] = _SAID["interrupted"] or summary["status"] == "interrupted"
         where = f"; files so far kept in {out}" if out is not None else ""
         err_console.print(
             f"[bold red]{escape(summary['label'])}:[/] {escape(summary['message'])}{escape(where)}",
@@ -944,11 +960,10 @@ def sweep(
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     except KeyboardInterrupt:
-        note(
-            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with --resume "
-            "to finish the rest"
+        said_interrupted(
+            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
+            "--resume to finish the rest"
         )
-        raise typer.Exit(130)
     _sweep_report(outcome, json_, wide, plots, window_range)
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))

@@ -3,12 +3,16 @@ results on stdout and progress on stderr, numbered default folders, --json."""
 
 from __future__ import annotations
 
+import builtins
 import json
+import sys
 import tomllib
 
+import pytest
 from typer.testing import CliRunner
 
-from netsim import api
+import netsim.cli
+from netsim import api, entry
 from netsim.cli import app
 
 runner = CliRunner()
@@ -290,3 +294,35 @@ def test_a_run_without_an_update_says_so(tmp_path):
     assert "gsgd: no update within 0.5 s: the model is the initial one" in res.stderr
     res = invoke("run", "quickstart", *SMALL, "--out", tmp_path / "s")
     assert "no update" not in res.stderr
+
+
+def test_ctrl_c_while_the_app_loads_is_one_line_and_exit_130(monkeypatch, capsys):
+    """The `netsim` script loads the app itself: an interrupt during its imports (a few
+    tenths of a second) is reported as any other, not as a traceback."""
+    real_import = builtins.__import__
+
+    def interrupted(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "cli" and level == 1:
+            raise KeyboardInterrupt
+        return real_import(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        entry.main()
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "error: interrupted while starting\n"
+
+
+def test_ctrl_c_that_typer_turns_into_status_130_is_said(monkeypatch, capsys):
+    """Ctrl-C in a command before its own handling (here: while the scenario loads) ends it with
+    status 130, which typer gives without a word; the app says it was interrupted."""
+
+    def load(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(netsim.cli, "load", load)
+    monkeypatch.setattr(sys, "argv", ["netsim"])
+    with pytest.raises(SystemExit) as stop:
+        app(["run", "quickstart", "--no-live"], prog_name="netsim")
+    assert stop.value.code == 130
+    assert capsys.readouterr().err.strip().endswith("error: interrupted")

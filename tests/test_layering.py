@@ -25,6 +25,7 @@ LAYERS = [
     {"sweeps"},  # grids of runs, executors
     {"api"},  # the one front door
     {"cli"},  # parse, call the API, render
+    {"entry"},  # the `netsim` script: loads the app
     {"__main__"},  # `python -m netsim`: the same app
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}

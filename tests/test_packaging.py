@@ -79,7 +79,7 @@ def test_wheel_holds_the_presets(wheel_file):
         assert f"netsim/presets/topologies/{f.name}" in names
     assert "netsim/presets/__init__.py" in names and "netsim/cli.py" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "netsim = netsim.cli:app" in zipfile.ZipFile(wheel_file).read(entry).decode()
+    assert "netsim = netsim.entry:main" in zipfile.ZipFile(wheel_file).read(entry).decode()
 
 
 DRIVER = """
