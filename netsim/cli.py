@@ -385,7 +385,8 @@ def report_status(summary: dict, out: Path | None) -> None:
             "initial one (a longer run.until lets the first round end)"
         )
     if summary["status"] != "ok":
-        _SAID["interrupted"] = _SAID["interrupted"] or summary["status"] == "interrupted"
+        if summary["status"] == "interrupted":
+            _SAID["interrupted"] = True
         where = f"; files so far kept in {out}" if out is not None else ""
         err_console.print(
             f"[bold red]{escape(summary['label'])}:[/] {escape(summary['message'])}{escape(where)}",

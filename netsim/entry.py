@@ -1,9 +1,8 @@
 """The ``netsim`` console script (and ``python -m netsim``, ``python cli.py``).
 
-It loads the typer app of :mod:`netsim.cli` itself, so that Ctrl-C (or SIGINT, SIGTERM's
-twin for the command line) while the app loads, a few tenths of a second of imports
-(typer, rich, numpy), ends the command as an interrupt does anywhere else: one line on
-stderr and exit status 130, not a traceback.
+It loads the typer app of :mod:`netsim.cli` itself, so that Ctrl-C (SIGINT) while the app
+loads, a few tenths of a second of imports (typer, rich, numpy), ends the command as an
+interrupt does anywhere else: one line on stderr and exit status 130, not a traceback.
 """
 
 from __future__ import annotations

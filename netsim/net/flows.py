@@ -629,10 +629,7 @@ class FlowNetwork:
         self._last = now
         if self._arrived:
             for flow in self._arrived:
-                flow.left = bits = flow.bits - flow.credited  # credited: sent as a solo
-                flow.tol = 1e-9 * bits
-                flow.order = self._orders = self._orders + 1
-                sharing.add(flow)
+                bits = self._sending(flow)
                 if bits < least:
                     least = bits
             flows.extend(self._arrived)
@@ -658,6 +655,15 @@ class FlowNetwork:
                             delay = wait
             self._plan(delay)
 
+    def _sending(self, flow) -> float:
+        """*flow* starts sending now: its bits left (those not sent as a solo), tolerance
+        and order are set and it is added to the link sharing. Returns its bits left."""
+        flow.left = bits = flow.bits - flow.credited
+        flow.tol = 1e-9 * bits
+        flow.order = self._orders = self._orders + 1
+        self._sharing.add(flow)
+        return bits
+
     def _replan_hubs(self) -> bool:
         """:meth:`_replan` while the flows in flight split by hubs (``self._queues``): the
         groups are served up to now, the flows done leave, the ones arrived join their hub's
@@ -677,10 +683,7 @@ class FlowNetwork:
         self._last = now
         arrived, self._arrived = self._arrived, []
         for i, flow in enumerate(arrived):
-            flow.left = bits = flow.bits - flow.credited
-            flow.tol = 1e-9 * bits
-            flow.order = self._orders = self._orders + 1
-            sharing.add(flow)
+            self._sending(flow)
             if not queues.join(flow, now):
                 sharing.remove(flow)
                 self._arrived = arrived[i:]
