@@ -375,7 +375,8 @@ def said_interrupted(message: str) -> None:
 
 def report_status(summary: dict, out: Path | None) -> None:
     """On stderr: what ``grouping = "auto"`` picked (when the run raced), the run's status when
-    not ok, and that it made no update when it ended ok without one (its horizon too short)."""
+    not ok, that it made no update when it ended ok without one (its horizon too short), and
+    its warning (a loss that ended above its start)."""
     line = render.race_line(summary)
     if line is not None:
         note(line)
@@ -384,6 +385,8 @@ def report_status(summary: dict, out: Path | None) -> None:
             f"{summary['label']}: no update within {summary['sim_time']:g} s: the model is the "
             "initial one (a longer run.until lets the first round end)"
         )
+    if summary.get("warning"):
+        note(f"{summary['label']}: {summary['warning']}")
     if summary["status"] != "ok":
         if summary["status"] == "interrupted":
             _SAID["interrupted"] = True
@@ -539,7 +542,7 @@ def predict(
     wide: WideOpt = False,
 ) -> None:
     """Hold netsim's predictions against a real run: emulate its scenario and compare side by side."""
-    names = split(variants) if variants else None
+    names = split_given(variants, "--variants")
     try:
         pred = api.predict(
             folder, out=out, variants=names, target=target, plots=plots, data_dir=data_dir
@@ -617,17 +620,28 @@ def split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def split_given(text: str | None, flag: str) -> list[str] | None:
+    """The names of a comma-separated *flag* the user gave, None when not given; a flag given
+    with no name in it (``--algorithms ""``) is refused with exit status 2."""
+    if text is None:
+        return None
+    names = split(text)
+    if not names:
+        fail(f"{flag}: {text!r} names nothing (leave the flag out for the default)")
+    return names
+
+
 @app.command()
 def compare(
     scenario: ScenarioArg,
     algorithms: Annotated[
-        str,
+        Optional[str],
         typer.Option(
             "--algorithms",
             "-a",
             help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).",
         ),
-    ] = "",
+    ] = None,
     groupings: Annotated[
         str,
         typer.Option(
@@ -653,8 +667,8 @@ def compare(
 ) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table."""
     window_range = parse_window_opt(window)
+    names = split_given(algorithms, "--algorithms") or []
     sc = load(scenario, set_, seed, data_dir)
-    names = split(algorithms)
     for name in names:
         if name not in sc.rules:
             fail(

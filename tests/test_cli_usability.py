@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import sys
 import tomllib
 
@@ -294,6 +295,34 @@ def test_a_run_without_an_update_says_so(tmp_path):
     assert "gsgd: no update within 0.5 s: the model is the initial one" in res.stderr
     res = invoke("run", "quickstart", *SMALL, "--out", tmp_path / "s")
     assert "no update" not in res.stderr
+
+
+def test_a_run_whose_loss_grew_says_so(tmp_path):
+    """Logistic regression from w = 0 starts at ln 2; SSGD at η = 500 overshoots at every step
+    and ends far above it, short of the 10⁶ × that would make it ``diverged``."""
+    res = invoke(
+        "run", "quickstart", "-a", "ssgd", "--set", "algorithms.ssgd.lr=500", *SMALL[:2],
+        "--no-live", "--out", tmp_path / "r",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["status"] == "ok" and summary["final_loss"] > 10 * math.log(2)
+    assert "ssgd: the loss ended above its start (0.69315 → " in res.stderr
+    assert "); a smaller lr (500 here) may help" in summary["warning"]
+    res = invoke("run", "quickstart", "-a", "ssgd", *SMALL, "--out", tmp_path / "s")
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["final_loss"] < math.log(2) and "warning" not in summary
+    assert "ended above its start" not in res.stderr
+
+
+def test_a_list_flag_given_empty_is_refused(tmp_path):
+    for args in (
+        ("compare", "quickstart", "--algorithms", ""),
+        ("compare", "quickstart", "-a", " , "),
+    ):
+        res = invoke(*args, "--out", tmp_path / "c")
+        assert res.exit_code == 2 and "--algorithms" in res.stderr and "names nothing" in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
 
 
 def test_ctrl_c_while_the_app_loads_is_one_line_and_exit_130(monkeypatch, capsys):

@@ -108,6 +108,9 @@ class Summary(TypedDict):
     """Legend and folder name: the rule's name, or ``gsgd[auto]`` for a chosen grouping."""
     message: NotRequired[str]
     """Why the run did not end ``ok`` (empty when it did)."""
+    warning: NotRequired[str]
+    """Only in a run that ended ``ok`` with its final loss above its initial one: says so
+    (a step size too large, likely; a loss that grew a million-fold is ``diverged`` instead)."""
     idle_pct: NotRequired[float]
     """Share of the workers' time spent idle (%)."""
     staleness_per_gradient: NotRequired[Staleness]
@@ -160,6 +163,7 @@ def summarize(result: Result) -> Summary:
         "seed": result.seed,
         "status": result.status,
         "message": result.message,
+        **_warning(result, rec.curve[0][2] if rec.curve else None, final),
         "sim_time": result.sim_time,
         "updates": result.updates,
         "gradients_applied": len(rec.staleness),
@@ -211,6 +215,28 @@ def run_extras(scenario, data: dict, rule, grouping: dict | None, ended: dict) -
         extra["grouping"] = grouping
     extra["step"] = {"lr": float(rule.lr), **rule.update.as_dict()}
     return extra
+
+
+def _warning(result: Result, initial: float | None, final) -> dict:
+    """``{"warning": ...}`` for a run that ended ok with its final loss above *initial*;
+    else ``{}``.
+
+    >>> from types import SimpleNamespace as NS
+    >>> r = NS(status="ok", extra={"step": {"lr": 500.0}})
+    >>> _warning(r, 0.5, (43, 200.0, 1000.0, 0.5))["warning"]
+    'the loss ended above its start (0.5 → 1000, 2000 ×); a smaller lr (500 here) may help'
+    >>> _warning(r, 0.5, (43, 200.0, 0.4, 0.5))
+    {}
+    """
+    if result.status != "ok" or final is None or initial is None or not final[2] > initial:
+        return {}
+    ratio = f", {final[2] / initial:.4g} ×" if initial > 0 else ""
+    lr = (result.extra.get("step") or {}).get("lr")
+    hint = f" ({lr:g} here)" if lr is not None else ""
+    return {
+        "warning": f"the loss ended above its start ({initial:.5g} → {final[2]:.5g}{ratio}); "
+        f"a smaller lr{hint} may help"
+    }
 
 
 def _consensus(distances: list[float]) -> dict:
