@@ -844,12 +844,14 @@ class SweepProgress:
     ETA) on stderr when it is a terminal, else one plain stderr line per finished run.
 
     The clock starts when the plan is made and is never reset; the ETA counts only
-    the runs executed now (not those skipped by ``--resume``).
+    the runs executed now (not those skipped by ``--resume``). ``warned`` collects the
+    (folder, warning) of the runs whose loss ended above its start.
     """
 
     def __init__(self, progress, total: int):
         self.progress = progress
         self.total = total
+        self.warned: list[tuple[str, str]] = []
         self.start = time.perf_counter()
         self.first = None
         self.task = (
@@ -860,6 +862,8 @@ class SweepProgress:
         if self.first is None:
             self.first = done - 1  # runs already finished (resume): not counted in the ETA
         status = f"{type(error).__name__}" if error is not None else summary["status"]
+        if error is None and summary.get("warning"):
+            self.warned.append((folder, summary["warning"]))
         elapsed = time.perf_counter() - self.start
         eta = elapsed / (done - self.first) * (total - done)
         if self.progress is not None:
@@ -979,7 +983,8 @@ def sweep(
             f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
             "--resume to finish the rest"
         )
-    _sweep_report(outcome, json_, wide, plots, window_range)
+    warned = state["progress"].warned if "progress" in state else []
+    _sweep_report(outcome, json_, wide, plots, window_range, warned)
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
     )
@@ -1001,9 +1006,10 @@ def _sweep_bar():
     )
 
 
-def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range) -> None:
+def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, warned) -> None:
     """What ``netsim sweep`` prints when it is done: the table (or JSON), the files written,
-    the figures when asked, and each failed run's message."""
+    the figures when asked, each failed run's message and the *warned* runs' warnings
+    ([(folder, warning)], the first ten)."""
     if json_:
         emit_json(
             {
@@ -1035,6 +1041,12 @@ def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range) -
             f"[bold red]{escape(str(folder))}:[/] {escape(message)}",
             highlight=False,
             soft_wrap=True,
+        )
+    for folder, warning in sorted(warned)[:10]:
+        note(f"{folder}: {warning}")
+    if len(warned) > 10:
+        note(
+            f"... and {len(warned) - 10} more runs whose loss ended above its start (summary.json: warning)"
         )
 
 

@@ -313,6 +313,13 @@ def test_a_run_whose_loss_grew_says_so(tmp_path):
     summary = json.loads((tmp_path / "s" / "summary.json").read_text())
     assert summary["final_loss"] < math.log(2) and "warning" not in summary
     assert "ended above its start" not in res.stderr
+    res = invoke(
+        "sweep", "quickstart", "--grid", "algorithms.gsgd.lr=0.1,500", *SMALL, "--jobs", "1",
+        "--out", tmp_path / "w",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "p001: the loss ended above its start (0.69315 → " in res.stderr
+    assert "p000:" not in res.stderr
 
 
 def test_a_list_flag_given_empty_is_refused(tmp_path):

@@ -224,13 +224,14 @@ def _warning(result: Result, initial: float | None, final) -> dict:
     >>> from types import SimpleNamespace as NS
     >>> r = NS(status="ok", extra={"step": {"lr": 500.0}})
     >>> _warning(r, 0.5, (43, 200.0, 1000.0, 0.5))["warning"]
-    'the loss ended above its start (0.5 → 1000, 2000 ×); a smaller lr (500 here) may help'
+    'the loss ended above its start (0.5 → 1000, 2,000 ×); a smaller lr (500 here) may help'
     >>> _warning(r, 0.5, (43, 200.0, 0.4, 0.5))
     {}
     """
     if result.status != "ok" or final is None or initial is None or not final[2] > initial:
         return {}
-    ratio = f", {final[2] / initial:.4g} ×" if initial > 0 else ""
+    times = final[2] / initial if initial > 0 else None
+    ratio = "" if times is None else f", {times:,.0f} ×" if times >= 100 else f", {times:.3g} ×"
     lr = (result.extra.get("step") or {}).get("lr")
     hint = f" ({lr:g} here)" if lr is not None else ""
     return {
