@@ -533,6 +533,7 @@ def predict(
         Optional[float],
         typer.Option(help="Loss of the time-to-target row (default: the real run's at half time)."),
     ] = None,
+    live: LiveOpt = True,
     data_dir: DataOpt = None,
     plots: Annotated[
         bool,
@@ -542,10 +543,22 @@ def predict(
     wide: WideOpt = False,
 ) -> None:
     """Hold netsim's predictions against a real run: emulate its scenario and compare side by side."""
+    from .testbed.predict import VARIANTS
+
     names = split_given(variants, "--variants")
     try:
-        pred = api.predict(
-            folder, out=out, variants=names, target=target, plots=plots, data_dir=data_dir
+        pred = with_progress(
+            live,
+            lambda progress: api.predict(
+                folder,
+                out=out,
+                variants=names,
+                target=target,
+                plots=plots,
+                data_dir=data_dir,
+                progress=progress,
+            ),
+            total=len(names or VARIANTS),
         )
     except ScenarioError as exc:
         fail(str(exc))

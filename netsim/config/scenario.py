@@ -142,7 +142,8 @@ class ModelSpec:
     MLP's widths (``init = "he"``: He normal weights, zero biases; the MLP's default).
     ``backend = "torch"``: a built-in network *name* (:data:`TORCH_NETS`: ``hidden`` for
     ``mlp``; ``channels``, ``hidden``, ``kernel`` for ``cnn``) or the user's *module*
-    ``"package.module:ClassName"`` built with *kwargs*; trained on *loss* in *dtype* on
+    ``"package.module:ClassName"`` built with *kwargs*, imported from the folder
+    *module_dir* first (absolute; default the scenario's folder); trained on *loss* in *dtype* on
     *device* with *threads* intra-op threads; ``init = "default"`` keeps the module's own
     initialisation (seeded from the scenario); *stack* evaluates the gradients of workers
     that finish together in one ``vmap`` call.
@@ -163,6 +164,7 @@ class ModelSpec:
     device: str = "cpu"
     threads: int = 1
     stack: bool = False
+    module_dir: str = ""
 
     @property
     def key(self) -> str:
@@ -302,8 +304,10 @@ class Scenario:
         """The scenario dict with every override applied, standing on its own: ``name``
         and ``run.algorithm`` written out, ``data.dir`` absolute (the directory read,
         including one from ``$NETSIM_DATA_DIR``), a topology file given by a relative
-        path (or read by an inline ``graphml`` spec) made absolute. Loading it again gives the same scenario."""
-        from ..workload.loading import resolve_data_dir
+        path (or read by an inline ``graphml`` spec), an npz or LIBSVM file and the folder a
+        torch module is imported from made absolute. Loading it again, from any folder, gives
+        the same scenario."""
+        from ..workload.loading import DataNotFoundError, data_file, resolve_data_dir
 
         raw = copy.deepcopy(self.raw)
         raw["name"] = self.name
@@ -324,6 +328,19 @@ class Scenario:
             and isinstance(network["topology"].get("graphml"), str)
         ):  # an inline spec reading a file
             network["topology"]["graphml"] = str((here / network["topology"]["graphml"]).resolve())
+        data = raw.get("data")
+        if isinstance(data, dict) and self.data.path is not None:  # npz, read from here
+            data["path"] = self.data.path
+        if isinstance(data, dict) and self.data.source == "libsvm":
+            for key in ("train_file", "test_file"):  # as read: data folder, then here
+                try:
+                    found = data_file(getattr(self.data, key), self.data, f"data.{key}")
+                except DataNotFoundError:
+                    found = None  # not there: written as given, refused when loaded
+                if found is not None:
+                    data[key] = str(Path(found).resolve())
+        if self.model.module_dir:
+            raw["model"]["module_dir"] = self.model.module_dir
         for wc in raw.get("workers", []):  # a real run's folder replayed, made absolute
             compute = wc.get("compute") if isinstance(wc, dict) else None
             if isinstance(compute, dict) and isinstance(compute.get("run"), str):
@@ -919,11 +936,16 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
             "module = 'package.module:ClassName'",
         )
     kwargs = t.get("kwargs", dict, {})
-    if kwargs and not module:
-        raise ScenarioError(
-            t.key("kwargs"),
-            "applies to module only (the built-in networks take channels, hidden and kernel)",
-        )
+    for key in ("kwargs", "module_dir"):
+        if t.has(key) and not module:
+            raise ScenarioError(
+                t.key(key),
+                "applies to module only (the built-in networks take channels, hidden and kernel)",
+            )
+    module_dir = ""
+    if module:  # the scenario's folder by default; a run folder's scenario.toml names it
+        given = check_path(t.get("module_dir", str, "."), t.key("module_dir"))
+        module_dir = str((path.parent / os.path.expanduser(given)).resolve())
     for key, nets in (("channels", ("cnn",)), ("kernel", ("cnn",)), ("hidden", ("cnn", "mlp"))):
         if t.has(key) and name not in nets:
             raise ScenarioError(
@@ -933,6 +955,7 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
         backend="torch",
         name=name,
         module=module,
+        module_dir=module_dir,
         kwargs=tuple((k, _freeze(v)) for k, v in sorted(kwargs.items())),
         l2=0.0,
         loss=t.get("loss", str, "cross_entropy", choices=TORCH_LOSSES),
@@ -955,7 +978,7 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
         from ..workload.torch_nets import load_module_class
 
         try:
-            load_module_class(module, path.parent)
+            load_module_class(module, Path(module_dir))
         except ValueError as exc:
             raise ScenarioError(t.key("module"), str(exc)) from None
     if spec.device == "cuda":

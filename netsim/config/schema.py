@@ -150,11 +150,14 @@ _CONDITIONAL = {
     "directory); read by source libsvm (default: a9a in the data folder)",
     "data.test_file": "a LIBSVM file, found as train_file; read by source libsvm (default "
     "with train_file: test_fraction of it)",
+    "model.module_dir": "the folder model.module is imported from before the Python path "
+    "(relative to the scenario's folder; default: that folder); backend torch with module",
     "events[].link": "[u, v], a link of the topology; required by kind link",
     "events[].bandwidth": ">= 0 (0 cuts the link); kind link (bandwidth and/or latency)",
     "events[].latency": ">= 0; kind link (bandwidth and/or latency)",
 }
-"""Keys read (and required) only with some settings: data of source npz or libsvm, a link event."""
+"""Keys read (and required) only with some settings: data of source npz or libsvm, a torch
+module's folder, a link event."""
 
 
 def _probes() -> list[tuple[str, dict]]:

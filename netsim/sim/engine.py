@@ -219,7 +219,7 @@ def _model(
         seed = int(rng.integers(2**63))  # the module's own initialisation, under torch's generator
         try:
             model = make_torch_model(
-                spec, dataset.input_shape, dataset.n_classes, seed, Path(scenario.path).parent
+                spec, dataset.input_shape, dataset.n_classes, seed, Path(spec.module_dir or ".")
             )
         except ScenarioError as exc:
             exc.file = exc.file or scenario.path

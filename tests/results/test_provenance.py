@@ -147,6 +147,46 @@ def test_rerun_with_an_inline_graphml_topology(tmp_path):
     assert api.rerun(tmp_path / "run", out=tmp_path / "again").identical
 
 
+@pytest.mark.parametrize("source", ["npz", "libsvm"])
+def test_a_run_of_data_read_from_relative_paths_reruns_from_elsewhere(
+    source, tmp_path, monkeypatch
+):
+    """An npz file beside the scenario, or a LIBSVM file found in the working directory:
+    the run folder's scenario.toml names them by absolute path, so a rerun started from
+    another folder reads the same rows and gives the same bytes."""
+    import numpy as np
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(120, 5)), rng.integers(0, 2, 120)
+    raw = base_raw(
+        run={"algorithm": "asgd", "until": 6.0}, workers=[{"name": "a", "count": 2, "compute": 1.0}]
+    )
+    if source == "npz":
+        np.savez(
+            tmp_path / "src" / "d.npz", X_train=X[:90], y_train=y[:90], X_test=X[90:], y_test=y[90:]
+        )
+        raw["data"] = {"source": "npz", "path": "d.npz", "labels": "binary"}
+        name, where = "path", tmp_path / "src" / "d.npz"
+    else:
+        rows = [
+            f"{2 * b - 1} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x))
+            for x, b in zip(X, y)
+        ]
+        (tmp_path / "src" / "d.svm").write_text("\n".join(rows) + "\n")
+        raw["data"] = {"source": "libsvm", "train_file": "d.svm", "labels": "binary"}
+        raw["model"] = {"name": "logistic", "l2": 0.01}
+        name, where = "train_file", tmp_path / "src" / "d.svm"
+    (tmp_path / "src" / "s.toml").write_text(dumps(raw))
+    monkeypatch.chdir(tmp_path / "src")  # the LIBSVM file is found in the working directory
+    api.run(api.load("s.toml"), out=tmp_path / "run")
+    written = tomllib.loads((tmp_path / "run" / "scenario.toml").read_text())
+    assert written["data"][name] == str(where.resolve())
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert api.rerun(tmp_path / "run", out=tmp_path / "again").identical
+
+
 def test_default_folder_names_stay_inside_runs():
     """A scenario name becomes one safe path component of ``runs/<name>-<kind>``: no
     separators, NUL, leading dots or over-long names (a fuzzer's names wrote outside

@@ -272,6 +272,8 @@ def test_npz_data_reaches_the_model_with_its_shape(tmp_path):
         ({"module": "no_colon"}, "model.module", "package.module:ClassName"),
         ({"name": "resnet"}, "model.name", "allowed: lenet5, cnn, mlp"),
         ({"name": "mlp", "channels": [3]}, "model.channels", "applies to name = 'cnn' only"),
+        ({"name": "mlp", "module_dir": "."}, "model.module_dir", "applies to module only"),
+        ({"module": "in_nets:Net", "module_dir": "nets"}, "model.module", "nets and the Python"),
         ({"name": "mlp", "device": "tpu"}, "model.device", "allowed: cpu, cuda"),
         ({"name": "mlp", "loss": "hinge"}, "model.loss", "allowed: cross_entropy, mse"),
     ],
@@ -282,6 +284,28 @@ def test_bad_model_tables_are_refused_when_read(tmp_path, model, key, words):
     with pytest.raises(ScenarioError) as err:
         make_scenario(raw, str(tmp_path / "s.toml"))
     assert err.value.key == key and words in str(err.value)
+
+
+def test_a_run_of_a_module_beside_its_scenario_reruns_from_elsewhere(tmp_path, monkeypatch):
+    """The module is imported from the scenario's folder (or module_dir, relative to it); the
+    run folder's scenario.toml names that folder, so the run reruns from any working
+    directory: the same bytes, here with the module in a subfolder given by module_dir."""
+    from netsim import api
+    from netsim.config.tomlwrite import dumps
+
+    (tmp_path / "src" / "nets").mkdir(parents=True)
+    (tmp_path / "src" / "nets" / "linear_models.py").write_text(LINEAR)
+    raw = base_raw(
+        run={"algorithm": "asgd", "until": 6.0},
+        model={"backend": "torch", "module": "linear_models:Logistic", "module_dir": "nets",
+               "kwargs": {"n_features": 64}},
+    )  # fmt: skip
+    (tmp_path / "src" / "s.toml").write_text(dumps(raw))
+    api.run(api.load(tmp_path / "src" / "s.toml"), out=tmp_path / "run")
+    written = (tmp_path / "run" / "scenario.toml").read_text()
+    assert f'module_dir = "{(tmp_path / "src" / "nets").resolve()}"' in written
+    monkeypatch.chdir(tmp_path)
+    assert api.rerun(tmp_path / "run", out=tmp_path / "again").identical
 
 
 @pytest.mark.parametrize(
