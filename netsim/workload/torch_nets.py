@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -137,9 +138,47 @@ def _on_path(folder: Path | None):
             sys.path.remove(str(folder))
 
 
+_IMPORTED: dict[str, tuple[str, int]] = {}
+"""Module name → (its file, that file's mtime in ns) when :func:`load_module_class` imported it."""
+
+
+def _source(mod) -> tuple[str, int] | None:
+    """(resolved file, mtime in ns) of an imported module; None without a file."""
+    file = getattr(mod, "__file__", None)
+    try:
+        return (str(Path(file).resolve()), os.stat(file).st_mtime_ns) if file else None
+    except OSError:
+        return None
+
+
+def _forget_if_not_this(mod_name: str, folder: Path | None) -> None:
+    """Drop *mod_name*'s package from ``sys.modules`` when *folder* holds it and the import
+    cached in this process is not that file as it is now: another folder's module of the
+    same name (two scenarios' ``model.py``), or the file edited since (in a notebook), so
+    that each scenario trains the module its folder holds."""
+    top = mod_name.partition(".")[0]
+    if folder is None or not any(
+        p.is_file() for p in (folder / f"{top}.py", folder / top / "__init__.py")
+    ):
+        return
+    cached = sys.modules.get(mod_name)
+    now = _source(cached) if cached is not None else None
+    if cached is None or (
+        now is not None
+        and _IMPORTED.get(mod_name) == now
+        and Path(now[0]).is_relative_to(folder.resolve())
+    ):
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
 def load_module_class(spec: str, folder: Path | None = None):
     """The class named by *spec* ``"package.module:ClassName"``, imported from *folder*
-    (the scenario's) or the Python path. Raises ValueError saying what is wrong."""
+    (the scenario's) or the Python path; a module of *folder* is imported again when the
+    one imported before in this process is another file or was edited since. Raises
+    ValueError saying what is wrong."""
     import torch
 
     mod_name, sep, cls_name = spec.partition(":")
@@ -147,7 +186,10 @@ def load_module_class(spec: str, folder: Path | None = None):
         raise ValueError(f"{spec!r} is not of the form 'package.module:ClassName'")
     with _on_path(folder):
         try:
+            _forget_if_not_this(mod_name, folder)
             mod = importlib.import_module(mod_name)
+            if (source := _source(mod)) is not None:
+                _IMPORTED[mod_name] = source
         except Exception as exc:  # noqa: BLE001  any error of the user's import: name it, no traceback
             raise ValueError(
                 f"module {mod_name!r} does not import ({type(exc).__name__}: {exc}); "

@@ -3,6 +3,7 @@ at stale versions, batched gradients, user modules, npz data and refused input."
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import numpy as np
@@ -306,6 +307,45 @@ def test_a_run_of_a_module_beside_its_scenario_reruns_from_elsewhere(tmp_path, m
     assert f'module_dir = "{(tmp_path / "src" / "nets").resolve()}"' in written
     monkeypatch.chdir(tmp_path)
     assert api.rerun(tmp_path / "run", out=tmp_path / "again").identical
+
+
+def _n_params_of(tmp_path, folder: str, hidden: int) -> int:
+    """Parameters of the module ``same_name:Net`` written into *folder* with *hidden* units
+    (the file dated two seconds after any earlier version: Python's bytecode cache tells
+    versions apart by their mtime in whole seconds and their size)."""
+    (tmp_path / folder).mkdir(exist_ok=True)
+    path = tmp_path / folder / "same_name.py"
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(
+        textwrap.dedent(f"""
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = torch.nn.Sequential(
+                    torch.nn.Flatten(), torch.nn.Linear(64, {hidden}), torch.nn.Linear({hidden}, 10)
+                )
+            def forward(self, x):
+                return self.body(x)
+    """)
+    )
+    if before:
+        os.utime(path, ns=(before + 2_000_000_000, before + 2_000_000_000))
+    raw = base_raw(
+        model={"backend": "torch", "module": "same_name:Net"},
+        data={"source": "digits", "labels": "multiclass"},
+    )
+    return prepare(make_scenario(raw, str(tmp_path / folder / "s.toml"))).model.n_params()
+
+
+def test_each_scenario_trains_the_module_its_folder_holds_now(tmp_path):
+    """Two folders with a module of the same name, and one module edited between two loads
+    in one process (a notebook): each load builds the file it names as it is then."""
+    a = _n_params_of(tmp_path, "a", 4)
+    assert a == 64 * 4 + 4 + 4 * 10 + 10
+    assert _n_params_of(tmp_path, "b", 3) == 64 * 3 + 3 + 3 * 10 + 10
+    assert _n_params_of(tmp_path, "a", 4) == a
+    assert _n_params_of(tmp_path, "a", 5) == 64 * 5 + 5 + 5 * 10 + 10  # edited
 
 
 @pytest.mark.parametrize(
