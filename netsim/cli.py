@@ -1303,7 +1303,8 @@ def validate(
         fail(str(exc))
     out_console.print(
         f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
-        f"data {sc.data.source}, model {sc.model.name}, algorithms {', '.join(sc.rules)}",
+        f"data {sc.data.source}, model {sc.model.module or sc.model.name}"
+        f"{' (torch)' if sc.model.backend == 'torch' else ''}, algorithms {', '.join(sc.rules)}",
         highlight=False,
     )
 

@@ -307,6 +307,12 @@ def test_a_run_of_a_module_beside_its_scenario_reruns_from_elsewhere(tmp_path, m
     assert f'module_dir = "{(tmp_path / "src" / "nets").resolve()}"' in written
     monkeypatch.chdir(tmp_path)
     assert api.rerun(tmp_path / "run", out=tmp_path / "again").identical
+    from typer.testing import CliRunner
+
+    from netsim.cli import app
+
+    res = CliRunner().invoke(app, ["validate", str(tmp_path / "src" / "s.toml")])
+    assert res.exit_code == 0 and "model linear_models:Logistic (torch)," in res.stdout
 
 
 def _n_params_of(tmp_path, folder: str, hidden: int) -> int:
