@@ -123,10 +123,18 @@ def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | No
 
 
 def default_target(curve: dict, until: float) -> float:
-    """The loss a real run had reached at half its horizon (its last evaluation by then)."""
-    times, losses = curve["sim_time"], curve["loss"]
-    half = np.flatnonzero(times <= until / 2)
-    return float(losses[half[-1]] if half.size else losses[0])
+    """The loss a real run had at half its horizon *until*: that of its evaluation nearest to
+    ``until / 2`` after the start (a real evaluation lands a little after the time it was
+    due), the initial loss when it has no other.
+
+    >>> default_target({"sim_time": np.array([0.0, 10.003, 20.0]), "loss": np.array([0.69, 0.58, 0.46])}, 20.0)
+    0.58
+    """
+    times, losses = np.asarray(curve["sim_time"]), np.asarray(curve["loss"])
+    later = np.flatnonzero(times > 0)
+    if not later.size:
+        return float(losses[0])
+    return float(losses[later[np.argmin(np.abs(times[later] - until / 2))]])
 
 
 POINTS = ("idle_pct",)
