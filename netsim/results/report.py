@@ -78,6 +78,7 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
     blocks += [
         ("h2", "Runs"),
         ("table", *run_rows([r.summary for r in runs], [r.label for r in runs])),
+        *[("p", text) for text in run_notes(runs)],
     ]
     params = parameter_rows(runs)
     if params:
@@ -96,6 +97,24 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
     blocks.append(("h2", "Figures"))
     blocks += [("img", p, CAPTIONS.get(p.name, "")) for p in pngs]
     return blocks
+
+
+MAX_NOTES = 20
+"""Runs whose status message or warning the report quotes (the rest are counted)."""
+
+
+def run_notes(runs: list[RunData]) -> list[str]:
+    """One line per run that did not end ok (its status and message) or ended with a
+    ``warning`` (its loss ended above its start), the first :data:`MAX_NOTES`."""
+    notes = []
+    for r in runs:
+        s = r.summary
+        if s["status"] != "ok" and s.get("message"):
+            notes.append(f"{r.label}: {s['status']}: {s['message']}")
+        elif s.get("warning"):
+            notes.append(f"{r.label}: {s['warning']}")
+    more = len(notes) - MAX_NOTES
+    return notes[:MAX_NOTES] + ([f"... and {more} more runs with a note"] if more > 0 else [])
 
 
 def _flatten(node, prefix: str = "") -> dict:

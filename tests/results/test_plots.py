@@ -192,3 +192,25 @@ def test_label_holders_from_the_histograms():
         "workers": [{"worker_class": "fast"}, {"worker_class": "slow"}, {"worker_class": "slow"}],
     }
     assert label_holders(summary) == [["fast", "slow"], ["slow"], []]
+
+
+def test_a_report_quotes_what_went_wrong_in_its_runs():
+    """A run that did not end ok gives its status and message; one whose loss ended above
+    its start, its warning; a healthy run, nothing; beyond MAX_NOTES the rest is counted."""
+    from types import SimpleNamespace as Run
+
+    from netsim.results.report import MAX_NOTES, run_notes
+
+    runs = [
+        Run(label="ssgd", summary={"status": "ok", "message": ""}),
+        Run(label="asgd", summary={"status": "diverged", "message": "non-finite loss at update 7"}),
+        Run(
+            label="gsgd", summary={"status": "ok", "message": "", "warning": "the loss ended above"}
+        ),
+    ]
+    assert run_notes(runs) == [
+        "asgd: diverged: non-finite loss at update 7",
+        "gsgd: the loss ended above",
+    ]
+    many = run_notes(runs[1:2] * (MAX_NOTES + 3))
+    assert len(many) == MAX_NOTES + 1 and many[-1] == "... and 3 more runs with a note"
