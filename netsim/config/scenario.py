@@ -946,6 +946,10 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
     if module:  # the scenario's folder by default; a run folder's scenario.toml names it
         given = check_path(t.get("module_dir", str, "."), t.key("module_dir"))
         module_dir = str((path.parent / os.path.expanduser(given)).resolve())
+        if t.has("module_dir") and not Path(module_dir).is_dir():
+            raise ScenarioError(
+                t.key("module_dir"), f"{module_dir} is not a folder (the module's folder)"
+            )
     for key, nets in (("channels", ("cnn",)), ("kernel", ("cnn",)), ("hidden", ("cnn", "mlp"))):
         if t.has(key) and name not in nets:
             raise ScenarioError(

@@ -274,7 +274,7 @@ def test_npz_data_reaches_the_model_with_its_shape(tmp_path):
         ({"name": "resnet"}, "model.name", "allowed: lenet5, cnn, mlp"),
         ({"name": "mlp", "channels": [3]}, "model.channels", "applies to name = 'cnn' only"),
         ({"name": "mlp", "module_dir": "."}, "model.module_dir", "applies to module only"),
-        ({"module": "in_nets:Net", "module_dir": "nets"}, "model.module", "nets and the Python"),
+        ({"module": "in_nets:Net", "module_dir": "nets"}, "model.module_dir", "is not a folder"),
         ({"name": "mlp", "device": "tpu"}, "model.device", "allowed: cpu, cuda"),
         ({"name": "mlp", "loss": "hinge"}, "model.loss", "allowed: cross_entropy, mse"),
     ],
