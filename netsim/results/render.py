@@ -399,8 +399,26 @@ def _group_text(groups, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _interval_text(low: float, high: float) -> str:
-    """``a – b``; ``≥ a`` or ``≤ b`` when one end is unknown; ``—`` when both are."""
+FAR = 100
+"""Predicted times beyond this many horizons are shown as ``> FAR·T``: an extrapolation
+that far out only says the candidate will not get there."""
+
+
+def _far_text(x: float, horizon: float) -> str:
+    """*x* (s) as a number, or ``> 100·T`` (T the horizon) beyond :data:`FAR` horizons.
+
+    >>> _far_text(12.5, 200.0), _far_text(1.2e13, 200.0)
+    ('12.5', '> 2e+04')
+    """
+    return f"> {_num_text(FAR * horizon)}" if x > FAR * horizon else _num_text(x)
+
+
+def _interval_text(low: float, high: float, horizon: float = math.inf) -> str:
+    """``a – b``; ``≥ a`` or ``≤ b`` when one end is unknown; ``—`` when both are; an end
+    beyond :data:`FAR` *horizon* s counts as unknown (``> FAR·T`` when both are beyond)."""
+    if low > FAR * horizon:
+        return _far_text(low, horizon)
+    high = math.inf if high > FAR * horizon else high
     lo, hi = (math.isfinite(x) for x in (low, high))
     if lo and hi:
         return f"{_num_text(low)} – {_num_text(high)}"
@@ -502,8 +520,8 @@ def _candidates_table(rec, rows: int) -> Table:
             rate,
             stale,
             str(p.rung),
-            _num_text(p.predicted),
-            _interval_text(p.low, p.high),
+            _far_text(p.predicted, rec.horizon),
+            _interval_text(p.low, p.high, rec.horizon),
             p.how,
             f"{p.sim_s:.4g}",
             f"{p.wall_s:.3g}",
