@@ -478,6 +478,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     """Validate the dict of a scenario file located at *path*."""
     check_value(raw, "")
     raw = copy.deepcopy(raw)
+    algorithm_given = isinstance(raw.get("run"), dict) and "algorithm" in raw["run"]
     top = Table(raw, "")
     name = top.get("name", str, path.stem)
     top.get("description", str, "")
@@ -498,6 +499,8 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
         max_updates=run.max_updates,
     )
     rules = _rules(top.table("algorithms"), ctx)
+    if not algorithm_given and run.algorithm not in rules and rules:
+        run = replace(run, algorithm=next(iter(rules)))  # the first configured rule
     _check_rule_budget(run, rules, start)
     network = _network(top, path, workers, run.seed)
     _check_compact(run, model, rules)

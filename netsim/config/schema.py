@@ -250,6 +250,11 @@ def scenario_keys() -> list[KeySpec]:
         if only is not None:  # read (and required) only with some settings
             out[key] = replace(spec, allowed=only, maximum=None, required=False)
     out = _with_schedules(out)
+    out["run.algorithm"] = replace(
+        out["run.algorithm"],
+        allowed="a rule with an [algorithms.NAME] table (default: gsgd when it has one, else "
+        "the first configured)",
+    )
     out["model.kwargs"] = KeySpec(
         "model.kwargs",
         "table",

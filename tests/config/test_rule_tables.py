@@ -118,3 +118,16 @@ def test_keys_come_from_the_readers_so_a_rule_no_preset_names_is_listed(monkeypa
     assert keys["algorithms.damped.damping"].default == 0.5
     assert keys["algorithms.damped.damping"].allowed == "> 0, <= 1"
     assert "algorithms.damped.lr" in keys
+
+
+def test_without_run_algorithm_the_rule_is_gsgd_else_the_first_configured():
+    raw = base_raw(algorithms={"dcasgd_a": {"lr": 0.1}, "asgd": {"lr": 0.1}})
+    del raw["run"]["algorithm"]
+    assert make_scenario(raw).run.algorithm == "dcasgd_a"  # no gsgd table: the first one
+    raw["algorithms"]["gsgd"] = {"lr": 0.1}
+    assert make_scenario(raw).run.algorithm == "gsgd"
+    raw = base_raw(algorithms={"asgd": {"lr": 0.1}})
+    raw["run"]["algorithm"] = "ssgd"  # given: it must be configured
+    with pytest.raises(ScenarioError) as err:
+        make_scenario(raw)
+    assert err.value.key == "run.algorithm" and "configured: asgd" in str(err.value)
