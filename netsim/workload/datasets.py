@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,6 +274,10 @@ def _load_npz(path):
             f"{path}: no such file (an .npz with arrays {', '.join(NPZ_KEYS)}, "
             "as written by numpy.savez)"
         )
+    if not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{path}: not an .npz file (a zip archive of arrays, as numpy.savez writes)"
+        )
     try:
         with np.load(path, allow_pickle=False) as f:
             missing = [k for k in NPZ_KEYS if k not in f.files]
@@ -281,24 +286,43 @@ def _load_npz(path):
                     f"{path}: no array {', '.join(missing)} (it has {', '.join(f.files) or 'none'}; "
                     f"needs {', '.join(NPZ_KEYS)})"
                 )
-            X_tr, y_tr, X_te, y_te = (f[k] for k in NPZ_KEYS)
-    except (OSError, EOFError, zlib.error) as exc:  # not a zip, truncated, or unreadable
+            arrays = []
+            for k in NPZ_KEYS:
+                try:
+                    arrays.append(f[k])
+                except ValueError:  # an object array: it would need pickle
+                    raise ValueError(
+                        f"{path}: {k} is an array of Python objects (netsim reads numeric arrays, "
+                        "never pickled data)"
+                    ) from None
+    except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:  # truncated, unreadable
         raise ValueError(f"{path}: not a readable .npz file ({type(exc).__name__})") from None
+    X_tr, y_tr, X_te, y_te = arrays
     for X, y, which in ((X_tr, y_tr, "train"), (X_te, y_te, "test")):
         if X.ndim < 2 or y.ndim != 1 or len(X) != len(y) or len(X) == 0:
             raise ValueError(
                 f"{path}: X_{which} {X.shape} and y_{which} {y.shape} must be (n, ...) and (n,) "
                 "with n >= 1"
             )
-        if not (np.issubdtype(X.dtype, np.number) and np.isfinite(X).all()):
-            raise ValueError(f"{path}: X_{which} must hold finite numbers (dtype {X.dtype})")
-        if not (np.issubdtype(y.dtype, np.number) and np.all(y == np.round(y))):
+        real = X.dtype == bool or (np.issubdtype(X.dtype, np.number) and not np.iscomplexobj(X))
+        if not (real and np.isfinite(X).all()):
+            raise ValueError(f"{path}: X_{which} must hold finite real numbers (dtype {X.dtype})")
+        integral = y.dtype == bool or (
+            np.issubdtype(y.dtype, np.number)
+            and not np.iscomplexobj(y)
+            and np.all(y == np.round(y))
+        )
+        if not integral:
             raise ValueError(f"{path}: y_{which} must hold integer class labels (dtype {y.dtype})")
     if X_tr.shape[1:] != X_te.shape[1:]:
         raise ValueError(
             f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ"
         )
     classes = np.unique(np.concatenate([y_tr, y_te]))
+    if len(classes) < 2:
+        raise ValueError(
+            f"{path}: every label is {classes[0]}: a classifier needs two classes or more"
+        )
     ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
     rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
     shape = tuple(int(n) for n in X_tr.shape[1:])

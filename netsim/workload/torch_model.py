@@ -12,6 +12,7 @@ rest of netsim imports this module when a scenario asks for ``backend = "torch"`
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -258,23 +259,23 @@ def make_torch_model(
     threadpool_limits(spec.threads, user_api="blas")
     torch.use_deterministic_algorithms(True)
     key = "model.module" if spec.module else "model.name"
+
+    def build():
+        if spec.module:
+            return load_module_class(spec.module, folder)(**spec.kwargs_dict())
+        options = {
+            "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
+            "mlp": {"hidden": spec.hidden},
+        }.get(spec.name, {})
+        return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](
+            input_shape, n_classes, **options
+        )
+
     try:
+        _check_memory(build, key)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            if spec.module:
-                module = load_module_class(spec.module, folder)(**spec.kwargs_dict())
-            else:
-                options = {
-                    "cnn": {
-                        "channels": spec.channels,
-                        "hidden": spec.hidden,
-                        "kernel": spec.kernel,
-                    },
-                    "mlp": {"hidden": spec.hidden},
-                }.get(spec.name, {})
-                module = {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](
-                    input_shape, n_classes, **options
-                )
+            module = build()
         if not isinstance(module, torch.nn.Module):
             raise ValueError(
                 f"{spec.module!r} built a {type(module).__name__}, not a torch.nn.Module"
@@ -282,7 +283,7 @@ def make_torch_model(
         check_module(module)
     except ScenarioError:
         raise
-    except Exception as exc:  # noqa: BLE001  the user's constructor: name the key, no traceback
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  the user's constructor: no traceback
         raise ScenarioError(
             key,
             str(exc)
@@ -304,13 +305,44 @@ def make_torch_model(
     return model
 
 
+BYTES_PER_PARAMETER = 28
+"""The least memory a run needs per parameter: the server's model, a pulled version and a
+gradient as float64 vectors, and the module's own float32 copy (8 + 8 + 8 + 4 bytes)."""
+
+
+def physical_memory() -> int | None:
+    """Bytes of RAM of this machine; None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_memory(build, key: str) -> None:
+    """Refuse (ScenarioError of *key*) a network whose parameters cannot fit in this machine's
+    RAM (:data:`BYTES_PER_PARAMETER` each), counted on torch's ``meta`` device before any is
+    allocated; a module that cannot be built there is left to be built for real."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"):
+            n = sum(p.numel() for p in build().parameters())
+    except Exception:  # noqa: BLE001  built for real next, where its errors are named
+        return
+    need, have = n * BYTES_PER_PARAMETER, physical_memory()
+    if have is not None and need > have:
+        raise ScenarioError(
+            key,
+            f"{n:,} parameters need at least {need / 1e9:.3g} GB (the server's model, a pulled "
+            f"version and a gradient in float64); this machine has {have / 1e9:.3g} GB",
+        )
+
+
 def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int) -> None:
     """A forward pass on two zero examples: the module must accept them and give
     *n_classes* logits per row (or 1 for two classes)."""
     X = np.zeros((2, int(np.prod(input_shape))))
     try:
         out = model.decision_function(model.initial_weights(), X)
-    except Exception as exc:  # noqa: BLE001  a module that does not fit the data: say so in one line
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  a module that does not fit the data
         raise ScenarioError(
             key,
             f"the model does not accept this data's examples of shape {tuple(input_shape)} "
@@ -324,3 +356,16 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
             f"{n_classes} classes: it needs one logit per class ({n_classes}"
             f"{' or 1 for two classes' if n_classes == 2 else ''})",
         )
+    y = np.arange(2) % n_classes
+    seeds = model._seed, model._draws  # a run's draws start where they would have
+    try:
+        with torch.random.fork_rng(devices=[]):
+            model.gradient(model.initial_weights(), X, y)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  e.g. integer logits
+        raise ScenarioError(
+            key,
+            f"the model's loss or its gradient cannot be computed on this data's examples "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+        ) from None
+    finally:
+        model._seed, model._draws = seeds

@@ -190,7 +190,7 @@ def load_module_class(spec: str, folder: Path | None = None):
             mod = importlib.import_module(mod_name)
             if (source := _source(mod)) is not None:
                 _IMPORTED[mod_name] = source
-        except Exception as exc:  # noqa: BLE001  any error of the user's import: name it, no traceback
+        except (Exception, SystemExit) as exc:  # noqa: BLE001  the user's import: no traceback
             raise ValueError(
                 f"module {mod_name!r} does not import ({type(exc).__name__}: {exc}); "
                 f"looked in {folder} and the Python path"

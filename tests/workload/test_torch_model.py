@@ -43,6 +43,14 @@ LINEAR = textwrap.dedent("""
     class NotAModule:
         pass
 
+    class IntLogits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 2)
+
+        def forward(self, x):
+            return self.lin(x.flatten(1)).long()
+
     class TwoOutputs(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -364,6 +372,7 @@ def test_each_scenario_trains_the_module_its_folder_holds_now(tmp_path):
         ),
         ({"name": "lenet5"}, {"labels": "multiclass"}, "at least 12×12"),
         ({"module": "linear_models:Logistic", "kwargs": {"n_features": 50}}, {}, "does not accept"),
+        ({"module": "linear_models:IntLogits"}, {}, "its gradient cannot be computed"),
     ],
 )
 def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, model, data, words):
@@ -373,6 +382,20 @@ def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, mo
     with pytest.raises(ScenarioError) as err:
         prepare(sc)
     assert words in str(err.value) and err.value.file == str(tmp_path / "s.toml")
+
+
+def test_a_network_larger_than_the_memory_is_refused_before_it_is_allocated(monkeypatch):
+    """An MLP of 200,000 hidden units on the 64 pixels of digits, two classes: 64 × 200,000
+    + 200,000 + 200,000 × 2 + 2 parameters, 28 bytes each at least; on a machine of 100 MB."""
+    import netsim.workload.torch_model as torch_model
+
+    monkeypatch.setattr(torch_model, "physical_memory", lambda: 100_000_000)
+    raw = base_raw(model={"backend": "torch", "name": "mlp", "hidden": [200_000]})
+    with pytest.raises(ScenarioError) as err:
+        prepare(make_scenario(raw))
+    assert err.value.key == "model.name"
+    assert "13,400,002 parameters need at least 0.375 GB" in str(err.value)
+    assert "this machine has 0.1 GB" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -409,10 +432,41 @@ def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, mo
             },
             "integer class labels",
         ),
+        (
+            {
+                "X_train": np.zeros((4, 3)) * 1j,
+                "y_train": np.arange(4) % 2,
+                "X_test": np.zeros((2, 3)),
+                "y_test": np.zeros(2),
+            },
+            "finite real numbers (dtype complex128)",
+        ),
+        (
+            {
+                "X_train": np.zeros((4, 3)),
+                "y_train": np.full(4, 7),
+                "X_test": np.zeros((2, 3)),
+                "y_test": np.full(2, 7),
+            },
+            "every label is 7",
+        ),
+        (
+            {
+                "X_train": np.zeros((4, 3)),
+                "y_train": np.array([[1], 2, 3, 4], dtype=object),
+                "X_test": np.zeros((2, 3)),
+                "y_test": np.zeros(2),
+            },
+            "y_train is an array of Python objects",
+        ),
+        ({}, "not an .npz file"),
     ],
 )
 def test_bad_npz_files_are_refused_naming_the_key(tmp_path, arrays, words):
-    np.savez(tmp_path / "d.npz", **arrays)
+    if arrays:
+        np.savez(tmp_path / "d.npz", **arrays)
+    else:
+        (tmp_path / "d.npz").write_text("X_train,y_train\n1,0\n")  # a CSV named .npz
     raw = base_raw(
         data={"source": "npz", "path": "d.npz"},
         model={"backend": "torch", "name": "mlp"},
@@ -421,6 +475,20 @@ def test_bad_npz_files_are_refused_naming_the_key(tmp_path, arrays, words):
     with pytest.raises(ScenarioError) as err:
         prepare(make_scenario(raw, str(tmp_path / "s.toml")))
     assert err.value.key == "data.path" and words in str(err.value)
+    assert str(tmp_path / "d.npz") in str(err.value)
+
+
+def test_boolean_examples_and_labels_are_read_as_zeros_and_ones(tmp_path):
+    X = np.arange(40).reshape(10, 4) % 3 == 0
+    y = np.arange(10) % 2 == 0
+    np.savez(tmp_path / "d.npz", X_train=X[:8], y_train=y[:8], X_test=X[8:], y_test=y[8:])
+    raw = base_raw(
+        data={"source": "npz", "path": "d.npz", "labels": "binary"},
+        model={"backend": "torch", "name": "mlp"},
+        workers=[{"name": "a", "count": 1, "compute": 1.0}],
+    )
+    ds = prepare(make_scenario(raw, str(tmp_path / "s.toml"))).dataset
+    assert np.array_equal(ds.X_train, X[:8].astype(float)) and list(ds.y_train) == [1, 0] * 4
 
 
 def test_missing_torch_is_refused_with_the_install_command(monkeypatch):
