@@ -386,16 +386,16 @@ def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, mo
 
 def test_a_network_larger_than_the_memory_is_refused_before_it_is_allocated(monkeypatch):
     """An MLP of 200,000 hidden units on the 64 pixels of digits, two classes: 64 × 200,000
-    + 200,000 + 200,000 × 2 + 2 parameters, 28 bytes each at least; on a machine of 100 MB."""
+    + 200,000 + 200,000 × 2 + 2 parameters, 160 bytes each at least; on a machine of 1 GB."""
     import netsim.workload.torch_model as torch_model
 
-    monkeypatch.setattr(torch_model, "physical_memory", lambda: 100_000_000)
+    monkeypatch.setattr(torch_model, "physical_memory", lambda: 1_000_000_000)
     raw = base_raw(model={"backend": "torch", "name": "mlp", "hidden": [200_000]})
     with pytest.raises(ScenarioError) as err:
         prepare(make_scenario(raw))
     assert err.value.key == "model.name"
-    assert "13,400,002 parameters need at least 0.375 GB" in str(err.value)
-    assert "this machine has 0.1 GB" in str(err.value)
+    assert "13,400,002 parameters need more than 2.14 GB" in str(err.value)
+    assert "this machine has 1 GB" in str(err.value)
 
 
 @pytest.mark.parametrize(
