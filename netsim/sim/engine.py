@@ -8,7 +8,6 @@ import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import simpy
@@ -218,9 +217,7 @@ def _model(
 
         seed = int(rng.integers(2**63))  # the module's own initialisation, under torch's generator
         try:
-            model = make_torch_model(
-                spec, dataset.input_shape, dataset.n_classes, seed, Path(spec.module_dir or ".")
-            )
+            model = make_torch_model(spec, dataset.input_shape, dataset.n_classes, seed)
         except ScenarioError as exc:
             exc.file = exc.file or scenario.path
             raise

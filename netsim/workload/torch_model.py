@@ -238,13 +238,12 @@ class TorchModel(Model):
         )
 
 
-def make_torch_model(
-    spec, input_shape: tuple[int, ...], n_classes: int, seed: int, folder: Path | None
-):
+def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int):
     """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
     (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
     its parameters initialised by the module under torch's generator seeded with *seed*
-    (torch's own global generator is left as it was).
+    (torch's own global generator is left as it was); a user's module is imported from
+    ``spec.module_dir`` first.
 
     Raises ScenarioError naming the ``model.*`` key when the module does not import, is not
     an ``nn.Module``, does not fit the input or gives another number of logits.
@@ -262,7 +261,7 @@ def make_torch_model(
 
     def build():
         if spec.module:
-            return load_module_class(spec.module, folder)(**spec.kwargs_dict())
+            return load_module_class(spec.module, Path(spec.module_dir))(**spec.kwargs_dict())
         options = {
             "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
             "mlp": {"hidden": spec.hidden},
@@ -340,14 +339,14 @@ def _check_memory(build, key: str) -> None:
 def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int) -> None:
     """A forward pass on two zero examples: the module must accept them and give
     *n_classes* logits per row (or 1 for two classes)."""
-    X = np.zeros((2, int(np.prod(input_shape))))
+    X, w = np.zeros((2, int(np.prod(input_shape)))), model.initial_weights()
     try:
-        out = model.decision_function(model.initial_weights(), X)
+        out = model.decision_function(w, X)
     except (Exception, SystemExit) as exc:  # noqa: BLE001  a module that does not fit the data
         raise ScenarioError(
             key,
             f"the model does not accept this data's examples of shape {tuple(input_shape)} "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+            f"({_first_line(exc)})",
         ) from None
     allowed = (n_classes, 1) if n_classes == 2 else (n_classes,)
     if out.ndim != 2 or out.shape[1] not in allowed:
@@ -361,12 +360,18 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
     seeds = model._seed, model._draws  # a run's draws start where they would have
     try:
         with torch.random.fork_rng(devices=[]):
-            model.gradient(model.initial_weights(), X, y)
+            model.gradient(w, X, y)
     except (Exception, SystemExit) as exc:  # noqa: BLE001  e.g. integer logits
         raise ScenarioError(
             key,
-            f"the model's loss or its gradient cannot be computed on this data's examples "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+            "the model's loss or its gradient cannot be computed on this data's examples "
+            f"({_first_line(exc)})",
         ) from None
     finally:
         model._seed, model._draws = seeds
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an error raised by the user's module."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
