@@ -609,6 +609,26 @@ def predict(
     return Prediction(real_run, runs, target, rows, out, paths)
 
 
+def calibrate(folders: PathArg | Sequence[PathArg], *, time_scale: float | None = None) -> dict:
+    """Fit the ``[server]`` keys and per-class latencies to the real runs in *folders* (one
+    folder or several; several of different model sizes also give the per-parameter parts):
+    :func:`netsim.testbed.calibrate_io.calibrate_folders`'s dict, in the units of
+    *time_scale* (default: the first run's scale). Raises FolderError naming the folder or
+    file that cannot be fitted (not a real run, too few updates)."""
+    from .testbed.calibrate_io import NotCalibratable, calibrate_folders
+
+    if isinstance(folders, (str, os.PathLike)):
+        folders = [folders]
+    if time_scale is not None:
+        from .testbed.preflight import check_time_scale
+
+        check_time_scale(time_scale)
+    try:
+        return calibrate_folders([Path(f) for f in folders], time_scale)
+    except NotCalibratable as exc:
+        raise FolderError(str(exc)) from None
+
+
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
     """The default output folder of a command: ``runs/<scenario>-<kind>`` (*kind*
     defaults to the scenario's algorithm), numbered ``-2``, ``-3``, ... so nothing

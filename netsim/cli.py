@@ -579,6 +579,42 @@ def predict(
 
 
 @app.command()
+def calibrate(
+    folders: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Real runs' folders (netsim real's); several sizes fit per-parameter parts."
+        ),
+    ],
+    time_scale: Annotated[
+        Optional[float],
+        typer.Option(
+            "--time-scale",
+            "-S",
+            help="Give the keys in units of this scale (default: the first run's).",
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Fit the [server] keys and per-class latencies to real runs; print them to paste into a scenario."""
+    try:
+        fit = api.calibrate(folders, time_scale=time_scale)
+    except (ScenarioError, api.FolderError) as exc:
+        fail(str(exc))
+    if json_:
+        emit_json({k: v for k, v in fit.items() if k != "calibration"})
+        return
+    sys.stdout.write(fit["toml"])
+    for folder, q in fit["quality"].items():
+        r2 = "-" if q["r2"] is None else f"{q['r2']:.3f}"
+        note(
+            f"{folder}: service fitted on {q['jobs']} updates ({q['how']}), R^2 {r2}, "
+            f"residuals {q['rel_rms']:.1%} of the mean; {q['sends']} model messages, "
+            f"their times vary by {q['send_cv']:.0%} (coefficient of variation)"
+        )
+
+
+@app.command()
 def rerun(
     folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml).")],
     out: Annotated[

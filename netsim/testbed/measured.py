@@ -18,6 +18,9 @@ __all__ = [
     "bounded_stamps",
     "gradient_rows",
     "update_rows",
+    "server_rows",
+    "SERVER_COLUMNS",
+    "SERVER_FILE",
     "pace",
     "pace_failure",
     "UPDATE_COLUMNS",
@@ -28,6 +31,16 @@ UPDATE_COLUMNS = ("version", "time", "service_s", "queued")
 """``measured_updates.csv``: each update, when it was applied (units), the real time the
 server spent on the push that made it (the rule, the step and the replies, s), and the
 pushes waiting behind that one when the server took it."""
+
+SERVER_FILE = "measured_server.csv"
+SERVER_COLUMNS = ("kind", "worker", "iteration", "start", "end", "real_s", "gradients", "updates")
+"""``measured_server.csv``: the server's own time, one row per push served (``kind`` push:
+``start`` when the server took it, ``end`` when it was done with it, model messages
+included; ``gradients`` the gradients the updates it made applied, ``updates`` how many
+it made, 0 when it only held the gradient) and per model message (``kind`` send: the
+message's ``worker`` and the ``iteration`` it starts, ``start`` and ``end`` of the
+server's work on it: the message built and handed to the transport). ``start`` and
+``end`` in units on the server's clock, ``real_s`` = (end - start) × scale."""
 
 OVERRUN_SHARE = 0.5
 """A real run fails when more than this share of its gradients took longer to compute
@@ -123,6 +136,20 @@ def gradient_rows(iterations: list[Iteration], classes: list[str], end: float) -
 def update_rows(updates: list[tuple[int, float, float, int]]) -> list[list[str]]:
     """Rows of ``measured_updates.csv`` (:data:`UPDATE_COLUMNS`) from (version, time, service_s, queued)."""
     return [[str(v), repr(t), repr(s), str(q)] for v, t, s, q in updates]
+
+
+def server_rows(served: list[tuple], scale: float) -> list[list[str]]:
+    """Rows of ``measured_server.csv`` (:data:`SERVER_COLUMNS`) from the server's records
+    ``(kind, worker, start, end, a, b)``: for a push a = gradients, b = updates; for a send
+    a = the iteration, b unused."""
+    rows = []
+    for kind, wid, start, end, a, b in served:
+        real = repr((end - start) * scale)
+        if kind == "push":
+            rows.append([kind, str(wid), "", repr(start), repr(end), real, str(a), str(b)])
+        else:
+            rows.append([kind, str(wid), str(a), repr(start), repr(end), real, "", ""])
+    return rows
 
 
 def _quantiles(values, *qs) -> list[float | None]:

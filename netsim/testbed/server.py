@@ -33,12 +33,15 @@ from ..sim.summary import run_extras
 from ..sim.worker import COMM, COMPUTE, IDLE, WorkerState
 from ..workload.replayed import GRADIENT_COLUMNS, GRADIENTS_FILE
 from .measured import (
+    SERVER_COLUMNS,
+    SERVER_FILE,
     UPDATE_COLUMNS,
     Iteration,
     bounded_stamps,
     gradient_rows,
     pace,
     pace_failure,
+    server_rows,
     update_rows,
 )
 from .node import RealSpec, connect
@@ -214,6 +217,9 @@ class _Session:
         self.updates: list[tuple[int, float, float, int]] = []
         self.snapshots: list[tuple[int, float, np.ndarray]] = [(0, 0.0, spec.prepared.w0.copy())]
         self.pending: dict[int, tuple] = {}
+        self.served: list[tuple] = []
+        """The server's own time: ("push", worker, start, end, gradients, updates) per push
+        served and ("send", worker, start, end, iteration, 0) per model message (units)."""
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(
             target=_receive_loop, args=(self.up, self.inbox, spec.d), daemon=True
@@ -241,7 +247,9 @@ class _Session:
             self.pending[wid][0].wait()
         self.pending[wid] = (self.isend(msg, wid + 1, group=self.down), msg)
         units = self.clock.units(stamp)
-        it = Iteration(wid, current[wid].iteration + 1 if current[wid] else 0, ps.version, units)
+        number = current[wid].iteration + 1 if current[wid] else 0
+        self.served.append(("send", wid, units, self.clock.now, number, 0))
+        it = Iteration(wid, number, ps.version, units)
         it.compute_real_s = None
         current[wid] = it
         self.iterations.append(it)
@@ -273,9 +281,12 @@ class _Session:
         it.queued = self.inbox.qsize()
         st.enter(COMPUTE, it.compute_start)
         st.enter(COMM, it.compute_end)  # the push's message, its queue and its service
-        before = ps.version
+        before, rows = ps.version, len(self.recorder.version)
         ps.serve_push(Push(wid, msg[HEADER:], int(msg[P.VERSION]), it.arrived, int(msg[P.SAMPLES])))
         done = time.monotonic()
+        made = ps.version - before
+        aggregated = len(self.recorder.version) - rows  # the gradients its updates applied
+        self.served.append(("push", wid, it.served, clock.units(done), aggregated, made))
         it.service_s = done - served_stamp
         if not ps.busy[wid]:  # no model came back with the service: it waits for one
             st.enter(IDLE, max(clock.units(done), st.since))
@@ -340,6 +351,8 @@ class _Session:
             **measured,
             "backend": "gloo",
             "processes": spec.world,
+            "params": spec.d,
+            "message_bytes": 8 * (HEADER + spec.d),
             "clock_offset_max_s": max((abs(o) for o in self.offsets), default=0.0),
         }
         if result.status == "ok" and (why := pace_failure(measured, spec.scale)):
@@ -350,6 +363,9 @@ class _Session:
         write_atomic(self.out / GRADIENTS_FILE, "\n".join(text) + "\n")
         text = [",".join(UPDATE_COLUMNS)] + [",".join(r) for r in update_rows(self.updates)]
         write_atomic(self.out / UPDATES_FILE, "\n".join(text) + "\n")
+        served = server_rows(self.served, spec.scale)
+        text = [",".join(SERVER_COLUMNS)] + [",".join(r) for r in served]
+        write_atomic(self.out / SERVER_FILE, "\n".join(text) + "\n")
         self.control.send(("done", self.writer.finish(result)))
 
 

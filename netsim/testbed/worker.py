@@ -12,7 +12,12 @@ from ..sim.worker import BatchSampler
 from .node import RealSpec, connect, sleep_until
 from .wire import HEADER, MODEL, PING, PONG, PUSH, STOP, P, push_message
 
-__all__ = ["work"]
+__all__ = ["work", "COMPUTE_STREAM", "BATCH_STREAM"]
+
+COMPUTE_STREAM, BATCH_STREAM = "real-compute", "real-batch"
+"""The streams a real worker draws its compute times and minibatches from (per worker, of
+the scenario seed): not the emulation's ``compute`` and ``batch``, so a real run and its
+emulation of the same seed are two independent samples of the scenario."""
 
 
 def work(spec: RealSpec, wid: int) -> None:
@@ -22,8 +27,8 @@ def work(spec: RealSpec, wid: int) -> None:
     scale (a delay injected on the message), compute the gradient on the next minibatch of
     the worker's own stream, wait out the rest of the compute time drawn from its own stream
     × scale (no wait when the gradient took longer), hold the push for the push latency ×
-    scale, and send it. The minibatches and drawn times are those the emulation of the
-    same scenario and seed uses (the same samplers and time models, the same streams).
+    scale, and send it. The samplers and time models are the emulation's; their streams
+    are :data:`COMPUTE_STREAM` and :data:`BATCH_STREAM`, independent of the emulation's.
     """
     import torch
     import torch.distributed as dist
@@ -32,9 +37,9 @@ def work(spec: RealSpec, wid: int) -> None:
     sc, scale, d = spec.scenario, spec.scale, spec.d
     _, wc, member = sc.worker_slots()[wid]
     streams = Streams(sc.run.seed)
-    draws = wc.compute.draws(streams.rng("compute", wid), member)
+    draws = wc.compute.draws(streams.rng(COMPUTE_STREAM, wid), member)
     prep = spec.prepared
-    sampler = BatchSampler(prep.shards[wid], sc.run.batch_size, streams.rng("batch", wid))
+    sampler = BatchSampler(prep.shards[wid], sc.run.batch_size, streams.rng(BATCH_STREAM, wid))
     X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
     prep.model.start_run(sc.run.seed)
     pull_s, push_s = wc.pull_latency * scale, wc.push_latency * scale

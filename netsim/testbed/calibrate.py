@@ -1,0 +1,254 @@
+"""Fit a scenario's ``[server]`` keys and per-class latencies to what real runs measured.
+
+A real run's server records its own time (``measured_server.csv``): each push it served
+(how long, how many updates it made) and each model message it sent. Its workers record
+their iterations (``measured_gradients.csv``). :func:`fit_run` turns one run into the
+emulator's terms, in real seconds:
+
+- **service**: the server's time on an *update job* (the pushes from the one after the last
+  update to the one that made the next, their model messages left out) against the number
+  of pushes *k* in it, by least squares: ``time = apply + k × gradient``. When every job
+  has the same k (ASGD: 1; SSGD: all the workers) the line cannot be drawn: the pushes that
+  made no update give ``gradient`` alone (SSGD), else the whole time goes to ``apply``
+  (ASGD: each push makes one update, so only their sum matters there);
+- **send**: the mean server time of one model message;
+- **latencies**, per worker class: the mean time from the model message's end to the
+  computation's start (pull) and from the computation's end to the push's arrival plus
+  the computation's mean excess over its drawn time (push), less the scenario's own
+  injected latencies: the machine's overhead (s), added to any scale's latencies.
+
+:func:`combine` pools runs: with models of two sizes or more, each cost is a line in the
+parameters (per byte for the messages), giving the ``*_per_param`` keys; with one size they
+are folded into the fixed parts. Pure: no I/O (:func:`netsim.api.calibrate` reads folders).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "RunFit",
+    "Calibration",
+    "update_jobs",
+    "fit_service",
+    "fit_line",
+    "class_overheads",
+    "fit_run",
+    "combine",
+    "MIN_UPDATES",
+]
+
+MIN_UPDATES = 10
+"""Fewest updates a run must have made for its server's times to be fitted."""
+
+
+def fit_line(x, y) -> tuple[float, float, float | None]:
+    """Least-squares line ``y = a + b x``: (a, b, R²); b = 0 and R² None when x is constant.
+
+    >>> [round(v, 9) for v in fit_line([1, 2, 3], [3.0, 5.0, 7.0])]
+    [1.0, 2.0, 1.0]
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if np.ptp(x) == 0:
+        return float(np.mean(y)), 0.0, None
+    b, a = np.polyfit(x, y, 1)
+    resid = y - (a + b * x)
+    total = float(np.sum((y - y.mean()) ** 2))
+    r2 = 1.0 - float(np.sum(resid**2)) / total if total > 0 else 1.0
+    return float(a), float(b), r2
+
+
+def update_jobs(pushes) -> tuple[list[tuple[int, float]], list[float]]:
+    """The update jobs of a run's served pushes, in serving order: *pushes* (seconds of
+    service, model messages left out; updates made). Returns ([(k pushes, seconds)], the
+    seconds of the pushes that made no update); pushes after the last update are left out.
+
+    >>> update_jobs([(1.0, 0), (2.0, 1), (1.0, 0), (1.0, 0), (3.0, 1), (1.0, 0)])
+    ([(2, 3.0), (3, 5.0)], [1.0, 1.0, 1.0, 1.0])
+    """
+    jobs, holding, k, total = [], [], 0, 0.0
+    for seconds, updates in pushes:
+        k, total = k + 1, total + seconds
+        if updates:
+            jobs.append((k, total))
+            k, total = 0, 0.0
+        else:
+            holding.append(seconds)
+    return jobs, holding
+
+
+def fit_service(jobs, holding) -> tuple[float, float, dict]:
+    """(apply, gradient, quality) in seconds from :func:`update_jobs`'s answer; quality:
+    ``jobs``, ``r2`` (None when k is constant), ``rel_rms`` (residuals' RMS / mean job time)
+    and ``how`` (``line``, ``held pushes`` or ``folded into apply_time``)."""
+    k = np.array([j[0] for j in jobs], float)
+    y = np.array([j[1] for j in jobs], float)
+    apply, gradient, r2 = fit_line(k, y)
+    how = "line"
+    if r2 is None:
+        if holding:
+            gradient = float(np.mean(holding))
+            apply, how = float(np.mean(y)) - gradient * k[0], "held pushes"
+        else:
+            gradient, how = 0.0, "folded into apply_time"
+    resid = y - (apply + gradient * k)
+    rel = float(np.sqrt(np.mean(resid**2)) / np.mean(y)) if np.mean(y) > 0 else 0.0
+    return apply, gradient, {"jobs": len(jobs), "r2": r2, "rel_rms": rel, "how": how}
+
+
+def class_overheads(iterations, injected: dict) -> dict[str, tuple[float, float]]:
+    """Per worker class, the machine's mean (pull, push) overhead (s) around a computation.
+
+    *iterations*: served iterations ``(class, send_end, compute_start, compute_end,
+    arrived, drawn)`` in real seconds on one clock (*drawn*: the drawn compute time, s);
+    *injected*: class → its injected (pull, push) latencies (s). Pull: compute_start −
+    send_end − injected pull; push: arrived − compute_end − injected push + the mean of
+    (compute_end − compute_start − drawn) over 0 (a gradient longer than its draw, the
+    worker's late wake-up). Negative means become 0.
+
+    >>> class_overheads([("a", 0.0, 0.3, 1.5, 1.7, 1.0), ("a", 2.0, 2.1, 3.1, 3.3, 1.0)], {"a": (0.1, 0.1)})
+    {'a': (0.1, 0.2)}
+    """
+    per: dict[str, list] = {}
+    for name, send_end, start, end, arrived, drawn in iterations:
+        pulls, pushes, excess = per.setdefault(name, ([], [], []))
+        pulls.append(start - send_end)
+        pushes.append(arrived - end)
+        excess.append(max(0.0, end - start - drawn))
+    out = {}
+    for name, (pulls, pushes, excess) in per.items():
+        pull0, push0 = injected.get(name, (0.0, 0.0))
+        pull = max(0.0, float(np.mean(pulls)) - pull0)
+        push = max(0.0, float(np.mean(pushes)) - push0 + float(np.mean(excess)))
+        out[name] = (round(pull, 12), round(push, 12))
+    return out
+
+
+@dataclass(frozen=True)
+class RunFit:
+    """One real run in the emulator's terms (seconds): ``apply``, ``gradient``, ``send`` (per
+    model message), ``overheads`` (class → (pull, push)), the run's ``params`` and
+    ``message_bytes``, its ``scale`` (s per unit), ``updates`` and the fit's ``quality``."""
+
+    folder: str
+    params: int
+    message_bytes: int
+    scale: float
+    updates: int
+    apply: float
+    gradient: float
+    send: float
+    overheads: dict
+    quality: dict
+
+
+def fit_run(
+    folder: str, params: int, message_bytes: int, scale: float, pushes, sends, overheads: dict
+) -> RunFit:
+    """A :class:`RunFit` from a run's served *pushes* ((seconds without their messages,
+    updates made), in order), its *sends* (seconds per model message) and class
+    *overheads* (:func:`class_overheads`). Raises ValueError when it made fewer than
+    :data:`MIN_UPDATES` updates."""
+    jobs, holding = update_jobs(pushes)
+    updates = sum(u for _, u in pushes)
+    if updates < MIN_UPDATES:
+        raise ValueError(
+            f"{updates} updates: too few to fit the server's times (at least {MIN_UPDATES})"
+        )
+    apply, gradient, quality = fit_service(jobs, holding)
+    s = np.asarray(sends, float)
+    quality["sends"] = int(s.size)
+    quality["send_cv"] = float(s.std() / s.mean()) if s.size and s.mean() > 0 else 0.0
+    send = float(s.mean()) if s.size else 0.0
+    return RunFit(
+        folder, params, message_bytes, scale, updates, apply, gradient, send, overheads, quality
+    )
+
+
+@dataclass
+class Calibration:
+    """Fitted server costs (seconds; ``*_per_param`` per parameter, ``send_per_byte`` per
+    byte), per-class overheads (s), the runs it came from and ``notes`` on what could not
+    be told apart. :meth:`server_table` and :meth:`latencies` give them in a scale's units."""
+
+    apply: float
+    apply_per_param: float
+    gradient: float
+    gradient_per_param: float
+    send: float
+    send_per_byte: float
+    overheads: dict
+    runs: list
+    notes: list = field(default_factory=list)
+
+    def server_table(self, scale: float) -> dict:
+        """The ``[server]`` keys at *scale* (s per time unit)."""
+        return {
+            "gradient_time": self.gradient / scale,
+            "gradient_time_per_param": self.gradient_per_param / scale,
+            "apply_time": self.apply / scale,
+            "apply_time_per_param": self.apply_per_param / scale,
+            "service": "constant",
+            "send_time": self.send / scale,
+            "send_time_per_byte": self.send_per_byte / scale,
+            "parallel_sends": 1,
+        }
+
+    def latencies(self, scale: float, injected: dict) -> dict[str, tuple[float, float]]:
+        """Class → (pull_latency, push_latency) in units at *scale*: *injected* (class →
+        the scenario's own latencies, units) plus the machine's overheads; a class not
+        measured gets the mean overhead of those that were."""
+        known = list(self.overheads.values())
+        mean = tuple(float(np.mean([o[i] for o in known])) if known else 0.0 for i in (0, 1))
+        out = {}
+        for name, (pull, push) in injected.items():
+            over = self.overheads.get(name, mean)
+            out[name] = (pull + over[0] / scale, push + over[1] / scale)
+        return out
+
+
+def _across(x, values, what: str, notes: list) -> tuple[float, float]:
+    """(fixed, per-unit) of *values* against sizes *x*: a line when the sizes differ, else
+    (mean, 0). A negative part is set to 0 and noted."""
+    fixed, per, _ = fit_line(x, values)
+    if per < 0:
+        notes.append(f"{what}: the time fell with the size; its per-size part is set to 0")
+        fixed, per = float(np.mean(values)), 0.0
+    if fixed < 0:
+        notes.append(f"{what}: the fixed part came out below 0; set to 0")
+        fixed = 0.0
+    return fixed, per
+
+
+def combine(fits: list[RunFit]) -> Calibration:
+    """One :class:`Calibration` from the :class:`RunFit` of one run or several."""
+    notes: list[str] = []
+    params = [f.params for f in fits]
+    sizes = len(set(params))
+    if sizes < 2:
+        notes.append(
+            f"one model size ({params[0]:,} parameters): the per-parameter and per-byte parts "
+            "are folded into the fixed parts (calibrate runs of two sizes or more to separate them)"
+        )
+    for f in fits:
+        if f.quality["how"] == "folded into apply_time":
+            notes.append(
+                f"{f.folder}: every push made one update, so gradient_time and apply_time "
+                "cannot be told apart there: their sum is in apply_time"
+            )
+    apply = _across(params, [f.apply for f in fits], "apply", notes)
+    gradient = _across(params, [f.gradient for f in fits], "gradient", notes)
+    send = _across([f.message_bytes for f in fits], [f.send for f in fits], "send", notes)
+    overheads: dict[str, tuple[float, float]] = {}
+    names = {n for f in fits for n in f.overheads}
+    for name in sorted(names):
+        got = [f.overheads[name] for f in fits if name in f.overheads]
+        overheads[name] = (
+            float(np.mean([g[0] for g in got])),
+            float(np.mean([g[1] for g in got])),
+        )
+    return Calibration(
+        apply[0], apply[1], gradient[0], gradient[1], send[0], send[1], overheads, fits, notes
+    )

@@ -1,0 +1,156 @@
+"""Read what a real run's folder measured into :func:`.calibrate.fit_run`'s terms, and write
+the fitted keys as TOML to paste into a scenario."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from ..config.scenario import load_scenario
+from ..errors import ScenarioError
+from ..workload.replayed import GRADIENTS_FILE
+from .calibrate import Calibration, RunFit, class_overheads, combine, fit_run
+from .measured import SERVER_FILE
+
+__all__ = ["read_fit", "calibration_toml", "calibrate_folders", "NotCalibratable"]
+
+
+class NotCalibratable(ValueError):
+    """A folder that cannot be calibrated from; the message names the folder or its file."""
+
+
+def _rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise NotCalibratable(
+            f"{path}: missing (a real run's folder written by this netsim's `netsim real` has it)"
+        )
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise NotCalibratable(f"{path}: not readable ({type(exc).__name__}: {exc})") from None
+
+
+def read_fit(folder: str | Path) -> RunFit:
+    """The :class:`RunFit` of the real run in *folder*. Raises NotCalibratable naming the
+    folder or the file at fault (not a real run, a measured file missing or damaged, too
+    few updates)."""
+    folder = Path(folder)
+    try:
+        summary = json.loads((folder / "summary.json").read_text())
+        real = summary["real"]
+        scale, params = float(real["time_scale"]), int(real["params"])
+        message_bytes = int(real["message_bytes"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = "no summary.json" if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        raise NotCalibratable(
+            f"{folder}: not a real run's folder with the server's measurements ({why}; "
+            "netsim real writes one)"
+        ) from None
+    server = _rows(folder / SERVER_FILE)
+    gradients = _rows(folder / GRADIENTS_FILE)
+    try:
+        sc = load_scenario(folder / "scenario.toml")
+    except (ScenarioError, OSError) as exc:
+        raise NotCalibratable(f"{folder / 'scenario.toml'}: {exc}") from None
+    try:
+        pushes, sends, send_end = _server_times(server)
+        iterations = _iterations(gradients, send_end, scale)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise NotCalibratable(
+            f"{folder}: {SERVER_FILE} or {GRADIENTS_FILE} is damaged ({type(exc).__name__}: {exc})"
+        ) from None
+    injected = {wc.name: (wc.pull_latency * scale, wc.push_latency * scale) for wc in sc.workers}
+    overheads = class_overheads(iterations, injected)
+    try:
+        return fit_run(str(folder), params, message_bytes, scale, pushes, sends, overheads)
+    except ValueError as exc:
+        raise NotCalibratable(f"{folder / SERVER_FILE}: {exc}") from None
+
+
+def _server_times(rows: list[dict]):
+    """(pushes [(s without its messages, updates)], sends [s], (worker, iteration) → the
+    message's end in units) from ``measured_server.csv``'s rows. A push's messages are the
+    send rows before it (it is written when its service ends) that started after it did."""
+    pushes, sends, send_end, recent = [], [], {}, []
+    for r in rows:
+        start, seconds = float(r["start"]), float(r["real_s"])
+        if r["kind"] == "send":
+            sends.append(seconds)
+            send_end[(int(r["worker"]), int(r["iteration"]))] = float(r["end"])
+            recent.append((start, seconds))
+        elif r["kind"] == "push":
+            own = sum(s for t, s in recent if t >= start)
+            pushes.append((max(0.0, seconds - own), int(r["updates"])))
+            recent = []
+    return pushes, sends, send_end
+
+
+def _iterations(rows: list[dict], send_end: dict, scale: float) -> list[tuple]:
+    """Served iterations as :func:`.calibrate.class_overheads` takes them (s)."""
+    out = []
+    for r in rows:
+        key = (int(r["worker"]), int(r["iteration"]))
+        if r["complete"] != "1" or key not in send_end or not r["drawn"]:
+            continue
+        values = [send_end[key], *(float(r[c]) for c in ("compute_start", "compute_end"))]
+        values += [float(r["arrived"]), float(r["drawn"])]
+        out.append((r["worker_class"], *(v * scale for v in values)))
+    return out
+
+
+def _num(x: float) -> str:
+    """*x* to 4 significant digits as a TOML float.
+
+    >>> _num(3.0), _num(1.23456e-05), _num(0.0)
+    ('3.0', '1.235e-05', '0.0')
+    """
+    return repr(float(f"{x:.4g}"))
+
+
+def calibration_toml(cal: Calibration, scale: float, injected: dict) -> str:
+    """The fitted keys at *scale* (s per unit) as TOML lines: the ``[server]`` table, then
+    per worker class its ``pull_latency`` and ``push_latency`` (its scenario's *injected*
+    latencies, units, plus the overheads measured), to paste into that class's table."""
+    lines = [f"# fitted from {len(cal.runs)} real run(s), at {scale:g} s per time unit"]
+    lines += [f"# note: {n}" for n in cal.notes]
+    lines.append("[server]")
+    for key, value in cal.server_table(scale).items():
+        shown = (
+            f'"{value}"'
+            if isinstance(value, str)
+            else value
+            if isinstance(value, int)
+            else _num(value)
+        )
+        lines.append(f"{key} = {shown}")
+    for name, (pull, push) in cal.latencies(scale, injected).items():
+        lines.append(f"\n# [[workers]] name = {name!r}: add to that class's table")
+        lines.append(f"pull_latency = {_num(pull)}")
+        lines.append(f"push_latency = {_num(push)}")
+    return "\n".join(lines) + "\n"
+
+
+def calibrate_folders(folders, scale: float | None = None) -> dict:
+    """Fit the real runs in *folders* (one or more): a dict with ``calibration`` (the
+    :class:`Calibration`), ``scale`` (s per unit the keys are given in: *scale*, else the
+    first run's), ``server`` (the ``[server]`` keys), ``latencies`` (class → [pull, push],
+    units, with the first run's scenario's own latencies), ``quality`` (per run: the
+    service fit's jobs, R², relative RMS of its residuals, how it was fitted, the sends'
+    count and coefficient of variation), ``notes`` and ``toml`` (the text to paste).
+    Raises NotCalibratable."""
+    fits = [read_fit(f) for f in folders]
+    cal = combine(fits)
+    scale = scale if scale is not None else fits[0].scale
+    sc = load_scenario(Path(fits[0].folder) / "scenario.toml")
+    injected = {wc.name: (wc.pull_latency, wc.push_latency) for wc in sc.workers}
+    return {
+        "calibration": cal,
+        "scale": scale,
+        "server": cal.server_table(scale),
+        "latencies": {k: list(v) for k, v in cal.latencies(scale, injected).items()},
+        "quality": {f.folder: f.quality for f in fits},
+        "notes": list(cal.notes),
+        "toml": calibration_toml(cal, scale, injected),
+    }

@@ -1,0 +1,195 @@
+"""netsim calibrate: fits of the server's times on made-up measurements with known answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netsim import api
+from netsim.testbed.calibrate import (
+    RunFit,
+    class_overheads,
+    combine,
+    fit_line,
+    fit_run,
+    fit_service,
+    update_jobs,
+)
+from netsim.workload.replayed import GRADIENT_COLUMNS
+
+APPLY, GRADIENT, SEND = 2e-3, 5e-4, 3e-4  # seconds
+
+
+def _pushes(rounds: list[int]) -> list[tuple[float, int]]:
+    """Served pushes of rounds of k pushes each: k − 1 held (GRADIENT s), then one update
+    (GRADIENT + APPLY s)."""
+    out = []
+    for k in rounds:
+        out += [(GRADIENT, 0)] * (k - 1) + [(GRADIENT + APPLY, 1)]
+    return out
+
+
+def test_a_line_through_jobs_of_different_sizes_is_exact():
+    """GSGD-like rounds of 2, 4 and 8 pushes: a job of k pushes costs APPLY + k GRADIENT."""
+    jobs, holding = update_jobs(_pushes([2, 4, 8] * 5))
+    assert [k for k, _ in jobs[:3]] == [2, 4, 8]
+    apply, gradient, q = fit_service(jobs, holding)
+    assert apply == pytest.approx(APPLY) and gradient == pytest.approx(GRADIENT)
+    assert q["r2"] == pytest.approx(1.0) and q["rel_rms"] == pytest.approx(0, abs=1e-9)
+    assert q["how"] == "line"
+
+
+def test_rounds_of_one_size_take_the_gradient_from_the_held_pushes():
+    """SSGD: every round has 16 pushes, so no line: the 15 held pushes give GRADIENT."""
+    apply, gradient, q = fit_service(*update_jobs(_pushes([16] * 12)))
+    assert (apply, gradient) == (pytest.approx(APPLY), pytest.approx(GRADIENT))
+    assert q["how"] == "held pushes" and q["r2"] is None
+
+
+def test_asgd_folds_the_gradient_into_the_apply():
+    """ASGD: each push makes one update; only their sum is known, and it goes to apply."""
+    apply, gradient, q = fit_service(*update_jobs(_pushes([1] * 20)))
+    assert (apply, gradient) == (pytest.approx(APPLY + GRADIENT), 0.0)
+    assert q["how"] == "folded into apply_time"
+
+
+def test_noise_shows_in_the_quality():
+    """Jobs alternating ±10 % about the line: residuals of 10 % of each job's time."""
+    jobs = [
+        (k, (APPLY + k * GRADIENT) * (1.1 if i % 2 else 0.9))
+        for i, k in enumerate([2, 2, 8, 8] * 5)
+    ]
+    _, _, q = fit_service(jobs, [])
+    assert 0 < q["r2"] < 1 and q["rel_rms"] > 0.05
+
+
+def test_a_fixed_and_a_per_parameter_part_from_two_sizes():
+    """Runs of 1,000 and 1,000,000 parameters whose apply costs 1 ms + 2 ns a parameter,
+    gradient 0.1 ms + 1 ns, and messages 50 µs + 0.5 ns a byte."""
+
+    def run(d: int) -> RunFit:
+        a, g = 1e-3 + 2e-9 * d, 1e-4 + 1e-9 * d
+        pushes = [(g, 0)] * 3 + [(g + a, 1)]
+        nbytes = 8 * (d + 16)
+        return fit_run(str(d), d, nbytes, 0.05, pushes * 12, [5e-5 + 0.5e-9 * nbytes] * 4, {})
+
+    cal = combine([run(1_000), run(1_000_000)])
+    assert cal.apply == pytest.approx(1e-3) and cal.apply_per_param == pytest.approx(2e-9)
+    assert cal.gradient == pytest.approx(1e-4) and cal.gradient_per_param == pytest.approx(1e-9)
+    assert cal.send == pytest.approx(5e-5) and cal.send_per_byte == pytest.approx(0.5e-9)
+    table = cal.server_table(0.1)  # seconds → units of 0.1 s
+    assert table["apply_time"] == pytest.approx(1e-2)
+    assert table["apply_time_per_param"] == pytest.approx(2e-8)
+    assert not cal.notes
+    one = combine([run(1_000)])
+    assert one.apply == pytest.approx(1e-3 + 2e-6) and one.apply_per_param == 0
+    assert "folded into the fixed parts" in one.notes[0]
+
+
+def test_overheads_and_latencies_at_another_scale():
+    """Class a: pull 0.3 − 0.0 − 0.1 injected = 0.2 s; push 1.7 − 1.5 − 0.1 + excess
+    (1.2 − 1.0) = 0.3 s. At 0.5 s per unit, with 0.2 units injected: 0.2 + 0.4, 0.2 + 0.6."""
+    over = class_overheads([("a", 0.0, 0.3, 1.5, 1.7, 1.0)], {"a": (0.1, 0.1)})
+    assert over == {"a": (pytest.approx(0.2), pytest.approx(0.3))}
+    cal = combine([fit_run("x", 10, 208, 0.5, _pushes([2] * 10), [1e-4], over)])
+    lat = cal.latencies(0.5, {"a": (0.2, 0.2), "b": (0.0, 0.0)})
+    assert lat["a"] == (pytest.approx(0.6), pytest.approx(0.8))
+    assert lat["b"] == (pytest.approx(0.4), pytest.approx(0.6))  # not measured: the mean
+
+
+def test_fit_line_on_a_constant_x():
+    assert fit_line([3, 3], [1.0, 2.0]) == (1.5, 0.0, None)
+
+
+SCENARIO = """
+name = "made_up"
+[run]
+seed = 1
+algorithm = "gsgd"
+until = 100.0
+[data]
+source = "synthetic"
+n_samples = 100
+n_features = 4
+[model]
+name = "logistic"
+[[workers]]
+name = "a"
+count = 2
+compute = 1.0
+pull_latency = 0.5
+[algorithms.gsgd]
+lr = 0.1
+groups = [["a"]]
+"""
+
+
+def _folder(tmp_path: Path, updates: int) -> Path:
+    """A real run's folder written by hand: rounds of 2 pushes (worker 0 held, worker 1
+    updates), 1 ms + 2 × 0.5 ms each, a 0.3 ms model message to each worker after the
+    update, at 0.1 s per unit; each iteration: its message out 0.2 units (pull latency 0.5
+    injected: 0.05 s, so 0.15 units of overhead) before its computation."""
+    path = tmp_path / "run"
+    path.mkdir()
+    scale = 0.1
+    (path / "summary.json").write_text(
+        json.dumps({"real": {"time_scale": scale, "params": 5, "message_bytes": 168}})
+    )
+    (path / "scenario.toml").write_text(SCENARIO)
+    server = ["kind,worker,iteration,start,end,real_s,gradients,updates"]
+    grads = [",".join(GRADIENT_COLUMNS)]
+    t = 0.0
+    for i in range(updates):
+        hold, upd = GRADIENT / scale, (GRADIENT + APPLY) / scale
+        server.append(f"push,0,,{t},{t + hold},{GRADIENT},0,0")
+        t += hold
+        start = t
+        t += upd
+        sends = []
+        for w in (0, 1):
+            sends.append(f"send,{w},{i + 1},{t},{t + SEND / scale},{SEND},,")
+            t += SEND / scale
+        server += sends
+        server.append(f"push,1,,{start},{t},{GRADIENT + APPLY + 2 * SEND},2,1")
+        t += 1.0
+    for w in (0, 1):
+        for i in range(1, updates):
+            row = dict.fromkeys(GRADIENT_COLUMNS, "")
+            row.update(worker=w, worker_class="a", iteration=i, complete=1, drawn=1.0)
+            sent_end = float(server[2 + 4 * (i - 1) + w].split(",")[4])
+            row.update(compute_start=sent_end + 0.65, compute_end=sent_end + 1.65)
+            row.update(arrived=sent_end + 1.7, sent=sent_end, served=sent_end + 1.75)
+            grads.append(",".join(str(row[c]) for c in GRADIENT_COLUMNS))
+    (path / "measured_server.csv").write_text("\n".join(server) + "\n")
+    (path / "measured_gradients.csv").write_text("\n".join(grads) + "\n")
+    return path
+
+
+def test_calibrate_a_folder(tmp_path):
+    fit = api.calibrate(_folder(tmp_path, 12))
+    server = fit["server"]
+    assert server["apply_time"] == pytest.approx(APPLY / 0.1)  # rounds of one size: held pushes
+    assert server["gradient_time"] == pytest.approx(GRADIENT / 0.1)
+    assert server["send_time"] == pytest.approx(SEND / 0.1)
+    pull, push = fit["latencies"]["a"]
+    assert pull == pytest.approx(0.5 + 0.15) and push == pytest.approx(0.05)
+    assert "[server]" in fit["toml"] and "apply_time = 0.02" in fit["toml"]
+
+
+def test_bad_folders_are_one_line_and_exit_2(tmp_path):
+    few = _folder(tmp_path, 4)
+    cmd = [sys.executable, "-m", "netsim.cli", "calibrate"]
+    for folder, words in (
+        (few, "measured_server.csv: 4 updates: too few"),
+        (tmp_path, "not a real run's folder"),
+    ):
+        done = subprocess.run(cmd + [str(folder)], capture_output=True, text=True)
+        assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and done.stdout == ""
+    (few / "measured_server.csv").unlink()
+    with pytest.raises(api.FolderError, match="measured_server.csv: missing"):
+        api.calibrate(few)
