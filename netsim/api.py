@@ -539,15 +539,19 @@ def real(
 
 class Prediction:
     """netsim's predictions of a real run (:func:`predict`): ``real`` (its Run), ``runs``
-    (variant → emulated Run), ``target`` (the loss of the time-to-target row), ``rows``
-    (one dict per figure: ``metric``, ``label``, ``real``, then per variant its value and
-    ``<variant>_gap``, the relative error), ``path`` (the folder) and ``plots``."""
+    (variant → its emulated Runs, one per seed), ``target`` (the loss of the time-to-target
+    row), ``n`` (the N of the time-of-update-N row), ``rows`` (one dict per figure:
+    ``metric``, ``label``, ``real``, then per variant its mean over the seeds, ``<variant>_ci``
+    the half-width of its 95 % interval and ``<variant>_gap`` the relative error of the
+    mean), ``calibration`` (the fit's quality and notes, or None), ``path`` and ``plots``."""
 
     def __init__(
         self, real: Run, runs: dict, target: float, rows: list, path: Path, plots: list[Path]
     ):
         self.real, self.runs, self.target = real, runs, target
         self.rows, self.path, self.plots = rows, path, plots
+        self.n = 0
+        self.calibration: dict | None = None
 
     def to_pandas(self) -> "pd.DataFrame":
         """DataFrame: one row per compared figure (see ``rows``)."""
@@ -563,16 +567,28 @@ def predict(
     progress: Progress = "auto",
     plots: bool = True,
     data_dir: PathArg | None = None,
+    seeds: int = 3,
+    calibrate_from: Sequence[PathArg] | None = None,
 ) -> Prediction:
     """Emulate the scenario of the real run in *folder* (``netsim real``'s) as netsim would
     predict it, in each of *variants* (default all of ``scenario``, ``calibrated``,
-    ``replayed``: :mod:`netsim.testbed.predict`), into *out* (default ``<folder>-predict``,
-    numbered), and compare: updates, gradients applied, staleness per update, idle %, final
-    loss and the time to *target* (default ``run.target_loss``, else the loss the real run
-    had at half its horizon). With *plots*, the figures of all of them in ``out/plots``.
-    Raises FolderError for a folder that is not a real run's."""
+    ``replayed``: :mod:`netsim.testbed.predict`), each with *seeds* seeds (the run's seed,
+    then the next ones), into *out* (default ``<folder>-predict``, numbered), and compare:
+    updates, gradients applied, staleness per update, idle %, final loss, the time to
+    *target* (default ``run.target_loss``, else half way from the real run's initial to its
+    final loss) and the time of update N (half the real run's updates). ``calibrated`` fits
+    the real runs in *calibrate_from* (default this one; others: held out). With *plots*,
+    the figures of the first seed's runs in ``out/plots``. Raises FolderError for a folder
+    that is not a real run's or cannot be calibrated from."""
     from .results.plots import plot_runs
-    from .testbed.predict import METRICS, VARIANTS, default_target, gap, metrics, variant_scenario
+    from .testbed.predict import (
+        VARIANTS,
+        compare_rows,
+        default_target,
+        half_updates,
+        metrics,
+        variant_scenario,
+    )
 
     folder = Path(folder)
     real_run = Run(read_run(folder))
@@ -585,28 +601,49 @@ def predict(
             raise ScenarioError(
                 "--variants", f"{v!r} is not allowed (allowed: {', '.join(VARIANTS)})"
             )
-    target = target or sc.run.target_loss or default_target(real_run.curve, sc.run.until)
+    if seeds < 1:
+        raise ScenarioError("--seeds", f"{seeds} is not allowed (emulations per variant, >= 1)")
+    scale = float(real_run.summary["real"]["time_scale"])
+    fit = None
+    if "calibrated" in variants:
+        fit = calibrate(list(calibrate_from or [folder]), time_scale=scale)
+    target = target or sc.run.target_loss or default_target([real_run.curve])
+    n = half_updates([real_run.summary])
     out = (
         Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-predict"))
     )
-    runs = {}
+    runs: dict[str, list[Run]] = {}
     for v in variants:
-        vs = variant_scenario(sc, folder, v)
-        runs[v] = run(vs, out=out / v, progress=progress, label=v, overwrite=True)
-    values = {"real": real_run, **runs}
-    figures = {name: metrics(r.summary, r.curve, r.updates, target) for name, r in values.items()}
-    rows = []
-    for key, label in METRICS:
-        row = {"metric": key, "label": label, "real": figures["real"][key]}
-        for v in variants:
-            row[v] = figures[v][key]
-            row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key], key)
-        rows.append(row)
+        cal = fit["calibration"] if fit is not None else None
+        vs = variant_scenario(sc, folder, v, cal, scale)
+        runs[v] = [
+            run(
+                vs,
+                out=out / (v if k == 0 else f"{v}-seed{k}"),
+                progress=progress,
+                label=v,
+                overwrite=True,
+                seed=sc.run.seed + k,
+            )
+            for k in range(seeds)
+        ]
+
+    def figures(r: Run) -> dict:
+        return metrics(r.summary, r.curve, r.updates, target, n)
+
+    rows = compare_rows(
+        [figures(real_run)], {v: [figures(r) for r in rs] for v, rs in runs.items()}
+    )
     paths = []
     if plots:
+        values = {"real": real_run, **{v: rs[0] for v, rs in runs.items()}}
         data = [replace(r.data, label=name, group=name) for name, r in values.items()]
         paths = plot_runs(data, out / "plots")
-    return Prediction(real_run, runs, target, rows, out, paths)
+    pred = Prediction(real_run, runs, target, rows, out, paths)
+    pred.n = n
+    if fit is not None:
+        pred.calibration = {k: fit[k] for k in ("server", "latencies", "quality", "notes", "scale")}
+    return pred
 
 
 def calibrate(folders: PathArg | Sequence[PathArg], *, time_scale: float | None = None) -> dict:

@@ -531,7 +531,20 @@ def predict(
     ] = None,
     target: Annotated[
         Optional[float],
-        typer.Option(help="Loss of the time-to-target row (default: the real run's at half time)."),
+        typer.Option(
+            help="Loss of the time-to-target row (default: half way from the real run's "
+            "initial to its final loss)."
+        ),
+    ] = None,
+    seeds: Annotated[
+        int, typer.Option(help="Emulations of each variant (seeds: the run's, then the next).")
+    ] = 3,
+    calibrate_from: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Real runs' folders the calibrated variant is fitted to, comma-separated "
+            "(default: FOLDER itself; others: held out)."
+        ),
     ] = None,
     live: LiveOpt = True,
     data_dir: DataOpt = None,
@@ -546,6 +559,7 @@ def predict(
     from .testbed.predict import VARIANTS
 
     names = split_given(variants, "--variants")
+    sources = split_given(calibrate_from, "--calibrate-from")
     try:
         pred = with_progress(
             live,
@@ -557,24 +571,37 @@ def predict(
                 plots=plots,
                 data_dir=data_dir,
                 progress=progress,
+                seeds=seeds,
+                calibrate_from=sources,
             ),
-            total=len(names or VARIANTS),
+            total=len(names or VARIANTS) * max(seeds, 1),
         )
     except ScenarioError as exc:
         fail(str(exc))
     except api.FolderError as exc:
         fail(str(exc))
     if json_:
-        emit_json({"target": pred.target, "folder": str(pred.path), "rows": pred.rows})
+        emit_json(
+            {
+                "target": pred.target,
+                "n": pred.n,
+                "folder": str(pred.path),
+                "rows": pred.rows,
+                "calibration": pred.calibration,
+            }
+        )
     else:
         s = pred.real.summary
         title = (
             f"{s['scenario']} {s['label']} for real at {s['real']['time_scale']:g} s per unit, "
-            f"against netsim (time to loss {pred.target:.5g})"
+            f"against netsim ({seeds} seeds each; time to loss {pred.target:.5g}, "
+            f"N = {pred.n})"
         )
         print_table(
             render.prediction_table(pred.rows, list(pred.runs), title, table_width(wide)), wide
         )
+    if pred.calibration is not None and not json_:
+        fit_notes(pred.calibration, "calibrated from ")
     note(f"wrote {pred.path}: the emulated runs" + (" and plots/" if plots else ""))
 
 
@@ -605,10 +632,15 @@ def calibrate(
         emit_json({k: v for k, v in fit.items() if k != "calibration"})
         return
     sys.stdout.write(fit["toml"])
+    fit_notes(fit)
+
+
+def fit_notes(fit: dict, head: str = "") -> None:
+    """How well a calibration's fit holds, one line per run (stderr)."""
     for folder, q in fit["quality"].items():
         r2 = "-" if q["r2"] is None else f"{q['r2']:.3f}"
         note(
-            f"{folder}: service fitted on {q['jobs']} updates ({q['how']}), R^2 {r2}, "
+            f"{head}{folder}: service fitted on {q['jobs']} updates ({q['how']}), R^2 {r2}, "
             f"residuals {q['rel_rms']:.1%} of the mean; {q['sends']} model messages, "
             f"their times vary by {q['send_cv']:.0%} (coefficient of variation)"
         )

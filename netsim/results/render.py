@@ -577,13 +577,16 @@ def prediction_table(
     rows: list[dict], variants: list[str], title: str = "", width: int | None = None
 ) -> Table:
     """netsim's predictions of a real run (:func:`netsim.api.predict`'s ``rows``): one row
-    per figure, the real run's value, then each variant's with its relative error (idle %:
-    its difference in percentage points)."""
+    per figure, the real run's value, then each variant's mean over its seeds ± the
+    half-width of its 95 % interval, with the mean's relative error (idle %: its difference
+    in percentage points)."""
     header = ["figure", "real", *variants]
     text = [
         [r["label"], _fmt(r["real"], ".5g")]
         + [
-            _fmt(r[v], ".5g") + _gap_text(r[f"{v}_gap"], r["metric"] == "idle_pct")
+            _fmt(r[v], ".5g")
+            + (f" ± {r[f'{v}_ci']:.3g}" if r.get(f"{v}_ci") else "")
+            + _gap_text(r[f"{v}_gap"], r["metric"] == "idle_pct")
             for v in variants
         ]
         for r in rows

@@ -33,7 +33,9 @@ from .preflight import (
     check_torch,
     check_workers,
     free_port,
+    overhead_estimate,
 )
+from .wire import HEADER, model_message
 
 __all__ = ["check_real", "prepare_spec", "run_real", "run_role", "gradient_seconds"]
 
@@ -72,6 +74,18 @@ def gradient_seconds(scenario: Scenario, prepared: Prepared, repeats: int = 5) -
             start = time.perf_counter()
             prepared.model.gradient(w, X[rows], y[rows])
             times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def server_seconds(w0: np.ndarray, repeats: int = 5) -> float:
+    """Median real time (s) of the server's own work on one push here: a step on a model
+    like *w0* and one model message built (a lower bound of its service)."""
+    g, times = np.ones_like(w0), []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        w = w0 - 0.1 * g
+        model_message(0.0, 0, 0.0, w, w.size)
+        times.append(time.perf_counter() - start)
     return float(np.median(times))
 
 
@@ -258,7 +272,14 @@ def prepare_spec(
     port: int | None,
 ) -> dict:
     """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace."""
-    check_pace(scenario, scale, gradient_seconds(scenario, prepared), os.cpu_count())
+    service_s, d, load = server_seconds(prepared.w0), prepared.w0.size, os.getloadavg()[0]
+    check_pace(
+        scenario,
+        scale,
+        gradient_seconds(scenario, prepared),
+        os.cpu_count(),
+        lambda s: overhead_estimate(scenario, s, service_s, 8 * (HEADER + d), load),
+    )
     return dict(
         scenario=scenario,
         algorithm=algorithm,

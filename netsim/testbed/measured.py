@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..workload.replayed import GRADIENT_COLUMNS
+from .pacecheck import PACE_SHORTFALL, least_scale, shortfall, suggested_scale
 
 __all__ = [
     "Iteration",
@@ -23,6 +24,7 @@ __all__ = [
     "SERVER_FILE",
     "pace",
     "pace_failure",
+    "overhead_seconds",
     "UPDATE_COLUMNS",
     "OVERRUN_SHARE",
 ]
@@ -157,11 +159,35 @@ def _quantiles(values, *qs) -> list[float | None]:
     return [float(np.quantile(a, q)) if a.size else None for q in qs]
 
 
-def pace(iterations: list[Iteration], scale: float) -> dict:
+def overhead_seconds(
+    iterations: list[Iteration], latencies: list[float], scale: float, own_server: bool
+) -> float | None:
+    """Mean real seconds a served iteration took beyond the scenario's own times: its cycle
+    (``served - sent``; ``arrived - sent`` when the scenario models its server, *own_server*)
+    less its drawn compute time and its worker's injected latencies (*latencies*: per
+    worker, pull + push, units), × *scale*. None when no iteration was served.
+
+    >>> it = Iteration(0, 0, 0, 1.0)
+    >>> it.arrived, it.served, it.drawn = 3.5, 3.6, 2.0
+    >>> round(overhead_seconds([it], [0.25], 0.1, False), 9), round(overhead_seconds([it], [0.25], 0.1, True), 9)
+    (0.035, 0.025)
+    """
+    done = [it for it in iterations if it.served is not None and it.drawn is not None]
+    if not done:
+        return None
+    over = [
+        (it.arrived if own_server else it.served) - it.sent - it.drawn - latencies[it.worker]
+        for it in done
+    ]
+    return max(0.0, float(np.mean(over))) * scale
+
+
+def pace(iterations: list[Iteration], scale: float, overhead_s: float | None = None) -> dict:
     """What the real run measured, summarised for ``summary.json``'s ``real`` entry: the
     share of gradients whose real computation overran its drawn time, the median and 95th
     percentile of the gradient's real compute time, of each message's transfer and of the
-    server's service (s), and the highest 1-minute load average seen."""
+    server's service (s), the highest 1-minute load average seen, and *overhead_s* (the mean
+    overhead per iteration, :func:`overhead_seconds`)."""
     pushed = [it for it in iterations if it.compute_real_s is not None]
     overruns = [it.overrun_s for it in pushed]
     out = {
@@ -176,13 +202,28 @@ def pace(iterations: list[Iteration], scale: float) -> dict:
         out[name.removesuffix("_s") + "_p95_s"] = p95
     loads = [it.load1 for it in pushed if it.load1 is not None and math.isfinite(it.load1)]
     out["load1_max"] = max(loads) if loads else None
+    out["overhead_mean_s"] = overhead_s
     return out
 
 
-def pace_failure(summary: dict, scale: float) -> str:
-    """Why the run failed to keep its time scale ('' when it kept it), from :func:`pace`'s dict."""
+def pace_failure(summary: dict, scale: float, cycles: list[float] | None = None) -> str:
+    """Why the run failed to keep its time scale ('' when it kept it), from :func:`pace`'s
+    dict: most gradients overran their drawn time, or the mean overhead per iteration cost
+    more than :data:`.pacecheck.PACE_SHORTFALL` of the updates for workers of typical
+    cycles *cycles* (units)."""
     share = summary["overrun_share"]
-    if summary["gradients_measured"] < 4 or share <= OVERRUN_SHARE:
+    if summary["gradients_measured"] < 4:
+        return ""
+    over = summary.get("overhead_mean_s")
+    if cycles and over and (lost := shortfall(cycles, over, scale)) > PACE_SHORTFALL:
+        least = suggested_scale(least_scale(cycles, over))
+        return (
+            f"the machine did not keep the time scale: messages, wake-ups and the server's "
+            f"queue and service added {over * 1e3:.3g} ms to each iteration (mean), "
+            f"{lost:.1%} of the updates at {scale:g} s per unit (at most "
+            f"{PACE_SHORTFALL:.0%}); rerun with --time-scale {least:.2g} or more"
+        )
+    if share <= OVERRUN_SHARE:
         return ""
     grad = summary["compute_real_median_s"] or 0.0
     return (

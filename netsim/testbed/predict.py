@@ -1,12 +1,11 @@
 """netsim's predictions of a real run: the scenarios to emulate and the figures to compare.
 
-Three emulations of a real run's scenario (same rule, seed and data):
+Three emulations of a real run's scenario (same rule and data; each emulated with several
+seeds, whose compute and minibatch streams are not the real run's):
 
 - ``scenario``: the scenario as written, what a user who only has the file gets;
-- ``calibrated``: the scenario's compute times plus, per worker class, the overheads the
-  real run measured around them (model message + start, push message + queue + service:
-  the medians of ``compute_start - sent`` and ``served - compute_end``) as fixed pull
-  and push latencies;
+- ``calibrated``: the scenario's compute times with the ``[server]`` keys and per-class
+  latencies :mod:`.calibrate` fits to a real run (this one, or others: held out);
 - ``replayed``: every worker's measured iterations replayed one by one (``replay`` of the
   ``cycle`` measure, from the model's send to the push's service), no latencies.
 """
@@ -14,7 +13,6 @@ Three emulations of a real run's scenario (same rule, seed and data):
 from __future__ import annotations
 
 import copy
-import csv
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,18 +20,21 @@ import numpy as np
 
 from ..config.scenario import Scenario, parse_scenario
 from ..sim.records import staleness_stats, update_staleness
-from ..workload.replayed import GRADIENTS_FILE
+from .calibrate import Calibration
 
 __all__ = [
     "VARIANTS",
     "variant_scenario",
-    "measured_overheads",
     "metrics",
     "crossing",
     "METRICS",
     "POINTS",
     "gap",
     "default_target",
+    "update_time",
+    "half_updates",
+    "mean_ci",
+    "compare_rows",
 ]
 
 VARIANTS = ("scenario", "calibrated", "replayed")
@@ -47,31 +48,30 @@ METRICS = (
     ("idle_pct", "idle %"),
     ("final_loss", "final loss"),
     ("time_to_target", "time to target"),
+    ("update_n_time", "time of update N"),
 )
 """(key, label) of the figures compared, in table order."""
 
 
-def measured_overheads(folder: str | Path) -> dict[str, tuple[float, float]]:
-    """Per worker class, the median (before, after) overhead (units) a real run measured
-    around each computation: ``compute_start - sent`` (the model's message and any
-    injected pull latency) and ``served - compute_end`` (the push's message, any push
-    latency and the wait and service at the server), over its served iterations."""
-    with open(Path(folder) / GRADIENTS_FILE, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["complete"] == "1"]
-    out: dict[str, tuple[list, list]] = {}
-    for r in rows:
-        before, after = out.setdefault(r["worker_class"], ([], []))
-        before.append(float(r["compute_start"]) - float(r["sent"]))
-        after.append(float(r["served"]) - float(r["compute_end"]))
-    return {k: (float(np.median(b)), float(np.median(a))) for k, (b, a) in out.items()}
-
-
-def variant_scenario(scenario: Scenario, folder: str | Path, variant: str) -> Scenario:
-    """*scenario* (a real run's) as emulated for *variant* (:data:`VARIANTS`)."""
+def variant_scenario(
+    scenario: Scenario,
+    folder: str | Path,
+    variant: str,
+    calibration: Calibration | None = None,
+    scale: float = 1.0,
+) -> Scenario:
+    """*scenario* (a real run's, at *scale* s per unit) as emulated for *variant*
+    (:data:`VARIANTS`); ``calibrated`` takes the ``[server]`` keys and latencies of
+    *calibration* at that scale."""
     if variant == "scenario":
         return scenario
     raw = copy.deepcopy(scenario.raw)
-    overheads = measured_overheads(folder) if variant == "calibrated" else {}
+    injected = {wc.name: (wc.pull_latency, wc.push_latency) for wc in scenario.workers}
+    fitted = calibration.latencies(scale, injected) if calibration is not None else {}
+    if variant == "calibrated" and calibration is not None:
+        raw["server"] = calibration.server_table(scale)
+    elif variant == "replayed":
+        raw.pop("server", None)
     for wc in raw["workers"]:
         for key in ("latency", "pull_latency", "push_latency"):
             wc.pop(key, None)
@@ -81,15 +81,16 @@ def variant_scenario(scenario: Scenario, folder: str | Path, variant: str) -> Sc
                 "run": str(Path(folder).resolve()),
                 "measure": "cycle",
             }
-        elif wc["name"] in overheads:
-            wc["pull_latency"], wc["push_latency"] = overheads[wc["name"]]
+        elif wc["name"] in fitted:
+            wc["pull_latency"], wc["push_latency"] = fitted[wc["name"]]
     parsed = parse_scenario(raw, Path(scenario.path))
     return parsed.with_algorithm(scenario.run.algorithm)
 
 
-def metrics(summary: Mapping, curve: dict, updates: dict, target: float) -> dict:
+def metrics(summary: Mapping, curve: dict, updates: dict, target: float, n: int) -> dict:
     """The compared figures of one run (its summary, curve and updates columns):
-    :data:`METRICS`, the time to *target* by :func:`crossing`."""
+    :data:`METRICS`, the time to *target* by :func:`crossing`, that of update *n* by
+    :func:`update_time`."""
     per_update = staleness_stats(update_staleness(updates["staleness"], updates["version"]))
     return {
         "updates": summary["updates"],
@@ -99,6 +100,7 @@ def metrics(summary: Mapping, curve: dict, updates: dict, target: float) -> dict
         "idle_pct": summary["idle_pct"],
         "final_loss": summary["final_loss"],
         "time_to_target": crossing(curve["sim_time"], curve["loss"], target),
+        "update_n_time": update_time(updates["version"], updates["sim_time"], n),
     }
 
 
@@ -122,19 +124,74 @@ def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | No
     return float(t0 + (t1 - t0) * (l0 - target) / (l0 - l1))
 
 
-def default_target(curve: dict, until: float) -> float:
-    """The loss a real run had at half its horizon *until*: that of its evaluation nearest to
-    ``until / 2`` after the start (a real evaluation lands a little after the time it was
-    due), the initial loss when it has no other.
+def default_target(curves) -> float:
+    """A loss where the curve is steep: half way from the initial to the final loss of the
+    real run (the mean of each over *curves*, one real run's or several).
 
-    >>> default_target({"sim_time": np.array([0.0, 10.003, 20.0]), "loss": np.array([0.69, 0.58, 0.46])}, 20.0)
-    0.58
+    >>> default_target([{"loss": np.array([0.7, 0.5, 0.3])}, {"loss": np.array([0.7, 0.4, 0.1])}])
+    0.45
     """
-    times, losses = np.asarray(curve["sim_time"]), np.asarray(curve["loss"])
-    later = np.flatnonzero(times > 0)
-    if not later.size:
-        return float(losses[0])
-    return float(losses[later[np.argmin(np.abs(times[later] - until / 2))]])
+    first = float(np.mean([np.asarray(c["loss"])[0] for c in curves]))
+    last = float(np.mean([np.asarray(c["loss"])[-1] for c in curves]))
+    return round((first + last) / 2, 12)
+
+
+def half_updates(summaries) -> int:
+    """N of the "time of update N" row: half the real run's updates (their mean over
+    *summaries*), at least 1.
+
+    >>> half_updates([{"updates": 101}, {"updates": 99}])
+    50
+    """
+    return max(1, int(np.mean([s["updates"] for s in summaries])) // 2)
+
+
+def update_time(versions, times, n: int) -> float | None:
+    """When update *n* was made (the time of its gradients' rows), None when it never was.
+
+    >>> update_time(np.array([1, 2, 2, 3]), np.array([0.5, 1.5, 1.5, 2.0]), 2)
+    1.5
+    >>> update_time(np.array([1]), np.array([0.5]), 2) is None
+    True
+    """
+    at = np.flatnonzero(np.asarray(versions) == n)
+    return float(np.asarray(times)[at[0]]) if at.size else None
+
+
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
+"""Student's t, two-sided 95 %, for 1..9 degrees of freedom (1.96 beyond)."""
+
+
+def mean_ci(values) -> tuple[float | None, float | None]:
+    """(mean, half-width of its 95 % interval by Student's t) of *values* (None left out);
+    (None, None) for no value, half-width None for one.
+
+    >>> [round(x, 3) for x in mean_ci([1.0, 2.0, 3.0])]  # 2 ± 4.303 × 1 / √3
+    [2.0, 2.484]
+    """
+    v = np.asarray([x for x in values if x is not None], float)
+    if not v.size:
+        return None, None
+    if v.size == 1:
+        return float(v[0]), None
+    t = T975[v.size - 2] if v.size - 2 < len(T975) else 1.96
+    return float(v.mean()), round(float(t * v.std(ddof=1) / np.sqrt(v.size)), 12)
+
+
+def compare_rows(real: list[dict], emulated: dict[str, list[dict]]) -> list[dict]:
+    """Rows of a prediction: per figure of :data:`METRICS`, ``real`` (the mean over the real
+    runs' figures *real*) and ``real_ci``, then per variant of *emulated* (variant → its
+    runs' figures) its mean, ``<variant>_ci`` and ``<variant>_gap`` (:func:`gap` of the
+    means)."""
+    rows = []
+    for key, label in METRICS:
+        mean, ci = mean_ci([f[key] for f in real])
+        row = {"metric": key, "label": label, "real": mean, "real_ci": ci}
+        for v, figures in emulated.items():
+            row[v], row[f"{v}_ci"] = mean_ci([f[key] for f in figures])
+            row[f"{v}_gap"] = gap(row[v], mean, key)
+        rows.append(row)
+    return rows
 
 
 POINTS = ("idle_pct",)

@@ -11,6 +11,7 @@ import socket
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
 from ..rules import RULES
+from .pacecheck import PACE_SHORTFALL, shortfall, suggested_scale
 
 __all__ = [
     "REAL_RULES",
@@ -22,6 +23,8 @@ __all__ = [
     "free_port",
     "check_port",
     "check_pace",
+    "overhead_estimate",
+    "typical_cycles",
 ]
 
 REAL_RULES = tuple(name for name, cls in RULES.items() if cls.real)
@@ -154,19 +157,79 @@ def check_port(host: str, port: int) -> None:
             ) from None
 
 
-def check_pace(scenario: Scenario, scale: float, gradient_s: float, cores: int | None) -> float:
+MESSAGE_S = 1e-3
+"""Real seconds each iteration spends on its two messages and the processes' wake-ups on
+an idle machine (about 1 ms on a 2-core VM); multiplied by the square root of the load per
+core when the machine is busier than one process a core (2–4 ms measured at a load of 4–6
+per core)."""
+LOOPBACK_BPS = 1e9
+"""Bytes per second a message crosses the loopback at (a model and a gradient per iteration)."""
+
+
+def typical_cycles(scenario: Scenario) -> list[float]:
+    """Each worker's typical cycle (units): its typical compute time and latencies."""
+    return [
+        wc.compute.typical() + wc.pull_latency + wc.push_latency
+        for _, wc, _ in scenario.worker_slots()
+    ]
+
+
+def overhead_estimate(
+    scenario: Scenario, scale: float, service_s: float, message_bytes: int, load: float
+) -> float:
+    """Real seconds (estimated) each iteration costs beyond the scenario's own times: its
+    messages (:data:`MESSAGE_S` × max(1, *load* per core) and the bytes at
+    :data:`LOOPBACK_BPS`) and, unless the scenario models its server (``[server]``), the
+    server's service *service_s* per push and its queue (M/D/1-like: service / (1 − ρ),
+    ρ the server's load; infinite at ρ ≥ 1)."""
+    cores = os.cpu_count() or 1
+    out = MESSAGE_S * math.sqrt(max(1.0, load / cores)) + 2 * message_bytes / LOOPBACK_BPS
+    if scenario.server is None:
+        rho = sum(service_s / (t * scale) for t in typical_cycles(scenario))
+        out += service_s / (1 - rho) if rho < 1 else math.inf
+    return out
+
+
+def check_pace(
+    scenario: Scenario, scale: float, gradient_s: float, cores: int | None, overhead=None
+) -> float:
     """The cores the workers' gradients keep busy at time scale *scale*: each worker computes
     one gradient of *gradient_s* real seconds (measured here) per typical compute time
-    × *scale*. Refused when that exceeds the machine's *cores*: the workers could not keep
-    the drawn times. Returns the demand (cores)."""
+    × *scale*. Refused when that exceeds the machine's *cores* (the workers could not keep
+    the drawn times), or when the real seconds *overhead(scale)* each iteration costs
+    beyond the scenario's times (messages, service: :func:`overhead_estimate`) would lose
+    more than :data:`.pacecheck.PACE_SHORTFALL` of the updates; the scale the refusal names
+    passes both. Returns the demand (cores)."""
     cores = cores or os.cpu_count() or 1
-    demand = sum(wc.count * gradient_s / (wc.compute.typical() * scale) for wc in scenario.workers)
-    if demand > cores:
-        least = scale * demand / (cores / 2)
+    cycles = typical_cycles(scenario)
+
+    def demand(s: float) -> float:
+        return sum(wc.count * gradient_s / (wc.compute.typical() * s) for wc in scenario.workers)
+
+    def lost(s: float) -> float:
+        o = overhead(s) if overhead is not None else 0.0
+        return shortfall(cycles, o, s) if math.isfinite(o) else 1.0
+
+    if demand(scale) <= cores and lost(scale) <= PACE_SHORTFALL:
+        return demand(scale)
+    lo, hi = scale, scale * 2
+    while demand(hi) > cores / 2 or lost(hi) > PACE_SHORTFALL:
+        lo, hi = hi, hi * 2
+    for _ in range(60):  # the smallest scale passing both (each falls as the scale grows)
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if demand(mid) > cores / 2 or lost(mid) > PACE_SHORTFALL else (lo, mid)
+    hint = f"use --time-scale {suggested_scale(hi):.2g} or more"
+    if demand(scale) > cores:
         raise ScenarioError(
             "--time-scale",
             f"{scale:g} s per unit is too small for this machine: the {scenario.n_workers} "
-            f"workers' gradients ({gradient_s * 1e3:.2g} ms each here) would keep {demand:.1f} "
-            f"cores busy, the machine has {cores} (use --time-scale {least:.2g} or more)",
+            f"workers' gradients ({gradient_s * 1e3:.2g} ms each here) would keep "
+            f"{demand(scale):.1f} cores busy, the machine has {cores} ({hint})",
         )
-    return demand
+    o = overhead(scale) if overhead is not None else 0.0
+    raise ScenarioError(
+        "--time-scale",
+        f"{scale:g} s per unit is too small for this machine: each iteration's messages and "
+        f"the server's service (about {o * 1e3:.2g} ms here) would cost the run "
+        f"{lost(scale):.1%} of its updates, at most {PACE_SHORTFALL:.0%} keeps pace ({hint})",
+    )

@@ -39,12 +39,14 @@ from .measured import (
     Iteration,
     bounded_stamps,
     gradient_rows,
+    overhead_seconds,
     pace,
     pace_failure,
     server_rows,
     update_rows,
 )
 from .node import RealSpec, connect
+from .preflight import typical_cycles
 from .wire import HEADER, MODEL, PING, PONG, STOP, P, model_message, offset
 
 __all__ = ["RealServer", "serve", "UPDATES_FILE", "PROBES", "PROGRESS_EVERY_S"]
@@ -346,7 +348,10 @@ class _Session:
         wall_s = time.perf_counter() - self.wall
         result = _result(spec, self.ps, self.states, self.recorder, stop, self.failure, end, wall_s)
         _evaluate(spec, self.snapshots, result)
-        measured = pace(self.iterations, spec.scale)
+        sc = spec.scenario
+        lat = [p + q for p, q in zip(sc.pull_latencies(), sc.push_latencies())]
+        over = overhead_seconds(self.iterations, lat, spec.scale, sc.server is not None)
+        measured = pace(self.iterations, spec.scale, over)
         result.extra["real"] = {
             **measured,
             "backend": "gloo",
@@ -355,7 +360,9 @@ class _Session:
             "message_bytes": 8 * (HEADER + spec.d),
             "clock_offset_max_s": max((abs(o) for o in self.offsets), default=0.0),
         }
-        if result.status == "ok" and (why := pace_failure(measured, spec.scale)):
+        if result.status == "ok" and (
+            why := pace_failure(measured, spec.scale, typical_cycles(sc))
+        ):
             result.status, result.message = "failed", why
         classes = spec.scenario.worker_class_names()
         rows = gradient_rows(self.iterations, classes, end)
