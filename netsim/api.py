@@ -552,6 +552,8 @@ class Prediction:
         self.rows, self.path, self.plots = rows, path, plots
         self.n = 0
         self.calibration: dict | None = None
+        self.skipped = ""
+        """Why a variant of the default set was left out ('' : none was)."""
 
     def to_pandas(self) -> "pd.DataFrame":
         """DataFrame: one row per compared figure (see ``rows``)."""
@@ -579,7 +581,9 @@ def predict(
     final loss) and the time of update N (half the real run's updates). ``calibrated`` fits
     the real runs in *calibrate_from* (default this one; others: held out). With *plots*,
     the figures of the first seed's runs in ``out/plots``. Raises FolderError for a folder
-    that is not a real run's or cannot be calibrated from."""
+    that is not a real run's, or one that cannot be calibrated from when ``calibrated`` or
+    *calibrate_from* was asked for (with the default variants it is left out, ``skipped``
+    says why)."""
     from .results.plots import plot_runs
     from .testbed.predict import (
         VARIANTS,
@@ -595,6 +599,7 @@ def predict(
     if "real" not in real_run.summary:
         raise FolderError(f"{folder}: not a real run's folder (netsim real writes one)")
     sc = load(folder / "scenario.toml", data_dir=data_dir)
+    chosen = variants is not None
     variants = list(variants or VARIANTS)
     for v in variants:
         if v not in VARIANTS:
@@ -604,9 +609,15 @@ def predict(
     if seeds < 1:
         raise ScenarioError("--seeds", f"{seeds} is not allowed (emulations per variant, >= 1)")
     scale = float(real_run.summary["real"]["time_scale"])
-    fit = None
+    fit, skipped = None, ""
     if "calibrated" in variants:
-        fit = calibrate(list(calibrate_from or [folder]), time_scale=scale)
+        try:
+            fit = calibrate(list(calibrate_from or [folder]), time_scale=scale)
+        except FolderError as exc:
+            if chosen or calibrate_from:
+                raise
+            variants.remove("calibrated")  # the default set: the others still compare
+            skipped = f"calibrated variant left out: {exc}"
     target = target or sc.run.target_loss or default_target([real_run.curve])
     n = half_updates([real_run.summary])
     out = (
@@ -640,7 +651,7 @@ def predict(
         data = [replace(r.data, label=name, group=name) for name, r in values.items()]
         paths = plot_runs(data, out / "plots")
     pred = Prediction(real_run, runs, target, rows, out, paths)
-    pred.n = n
+    pred.n, pred.skipped = n, skipped
     if fit is not None:
         pred.calibration = {k: fit[k] for k in ("server", "latencies", "quality", "notes", "scale")}
     return pred

@@ -602,6 +602,8 @@ def predict(
         )
     if pred.calibration is not None and not json_:
         fit_notes(pred.calibration, "calibrated from ")
+    if pred.skipped:
+        note(pred.skipped)
     note(f"wrote {pred.path}: the emulated runs" + (" and plots/" if plots else ""))
 
 
