@@ -252,10 +252,12 @@ def main() -> None:
             if _load_mark((0.0, netsim.open_run(f).summary["real"].get("load1_max")))
         )
         over = mean_ci([r.summary["real"].get("overhead_mean_s") for r in reals])[0] or 0.0
+        paced = sum(1 for r in reals if r.summary["status"] != "ok")
         print(
             f"- {case} {rule} at {scale:g}, {v}, {labels[row['metric']]}: {row[f'{v}_gap']:+.1%} "
             f"(goal ±{GOALS[row['metric']]:.0%}); the real runs' own 95 % interval ±{real_ci:.1%}; "
-            f"{loaded} of {len(folders)} real runs above a load of 2 per core; measured overhead "
+            f"{loaded} of {len(folders)} real runs above a load of 2 per core, {paced} not ok "
+            f"(the pace check: see the runs' table); measured overhead "
             f"{over * 1e3:.2g} ms per iteration beyond the scenario's times"
         )
 

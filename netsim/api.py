@@ -560,6 +560,41 @@ class Prediction:
         return _frame({k: [r.get(k) for r in self.rows] for k in self.rows[0]})
 
 
+def _prediction_fit(
+    variants: list[str], chosen: bool, sources: Sequence[PathArg], scale: float
+) -> tuple[dict | None, str]:
+    """The calibration of predict's ``calibrated`` variant (None when not asked for) and why
+    it was left out ('' : it was not): a run that cannot be fitted drops the variant from
+    the default set (*chosen* False: neither the variants nor *sources* given), else FolderError."""
+    if "calibrated" not in variants:
+        return None, ""
+    try:
+        return calibrate(list(sources), time_scale=scale), ""
+    except FolderError as exc:
+        if chosen:
+            raise
+        variants.remove("calibrated")  # the default set: the others still compare
+        return None, f"calibrated variant left out: {exc}"
+
+
+def _emulate_seeds(
+    scenario: Scenario, variant: str, seeds: int, out: Path, progress: Progress
+) -> list[Run]:
+    """*scenario* emulated with *seeds* seeds (its own, then the next ones) into
+    ``out/<variant>`` and ``out/<variant>-seed<k>``."""
+    return [
+        run(
+            scenario,
+            out=out / (variant if k == 0 else f"{variant}-seed{k}"),
+            progress=progress,
+            label=variant,
+            overwrite=True,
+            seed=scenario.run.seed + k,
+        )
+        for k in range(seeds)
+    ]
+
+
 def predict(
     folder: PathArg,
     *,
@@ -599,7 +634,7 @@ def predict(
     if "real" not in real_run.summary:
         raise FolderError(f"{folder}: not a real run's folder (netsim real writes one)")
     sc = load(folder / "scenario.toml", data_dir=data_dir)
-    chosen = variants is not None
+    chosen = variants is not None or bool(calibrate_from)  # asked for: a failed fit is an error
     variants = list(variants or VARIANTS)
     for v in variants:
         if v not in VARIANTS:
@@ -609,35 +644,17 @@ def predict(
     if seeds < 1:
         raise ScenarioError("--seeds", f"{seeds} is not allowed (emulations per variant, >= 1)")
     scale = float(real_run.summary["real"]["time_scale"])
-    fit, skipped = None, ""
-    if "calibrated" in variants:
-        try:
-            fit = calibrate(list(calibrate_from or [folder]), time_scale=scale)
-        except FolderError as exc:
-            if chosen or calibrate_from:
-                raise
-            variants.remove("calibrated")  # the default set: the others still compare
-            skipped = f"calibrated variant left out: {exc}"
+    fit, skipped = _prediction_fit(variants, chosen, calibrate_from or [folder], scale)
     target = target or sc.run.target_loss or default_target([real_run.curve])
     n = half_updates([real_run.summary])
     out = (
         Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-predict"))
     )
-    runs: dict[str, list[Run]] = {}
-    for v in variants:
-        cal = fit["calibration"] if fit is not None else None
-        vs = variant_scenario(sc, folder, v, cal, scale)
-        runs[v] = [
-            run(
-                vs,
-                out=out / (v if k == 0 else f"{v}-seed{k}"),
-                progress=progress,
-                label=v,
-                overwrite=True,
-                seed=sc.run.seed + k,
-            )
-            for k in range(seeds)
-        ]
+    cal = fit["calibration"] if fit is not None else None
+    runs = {
+        v: _emulate_seeds(variant_scenario(sc, folder, v, cal, scale), v, seeds, out, progress)
+        for v in variants
+    }
 
     def figures(r: Run) -> dict:
         return metrics(r.summary, r.curve, r.updates, target, n)

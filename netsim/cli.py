@@ -580,30 +580,7 @@ def predict(
         fail(str(exc))
     except api.FolderError as exc:
         fail(str(exc))
-    if json_:
-        emit_json(
-            {
-                "target": pred.target,
-                "n": pred.n,
-                "folder": str(pred.path),
-                "rows": pred.rows,
-                "calibration": pred.calibration,
-            }
-        )
-    else:
-        s = pred.real.summary
-        title = (
-            f"{s['scenario']} {s['label']} for real at {s['real']['time_scale']:g} s per unit, "
-            f"against netsim ({seeds} seeds each; time to loss {pred.target:.5g}, "
-            f"N = {pred.n})"
-        )
-        print_table(
-            render.prediction_table(pred.rows, list(pred.runs), title, table_width(wide)), wide
-        )
-    if pred.calibration is not None and not json_:
-        fit_notes(pred.calibration, "calibrated from ")
-    if pred.skipped:
-        note(pred.skipped)
+    show_prediction(pred, seeds, json_, wide)
     note(f"wrote {pred.path}: the emulated runs" + (" and plots/" if plots else ""))
 
 
@@ -646,6 +623,34 @@ def fit_notes(fit: dict, head: str = "") -> None:
             f"residuals {q['rel_rms']:.1%} of the mean; {q['sends']} model messages, "
             f"their times vary by {q['send_cv']:.0%} (coefficient of variation)"
         )
+
+
+def show_prediction(pred, seeds: int, json_: bool, wide: bool) -> None:
+    """netsim predict's answer: JSON, or the table and how well the calibration holds."""
+    if json_:
+        emit_json(
+            {
+                "target": pred.target,
+                "n": pred.n,
+                "folder": str(pred.path),
+                "rows": pred.rows,
+                "calibration": pred.calibration,
+            }
+        )
+    else:
+        s = pred.real.summary
+        title = (
+            f"{s['scenario']} {s['label']} for real at {s['real']['time_scale']:g} s per unit, "
+            f"against netsim ({seeds} seeds each; time to loss {pred.target:.5g}, "
+            f"N = {pred.n})"
+        )
+        print_table(
+            render.prediction_table(pred.rows, list(pred.runs), title, table_width(wide)), wide
+        )
+    if pred.calibration is not None and not json_:
+        fit_notes(pred.calibration, "calibrated from ")
+    if pred.skipped:
+        note(pred.skipped)
 
 
 @app.command()

@@ -95,7 +95,9 @@ def _order(run) -> list[tuple[int, int, int]]:
 @pytest.mark.parametrize("rule", ["asgd", "ssgd", "gsgd"])
 def test_real_run_writes_a_whole_folder(real_runs, rule):
     run = real_runs[rule]
-    assert run.status == "ok", run.summary["message"]
+    # a loaded machine may end a run failed by the pace check; the folder is whole either way
+    paced = run.status == "failed" and "did not keep the time scale" in run.summary["message"]
+    assert run.status == "ok" or paced, run.summary["message"]
     path = run.path
     for name in ("summary.json", "curve.csv", "updates.csv", "timeline.csv", "scenario.toml"):
         assert (path / name).is_file(), name
