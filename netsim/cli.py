@@ -21,7 +21,9 @@ from rich.markup import escape
 
 from .errors import RealRunFailed, ScenarioError, one_line
 from .results import render
+from .results.left import interrupt_line
 from .rules import RULES
+from .signals import quiet
 
 __all__ = ["app", "main"]
 
@@ -79,6 +81,7 @@ class _App(typer.Typer):
             "standalone_mode", False
         )  # usage errors come back here instead of being drawn
         _SAID["interrupted"] = False
+        _SAID["out"] = None
         try:
             status = super().__call__(*args, **kwargs)
         except _USAGE_ERRORS as exc:
@@ -97,8 +100,7 @@ class _App(typer.Typer):
             err_console.print("aborted", highlight=False)
             sys.exit(1)
         except KeyboardInterrupt:  # Ctrl-C before a command's own handling (typer's setup)
-            error_line("interrupted")
-            sys.exit(130)
+            _quit(130, interrupt_line(_SAID["out"]))
         except OSError as exc:
             where = f": {exc.filename}" if exc.filename else ""
             error_line(f"{exc.strerror or exc}{where}")
@@ -106,9 +108,20 @@ class _App(typer.Typer):
         except MemoryError as exc:
             error_line(f"out of memory {exc}")
             sys.exit(1)
-        if status == 130 and not _SAID["interrupted"]:
-            error_line("interrupted")
-        sys.exit(status if isinstance(status, int) else 0)
+        status = status if isinstance(status, int) else 0
+        _quit(
+            status,
+            interrupt_line(_SAID["out"]) if status == 130 and not _SAID["interrupted"] else None,
+        )
+
+
+def _quit(status: int, line: str | None) -> None:
+    """Say *line* (an error), then exit with *status*; a signal from here on is too late to
+    change anything and is ignored (every file is written)."""
+    if line is not None:
+        error_line(line)
+    quiet()
+    sys.exit(status)
 
 
 app = _App(
@@ -366,6 +379,13 @@ def interrupted(stop, out) -> None:
     )
 
 
+def stopped(exc: KeyboardInterrupt) -> None:
+    """One line for a command of several steps (predict, rerun) ended by Ctrl-C or SIGTERM:
+    what its folder (``exc.folder`` when the API named it) holds; exit status 130."""
+    out = getattr(exc, "folder", None) or _SAID["out"]
+    said_interrupted(interrupt_line(out))
+
+
 def said_interrupted(message: str) -> None:
     """*message* (what an interrupt left) on stderr, then exit status 130."""
     note(message)
@@ -400,6 +420,7 @@ def report_status(summary: dict, out: Path | None) -> None:
 def guarded(out, call):
     """``call()``, with the API's errors turned into one line and the documented exit
     status: 2 bad input, the writer's code for output errors, 130 interrupted."""
+    _SAID["out"] = out
     try:
         return call()
     except ScenarioError as exc:
@@ -411,7 +432,7 @@ def guarded(out, call):
     except api.RunInterrupted as stop:
         interrupted(stop, out)
     except KeyboardInterrupt:
-        fail("interrupted before the run started", 130)
+        said_interrupted(interrupt_line(out))
 
 
 @app.command()
@@ -543,9 +564,11 @@ def predict(
     wide: WideOpt = False,
 ) -> None:
     """Hold netsim's predictions against a real run: emulate its scenario and compare side by side."""
+    from .results.runfolder import FolderError
     from .testbed.predict import VARIANTS
 
     names = split_given(variants, "--variants")
+    _SAID["out"] = out
     try:
         pred = with_progress(
             live,
@@ -560,10 +583,12 @@ def predict(
             ),
             total=len(names or VARIANTS),
         )
-    except ScenarioError as exc:
+    except (ScenarioError, FolderError) as exc:
         fail(str(exc))
-    except api.FolderError as exc:
-        fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     if json_:
         emit_json({"target": pred.target, "folder": str(pred.path), "rows": pred.rows})
     else:
@@ -592,12 +617,17 @@ def rerun(
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
     from .results.runfolder import FolderError
 
+    _SAID["out"] = out
     try:
         again = with_progress(
             live, lambda progress: api.rerun(folder, out=out, progress=progress, data_dir=data_dir)
         )
     except (FolderError, ScenarioError) as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     if plots:
         draw([again.run.path], None, None)
     if json_:
@@ -1385,4 +1415,7 @@ def scenarios() -> None:
 
 
 if __name__ == "__main__":
-    app()
+    from .signals import install
+
+    install()
+    app(prog_name="netsim")
