@@ -423,16 +423,16 @@ def guarded(out, call):
     _SAID["out"] = out
     try:
         return call()
+    except KeyboardInterrupt as stop:  # first: after an interrupt netsim.api may be half loaded
+        if getattr(stop, "result", None) is not None:  # RunInterrupted: the run's own line
+            interrupted(stop, out)
+        said_interrupted(interrupt_line(out))
     except ScenarioError as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     except RealRunFailed as exc:
         fail(str(exc), 1)
-    except api.RunInterrupted as stop:
-        interrupted(stop, out)
-    except KeyboardInterrupt:
-        said_interrupted(interrupt_line(out))
 
 
 @app.command()
@@ -583,12 +583,12 @@ def predict(
             ),
             total=len(names or VARIANTS),
         )
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     except (ScenarioError, FolderError) as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
-    except KeyboardInterrupt as exc:
-        stopped(exc)
     if json_:
         emit_json({"target": pred.target, "folder": str(pred.path), "rows": pred.rows})
     else:
@@ -622,12 +622,12 @@ def rerun(
         again = with_progress(
             live, lambda progress: api.rerun(folder, out=out, progress=progress, data_dir=data_dir)
         )
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     except (FolderError, ScenarioError) as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
-    except KeyboardInterrupt as exc:
-        stopped(exc)
     if plots:
         draw([again.run.path], None, None)
     if json_:
@@ -1015,17 +1015,17 @@ def sweep(
                 outcome = go()
         else:
             outcome = go()
+    except KeyboardInterrupt:  # first: after an interrupt netsim.api may be half loaded
+        said_interrupted(
+            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
+            "--resume to finish the rest"
+        )
     except SweepFailed as exc:
         fail(str(exc), 1)
     except (ScenarioError, SweepError, ExecutorError) as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
-    except KeyboardInterrupt:
-        said_interrupted(
-            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
-            "--resume to finish the rest"
-        )
     warned = state["progress"].warned if "progress" in state else []
     _sweep_report(outcome, json_, wide, plots, window_range, warned)
     raise typer.Exit(
