@@ -33,6 +33,7 @@ from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
+from .results.atomic import written
 from .results.progress import LineProgress
 from .results.progress import resolve as resolve_progress
 from .results.provenance import differences, run_meta
@@ -1092,8 +1093,8 @@ def init(name: str, *, out: PathArg | None = None, overwrite: bool = False) -> P
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists (choose another NAME or --out, or pass --overwrite)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(scenario_template(stem, str(path)))
-    return path
+    text = scenario_template(stem, str(path))
+    return written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def keys() -> list:

@@ -101,10 +101,11 @@ class _App(typer.Typer):
             sys.exit(1)
         except KeyboardInterrupt:  # Ctrl-C before a command's own handling (typer's setup)
             _quit(130, interrupt_line(_SAID["out"]))
-        except OSError as exc:
+        except OSError as exc:  # 1: the disk cannot take it (full, read-only); 2: the path is wrong
+            from .results.atomic import disk_status
+
             where = f": {exc.filename}" if exc.filename else ""
-            error_line(f"{exc.strerror or exc}{where}")
-            sys.exit(2)
+            _quit(disk_status(exc), f"{exc.strerror or exc}{where}")
         except MemoryError as exc:
             error_line(f"out of memory {exc}")
             sys.exit(1)
@@ -784,8 +785,13 @@ def draw(
         )
     except (FolderError, ValueError) as exc:
         fail(str(exc))
+    except OSError as exc:
+        from .results.atomic import disk_status
+
+        fail(
+            f"{', '.join(map(str, folders))}: cannot plot ({exc.strerror or exc})", disk_status(exc)
+        )
     except (
-        OSError,
         KeyError,
         TypeError,
         IndexError,
@@ -838,7 +844,11 @@ def report(
         path = api.write_report(folder, format=format_, out=out, window=window_range)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
-    except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
+    except OSError as exc:
+        from .results.atomic import disk_status
+
+        fail(f"{folder}: cannot write the report ({exc.strerror or exc})", disk_status(exc))
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
         fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
 
@@ -1384,7 +1394,9 @@ def keys(
         if str(schema) == "-":
             sys.stdout.write(text)
         else:
-            schema.write_text(text)
+            from .results.atomic import written
+
+            written(schema, lambda tmp: tmp.write_text(text))
             note(f"wrote {schema} (point your editor's TOML schema setting at it)")
         return
     specs = [k for k in api.keys() if match is None or match in k.key]

@@ -139,9 +139,9 @@ class Trial:
     sig: int
     moment: float
     outcome: str = ""
-    """'interrupted' (130, one line), 'ended' (the command had ended, or was exiting),
-    'startup' (killed before Python reached netsim's entry: no handler can exist yet),
-    or 'FAIL'."""
+    """'interrupted' (130, one line), 'ended' (the command was exiting: its last word said,
+    signals ignored), 'after the end' (it had ended: no signal sent), 'startup' (killed
+    before Python reached netsim's entry: no handler can exist yet), or 'FAIL'."""
     problems: list[str] = field(default_factory=list)
     stderr: str = ""
 
@@ -191,7 +191,7 @@ def trial(name: str, sig: int, moment: float | str, where: Path, inputs: dict) -
         if len(said) != 1:
             t.problems.append(f"{len(said)} lines say it was interrupted: {said}")
     elif proc.returncode == 0 and not said:
-        t.outcome = "ended"
+        t.outcome = "after the end" if ended_first else "ended"
     elif proc.returncode in (-sig, 128 + sig) and not stderr.strip():
         t.outcome = "startup"
     else:

@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..config.grid import SEED_KEY
+from .atomic import written
 from .plots import group_names, plot_runs
 from .runfolder import RunData, find_runs
 from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
@@ -261,5 +262,4 @@ def write_report(
     blocks = report_blocks(folder, runs, pngs)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

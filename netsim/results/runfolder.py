@@ -313,7 +313,16 @@ class _Table:
 
     def _open(self) -> None:
         self.fh = open(self.path, "wb", buffering=0)
-        self._append((",".join(self.header) + "\n").encode())
+        try:
+            self._append((",".join(self.header) + "\n").encode())
+        except OSError:  # not even the header: no file rather than an empty one
+            self.fh.close()
+            self.fh = None
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+            raise
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
