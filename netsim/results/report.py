@@ -12,7 +12,7 @@ from pathlib import Path
 from ..config.grid import SEED_KEY
 from .atomic import written
 from .plots import group_names, plot_runs
-from .runfolder import RunData, find_runs
+from .runfolder import FolderError, RunData, find_runs
 from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
 
 __all__ = ["write_report", "report_blocks", "render_markdown", "render_html", "FORMATS"]
@@ -145,7 +145,10 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     for r in runs:
         path = None if r.path is None else Path(r.path) / "scenario.toml"
         if path is not None and path.is_file():
-            flats.append(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+            try:
+                flats.append(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise FolderError(f"{path}: not a readable scenario ({exc})") from None
     if not flats:
         return []
     keys = list(dict.fromkeys(k for flat in flats for k in flat))

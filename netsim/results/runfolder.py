@@ -836,6 +836,11 @@ def check_writable(out: str | Path) -> None:
 def _check_writable(out: Path) -> None:
     probe = out
     while True:
+        if probe.is_symlink() and not probe.exists():
+            raise FolderError(
+                f"{out}: {probe} is a symbolic link to {os.readlink(probe)}, which does not "
+                "exist (create its target or give another folder path)"
+            )
         if probe.exists():
             if not probe.is_dir():
                 what = (
