@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,11 +67,15 @@ COMMANDS = ("run", "compare", "sweep", "group", "real", "predict", "rerun")
 def make_inputs(where: Path, real: bool) -> dict[str, Path]:
     """A finished run folder (for rerun) and, with *real*, a real run's (for predict)."""
     inputs = {"run": where / "input-run"}
-    done = subprocess.run(
-        [*NETSIM, *command("run", inputs["run"], {})], capture_output=True, text=True, cwd=where
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    if real:
+    if not inputs["run"].exists():
+        done = subprocess.run(
+            [*NETSIM, *command("run", inputs["run"], {})],
+            capture_output=True,
+            text=True,
+            cwd=where,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    if real and not (where / "input-real").exists():
         inputs["real"] = where / "input-real"
         done = subprocess.run(
             [*NETSIM, *command("real", inputs["real"], {})],
@@ -150,9 +155,13 @@ class Trial:
         return head + ("; " + "; ".join(self.problems) if self.problems else "")
 
 
-def trial(name: str, sig: int, moment: float | str, where: Path, inputs: dict) -> Trial:
-    """Start command *name* in *where*, send *sig* at *moment* (seconds after the start, or
-    ``"late"``: as soon as its stderr shows its last run at 100 %), check what it leaves."""
+def trial(
+    name: str, sig: int, moment: float | str, where: Path, inputs: dict, again: float | None = None
+) -> Trial:
+    """Start command *name* in *where*, send *sig* at *moment* (seconds after the start;
+    ``"late"``: as soon as its stderr shows its last run at 100 %; ``"race"``: as soon as a
+    group's race has begun; ``"rows"``: as soon as it reports updates), and with *again*
+    once more that many seconds later; check what it leaves."""
     out = where / f"out-{name}-{signal.Signals(sig).name}-{time.monotonic_ns()}"
     argv = [*NETSIM, *command(name, out, inputs)]
     err_path = out.with_suffix(".err")
@@ -161,11 +170,10 @@ def trial(name: str, sig: int, moment: float | str, where: Path, inputs: dict) -
         proc = subprocess.Popen(
             argv, cwd=where, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
         )
-        if moment == "late":
+        if isinstance(moment, str):
             deadline = start + GRACE_S
             while time.monotonic() < deadline and proc.poll() is None:
-                text = err_path.read_text()
-                if _last_run_done(name, text):
+                if _reached(moment, name, err_path.read_text()):
                     break
                 time.sleep(0.005)
         else:
@@ -174,6 +182,10 @@ def trial(name: str, sig: int, moment: float | str, where: Path, inputs: dict) -
         ended_first = proc.poll() is not None
         if not ended_first:
             os.kill(proc.pid, sig)
+            if again is not None:
+                time.sleep(again)
+                if proc.poll() is None:
+                    os.kill(proc.pid, sig)
         try:
             proc.wait(GRACE_S)
         except subprocess.TimeoutExpired:
@@ -214,9 +226,12 @@ def trial(name: str, sig: int, moment: float | str, where: Path, inputs: dict) -
     return t
 
 
-def _last_run_done(name: str, stderr: str) -> bool:
-    """Whether *stderr* shows the command's last run at 100 % (the moment a finished run's
-    folder is being written)."""
+def _reached(moment: str, name: str, stderr: str) -> bool:
+    """Whether *stderr* shows the command has reached *moment* (see :func:`trial`)."""
+    if moment == "race":
+        return "racing rung" in stderr
+    if moment == "rows":
+        return re.search(r"updates=[1-9]", stderr) is not None
     lines = [line for line in stderr.splitlines() if "100%" in line]
     if name == "compare":
         return any(line.startswith("[2/2]") for line in lines)

@@ -75,3 +75,37 @@ def test_a_dangling_symlink_as_out_is_named_as_such(tmp_path, capsys):
     link.symlink_to(tmp_path / "nowhere")
     status, err = _netsim(capsys, "run", "quickstart", "--no-live", "--out", str(link))
     assert status == 2 and "is a symbolic link to" in err and "File exists" not in err
+
+
+def test_predict_on_a_folder_that_is_not_a_real_runs_is_one_line(tmp_path, capsys):
+    """predict's handler named api.FolderError, which does not exist: the refusal became an
+    AttributeError traceback."""
+    out = tmp_path / "run"
+    argv = ("run", "quickstart", "--set", "run.until=100", "--no-live", "--out", str(out))
+    assert _netsim(capsys, *argv)[0] == 0
+    status, err = _netsim(capsys, "predict", str(out), "--no-live")
+    assert status == 2 and "not a real run's folder" in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("command", ["rerun", "predict"])
+def test_rerun_and_predict_on_a_full_disk_are_one_line_and_status_1(
+    command, tmp_path, capsys, monkeypatch
+):
+    """Their runs' OutputError (a full or read-only disk) was an 84-line traceback."""
+    import netsim.api as api
+    from netsim.results.runfolder import OutputError
+
+    out = tmp_path / "run"
+    argv = ("run", "quickstart", "--set", "run.until=100", "--no-live", "--out", str(out))
+    assert _netsim(capsys, *argv)[0] == 0
+    summary = json.loads((out / "summary.json").read_text())
+    (out / "summary.json").write_text(json.dumps({**summary, "real": {"time_scale": 0.05}}))
+
+    def full(*args, **kwargs):
+        raise OutputError(f"{tmp_path}/new: cannot write: No space left on device", 1)
+
+    monkeypatch.setattr(api, "run", full)
+    status, err = _netsim(capsys, command, str(out), "--no-live", "--out", str(tmp_path / "new"))
+    assert status == 1 and "No space left on device" in err
+    assert len(err.strip().splitlines()) == 1, err

@@ -24,9 +24,9 @@ CASES = [
     pytest.param("compare", signal.SIGTERM, "late", id="compare-TERM-late"),
     pytest.param("compare", signal.SIGINT, 0.5, id="compare-INT-0.5s"),
     pytest.param("sweep", signal.SIGTERM, "late", id="sweep-TERM-late"),
-    pytest.param("group", signal.SIGTERM, 1.5, id="group-TERM-race"),
+    pytest.param("group", signal.SIGTERM, "race", id="group-TERM-race"),
     pytest.param("rerun", signal.SIGINT, "late", id="rerun-INT-late"),
-    pytest.param("real", signal.SIGINT, 3.0, id="real-INT-3s", marks=TORCH),
+    pytest.param("real", signal.SIGINT, "rows", id="real-INT-rows", marks=TORCH),
     pytest.param("predict", signal.SIGTERM, "late", id="predict-TERM-late", marks=TORCH),
 ]
 
@@ -48,3 +48,13 @@ def test_a_signal_leaves_one_line_no_process_and_whole_folders(inputs, name, sig
     assert trial.outcome in ("interrupted", "ended", "after the end"), (
         f"{trial}\n{trial.stderr[-3000:]}"
     )
+
+
+@TORCH
+def test_a_second_signal_during_a_real_run_keeps_its_rows_and_says_so(inputs):
+    """The second Ctrl-C of a real run ends its workers at once; the server still writes the
+    folder (status interrupted), and the line says so, not 'before the run started'."""
+    where, made = inputs
+    trial = signalkit.trial("real", signal.SIGINT, "rows", where, made, again=0.3)
+    assert trial.outcome == "interrupted", f"{trial}\n{trial.stderr[-3000:]}"
+    assert "before the run started" not in trial.stderr

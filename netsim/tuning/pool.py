@@ -31,6 +31,8 @@ from collections.abc import Callable, Hashable, Sequence
 
 from threadpoolctl import threadpool_limits
 
+from ..signals import held
+
 __all__ = ["StickyPool", "usable_cpus", "usable_jobs"]
 
 
@@ -126,8 +128,10 @@ class StickyPool:
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")
+        # held: an interrupt raised inside an at-fork hook (logging's) would be ignored and lost
         with (
-            warnings.catch_warnings()
+            held(),
+            warnings.catch_warnings(),
         ):  # Python >= 3.12 warns of native (BLAS) threads at fork; see module doc
             warnings.simplefilter("ignore", DeprecationWarning)
             for _ in range(self.jobs - 1):
