@@ -145,8 +145,9 @@ class Trial:
     moment: float
     outcome: str = ""
     """'interrupted' (130, one line), 'ended' (the command was exiting: its last word said,
-    signals ignored), 'after the end' (it had ended: no signal sent), 'startup' (killed
-    before Python reached netsim's entry: no handler can exist yet), or 'FAIL'."""
+    signals ignored; it wrote nothing after the signal), 'after the end' (it had ended: no
+    signal sent), 'startup' (killed before Python reached netsim's entry: no handler can
+    exist yet), or 'FAIL' (a command that wrote on after the signal and exited 0 lost it)."""
     problems: list[str] = field(default_factory=list)
     stderr: str = ""
 
@@ -180,6 +181,7 @@ def trial(
             time.sleep(max(0.0, float(moment) - (time.monotonic() - start)))
         sent_at = time.monotonic() - start
         ended_first = proc.poll() is not None
+        said_before = err_path.read_text()
         if not ended_first:
             os.kill(proc.pid, sig)
             if again is not None:
@@ -202,8 +204,10 @@ def trial(
         t.outcome = "interrupted"
         if len(said) != 1:
             t.problems.append(f"{len(said)} lines say it was interrupted: {said}")
-    elif proc.returncode == 0 and not said:
+    elif proc.returncode == 0 and not said and (ended_first or stderr == said_before):
         t.outcome = "after the end" if ended_first else "ended"
+    elif proc.returncode == 0 and not said:
+        t.problems.append("the signal was lost: the command went on (stderr grew) and exited 0")
     elif proc.returncode in (-sig, 128 + sig) and not stderr.strip():
         t.outcome = "startup"
     else:
