@@ -5,10 +5,9 @@ synchronous one would stall). Pure: reads a Result's records."""
 
 from __future__ import annotations
 
-__all__ = ["silent_workers", "silence_warning", "CARRY_ON_RULES"]
+from ..rules import RULES
 
-CARRY_ON_RULES = ("asgd", "gsgd", "adpsgd", "dcasgd_c", "dcasgd_a", "sa_asgd")
-"""Rules whose run goes on when a worker falls silent, so only a word can say it did."""
+__all__ = ["silent_workers", "silence_warning"]
 
 
 def silent_workers(
@@ -36,8 +35,9 @@ def silent_workers(
 
 def silence_warning(result) -> str:
     """A sentence naming the silent workers of *result* (a Result that ended ``ok`` under a
-    rule of :data:`CARRY_ON_RULES`), or ''."""
-    if result.status != "ok" or result.algorithm not in CARRY_ON_RULES or not result.sim_time:
+    rule that ``carries_on``), or ''."""
+    rule = RULES.get(result.algorithm)
+    if result.status != "ok" or not getattr(rule, "carries_on", False) or not result.sim_time:
         return ""
     rec = result.records
     arrivals = list(zip(rec.time, rec.worker)) + list(zip(rec.drop_time, rec.drop_worker))

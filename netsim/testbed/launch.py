@@ -169,11 +169,7 @@ def run_real(
             stop_sent = fail_sent = False
             listening = [ours]
             while summary is None:
-                if flag and not stop_sent:
-                    stop_sent = True
-                    _send(ours, ("stop",))
-                if len(flag) > 1:  # the workers end now; the server still writes the folder
-                    _end_all({r: p for r, p in procs.items() if r})
+                stop_sent = _pass_stop(flag, stop_sent, ours, procs)
                 ready = wait([*listening, *watching], timeout=0.25)
                 _drain(errors_q, errors)
                 for obj in ready:
@@ -214,6 +210,16 @@ def run_real(
         _end_all(procs)
         ours.close()
     return summary
+
+
+def _pass_stop(flag: list, stop_sent: bool, ours, procs: dict) -> bool:
+    """After a first signal (*flag*), tell the server to stop (once); after a second, end the
+    workers now (the server still writes the folder). Returns whether the stop was sent."""
+    if flag and not stop_sent:
+        _send(ours, ("stop",))
+    if len(flag) > 1:
+        _end_all({r: p for r, p in procs.items() if r})
+    return stop_sent or bool(flag)
 
 
 def _drain(errors_q, errors: dict[int, str]) -> None:

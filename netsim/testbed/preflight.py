@@ -45,7 +45,7 @@ def check_time_scale(scale: float) -> None:
 
 def _why_emulated(algorithm: str) -> str:
     """Why rule *algorithm* has no real run, in words."""
-    if "allreduce" in algorithm or algorithm == "adpsgd":
+    if RULES[algorithm].peer:
         return (
             "a real run has a parameter server, and this rule has none (its workers talk to peers)"
         )

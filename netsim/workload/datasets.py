@@ -327,6 +327,16 @@ def _load_npz(path):
         raise ValueError(
             f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ"
         )
+    classes = _classes(path, y_tr, y_te)
+    ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
+    rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
+    shape = tuple(int(n) for n in X_tr.shape[1:])
+    return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape, str(path)
+
+
+def _classes(path, y_tr: np.ndarray, y_te: np.ndarray) -> np.ndarray:
+    """The sorted labels of *y_tr*; ValueError when fewer than two, or when *y_te* holds one
+    that *y_tr* does not."""
     classes = np.unique(y_tr)
     unseen = np.setdiff1d(np.unique(y_te), classes)
     if len(unseen):
@@ -338,10 +348,7 @@ def _load_npz(path):
         raise ValueError(
             f"{path}: every label is {classes[0]}: a classifier needs two classes or more"
         )
-    ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
-    rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
-    shape = tuple(int(n) for n in X_tr.shape[1:])
-    return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape, str(path)
+    return classes
 
 
 def _some(labels: np.ndarray, most: int = 6) -> str:
