@@ -27,6 +27,7 @@ CASES = [
     pytest.param("group", signal.SIGTERM, "race", id="group-TERM-race"),
     pytest.param("rerun", signal.SIGINT, "late", id="rerun-INT-late"),
     pytest.param("real", signal.SIGINT, "rows", id="real-INT-rows", marks=TORCH),
+    pytest.param("real", signal.SIGTERM, "late", id="real-TERM-late", marks=TORCH),
     pytest.param("predict", signal.SIGTERM, "late", id="predict-TERM-late", marks=TORCH),
 ]
 

@@ -143,7 +143,8 @@ def run_real(
 ) -> dict:
     """Run a real training (*spec_args*: the fields of :class:`RealSpec`) into *out*;
     returns its summary. *progress(snapshot)* is called as it goes. Raises RealRunFailed
-    when the server process died before writing the summary (the rows it flushed stay)."""
+    when the server process died before writing the summary (the rows it flushed stay). A
+    signal that came too late to stop the run is sent again once every process has ended."""
     import multiprocessing as mp
 
     spec = RealSpec(**spec_args)
@@ -209,6 +210,8 @@ def run_real(
     finally:
         _end_all(procs)
         ours.close()
+    if flag and (summary or {}).get("status") != "interrupted":
+        signal.raise_signal(flag[0])  # the run ended before the stop reached it: it acts now
     return summary
 
 
