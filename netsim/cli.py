@@ -912,6 +912,7 @@ class SweepProgress:
         )
 
     def __call__(self, done: int, total: int, folder: str, summary, error) -> None:
+        self.done = done
         if self.first is None:
             self.first = done - 1  # runs already finished (resume): not counted in the ETA
         status = f"{type(error).__name__}" if error is not None else summary["status"]
@@ -1026,8 +1027,14 @@ def sweep(
         else:
             outcome = go()
     except KeyboardInterrupt:  # first: after an interrupt netsim.api may be half loaded
+        where, progress = state.get("out", out), state.get("progress")
+        if progress is not None and getattr(progress, "done", 0) == progress.total:
+            said_interrupted(
+                f"interrupted after its {progress.total} runs ended: they are in {where}"
+                + ("" if Path(where, "sweep.csv").is_file() else "; --resume writes sweep.csv")
+            )
         said_interrupted(
-            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
+            f"interrupted: finished runs are kept in {where}; run again with "
             "--resume to finish the rest"
         )
     except SweepFailed as exc:
