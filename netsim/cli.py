@@ -933,6 +933,19 @@ class SweepProgress:
         )
 
 
+def _sweep_interrupted(where, progress: SweepProgress | None) -> None:
+    """The one line of a sweep ended by Ctrl-C or SIGTERM (what is in *where*); exit 130."""
+    if progress is not None and getattr(progress, "done", 0) == progress.total:
+        said_interrupted(
+            f"interrupted after its {progress.total} runs ended: they are in {where}"
+            + ("" if Path(where, "sweep.csv").is_file() else "; --resume writes sweep.csv")
+        )
+    said_interrupted(
+        f"interrupted: finished runs are kept in {where}; run again with "
+        "--resume to finish the rest"
+    )
+
+
 GridOpt = Annotated[
     Optional[list[str]],
     typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see docs/CLI.md, Sweeps)."),
@@ -1027,16 +1040,7 @@ def sweep(
         else:
             outcome = go()
     except KeyboardInterrupt:  # first: after an interrupt netsim.api may be half loaded
-        where, progress = state.get("out", out), state.get("progress")
-        if progress is not None and getattr(progress, "done", 0) == progress.total:
-            said_interrupted(
-                f"interrupted after its {progress.total} runs ended: they are in {where}"
-                + ("" if Path(where, "sweep.csv").is_file() else "; --resume writes sweep.csv")
-            )
-        said_interrupted(
-            f"interrupted: finished runs are kept in {where}; run again with "
-            "--resume to finish the rest"
-        )
+        _sweep_interrupted(state.get("out", out), state.get("progress"))
     except SweepFailed as exc:
         fail(str(exc), 1)
     except (ScenarioError, SweepError, ExecutorError) as exc:

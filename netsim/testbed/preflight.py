@@ -59,7 +59,7 @@ def check_scenario(scenario: Scenario, algorithm: str) -> None:
     if algorithm not in REAL_RULES:
         raise ScenarioError(
             "--algorithm",
-            f"{algorithm!r} is emulated only: {_why_emulated(algorithm)} "
+            f"{algorithm!r} cannot run for real: {_why_emulated(algorithm)} "
             f"(real runs: {', '.join(REAL_RULES)})",
             scenario.path,
         )
