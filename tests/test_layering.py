@@ -9,7 +9,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "netsim"
 
 LAYERS = [
-    {"errors"},  # exceptions that carry a one-line message
+    {"errors", "signals"},  # exceptions that carry a one-line message; signal handling
     {
         "rng",
         "params",

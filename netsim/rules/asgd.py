@@ -13,6 +13,7 @@ class ASGD(Rule):
 
     name = "asgd"
     real = True
+    carries_on = True
     description = "asynchronous SGD: apply every gradient on arrival, reply to its sender"
     source = "ALGORITHMS.md §1b (Dean et al. 2012)"
     lean = True

@@ -136,6 +136,9 @@ class Rule:
     real: ClassVar[bool] = False
     """True when a real parameter server (``netsim real``) can apply the rule: it only
     applies, sends, drops and times rounds (no pre-emption, no reading of a worker's progress)."""
+    carries_on: ClassVar[bool] = False
+    """True when no step waits for every worker, so a run goes on without a worker that falls
+    silent (a link cut for good): the summary then warns of it (:mod:`netsim.sim.silence`)."""
     compact: ClassVar[bool] = True
     """False when the rule reads a worker's partial gradient at the model it read, so
     ``run.compact_gradients`` cannot apply."""

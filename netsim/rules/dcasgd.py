@@ -61,6 +61,7 @@ class DCASGDConstant(Rule):
 
     name = "dcasgd_c"
     real = True
+    carries_on = True
     description = "delay-compensated ASGD, constant λ: w ← w − η(g + λ g⊙g⊙(w − w_bak)) with a per-worker backup"
     source = "Zheng et al., ICML 2017 (arXiv 1609.08326), DC-ASGD-c; ALGORITHMS.md §5"
     lean = True

@@ -95,6 +95,7 @@ class GSGD(Rule):
 
     name = "gsgd"
     real = True
+    carries_on = True
     description = "group SGD: synchronous inside each group, asynchronous across groups"
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
     lean = True

@@ -98,6 +98,7 @@ class ADPSGD(Rule):
     description = "asynchronous decentralized SGD: average with one random peer after each gradient"
     source = "Lian, Zhang, Zhang & Liu, ICML 2018 (AD-PSGD); ALGORITHMS.md §12.2"
     peer = True
+    carries_on = True
     replicated = True
 
     def start(self, ps) -> None:

@@ -16,6 +16,7 @@ class SAASGD(Rule):
 
     name = "sa_asgd"
     real = True
+    carries_on = True
     description = (
         "staleness-aware ASGD: apply each gradient on arrival with learning rate η / max(1, τ)"
     )

@@ -3,7 +3,8 @@
 The launcher forks one process for the parameter server (rank 0, which writes the run
 folder) and one per worker (rank w + 1), after the data and the initial model are
 prepared, so every process shares them. It relays the server's progress, turns Ctrl-C or
-SIGTERM into a stop (a second one ends every process at once), tells the server when a
+SIGTERM into a stop (a second one ends the workers at once while the server writes the
+folder, a third one every process), tells the server when a
 worker died and why, and leaves no process behind.
 """
 
@@ -128,13 +129,13 @@ def _describe(rank: int, exitcode: int | None, errors: dict, spec: RealSpec) -> 
 
 @contextmanager
 def _stoppable(flag: list):
-    """Ctrl-C and SIGTERM set *flag*; a second one raises KeyboardInterrupt (main thread only)."""
+    """Ctrl-C and SIGTERM add to *flag*; a third one raises KeyboardInterrupt (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum, frame):
-        if flag:
+        if len(flag) >= 2:
             raise KeyboardInterrupt
         flag.append(signum)
 
@@ -156,7 +157,8 @@ def run_real(
 ) -> dict:
     """Run a real training (*spec_args*: the fields of :class:`RealSpec`) into *out*;
     returns its summary. *progress(snapshot)* is called as it goes. Raises RealRunFailed
-    when the server process died before writing the summary (the rows it flushed stay)."""
+    when the server process died before writing the summary (the rows it flushed stay). A
+    signal that came too late to stop the run is sent again once every process has ended."""
     import multiprocessing as mp
 
     spec = RealSpec(**spec_args)
@@ -182,9 +184,7 @@ def run_real(
             stop_sent = fail_sent = False
             listening = [ours]
             while summary is None:
-                if flag and not stop_sent:
-                    stop_sent = True
-                    _send(ours, ("stop",))
+                stop_sent = _pass_stop(flag, stop_sent, ours, procs)
                 ready = wait([*listening, *watching], timeout=0.25)
                 _drain(errors_q, errors)
                 for obj in ready:
@@ -213,7 +213,7 @@ def run_real(
                                 _describe(0, code, errors, spec)
                                 + f"; the rows it recorded are in {out}"
                             )
-                        if rank and code != 0 and not fail_sent and summary is None:
+                        if rank and code != 0 and not fail_sent and summary is None and not flag:
                             fail_sent = True
                             time.sleep(0.05)  # its error report may still be on its way
                             _drain(errors_q, errors)
@@ -224,7 +224,19 @@ def run_real(
     finally:
         _end_all(procs)
         ours.close()
+    if flag and (summary or {}).get("status") != "interrupted":
+        signal.raise_signal(flag[0])  # the run ended before the stop reached it: it acts now
     return summary
+
+
+def _pass_stop(flag: list, stop_sent: bool, ours, procs: dict) -> bool:
+    """After a first signal (*flag*), tell the server to stop (once); after a second, end the
+    workers now (the server still writes the folder). Returns whether the stop was sent."""
+    if flag and not stop_sent:
+        _send(ours, ("stop",))
+    if len(flag) > 1:
+        _end_all({r: p for r, p in procs.items() if r})
+    return stop_sent or bool(flag)
 
 
 def _drain(errors_q, errors: dict[int, str]) -> None:
