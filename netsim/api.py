@@ -537,6 +537,20 @@ class Prediction:
         return _frame({k: [r.get(k) for r in self.rows] for k in self.rows[0]})
 
 
+def _checked_variants(variants: Sequence[str], seeds: int) -> list[str]:
+    """predict's *variants* as a list, each one known and *seeds* at least 1 (ScenarioError)."""
+    from .testbed.predict import VARIANTS
+
+    for v in variants:
+        if v not in VARIANTS:
+            raise ScenarioError(
+                "--variants", f"{v!r} is not allowed (allowed: {', '.join(VARIANTS)})"
+            )
+    if seeds < 1:
+        raise ScenarioError("--seeds", f"{seeds} is not allowed (emulations per variant, >= 1)")
+    return list(variants)
+
+
 def _prediction_fit(
     variants: list[str], chosen: bool, sources: Sequence[PathArg], scale: float
 ) -> tuple[dict | None, str]:
@@ -612,14 +626,7 @@ def predict(
         raise FolderError(f"{folder}: not a real run's folder (netsim real writes one)")
     sc = load(folder / "scenario.toml", data_dir=data_dir)
     chosen = variants is not None or bool(calibrate_from)  # asked for: a failed fit is an error
-    variants = list(variants or VARIANTS)
-    for v in variants:
-        if v not in VARIANTS:
-            raise ScenarioError(
-                "--variants", f"{v!r} is not allowed (allowed: {', '.join(VARIANTS)})"
-            )
-    if seeds < 1:
-        raise ScenarioError("--seeds", f"{seeds} is not allowed (emulations per variant, >= 1)")
+    variants = _checked_variants(variants or VARIANTS, seeds)
     scale = float(real_run.summary["real"]["time_scale"])
     fit, skipped = _prediction_fit(variants, chosen, calibrate_from or [folder], scale)
     target = target or sc.run.target_loss or default_target([real_run.curve])
