@@ -146,7 +146,9 @@ class ModelSpec:
     *module_dir* first (absolute; default the scenario's folder); trained on *loss* in *dtype* on
     *device* with *threads* intra-op threads; ``init = "default"`` keeps the module's own
     initialisation (seeded from the scenario); *stack* evaluates the gradients of workers
-    that finish together in one ``vmap`` call.
+    that finish together in one ``vmap`` call. *master_dtype*: the dtype of the model the
+    parameter server keeps (and of every gradient, step and optimizer state): float64 for
+    numpy models, the network's *dtype* by default for torch ones.
     """
 
     name: str = "logistic"
@@ -165,6 +167,7 @@ class ModelSpec:
     threads: int = 1
     stack: bool = False
     module_dir: str = ""
+    master_dtype: str = "float64"
 
     @property
     def key(self) -> str:
@@ -913,6 +916,11 @@ def _numpy_model(t: Table) -> ModelSpec:
     if name != "mlp" and t.has("hidden"):
         raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
     hidden = _widths(t, "hidden", [128], 1, 2)
+    if t.get("master_dtype", str, "float64", choices=TORCH_DTYPES) != "float64":
+        raise ScenarioError(
+            t.key("master_dtype"),
+            "'float32' needs backend = 'torch' (numpy models compute in float64; allowed: float64)",
+        )
     return ModelSpec(
         name=name,
         l2=l2,
@@ -971,7 +979,8 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
         hidden=_widths(t, "hidden", [64] if name == "cnn" else [128], 0, None),
         channels=_widths(t, "channels", [16, 32], 1, None),
         kernel=t.get("kernel", int, 3, positive=True, maximum=15),
-        dtype=t.get("dtype", str, "float32", choices=TORCH_DTYPES),
+        dtype=(dtype := t.get("dtype", str, "float32", choices=TORCH_DTYPES)),
+        master_dtype=t.get("master_dtype", str, dtype, choices=TORCH_DTYPES),
         device=t.get("device", str, "cpu", choices=DEVICES),
         threads=t.get("threads", int, 1, positive=True, maximum=MAX_THREADS),
         stack=t.get("stack", bool, False),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+import weakref
 import zlib
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -203,6 +204,10 @@ def prepare(scenario: Scenario) -> Prepared:
     streams = Streams(scenario.run.seed)
     dataset = load_checked(scenario, streams.rng("data"))
     model, w0 = _model(scenario, dataset, streams.rng("init"))
+    if scenario.model.backend == "torch":
+        from ..workload.torch_model import examples_in_dtype
+
+        dataset = examples_in_dtype(dataset, model)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)
 
@@ -229,7 +234,7 @@ def _model(
         w0 = model.init_weights(dataset.X_train.shape[1], rng) if spec.init == "he" else None
     if w0 is None:
         w0 = np.zeros(d) if spec.init == "zeros" else rng.normal(0.0, spec.init_scale, d)
-    return model, w0
+    return model, w0.astype(spec.master_dtype, copy=False)
 
 
 def _partition(
@@ -298,7 +303,8 @@ class Simulation:
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
-        self._evaluated = None  # (model array, loss, accuracy, per-class) of the last evaluation
+        self._evaluated = None  # (weak reference to the model array, loss, accuracy, per-class)
+        # of the last evaluation: a weak one, so an old model is not kept for it
         self.stop = self.env.event()
         self.classes = scenario.worker_class_names()
         self.states = [WorkerState(i) for i in range(scenario.n_workers)]
@@ -364,7 +370,7 @@ class Simulation:
             return
         X_test, y_test = self.eval_test
         last = self._evaluated
-        if last is not None and last[0] is w and curve[-1][0] == self.ps.version:
+        if last is not None and last[0]() is w and curve[-1][0] == self.ps.version:
             # the model is the very array evaluated last (no update, no replicas since):
             # its loss and accuracies are the same floats, not computed again
             loss, acc, per_class = last[1:]
@@ -375,7 +381,9 @@ class Simulation:
             per_class = class_accuracy(pred, y_test, ds.n_classes)
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
             loss, acc, per_class = float(model.loss(w, *self.eval_set)), float("nan"), None
-        self._evaluated = None if self.ps.replicas is not None else (w, loss, acc, per_class)
+        self._evaluated = (
+            None if self.ps.replicas is not None else (weakref.ref(w), loss, acc, per_class)
+        )
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if self.rule.replicated:  # 0 at the start, before the workers' models part
             self.recorder.consensus.append(self.ps.consensus_distance(w))

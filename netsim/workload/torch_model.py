@@ -1,8 +1,9 @@
 """A PyTorch ``nn.Module`` as a netsim model: stateless math on a flat weight vector.
 
-The parameter server keeps every model as one flat float64 vector; for a torch module
-that vector is the module's parameters in ``torch.nn.utils.parameters_to_vector`` order
-(``module.parameters()`` order, each tensor flattened in C order). A gradient is taken
+The parameter server keeps every model as one flat vector, for a torch module in its
+``master_dtype`` (float32 unless set): the module's parameters in
+``torch.nn.utils.parameters_to_vector`` order (``module.parameters()`` order, each tensor
+flattened in C order). A gradient is taken
 at any vector with ``torch.func.functional_call``, so a worker computes at the version
 it pulled without touching the module's own parameters, and every rule, schedule and
 weighting of :mod:`netsim.rules` applies unchanged. torch is imported here only: the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +32,7 @@ except (
 ):  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
     torch = None
 
-__all__ = ["TorchModel", "make_torch_model", "EVAL_CHUNK_ROWS"]
+__all__ = ["TorchModel", "make_torch_model", "examples_in_dtype", "EVAL_CHUNK_ROWS"]
 
 EVAL_CHUNK_ROWS = 2048
 """Rows per forward pass when a loss or prediction runs over a whole data set (bounds
@@ -58,7 +60,9 @@ class TorchModel(Model):
     key : str, the model's name in per-model tables (``lr = { lenet5 = 0.1 }``).
     loss : one of :data:`netsim.workload.torch_nets.LOSSES`.
     l2 : float >= 0.
-    dtype : ``"float32"`` or ``"float64"``.
+    dtype : ``"float32"`` or ``"float64"``: the forward and backward passes.
+    master : ``"float32"``, ``"float64"`` or None (*dtype*): the dtype of the flat vectors
+        (models, gradients) the server and the rules work with.
     device : ``"cpu"`` or ``"cuda"``.
     stack : bool, default False
         Evaluate the gradients of workers that read one model and finish at one instant
@@ -77,6 +81,7 @@ class TorchModel(Model):
         dtype: str = "float32",
         device: str = "cpu",
         stack: bool = False,
+        master: str | None = None,
     ):
         super().__init__(l2, n_classes)
         self.name = key
@@ -86,6 +91,10 @@ class TorchModel(Model):
         self.dtype_name = dtype
         self.dtype = getattr(torch, dtype)
         self.device = torch.device(device)
+        self.master_name = master or dtype
+        self.master = np.dtype(self.master_name)
+        """numpy dtype of the flat vectors: the model, its gradients."""
+        self._master = getattr(torch, self.master_name)
         self.stacked = stack
         named = list(self.module.named_parameters())
         self._names = [n for n, _ in named]
@@ -109,11 +118,11 @@ class TorchModel(Model):
         return sum(self._sizes)
 
     def initial_weights(self) -> np.ndarray:
-        """The module's own parameters as a flat float64 ndarray (n_params,)."""
+        """The module's own parameters as a flat ndarray (n_params,) of :attr:`master`."""
         with torch.no_grad():
             return (
                 torch.nn.utils.parameters_to_vector(self.module.parameters())
-                .double()
+                .to(self._master)
                 .cpu()
                 .numpy()
                 .copy()
@@ -127,7 +136,12 @@ class TorchModel(Model):
         }
 
     def _tensor(self, a: np.ndarray, dtype=None) -> torch.Tensor:
-        return torch.tensor(np.asarray(a), dtype=dtype or self.dtype, device=self.device)
+        """*a* as a tensor of *dtype* (default the module's): its own memory when it already
+        is one (a model snapshot, the minibatch scratch rows; never written), else a copy."""
+        a = np.asarray(a)
+        if not a.flags.writeable:  # torch warns of sharing a read-only array
+            return torch.tensor(a, dtype=dtype or self.dtype, device=self.device)
+        return torch.as_tensor(a, dtype=dtype or self.dtype, device=self.device)
 
     def _inputs(self, X) -> torch.Tensor:
         X = X.toarray() if hasattr(X, "toarray") else X
@@ -159,19 +173,19 @@ class TorchModel(Model):
 
     def gradient(self, w, X, y):
         """Gradient of :meth:`loss` at *w* (n_params,) on rows *X* (b, n_features) with
-        labels *y* (b,): a new float64 ndarray (n_params,)."""
+        labels *y* (b,): a new ndarray (n_params,) of :attr:`master`."""
         flat = self._tensor(w).requires_grad_(True)
         self.module.train()
         self._seed_draws()
         loss = self._data_loss(flat, self._inputs(X), self._tensor(y, torch.int64))
         (g,) = torch.autograd.grad(loss, flat)
-        g = g.to(torch.float64).cpu().numpy()
+        g = g.to(self._master).cpu().numpy()
         if self.l2:
             g += self.l2 * w
         return g
 
     def gradients(self, W, Xs, Ys):
-        """Gradients of k minibatches, float64 ndarray (k, n_params), by one
+        """Gradients of k minibatches, ndarray (k, n_params) of :attr:`master`, by one
         ``vmap`` of ``torch.func.grad``: row i equals ``gradient(W[i], Xs[i], Ys[i])``
         to rounding (the batched kernels sum in another order).
 
@@ -187,7 +201,7 @@ class TorchModel(Model):
         per = vmap(
             grad(self._data_loss), in_dims=(0 if len(W) > 1 else None, 0, 0), randomness="same"
         )
-        G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(torch.float64).cpu().numpy()
+        G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(self._master).cpu().numpy()
         if self.l2:
             G += self.l2 * W
         return G
@@ -236,6 +250,18 @@ class TorchModel(Model):
             "a torch model's gradient has no low-rank form; compact gradients need "
             "a linear numpy model"
         )
+
+
+def examples_in_dtype(dataset, model: TorchModel):
+    """*dataset* with its examples in the module's dtype (float32: half the memory, and no
+    conversion per minibatch; the values every gradient reads are the same), or itself."""
+    if model.dtype != torch.float32:
+        return dataset
+    return replace(
+        dataset,
+        X_train=dataset.X_train.astype(np.float32, copy=False),
+        X_test=dataset.X_test.astype(np.float32, copy=False),
+    )
 
 
 def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int):
@@ -299,6 +325,7 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
         dtype=spec.dtype,
         device=spec.device,
         stack=spec.stack,
+        master=spec.master_dtype,
     )
     _check_output(model, key, input_shape, n_classes)
     return model
