@@ -2,7 +2,7 @@
 
 **Speed.** For SSGD, ASGD and GSGD on ``scenarios/paper_cnn.toml`` (MNIST, 10 classes, 16
 workers of three speeds, evaluation off) with three networks -- LeNet-5 (61,706 parameters),
-an MLP 784-1024-512-10 (1,333,770) and a CNN (conv 32, conv 64, dense 320; 1,030,090) -- in
+an MLP 784-1024-512-10 (1,333,770) and a CNN (conv 32, conv 64, dense 320; 1,025,866) -- in
 float32, this prints the emulator's time against a **bare torch replay loop**
 (``torch_replay``): every applied gradient of the emulated run is computed again by a plain
 ``nn.Module`` forward and backward (its parameters loaded with ``vector_to_parameters``) on the

@@ -507,6 +507,12 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     _check_rule_budget(run, rules, start)
     network = _network(top, path, workers, run.seed)
     _check_compact(run, model, rules)
+    for rule_name, rule in rules.items():
+        if rule.update.spares_1d and model.backend != "torch":
+            raise ScenarioError(
+                f"algorithms.{rule_name}.weight_decay_1d",
+                "false needs a torch model (its parameters' shapes tell the 1-d ones)",
+            )
     events = parse_events(
         top.get("events", list, []),
         until=run.until,
@@ -1129,11 +1135,14 @@ def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
             rule=name,
         )
         if rule.replicated and not rule.update.trivial:
-            key = "momentum" if rule.update.momentum else "lr_schedule"
+            key = next(
+                (k for k in ("optimizer", "weight_decay", "momentum", "lr_warmup") if sub.has(k)),
+                "lr_schedule",
+            )
             raise ScenarioError(
                 sub.key(key),
-                f"{name} steps each worker's own model plainly: no learning-rate schedule or "
-                "momentum (remove the key)",
+                f"{name} steps each worker's own model plainly: no learning-rate schedule, "
+                "momentum, optimizer or weight decay (remove the key)",
             )
         rules[name] = rule
         sub.done()

@@ -319,6 +319,8 @@ class Simulation:
             run.max_updates,
             self._on_update if run.eval_every_updates else None,
         )
+        if self.rule.update.spares_1d:  # weight decay spares the 1-d parameters
+            self.ps.optimizer = self.rule.update.state(self.prepared.model.one_d_ranges())
         self.grouping: dict | None = None
         self.started = False
         self.interrupted = ""

@@ -128,6 +128,16 @@ class TorchModel(Model):
                 .copy()
             )
 
+    def one_d_ranges(self) -> list[tuple[int, int]]:
+        """``(lo, hi)`` index ranges of the flat vector holding the parameters of at most one
+        dimension (biases, norm scales and shifts): those weight decay may spare."""
+        out, lo = [], 0
+        for shape, size in zip(self._shapes, self._sizes):
+            if len(shape) <= 1:
+                out.append((lo, lo + size))
+            lo += size
+        return out
+
     def _params(self, flat: torch.Tensor) -> dict:
         """Views of *flat* (n_params,) named and shaped as the module's parameters."""
         return {
