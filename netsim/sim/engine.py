@@ -321,6 +321,8 @@ class Simulation:
         )
         if self.rule.update.spares_1d:  # weight decay spares the 1-d parameters
             self.ps.optimizer = self.rule.update.state(self.prepared.model.one_d_ranges())
+        self.model = self.prepared.model
+        """The model this run computes with (its own state once :meth:`begin` made it: buffers)."""
         self.grouping: dict | None = None
         self.started = False
         self.interrupted = ""
@@ -366,7 +368,7 @@ class Simulation:
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:
         """Append (update, time, training objective, test accuracy); costs no simulated time."""
-        ds, model, w = self.prepared.dataset, self.prepared.model, self.ps.average()
+        ds, model, w = self.prepared.dataset, self.model, self.ps.average()
         curve = self.recorder.curve
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
@@ -464,9 +466,9 @@ class Simulation:
         self._progress_cb = progress
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
-        prep.model.start_run(scenario.run.seed)
-        gradient = prep.model.gradient
-        residual = prep.model.residual if scenario.run.compact_gradients else None
+        self.model = model = prep.model.for_run(scenario.run.seed)
+        gradient = model.gradient
+        residual = model.residual if scenario.run.compact_gradients else None
         late = (
             residual is not None and self.rule.reads_current()
         )  # factors at the end: pre-emption wastes none
@@ -475,7 +477,7 @@ class Simulation:
         crew = None
         if not self.general_reason:
             comm = None if all(self.comm.instant) else self.comm
-            crew = LeanCrew(env, self.ps, prep.model, y, gather, comm)
+            crew = LeanCrew(env, self.ps, model, y, gather, comm)
         how = Computation(gradient, X, y, residual, gather, late)
         self.ps.lean = crew is not None
         with building():  # see netsim.sim.collector
@@ -556,7 +558,7 @@ class Simulation:
         if self.ps.last_finite is None:
             return
         version, w = self.ps.last_finite
-        model = self.prepared.model
+        model = self.model
         loss = float(model.loss(w, *self.eval_train))
         acc = float(model.accuracy(w, *self.eval_test))
         curve = self.recorder.curve

@@ -12,6 +12,7 @@ rest of netsim imports this module when a scenario asks for ``backend = "torch"`
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from dataclasses import replace
@@ -46,11 +47,13 @@ class TorchModel(Model):
     *c* is ``n_classes``, or 1 for two classes (the logit of class 1, trained with
     binary cross-entropy). The objective is the mean loss over the rows plus
     ``l2/2 ||w||^2``. Gradients are computed in training mode (``module.train()``),
-    losses and predictions in evaluation mode; buffers the forward pass reads (not
-    running statistics, which :func:`netsim.workload.torch_nets.check_module` refuses)
-    stay the module's own. Randomness inside the forward pass (dropout) is drawn from
-    torch's generator seeded with ``seed + k`` for the k-th gradient since
-    :meth:`start_run`, so a run is reproducible.
+    losses and predictions in evaluation mode. The module's buffers (batch norm's running
+    statistics) are one set per run (:meth:`for_run`), starting from the module's own:
+    every forward pass in training mode updates them in place, in the order the gradients
+    are computed, each at the parameters its worker read; evaluation reads them.
+    Randomness inside the forward pass (dropout) is drawn from torch's generator seeded
+    with ``seed + k`` for the k-th gradient since :meth:`start_run`, so a run is
+    reproducible.
 
     Parameters
     ----------
@@ -102,6 +105,15 @@ class TorchModel(Model):
         self._sizes = [p.numel() for _, p in named]
         self._seed = 0
         self._draws = 0
+        self._initial_buffers = {n: b.detach().clone() for n, b in self.module.named_buffers()}
+        """The module's buffers as built: each run starts from them."""
+        self._buffers = {n: b.clone() for n, b in self._initial_buffers.items()}
+        """This run's buffers (passed to every forward pass, updated in place by training ones)."""
+        self.running_stats = any(
+            isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats
+            for m in self.module.modules()
+        )
+        """Whether a forward pass in training mode changes buffers (batch norm)."""
         self._stochastic = any(
             isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules()
         )
@@ -139,11 +151,19 @@ class TorchModel(Model):
         return out
 
     def _params(self, flat: torch.Tensor) -> dict:
-        """Views of *flat* (n_params,) named and shaped as the module's parameters."""
-        return {
+        """Views of *flat* (n_params,) named and shaped as the module's parameters, and the
+        run's buffers."""
+        out = {
             n: t.view(s)
             for n, t, s in zip(self._names, torch.split(flat, self._sizes), self._shapes)
         }
+        if self._buffers:
+            out.update(self._buffers)
+        return out
+
+    def buffers(self) -> dict:
+        """This run's buffers, name → tensor (batch norm's running statistics)."""
+        return self._buffers
 
     def _tensor(self, a: np.ndarray, dtype=None) -> torch.Tensor:
         """*a* as a tensor of *dtype* (default the module's): its own memory when it already
@@ -173,8 +193,18 @@ class TorchModel(Model):
         return self._objective(functional_call(self.module, self._params(flat), (x,)), y)
 
     def start_run(self, seed: int) -> None:
-        """Restart the draws of stochastic layers from *seed* (a run's first gradient)."""
+        """Restart the draws of stochastic layers from *seed* (a run's first gradient) and the
+        buffers from the module's own."""
         self._seed, self._draws = int(seed), 0
+        self._buffers = {n: b.clone() for n, b in self._initial_buffers.items()}
+
+    def for_run(self, seed: int) -> "TorchModel":
+        """This model for one run of seed *seed*: the same module and arithmetic, its own
+        dropout draws and buffers (so runs of one process, such as paused pilots, never
+        share running statistics)."""
+        run = copy.copy(self)
+        run.start_run(seed)
+        return run
 
     def _seed_draws(self) -> None:
         if self._stochastic:
@@ -337,6 +367,12 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
         stack=spec.stack,
         master=spec.master_dtype,
     )
+    if model.stacked and model.running_stats:
+        raise ScenarioError(
+            "model.stack",
+            "true cannot evaluate a module with running statistics (batch norm): each "
+            "gradient updates them in turn; leave stack out",
+        )
     _check_output(model, key, input_shape, n_classes)
     return model
 
@@ -394,7 +430,8 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
             f"{' or 1 for two classes' if n_classes == 2 else ''})",
         )
     y = np.arange(2) % n_classes
-    seeds = model._seed, model._draws  # a run's draws start where they would have
+    seeds = model._seed, model._draws  # a run's draws (and buffers) start where they would have
+    buffers = {n: b.clone() for n, b in model._buffers.items()}
     try:
         with torch.random.fork_rng(devices=[]):
             model.gradient(w, X, y)
@@ -406,6 +443,7 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
         ) from None
     finally:
         model._seed, model._draws = seeds
+        model._buffers = buffers
 
 
 def _first_line(exc: BaseException) -> str:

@@ -204,15 +204,6 @@ def load_module_class(spec: str, folder: Path | None = None):
 
 
 def check_module(module) -> None:
-    """Refuse modules whose state is not all in their parameters: running statistics
-    (batch norm) change with every forward pass and would not travel with the model."""
-    import torch
-
-    for name, m in module.named_modules():
-        if isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats:
-            raise ValueError(
-                f"layer {name or type(m).__name__!r} keeps running statistics, which a parameter "
-                "server does not share; use track_running_stats=False, GroupNorm or LayerNorm"
-            )
+    """Refuse modules with nothing to train."""
     if not any(p.requires_grad for p in module.parameters()):
         raise ValueError("the module has no trainable parameters")
