@@ -33,6 +33,7 @@ from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
+from .results.model_file import load_model
 from .results.progress import LineProgress
 from .results.progress import resolve as resolve_progress
 from .results.provenance import differences, run_meta
@@ -84,6 +85,7 @@ __all__ = [
     "RULES",
     "version",
     "load",
+    "load_model",
     "run",
     "real",
     "predict",

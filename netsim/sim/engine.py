@@ -850,6 +850,7 @@ class Simulation:
             message=self.interrupted or ps.diverged or ps.stalled,
             wall_s=wall_s,
             final_w=self.ps.w,
+            model_info=self.model.export_info(),
             extra=extra,
         )
 

@@ -289,11 +289,10 @@ def worker_process(
                 w = job.w = None
             yield timeout(duration)
             st.job = None
-            job.w = None
             rows = sampler.next()
             if residual is None:
                 grad = gradient(w, gather(rows), y[rows])
-                w = None  # not held while the gradient travels (one model copy per worker)
+                w = job.w = None  # not held while the gradient travels (one copy per worker)
             elif late:
                 factor = residual(w, gather(rows), y[rows])
             if not instant:

@@ -33,7 +33,13 @@ except (
 ):  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
     torch = None
 
-__all__ = ["TorchModel", "make_torch_model", "examples_in_dtype", "EVAL_CHUNK_ROWS"]
+__all__ = [
+    "TorchModel",
+    "make_torch_model",
+    "build_module",
+    "examples_in_dtype",
+    "EVAL_CHUNK_ROWS",
+]
 
 EVAL_CHUNK_ROWS = 2048
 """Rows per forward pass when a loss or prediction runs over a whole data set (bounds
@@ -160,6 +166,19 @@ class TorchModel(Model):
         if self._buffers:
             out.update(self._buffers)
         return out
+
+    def export_info(self) -> dict:
+        """What a run folder's model file records beside the weights: the data's example
+        shape and classes (to build the module again), the state dict's keys in order and
+        this run's buffers as arrays."""
+        return {
+            "backend": "torch",
+            "input_shape": list(self.input_shape),
+            "n_classes": int(self.n_classes),
+            "state_keys": list(self.module.state_dict().keys()),
+            "params": list(zip(self._names, self._shapes)),
+            "buffers": {n: b.detach().cpu().numpy().copy() for n, b in self._buffers.items()},
+        }
 
     def buffers(self) -> dict:
         """This run's buffers, name → tensor (batch norm's running statistics)."""
@@ -304,6 +323,20 @@ def examples_in_dtype(dataset, model: TorchModel):
     )
 
 
+def build_module(spec, input_shape: tuple[int, ...], n_classes: int):
+    """The ``nn.Module`` of a ``[model]`` table (*spec*, a ModelSpec) for examples of
+    *input_shape* and *n_classes* labels, initialised under torch's current generator: a
+    built-in network, or the user's class imported from ``spec.module_dir`` first. Raises
+    what building raises (ValueError saying what is wrong with the spec)."""
+    if spec.module:
+        return load_module_class(spec.module, Path(spec.module_dir))(**spec.kwargs_dict())
+    options = {
+        "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
+        "mlp": {"hidden": spec.hidden},
+    }.get(spec.name, {})
+    return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
+
+
 def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int):
     """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
     (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
@@ -326,15 +359,7 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
     key = "model.module" if spec.module else "model.name"
 
     def build():
-        if spec.module:
-            return load_module_class(spec.module, Path(spec.module_dir))(**spec.kwargs_dict())
-        options = {
-            "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
-            "mlp": {"hidden": spec.hidden},
-        }.get(spec.name, {})
-        return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](
-            input_shape, n_classes, **options
-        )
+        return build_module(spec, input_shape, n_classes)
 
     try:
         _check_memory(build, key)
