@@ -124,6 +124,10 @@ class DataSpec:
     partition: PartitionSpec = PartitionSpec()
     path: str | None = None
     min_rows: int = 1
+    function: str = ""
+    """Source callable: ``"package.module:function"`` returning the data."""
+    function_dir: str = ""
+    """Source callable: the folder its module is imported from first (the scenario's)."""
 
     def n_labels(self) -> int | None:
         """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
@@ -334,6 +338,8 @@ class Scenario:
         data = raw.get("data")
         if isinstance(data, dict) and self.data.path is not None:  # npz, read from here
             data["path"] = self.data.path
+        if isinstance(data, dict) and self.data.function_dir:  # callable, imported from here
+            data["function_dir"] = self.data.function_dir
         if isinstance(data, dict) and self.data.source == "libsvm":
             for key in ("train_file", "test_file"):  # as read: data folder, then here
                 try:
@@ -823,7 +829,7 @@ def _data(t: Table, path: Path) -> DataSpec:
         labels=t.get(
             "labels",
             str,
-            "multiclass" if source == "npz" else LABELLINGS[source][0],
+            "multiclass" if source in ("npz", "callable") else LABELLINGS[source][0],
             choices=LABELLINGS[source],
         ),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
@@ -841,6 +847,7 @@ def _data(t: Table, path: Path) -> DataSpec:
         n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
         path=_npz_path(t, path) if source == "npz" else None,
         min_rows=t.get("min_rows", int, 1, positive=True, maximum=MAX_SAMPLES),
+        **(_data_function(t, path) if source == "callable" else {}),
     )
     if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
         raise ScenarioError(
@@ -865,6 +872,27 @@ def _data(t: Table, path: Path) -> DataSpec:
         )
     t.done()
     return spec
+
+
+def _data_function(t: Table, path: Path) -> dict:
+    """``data.function`` of source callable (``"package.module:function"``), imported from the
+    scenario's folder first: it must import and be callable (it is called when the data loads)."""
+    from ..workload.torch_nets import load_attribute
+
+    function = t.get("function", str)
+    given = check_path(t.get("function_dir", str, "."), t.key("function_dir"))
+    folder = (path.parent / os.path.expanduser(given)).resolve()
+    if t.has("function_dir") and not folder.is_dir():
+        raise ScenarioError(t.key("function_dir"), f"{folder} is not a folder (the function's)")
+    try:
+        found = load_attribute(function, folder, "package.module:function")
+    except ValueError as exc:
+        raise ScenarioError(t.key("function"), str(exc)) from None
+    if not callable(found):
+        raise ScenarioError(
+            t.key("function"), f"{function!r} is a {type(found).__name__}, not a function"
+        )
+    return {"function": function, "function_dir": str(folder)}
 
 
 def _npz_path(t: Table, path: Path) -> str:

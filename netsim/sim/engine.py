@@ -139,6 +139,8 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
             if scenario.data.source in ("mnist", "libsvm")
             else "data.path"
             if scenario.data.source == "npz"
+            else "data.function"
+            if scenario.data.source == "callable"
             else "data"
         )
         what = (
@@ -176,7 +178,7 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     skewed = scenario.data.partition.method != "iid" or any(
         wc.labels is not None or wc.partition is not None for wc in scenario.workers
     )
-    if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz") or skewed:
+    if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz", "callable") or skewed:
         streams = Streams(scenario.run.seed)
         # the labels a partition cuts depend on the seed, except MNIST's (its files fix the split);
         # the sizes the other checks read do not
