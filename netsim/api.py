@@ -33,6 +33,7 @@ from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
+from .results.atomic import written
 from .results.progress import LineProgress
 from .results.progress import resolve as resolve_progress
 from .results.provenance import differences, run_meta
@@ -53,6 +54,7 @@ from .results.runfolder import (
     write_compare,
 )
 from .rules import GROUPING_RULE, RULES
+from .signals import held, stoppable
 from .sim.engine import (
     Prepared,
     RunInterrupted,
@@ -139,26 +141,14 @@ def exit_status(statuses: Iterable[str]) -> int:
 
 
 @contextmanager
-def _interruptible(sim: Simulation) -> Iterator[None]:
-    """While *sim* runs, Ctrl-C and SIGTERM ask it to stop at its next tick, between two
-    events (:meth:`Simulation.request_stop`), so the run ends with status
-    ``interrupted``, every recorded update complete, and its files written; a second
-    signal stops at once (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        if sim.stop_requested:
-            raise KeyboardInterrupt
-        sim.request_stop()
-
-    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+def _naming(out: Path) -> Iterator[None]:
+    """An interrupt (KeyboardInterrupt) leaving the block gets ``folder`` = *out*: the folder
+    a command chose itself, for the caller to say what it holds."""
     try:
         yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+    except KeyboardInterrupt as exc:
+        exc.folder = out  # type: ignore[attr-defined]
+        raise
 
 
 @contextmanager
@@ -177,20 +167,6 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
-
-
-@contextmanager
-def _sheltered() -> Iterator[None]:
-    """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
 
 
 def _frame(columns: dict) -> "pd.DataFrame":
@@ -449,22 +425,23 @@ def run(
     prepared = prepared if prepared is not None else prepare(sc)
     sim = Simulation(sc, None, prepared, label, decide=decide)
     if out is None:
-        result = sim.run(progress, progress_every)
+        with held(), stoppable(sim):
+            result = sim.run(progress, progress_every)
         done = Run(from_result(result), result)
     else:
         meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
-        writer = RunWriter(Path(out), overwrite=overwrite, scenario=sc, meta=meta)
-        try:
-            with _interruptible(sim):
-                result = sim.run(progress, progress_every, sink=writer.flush)
-        except RunInterrupted as stop:
-            with _sheltered():
+        with held():  # from the claim to summary.json: a signal stops the run, never the writing
+            writer = RunWriter(Path(out), overwrite=overwrite, scenario=sc, meta=meta)
+            try:
+                with stoppable(sim):
+                    result = sim.run(progress, progress_every, sink=writer.flush)
+            except RunInterrupted as stop:
                 stop.summary = writer.finish(stop.result)
-            raise
-        except BaseException:
-            writer.close()
-            raise
-        done = Run(from_result(result, Path(out), writer.finish(result)), result)
+                raise
+            except BaseException:
+                writer.close()
+                raise
+            done = Run(from_result(result, Path(out), writer.finish(result)), result)
     if own:
         size = data_bytes(prepared.dataset)
         del sim, prepared
@@ -589,24 +566,30 @@ def predict(
     out = (
         Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-predict"))
     )
-    runs = {}
-    for v in variants:
-        vs = variant_scenario(sc, folder, v)
-        runs[v] = run(vs, out=out / v, progress=progress, label=v, overwrite=True)
-    values = {"real": real_run, **runs}
-    figures = {name: metrics(r.summary, r.curve, r.updates, target) for name, r in values.items()}
-    rows = []
-    for key, label in METRICS:
-        row = {"metric": key, "label": label, "real": figures["real"][key]}
+    with (
+        _naming(out),
+        held(),
+    ):  # a signal stops the emulation going; it acts once the figures are drawn
+        runs = {}
         for v in variants:
-            row[v] = figures[v][key]
-            row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key], key)
-        rows.append(row)
-    paths = []
-    if plots:
-        data = [replace(r.data, label=name, group=name) for name, r in values.items()]
-        paths = plot_runs(data, out / "plots")
-    return Prediction(real_run, runs, target, rows, out, paths)
+            vs = variant_scenario(sc, folder, v)
+            runs[v] = run(vs, out=out / v, progress=progress, label=v, overwrite=True)
+        values = {"real": real_run, **runs}
+        figures = {
+            name: metrics(r.summary, r.curve, r.updates, target) for name, r in values.items()
+        }
+        rows = []
+        for key, label in METRICS:
+            row = {"metric": key, "label": label, "real": figures["real"][key]}
+            for v in variants:
+                row[v] = figures[v][key]
+                row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key], key)
+            rows.append(row)
+        paths = []
+        if plots:
+            data = [replace(r.data, label=name, group=name) for name, r in values.items()]
+            paths = plot_runs(data, out / "plots")
+        return Prediction(real_run, runs, target, rows, out, paths)
 
 
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
@@ -671,7 +654,8 @@ def rerun(
         )
         out = unique_folder(base)
     out = Path(out)
-    new = run(sc, algorithm, out=out, progress=progress, label=label)
+    with _naming(out):
+        new = run(sc, algorithm, out=out, progress=progress, label=label)
     if summary is None:
         why = "the original has no summary.json (it was stopped before it ended, e.g. killed)"
     elif summary.get("status") == "interrupted":
@@ -780,40 +764,41 @@ def compare(
     prepared = prepare(sc)
     runs: dict[str, Run] = {}
     summaries: list[dict] = []
-    held = claim(Path(out), overwrite=overwrite) if out is not None else None
-    try:
-        for k, v in enumerate(plan):
-            if isinstance(progress, LineProgress):
-                progress.position = f"[{k + 1}/{len(plan)}]"
-            folder = Path(out) / v.folder if out is not None else None
-            try:
-                done = run(
-                    v.scenario,
-                    v.algorithm,
-                    out=folder,
-                    progress=progress,
-                    label=v.label,
-                    prepared=prepared,
-                )
-            except RunInterrupted as stop:
-                if out is not None and stop.summary is not None:
-                    write_compare(summaries + [{**stop.summary, "folder": v.folder}], Path(out))
-                raise
-            if out is not None:
-                summaries.append({**done.summary, "folder": v.folder})
-                write_compare(summaries, Path(out))
-            runs[v.label] = done
-            if on_run is not None:
-                on_run(v.label, runs[v.label])
-    finally:
-        if held is not None:
-            held.release()
-    size = data_bytes(prepared.dataset)
-    del prepared
-    free_cycles(size)  # the runs' data, loaded once above
-    if out is None:
-        return Comparison(runs)
-    return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
+    with held():  # a signal stops the run going, and takes effect once compare.json says so
+        claimed = claim(Path(out), overwrite=overwrite) if out is not None else None
+        try:
+            for k, v in enumerate(plan):
+                if isinstance(progress, LineProgress):
+                    progress.position = f"[{k + 1}/{len(plan)}]"
+                folder = Path(out) / v.folder if out is not None else None
+                try:
+                    done = run(
+                        v.scenario,
+                        v.algorithm,
+                        out=folder,
+                        progress=progress,
+                        label=v.label,
+                        prepared=prepared,
+                    )
+                except RunInterrupted as stop:
+                    if out is not None and stop.summary is not None:
+                        write_compare(summaries + [{**stop.summary, "folder": v.folder}], Path(out))
+                    raise
+                if out is not None:
+                    summaries.append({**done.summary, "folder": v.folder})
+                    write_compare(summaries, Path(out))
+                runs[v.label] = done
+                if on_run is not None:
+                    on_run(v.label, runs[v.label])
+        finally:
+            if claimed is not None:
+                claimed.release()
+        size = data_bytes(prepared.dataset)
+        del prepared
+        free_cycles(size)  # the runs' data, loaded once above
+        if out is None:
+            return Comparison(runs)
+        return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
 
 
 def sweep(
@@ -1110,8 +1095,8 @@ def init(name: str, *, out: PathArg | None = None, overwrite: bool = False) -> P
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists (choose another NAME or --out, or pass --overwrite)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(scenario_template(stem, str(path)))
-    return path
+    text = scenario_template(stem, str(path))
+    return written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def keys() -> list:

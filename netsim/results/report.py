@@ -10,8 +10,9 @@ from importlib import metadata
 from pathlib import Path
 
 from ..config.grid import SEED_KEY
+from .atomic import written
 from .plots import group_names, plot_runs
-from .runfolder import RunData, find_runs
+from .runfolder import FolderError, RunData, find_runs
 from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
 
 __all__ = ["write_report", "report_blocks", "render_markdown", "render_html", "FORMATS"]
@@ -176,7 +177,10 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     for r in runs:
         path = None if r.path is None else Path(r.path) / "scenario.toml"
         if path is not None and path.is_file():
-            flats.append(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+            try:
+                flats.append(_flatten(tomllib.loads(path.read_text(encoding="utf-8"))))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise FolderError(f"{path}: not a readable scenario ({exc})") from None
     if not flats:
         return []
     keys = list(dict.fromkeys(k for flat in flats for k in flat))
@@ -293,5 +297,4 @@ def write_report(
     blocks = report_blocks(folder, runs, pngs)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -315,7 +315,16 @@ class _Table:
 
     def _open(self) -> None:
         self.fh = open(self.path, "wb", buffering=0)
-        self._append((",".join(self.header) + "\n").encode())
+        try:
+            self._append((",".join(self.header) + "\n").encode())
+        except OSError:  # not even the header: no file rather than an empty one
+            self.fh.close()
+            self.fh = None
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+            raise
 
     def _append(self, data: bytes) -> None:
         view = memoryview(data)
@@ -855,6 +864,11 @@ def check_writable(out: str | Path) -> None:
 def _check_writable(out: Path) -> None:
     probe = out
     while True:
+        if probe.is_symlink() and not probe.exists():
+            raise FolderError(
+                f"{out}: {probe} is a symbolic link to {os.readlink(probe)}, which does not "
+                "exist (create its target or give another folder path)"
+            )
         if probe.exists():
             if not probe.is_dir():
                 what = (

@@ -155,8 +155,10 @@ def plot_timeline(
     title: str = "",
 ) -> Path:
     """Save :func:`timeline_fig` as *path*; returns *path*."""
-    timeline_fig(runs, window, title).savefig(path)
-    return Path(path)
+    from .atomic import written
+
+    fig, fmt = timeline_fig(runs, window, title), Path(path).suffix[1:] or "png"
+    return written(path, lambda tmp: fig.savefig(tmp, format=fmt))
 
 
 def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""):

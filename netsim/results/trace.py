@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import written
 from .runfolder import PHASES, RunData
 
 __all__ = ["chrome_trace", "write_trace", "write_tensorboard", "US"]
@@ -128,8 +129,8 @@ def write_trace(runs: list[RunData], path: str | Path) -> Path:
     """Write :func:`chrome_trace` of *runs* to *path* (``.json``); return *path*."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(chrome_trace(runs), separators=(",", ":")) + "\n")
-    return path
+    text = json.dumps(chrome_trace(runs), separators=(",", ":")) + "\n"
+    return written(path, lambda tmp: tmp.write_text(text))
 
 
 def write_tensorboard(runs: list[RunData], logdir: str | Path) -> list[Path]:

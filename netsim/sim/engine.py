@@ -221,7 +221,9 @@ def _model(
 
         seed = int(rng.integers(2**63))  # the module's own initialisation, under torch's generator
         try:
-            model = make_torch_model(spec, dataset.input_shape, dataset.n_classes, seed)
+            model = make_torch_model(
+                spec, dataset.input_shape, dataset.n_classes, seed, scenario.n_workers
+            )
         except ScenarioError as exc:
             exc.file = exc.file or scenario.path
             raise
