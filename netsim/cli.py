@@ -1112,6 +1112,20 @@ RaceJobsOpt = Annotated[
         help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
     ),
 ]
+MembersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--members",
+        help="List every group's worker ids, and the measurement per worker (default: shapes such as 8 × 2 and one row per worker class).",
+        metavar="",
+    ),
+]
+GroupOutOpt = Annotated[
+    Optional[Path],
+    _out_option(
+        "Also write the recommendation into this folder: recommendation.json (as --json), candidates.csv, predicted.png."
+    ),
+]
 """The options of ``netsim group``."""
 
 
@@ -1131,6 +1145,9 @@ def group(
     alike: AlikeOpt = 0.0,
     jobs: RaceJobsOpt = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
+    members: MembersOpt = False,
+    out: GroupOutOpt = None,
 ) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
@@ -1139,9 +1156,15 @@ def group(
 
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if race or lrs or verify or alike or any(x is not None for x in (budget, target, jobs)):
+        if (
+            race
+            or lrs
+            or verify
+            or alike
+            or any(x is not None for x in (budget, target, jobs, out))
+        ):
             fail(
-                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs"
+                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike, --jobs and --out"
             )
         _group_quick(sc, rounds, json_)
         return
@@ -1175,12 +1198,27 @@ def group(
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:
         fail(str(exc))
+    classes = sc.worker_class_names()
+    if out is not None:
+        from .results.groupout import write_recommendation
+
+        guarded(out, lambda: write_recommendation(rec, out, classes))
+        note(f"wrote {out}/recommendation.json, candidates.csv and predicted.png")
     if json_:
-        emit_json({**rec.as_dict(), "candidates": [p.as_dict() for p in rec.ranking()]})
+        emit_json(api.recommendation_dict(rec, classes))
         return
     hosts = list(sc.network.worker_hosts) if sc.network else None
-    for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
-        out_console.print(renderable)
+    width = table_width(wide)
+    for renderable in render.recommendation_tables(
+        rec,
+        sc.name,
+        classes,
+        hosts,
+        rows=None if wide else render.MAX_ROWS,
+        width=width,
+        members=members,
+    ):
+        print_table(renderable, wide)
 
 
 class _RaceEta:
@@ -1216,23 +1254,12 @@ def _duration(seconds: float) -> str:
 def _group_quick(sc, rounds: int | None, json_: bool) -> None:
     """``netsim group --quick``: measure, cluster and rank by the advisor's closed form."""
     try:
-        info = api.group(sc, rounds)
+        info = api.advise_info(sc, rounds)
     except ScenarioError as exc:
         fail(str(exc))
     m, chosen = info["measurement"], info["grouping"]
     if json_:
-        emit_json(
-            {
-                "chosen": {
-                    "method": chosen.method,
-                    "k": chosen.k,
-                    "groups": [list(g) for g in chosen.groups],
-                    "reason": chosen.reason,
-                },
-                "lr_sync": info["lr_sync"],
-                "ranking": [p.as_dict() for p in info["ranking"]],
-            }
-        )
+        emit_json(api.quick_dict(info))
         return
     out_console.print(
         render.measurement_table(
