@@ -1105,9 +1105,11 @@ def write_report(
     out: PathArg | None = None,
     window: tuple[float, float] | None = None,
     fmt: str | None = None,
+    target: float | None = None,
 ) -> Path:
     """Write ``folder/report.md`` (*format* ``md``) or a self-contained ``report.html``
-    (``html``) with parameters, tables and figures; *fmt* is the old name of *format*."""
+    (``html``) with parameters, tables, the verdict (to *target*, see :func:`verdict`) and
+    figures; *fmt* is the old name of *format*."""
     from .results.report import write_report as write
 
     if format is not None and fmt is not None and format != fmt:
@@ -1117,7 +1119,20 @@ def write_report(
         fmt=format or fmt or "md",
         out=None if out is None else Path(out),
         window=window,
+        target=target,
     )
+
+
+def verdict(source: Any, target: float | None = None) -> str:
+    """The line that closes ``netsim compare``, ``sweep`` and ``report``: which run reached
+    the target loss first and which ended lowest, by how much, and with seeds whether the
+    95 % intervals separate. *source*: a :class:`Comparison`, :class:`Sweep`, :class:`Run`,
+    list of runs or a folder; *target*: the loss (default: the runs' ``run.target_loss``,
+    else half way from the initial loss to the best final loss,
+    :func:`netsim.results.verdict.default_target`)."""
+    from .results.verdict import verdict as line
+
+    return line(_runs_of(source), target)
 
 
 def open_run(folder: str | os.PathLike) -> Run:
@@ -1201,6 +1216,8 @@ def _runs_of(source: Any) -> list[RunData]:
         return [r.data for r in source.values()]
     if isinstance(source, (list, tuple)):
         return [r.data if isinstance(r, Run) else r for r in source]
+    if isinstance(source, Sweep):
+        return find_runs(source.path)
     return find_runs(source)
 
 

@@ -183,6 +183,13 @@ OverwriteOpt = Annotated[
         "--overwrite", help="Replace the results of another run already in --out.", metavar=""
     ),
 ]
+VerdictTargetOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--target",
+        help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
+    ),
+]
 JsonOpt = Annotated[
     bool,
     typer.Option(
@@ -677,8 +684,9 @@ def compare(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    target: VerdictTargetOpt = None,
 ) -> None:
-    """Run several rules on the same shards, initial model and time draws; print one table."""
+    """Run several rules on the same shards, initial model and time draws; print one table and the verdict."""
     window_range = parse_window_opt(window)
     names = split_given(algorithms, "--algorithms") or []
     sc = load(scenario, set_, seed, data_dir)
@@ -719,6 +727,7 @@ def compare(
             ),
             wide,
         )
+        out_console.print(api.verdict(cmp, target), highlight=False, soft_wrap=True, markup=False)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
@@ -799,18 +808,20 @@ def report(
         Optional[Path], _out_option("Report file (default: FOLDER/report.md|html).")
     ] = None,
     window: WindowOpt = None,
+    target: VerdictTargetOpt = None,
 ) -> None:
     """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
 
     window_range = parse_window_opt(window)
     try:
-        path = api.write_report(folder, format=format_, out=out, window=window_range)
+        path = api.write_report(folder, format=format_, out=out, window=window_range, target=target)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
     except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
         fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
+    out_console.print(api.verdict(folder, target), highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command("export")
@@ -939,6 +950,7 @@ def sweep(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    target: VerdictTargetOpt = None,
 ) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from .sweeps.executors import ExecutorError
@@ -998,6 +1010,10 @@ def sweep(
         )
     warned = state["progress"].warned if "progress" in state else []
     _sweep_report(outcome, json_, wide, plots, window_range, warned)
+    if not json_ and outcome.rows:
+        out_console.print(
+            api.verdict(outcome.path, target), highlight=False, soft_wrap=True, markup=False
+        )
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
     )

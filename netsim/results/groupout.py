@@ -75,7 +75,7 @@ def predicted_figure(rec, classes: list[str] | None = None, rows: int = 20):
     left = len(ranking) - len(shown)
     ax.set_title(
         "predicted time to target (dot) and interval (line), the pick in red"
-        + (f"; {left} not predicted to get there" if left else ""),
+        + (f"\n{left} not predicted to get there within {FAR} horizons" if left else ""),
         fontsize=9,
     )
     ax.legend(fontsize=8, loc="lower right")
