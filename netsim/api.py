@@ -33,6 +33,7 @@ from .errors import ScenarioError
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
+from .results.atomic import written
 from .results.model_file import load_model
 from .results.progress import LineProgress
 from .results.progress import resolve as resolve_progress
@@ -54,6 +55,7 @@ from .results.runfolder import (
     write_compare,
 )
 from .rules import GROUPING_RULE, RULES
+from .signals import held, stoppable
 from .sim.engine import (
     Prepared,
     RunInterrupted,
@@ -141,26 +143,14 @@ def exit_status(statuses: Iterable[str]) -> int:
 
 
 @contextmanager
-def _interruptible(sim: Simulation) -> Iterator[None]:
-    """While *sim* runs, Ctrl-C and SIGTERM ask it to stop at its next tick, between two
-    events (:meth:`Simulation.request_stop`), so the run ends with status
-    ``interrupted``, every recorded update complete, and its files written; a second
-    signal stops at once (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        if sim.stop_requested:
-            raise KeyboardInterrupt
-        sim.request_stop()
-
-    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+def _naming(out: Path) -> Iterator[None]:
+    """An interrupt (KeyboardInterrupt) leaving the block gets ``folder`` = *out*: the folder
+    a command chose itself, for the caller to say what it holds."""
     try:
         yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+    except KeyboardInterrupt as exc:
+        exc.folder = out  # type: ignore[attr-defined]
+        raise
 
 
 @contextmanager
@@ -179,20 +169,6 @@ def _sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
-
-
-@contextmanager
-def _sheltered() -> Iterator[None]:
-    """Ignore SIGINT and SIGTERM while the last files of an interrupted run are written."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
 
 
 def _frame(columns: dict) -> "pd.DataFrame":
@@ -272,11 +248,13 @@ class Run:
     to_frame = _old_name("to_frame", "to_pandas")
 
     def updates_frame(self) -> "pd.DataFrame":
-        """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient."""
+        """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient
+        (and server_wait, server_service with a ``[server]``: docs/SERVER.md)."""
         return _frame(self.updates)
 
     def timeline_frame(self) -> "pd.DataFrame":
-        """DataFrame: worker, phase (idle|comm|compute|down), start, end (s); empty without a timeline."""
+        """DataFrame: worker, phase (idle|comm|compute|down; busy on the server's row, worker -1,
+        with a ``[server]``), start, end (s); empty without a timeline."""
         tl = self.timeline or {"worker": [], "phase": [], "start": [], "end": []}
         return _frame({**tl, "phase": [PHASES[p] for p in tl["phase"]]})
 
@@ -449,22 +427,23 @@ def run(
     prepared = prepared if prepared is not None else prepare(sc)
     sim = Simulation(sc, None, prepared, label, decide=decide)
     if out is None:
-        result = sim.run(progress, progress_every)
+        with held(), stoppable(sim):
+            result = sim.run(progress, progress_every)
         done = Run(from_result(result), result)
     else:
         meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
-        writer = RunWriter(Path(out), overwrite=overwrite, scenario=sc, meta=meta)
-        try:
-            with _interruptible(sim):
-                result = sim.run(progress, progress_every, sink=writer.flush)
-        except RunInterrupted as stop:
-            with _sheltered():
+        with held():  # from the claim to summary.json: a signal stops the run, never the writing
+            writer = RunWriter(Path(out), overwrite=overwrite, scenario=sc, meta=meta)
+            try:
+                with stoppable(sim):
+                    result = sim.run(progress, progress_every, sink=writer.flush)
+            except RunInterrupted as stop:
                 stop.summary = writer.finish(stop.result)
-            raise
-        except BaseException:
-            writer.close()
-            raise
-        done = Run(from_result(result, Path(out), writer.finish(result)), result)
+                raise
+            except BaseException:
+                writer.close()
+                raise
+            done = Run(from_result(result, Path(out), writer.finish(result)), result)
     if own:
         size = data_bytes(prepared.dataset)
         del sim, prepared
@@ -589,24 +568,30 @@ def predict(
     out = (
         Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-predict"))
     )
-    runs = {}
-    for v in variants:
-        vs = variant_scenario(sc, folder, v)
-        runs[v] = run(vs, out=out / v, progress=progress, label=v, overwrite=True)
-    values = {"real": real_run, **runs}
-    figures = {name: metrics(r.summary, r.curve, r.updates, target) for name, r in values.items()}
-    rows = []
-    for key, label in METRICS:
-        row = {"metric": key, "label": label, "real": figures["real"][key]}
+    with (
+        _naming(out),
+        held(),
+    ):  # a signal stops the emulation going; it acts once the figures are drawn
+        runs = {}
         for v in variants:
-            row[v] = figures[v][key]
-            row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key], key)
-        rows.append(row)
-    paths = []
-    if plots:
-        data = [replace(r.data, label=name, group=name) for name, r in values.items()]
-        paths = plot_runs(data, out / "plots")
-    return Prediction(real_run, runs, target, rows, out, paths)
+            vs = variant_scenario(sc, folder, v)
+            runs[v] = run(vs, out=out / v, progress=progress, label=v, overwrite=True)
+        values = {"real": real_run, **runs}
+        figures = {
+            name: metrics(r.summary, r.curve, r.updates, target) for name, r in values.items()
+        }
+        rows = []
+        for key, label in METRICS:
+            row = {"metric": key, "label": label, "real": figures["real"][key]}
+            for v in variants:
+                row[v] = figures[v][key]
+                row[f"{v}_gap"] = gap(figures[v][key], figures["real"][key], key)
+            rows.append(row)
+        paths = []
+        if plots:
+            data = [replace(r.data, label=name, group=name) for name, r in values.items()]
+            paths = plot_runs(data, out / "plots")
+        return Prediction(real_run, runs, target, rows, out, paths)
 
 
 def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
@@ -671,7 +656,8 @@ def rerun(
         )
         out = unique_folder(base)
     out = Path(out)
-    new = run(sc, algorithm, out=out, progress=progress, label=label)
+    with _naming(out):
+        new = run(sc, algorithm, out=out, progress=progress, label=label)
     if summary is None:
         why = "the original has no summary.json (it was stopped before it ended, e.g. killed)"
     elif summary.get("status") == "interrupted":
@@ -714,8 +700,7 @@ def variants(
 
     Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
     """
-    groupings = list(groupings or [])
-    weightings = list(weightings or [])
+    algorithms, groupings, weightings = (_names(x) for x in (algorithms, groupings, weightings))
     names = (
         list(algorithms)
         if algorithms
@@ -743,6 +728,17 @@ def variants(
         if labels.count(v.label) > 1:
             raise ScenarioError("--algorithms", f"{v.label!r} is asked for twice", scenario.path)
     return out
+
+
+def _names(value: Sequence[str] | str | None) -> list[str]:
+    """A list of names from a list or a comma-separated string (``"ssgd,asgd"``).
+
+    >>> _names("ssgd, asgd"), _names(["gsgd"]), _names(None)
+    (['ssgd', 'asgd'], ['gsgd'], [])
+    """
+    if isinstance(value, str):
+        return [x.strip() for x in value.split(",") if x.strip()]
+    return list(value or [])
 
 
 def compare(
@@ -780,40 +776,41 @@ def compare(
     prepared = prepare(sc)
     runs: dict[str, Run] = {}
     summaries: list[dict] = []
-    held = claim(Path(out), overwrite=overwrite) if out is not None else None
-    try:
-        for k, v in enumerate(plan):
-            if isinstance(progress, LineProgress):
-                progress.position = f"[{k + 1}/{len(plan)}]"
-            folder = Path(out) / v.folder if out is not None else None
-            try:
-                done = run(
-                    v.scenario,
-                    v.algorithm,
-                    out=folder,
-                    progress=progress,
-                    label=v.label,
-                    prepared=prepared,
-                )
-            except RunInterrupted as stop:
-                if out is not None and stop.summary is not None:
-                    write_compare(summaries + [{**stop.summary, "folder": v.folder}], Path(out))
-                raise
-            if out is not None:
-                summaries.append({**done.summary, "folder": v.folder})
-                write_compare(summaries, Path(out))
-            runs[v.label] = done
-            if on_run is not None:
-                on_run(v.label, runs[v.label])
-    finally:
-        if held is not None:
-            held.release()
-    size = data_bytes(prepared.dataset)
-    del prepared
-    free_cycles(size)  # the runs' data, loaded once above
-    if out is None:
-        return Comparison(runs)
-    return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
+    with held():  # a signal stops the run going, and takes effect once compare.json says so
+        claimed = claim(Path(out), overwrite=overwrite) if out is not None else None
+        try:
+            for k, v in enumerate(plan):
+                if isinstance(progress, LineProgress):
+                    progress.position = f"[{k + 1}/{len(plan)}]"
+                folder = Path(out) / v.folder if out is not None else None
+                try:
+                    done = run(
+                        v.scenario,
+                        v.algorithm,
+                        out=folder,
+                        progress=progress,
+                        label=v.label,
+                        prepared=prepared,
+                    )
+                except RunInterrupted as stop:
+                    if out is not None and stop.summary is not None:
+                        write_compare(summaries + [{**stop.summary, "folder": v.folder}], Path(out))
+                    raise
+                if out is not None:
+                    summaries.append({**done.summary, "folder": v.folder})
+                    write_compare(summaries, Path(out))
+                runs[v.label] = done
+                if on_run is not None:
+                    on_run(v.label, runs[v.label])
+        finally:
+            if claimed is not None:
+                claimed.release()
+        size = data_bytes(prepared.dataset)
+        del prepared
+        free_cycles(size)  # the runs' data, loaded once above
+        if out is None:
+            return Comparison(runs)
+        return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
 
 
 def sweep(
@@ -887,7 +884,7 @@ def sweep(
     return Sweep(outcome)
 
 
-def group(
+def advise_info(
     scenario: Scenario | PathArg,
     rounds: int | None = None,
     *,
@@ -895,9 +892,18 @@ def group(
     seed: int | None = None,
     data_dir: PathArg | None = None,
 ) -> dict:
-    """Measure the workers, cluster them and rank candidate groupings (see
-    :func:`netsim.tuning.advise.advise`); also ``classes`` and ``hosts`` per worker."""
+    """The closed-form advisor's evidence: measure the workers, cluster them and rank
+    candidate groupings (see :func:`netsim.tuning.advise.advise`); also ``classes`` and
+    ``hosts`` per worker (the tables of ``netsim group --quick``)."""
     sc = _scenario(scenario, overrides, seed, data_dir)
+    _check_rounds(sc, rounds)
+    info = advise(sc, rounds)
+    info["classes"] = sc.worker_class_names()
+    info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
+    return info
+
+
+def _check_rounds(sc: Scenario, rounds: int | None) -> None:
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:
         raise ScenarioError(
@@ -906,10 +912,56 @@ def group(
             "probe iterations over all workers)",
             sc.path,
         )
-    info = advise(sc, rounds)
-    info["classes"] = sc.worker_class_names()
-    info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
-    return info
+
+
+def quick_dict(info: dict) -> dict:
+    """What ``netsim group --quick --json`` prints, from :func:`advise_info`'s *info*: the
+    chosen clustering, η_sync and the advisor's ranking."""
+    chosen = info["grouping"]
+    return {
+        "method": "quick",
+        "chosen": {
+            "method": chosen.method,
+            "k": chosen.k,
+            "groups": [list(g) for g in chosen.groups],
+            "reason": chosen.reason,
+        },
+        "lr_sync": info["lr_sync"],
+        "ranking": [p.as_dict() for p in info["ranking"]],
+    }
+
+
+def recommendation_dict(rec: "Recommendation", classes: list[str] | None = None) -> dict:
+    """What ``netsim group --json`` prints: the race's record (:meth:`Recommendation.as_dict`)
+    with plain names and shapes (``one group (SSGD)``, ``8 × 2``) beside the internal ones."""
+    from .results.groupout import recommendation_dict as as_dict
+
+    return as_dict(rec, classes)
+
+
+def group(
+    scenario: Scenario | PathArg,
+    rounds: int | None = None,
+    *,
+    quick: bool = False,
+    overrides: Overrides = None,
+    seed: int | None = None,
+    data_dir: PathArg | None = None,
+    **race: Any,
+) -> dict:
+    """The grouping and η ``netsim group`` recommends, as the dict ``netsim group --json``
+    prints: the race of pilot emulations (:func:`recommend`; *race* takes its options:
+    ``lrs``, ``verify``, ``budget_s``, ``target``, ``alike``, ``jobs``), or with
+    *quick* the closed-form advisor (what ``netsim group --quick --json`` prints).
+    E.g. ``netsim.group("quickstart")["recommended"]``; :func:`recommend` returns the
+    :class:`~netsim.tuning.race.Recommendation` object itself.
+    """
+    sc = _scenario(scenario, overrides, seed, data_dir)
+    if quick:
+        if race:
+            raise TypeError(f"group(quick=True) takes none of {', '.join(sorted(race))}")
+        return quick_dict(advise_info(sc, rounds))
+    return recommendation_dict(recommend(sc, rounds=rounds, **race), sc.worker_class_names())
 
 
 def recommend(
@@ -948,14 +1000,7 @@ def recommend(
     from .tuning.race import verify as check
 
     sc = _scenario(scenario)
-    most = max(1, int(MAX_GRADIENTS // sc.n_workers))
-    if rounds is not None and not 1 <= rounds <= most:
-        raise ScenarioError(
-            "--rounds",
-            f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
-            "probe iterations over all workers)",
-            sc.path,
-        )
+    _check_rounds(sc, rounds)
     prepared = prepare(sc)
     m = None
     if rounds is not None:
@@ -1049,9 +1094,11 @@ def write_report(
     out: PathArg | None = None,
     window: tuple[float, float] | None = None,
     fmt: str | None = None,
+    target: float | None = None,
 ) -> Path:
     """Write ``folder/report.md`` (*format* ``md``) or a self-contained ``report.html``
-    (``html``) with parameters, tables and figures; *fmt* is the old name of *format*."""
+    (``html``) with parameters, tables, the verdict (to *target*, see :func:`verdict`) and
+    figures; *fmt* is the old name of *format*."""
     from .results.report import write_report as write
 
     if format is not None and fmt is not None and format != fmt:
@@ -1061,7 +1108,20 @@ def write_report(
         fmt=format or fmt or "md",
         out=None if out is None else Path(out),
         window=window,
+        target=target,
     )
+
+
+def verdict(source: Any, target: float | None = None) -> str:
+    """The line that closes ``netsim compare``, ``sweep`` and ``report``: which run reached
+    the target loss first and which ended lowest, by how much, and with seeds whether the
+    95 % intervals separate. *source*: a :class:`Comparison`, :class:`Sweep`, :class:`Run`,
+    list of runs or a folder; *target*: the loss (default: the runs' ``run.target_loss``,
+    else half way from the initial loss to the best final loss,
+    :func:`netsim.results.verdict.default_target`)."""
+    from .results.verdict import verdict as line
+
+    return line(_runs_of(source), target)
 
 
 def open_run(folder: str | os.PathLike) -> Run:
@@ -1110,8 +1170,8 @@ def init(name: str, *, out: PathArg | None = None, overwrite: bool = False) -> P
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists (choose another NAME or --out, or pass --overwrite)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(scenario_template(stem, str(path)))
-    return path
+    text = scenario_template(stem, str(path))
+    return written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def keys() -> list:
@@ -1145,6 +1205,8 @@ def _runs_of(source: Any) -> list[RunData]:
         return [r.data for r in source.values()]
     if isinstance(source, (list, tuple)):
         return [r.data if isinstance(r, Run) else r for r in source]
+    if isinstance(source, Sweep):
+        return find_runs(source.path)
     return find_runs(source)
 
 

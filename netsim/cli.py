@@ -21,7 +21,9 @@ from rich.markup import escape
 
 from .errors import RealRunFailed, ScenarioError, one_line
 from .results import render
+from .results.left import interrupt_line
 from .rules import RULES
+from .signals import quiet
 
 __all__ = ["app", "main"]
 
@@ -79,6 +81,7 @@ class _App(typer.Typer):
             "standalone_mode", False
         )  # usage errors come back here instead of being drawn
         _SAID["interrupted"] = False
+        _SAID["out"] = None
         try:
             status = super().__call__(*args, **kwargs)
         except _USAGE_ERRORS as exc:
@@ -97,18 +100,29 @@ class _App(typer.Typer):
             err_console.print("aborted", highlight=False)
             sys.exit(1)
         except KeyboardInterrupt:  # Ctrl-C before a command's own handling (typer's setup)
-            error_line("interrupted")
-            sys.exit(130)
-        except OSError as exc:
+            _quit(130, interrupt_line(_SAID["out"]))
+        except OSError as exc:  # 1: the disk cannot take it (full, read-only); 2: the path is wrong
+            from .results.atomic import disk_status
+
             where = f": {exc.filename}" if exc.filename else ""
-            error_line(f"{exc.strerror or exc}{where}")
-            sys.exit(2)
+            _quit(disk_status(exc), f"{exc.strerror or exc}{where}")
         except MemoryError as exc:
             error_line(f"out of memory {exc}")
             sys.exit(1)
-        if status == 130 and not _SAID["interrupted"]:
-            error_line("interrupted")
-        sys.exit(status if isinstance(status, int) else 0)
+        status = status if isinstance(status, int) else 0
+        _quit(
+            status,
+            interrupt_line(_SAID["out"]) if status == 130 and not _SAID["interrupted"] else None,
+        )
+
+
+def _quit(status: int, line: str | None) -> None:
+    """Say *line* (an error), then exit with *status*; a signal from here on is too late to
+    change anything and is ignored (every file is written)."""
+    if line is not None:
+        error_line(line)
+    quiet()
+    sys.exit(status)
 
 
 app = _App(
@@ -181,6 +195,13 @@ OverwriteOpt = Annotated[
     bool,
     typer.Option(
         "--overwrite", help="Replace the results of another run already in --out.", metavar=""
+    ),
+]
+VerdictTargetOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--target",
+        help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
     ),
 ]
 JsonOpt = Annotated[
@@ -366,6 +387,13 @@ def interrupted(stop, out) -> None:
     )
 
 
+def stopped(exc: KeyboardInterrupt) -> None:
+    """One line for a command of several steps (predict, rerun) ended by Ctrl-C or SIGTERM:
+    what its folder (``exc.folder`` when the API named it) holds; exit status 130."""
+    out = getattr(exc, "folder", None) or _SAID["out"]
+    said_interrupted(interrupt_line(out))
+
+
 def said_interrupted(message: str) -> None:
     """*message* (what an interrupt left) on stderr, then exit status 130."""
     note(message)
@@ -400,18 +428,19 @@ def report_status(summary: dict, out: Path | None) -> None:
 def guarded(out, call):
     """``call()``, with the API's errors turned into one line and the documented exit
     status: 2 bad input, the writer's code for output errors, 130 interrupted."""
+    _SAID["out"] = out
     try:
         return call()
+    except KeyboardInterrupt as stop:  # first: after an interrupt netsim.api may be half loaded
+        if getattr(stop, "result", None) is not None:  # RunInterrupted: the run's own line
+            interrupted(stop, out)
+        said_interrupted(interrupt_line(out))
     except ScenarioError as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     except RealRunFailed as exc:
         fail(str(exc), 1)
-    except api.RunInterrupted as stop:
-        interrupted(stop, out)
-    except KeyboardInterrupt:
-        fail("interrupted before the run started", 130)
 
 
 @app.command()
@@ -543,9 +572,11 @@ def predict(
     wide: WideOpt = False,
 ) -> None:
     """Hold netsim's predictions against a real run: emulate its scenario and compare side by side."""
+    from .results.runfolder import FolderError
     from .testbed.predict import VARIANTS
 
     names = split_given(variants, "--variants")
+    _SAID["out"] = out
     try:
         pred = with_progress(
             live,
@@ -560,10 +591,12 @@ def predict(
             ),
             total=len(names or VARIANTS),
         )
-    except ScenarioError as exc:
+    except KeyboardInterrupt as exc:
+        stopped(exc)
+    except (ScenarioError, FolderError) as exc:
         fail(str(exc))
-    except api.FolderError as exc:
-        fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
     if json_:
         emit_json({"target": pred.target, "folder": str(pred.path), "rows": pred.rows})
     else:
@@ -592,12 +625,17 @@ def rerun(
     """Run a run folder's recorded scenario again and check the results are byte-identical (wall times aside)."""
     from .results.runfolder import FolderError
 
+    _SAID["out"] = out
     try:
         again = with_progress(
             live, lambda progress: api.rerun(folder, out=out, progress=progress, data_dir=data_dir)
         )
+    except KeyboardInterrupt as exc:
+        stopped(exc)
     except (FolderError, ScenarioError) as exc:
         fail(str(exc))
+    except api.OutputError as exc:
+        fail(str(exc), exc.code)
     if plots:
         draw([again.run.path], None, None)
     if json_:
@@ -677,8 +715,9 @@ def compare(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    target: VerdictTargetOpt = None,
 ) -> None:
-    """Run several rules on the same shards, initial model and time draws; print one table."""
+    """Run several rules on the same shards, initial model and time draws; print one table and the verdict."""
     window_range = parse_window_opt(window)
     names = split_given(algorithms, "--algorithms") or []
     sc = load(scenario, set_, seed, data_dir)
@@ -719,6 +758,7 @@ def compare(
             ),
             wide,
         )
+        out_console.print(api.verdict(cmp, target), highlight=False, soft_wrap=True, markup=False)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
@@ -754,8 +794,13 @@ def draw(
         )
     except (FolderError, ValueError) as exc:
         fail(str(exc))
+    except OSError as exc:
+        from .results.atomic import disk_status
+
+        fail(
+            f"{', '.join(map(str, folders))}: cannot plot ({exc.strerror or exc})", disk_status(exc)
+        )
     except (
-        OSError,
         KeyError,
         TypeError,
         IndexError,
@@ -799,18 +844,24 @@ def report(
         Optional[Path], _out_option("Report file (default: FOLDER/report.md|html).")
     ] = None,
     window: WindowOpt = None,
+    target: VerdictTargetOpt = None,
 ) -> None:
     """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
 
     window_range = parse_window_opt(window)
     try:
-        path = api.write_report(folder, format=format_, out=out, window=window_range)
+        path = api.write_report(folder, format=format_, out=out, window=window_range, target=target)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
-    except (OSError, KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
+    except OSError as exc:
+        from .results.atomic import disk_status
+
+        fail(f"{folder}: cannot write the report ({exc.strerror or exc})", disk_status(exc))
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
         fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
+    out_console.print(api.verdict(folder, target), highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command("export")
@@ -939,6 +990,7 @@ def sweep(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    target: VerdictTargetOpt = None,
 ) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from .sweeps.executors import ExecutorError
@@ -985,19 +1037,23 @@ def sweep(
                 outcome = go()
         else:
             outcome = go()
+    except KeyboardInterrupt:  # first: after an interrupt netsim.api may be half loaded
+        said_interrupted(
+            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
+            "--resume to finish the rest"
+        )
     except SweepFailed as exc:
         fail(str(exc), 1)
     except (ScenarioError, SweepError, ExecutorError) as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
-    except KeyboardInterrupt:
-        said_interrupted(
-            f"interrupted: finished runs are kept in {state.get('out', out)}; run again with "
-            "--resume to finish the rest"
-        )
     warned = state["progress"].warned if "progress" in state else []
     _sweep_report(outcome, json_, wide, plots, window_range, warned)
+    if not json_ and outcome.rows:
+        out_console.print(
+            api.verdict(outcome.path, target), highlight=False, soft_wrap=True, markup=False
+        )
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
     )
@@ -1112,6 +1168,20 @@ RaceJobsOpt = Annotated[
         help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
     ),
 ]
+MembersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--members",
+        help="List every group's worker ids, and the measurement per worker (default: shapes such as 8 × 2 and one row per worker class).",
+        metavar="",
+    ),
+]
+GroupOutOpt = Annotated[
+    Optional[Path],
+    _out_option(
+        "Also write the recommendation into this folder: recommendation.json (as --json), candidates.csv, predicted.png."
+    ),
+]
 """The options of ``netsim group``."""
 
 
@@ -1131,6 +1201,9 @@ def group(
     alike: AlikeOpt = 0.0,
     jobs: RaceJobsOpt = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
+    members: MembersOpt = False,
+    out: GroupOutOpt = None,
 ) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
@@ -1139,9 +1212,15 @@ def group(
 
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if race or lrs or verify or alike or any(x is not None for x in (budget, target, jobs)):
+        if (
+            race
+            or lrs
+            or verify
+            or alike
+            or any(x is not None for x in (budget, target, jobs, out))
+        ):
             fail(
-                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs"
+                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike, --jobs and --out"
             )
         _group_quick(sc, rounds, json_)
         return
@@ -1175,12 +1254,27 @@ def group(
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:
         fail(str(exc))
+    classes = sc.worker_class_names()
+    if out is not None:
+        from .results.groupout import write_recommendation
+
+        guarded(out, lambda: write_recommendation(rec, out, classes))
+        note(f"wrote {out}/recommendation.json, candidates.csv and predicted.png")
     if json_:
-        emit_json({**rec.as_dict(), "candidates": [p.as_dict() for p in rec.ranking()]})
+        emit_json(api.recommendation_dict(rec, classes))
         return
     hosts = list(sc.network.worker_hosts) if sc.network else None
-    for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
-        out_console.print(renderable)
+    width = table_width(wide)
+    for renderable in render.recommendation_tables(
+        rec,
+        sc.name,
+        classes,
+        hosts,
+        rows=None if wide else render.MAX_ROWS,
+        width=width,
+        members=members,
+    ):
+        print_table(renderable, wide)
 
 
 class _RaceEta:
@@ -1216,23 +1310,12 @@ def _duration(seconds: float) -> str:
 def _group_quick(sc, rounds: int | None, json_: bool) -> None:
     """``netsim group --quick``: measure, cluster and rank by the advisor's closed form."""
     try:
-        info = api.group(sc, rounds)
+        info = api.advise_info(sc, rounds)
     except ScenarioError as exc:
         fail(str(exc))
     m, chosen = info["measurement"], info["grouping"]
     if json_:
-        emit_json(
-            {
-                "chosen": {
-                    "method": chosen.method,
-                    "k": chosen.k,
-                    "groups": [list(g) for g in chosen.groups],
-                    "reason": chosen.reason,
-                },
-                "lr_sync": info["lr_sync"],
-                "ranking": [p.as_dict() for p in info["ranking"]],
-            }
-        )
+        emit_json(api.quick_dict(info))
         return
     out_console.print(
         render.measurement_table(
@@ -1306,6 +1389,7 @@ def validate(
         f"data {sc.data.source}, model {sc.model.module or sc.model.name}"
         f"{' (torch)' if sc.model.backend == 'torch' else ''}, algorithms {', '.join(sc.rules)}",
         highlight=False,
+        soft_wrap=True,  # one line whatever the path's length (scripts read it)
     )
 
 
@@ -1354,7 +1438,9 @@ def keys(
         if str(schema) == "-":
             sys.stdout.write(text)
         else:
-            schema.write_text(text)
+            from .results.atomic import written
+
+            written(schema, lambda tmp: tmp.write_text(text))
             note(f"wrote {schema} (point your editor's TOML schema setting at it)")
         return
     specs = [k for k in api.keys() if match is None or match in k.key]
@@ -1385,4 +1471,7 @@ def scenarios() -> None:
 
 
 if __name__ == "__main__":
-    app()
+    from .signals import install
+
+    install()
+    app(prog_name="netsim")

@@ -1,22 +1,30 @@
 """The ``netsim`` console script (and ``python -m netsim``, ``python cli.py``).
 
-It loads the typer app of :mod:`netsim.cli` itself, so that Ctrl-C (SIGINT) while the app
-loads, a few tenths of a second of imports (typer, rich, numpy), ends the command as an
-interrupt does anywhere else: one line on stderr and exit status 130, not a traceback.
+Its first act is :func:`netsim.signals.install`: from then on SIGTERM ends a command as
+Ctrl-C (SIGINT) does. It then loads the typer app of :mod:`netsim.cli` itself, so that an
+interrupt while the app loads, a few tenths of a second of imports (typer, rich, numpy),
+ends the command as an interrupt does anywhere else: one line on stderr and exit status
+130, not a traceback.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+
+from .signals import install
 
 __all__ = ["main"]
 
 
 def main() -> None:
     """Run the ``netsim`` command line on ``sys.argv``."""
+    install()
     try:
         from .cli import app
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted while starting\n")
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
         sys.exit(130)
     app(prog_name="netsim")

@@ -79,3 +79,19 @@ def fork_beside_dask(monkeypatch):
         return sum(not t.name.startswith("Dask-Offload") for t in threading.enumerate())
 
     monkeypatch.setattr(pool.threading, "active_count", active_count)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """A test that runs the console entry in this process (netsim.signals.install) leaves
+    pytest's SIGINT and SIGTERM handlers as they were."""
+    import signal
+
+    from netsim import signals
+
+    old = {sig: signal.getsignal(sig) for sig in signals.STOP_SIGNALS}
+    installed = signals._state["installed"]
+    yield
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
+    signals._state["installed"] = installed

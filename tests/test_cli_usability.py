@@ -361,4 +361,6 @@ def test_ctrl_c_that_typer_turns_into_status_130_is_said(monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         app(["run", "quickstart", "--no-live"], prog_name="netsim")
     assert stop.value.code == 130
-    assert capsys.readouterr().err.strip().endswith("error: interrupted")
+    assert capsys.readouterr().err == (
+        "error: interrupted before the run started: nothing was written\n"
+    )

@@ -92,6 +92,17 @@ def checkout(tmp_path_factory):
     return work
 
 
+def _torch_scenario(checkout: Path, arg: str) -> bool:
+    """Whether *arg* names a scenario (a file, or a preset of scenarios/) of a torch model."""
+    for path in (checkout / arg, ROOT / "scenarios" / f"{arg}.toml"):
+        try:
+            if path.is_file() and 'backend = "torch"' in path.read_text(encoding="utf-8"):
+                return True
+        except (OSError, UnicodeDecodeError):
+            pass
+    return False
+
+
 @pytest.mark.parametrize(
     "page,k,command",
     CASES,
@@ -102,8 +113,11 @@ def test_documented_command_runs(page, k, command, checkout):
     if needs_data and not (SHARED / "data").is_dir():
         pytest.skip(f"{page.name} command needs the data in {SHARED / 'data'}, absent here")
     argv = prepared(command, checkout.parent / "shared" / "data")
-    if argv[1] == "real" and importlib.util.find_spec("torch") is None:
-        pytest.skip("netsim real needs PyTorch, not installed here")
+    if importlib.util.find_spec("torch") is None:
+        if argv[1] == "real":
+            pytest.skip("netsim real needs PyTorch, not installed here")
+        if any(_torch_scenario(checkout, arg) for arg in argv[2:]):
+            pytest.skip("the command's scenario has a PyTorch model; PyTorch is not installed here")
     if argv[1] in READERS and not (checkout / argv[2]).exists():
         pytest.skip(f"{argv[2]} is written by an earlier command of the page, skipped here")
     env = {**os.environ, "COLUMNS": "200", "NETSIM_NO_COLOR": "1"}

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from ..sim.records import class_rows
+from .atomic import written
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
@@ -80,7 +81,12 @@ def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None
     out = []
     for fmt in formats:
         target = path.with_suffix(f".{fmt}")
-        fig.savefig(target, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure")
+        written(
+            target,
+            lambda tmp, fmt=fmt: fig.savefig(
+                tmp, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"
+            ),
+        )
         out.append(target)
     return out
 

@@ -3,8 +3,8 @@
 The trace (the "Trace Event Format" that ui.perfetto.dev and chrome://tracing
 open) has one process per run, one track (thread) per worker plus one for the
 parameter server; each timeline span becomes a complete event (``ph = "X"``)
-named ``compute``, ``comm``, ``idle`` or ``down``; each model update an instant
-event on the PS track, and each recorded scenario event (regroup, crash, ...)
+named ``compute``, ``comm``, ``idle`` or ``down`` (and ``busy`` on the PS track: the
+server's busy periods, when it takes time); each model update an instant event on the PS track, and each recorded scenario event (regroup, crash, ...)
 an instant event across the run. One simulated time unit is drawn as one second
 (timestamps are in microseconds, as the format requires).
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import written
 from .runfolder import PHASES, RunData
 
 __all__ = ["chrome_trace", "write_trace", "write_tensorboard", "US"]
@@ -128,8 +129,8 @@ def write_trace(runs: list[RunData], path: str | Path) -> Path:
     """Write :func:`chrome_trace` of *runs* to *path* (``.json``); return *path*."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(chrome_trace(runs), separators=(",", ":")) + "\n")
-    return path
+    text = json.dumps(chrome_trace(runs), separators=(",", ":")) + "\n"
+    return written(path, lambda tmp: tmp.write_text(text))
 
 
 def write_tensorboard(runs: list[RunData], logdir: str | Path) -> list[Path]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..params import Table
 from .backup import Backup
 from .base import RuleContext, read_count, read_lr, read_round_timeout
@@ -24,6 +26,7 @@ class KSync(Backup):
     """
 
     name = "ksync"
+    real: ClassVar[bool] = False  # it pre-empts the P − K late workers (docs/VALIDATION.md)
     description = (
         "K-sync SGD: average the first K gradients of each step, cancel the other P − K workers"
     )

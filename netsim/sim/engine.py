@@ -14,6 +14,7 @@ import numpy as np
 import simpy
 
 from ..config.scenario import Scenario, check_dataset, labels_problem, shards_problem
+from ..config.server import check_server_horizon
 from ..errors import ScenarioError
 from ..net.comm import NoServer, make_comm
 from ..rng import Streams
@@ -35,6 +36,7 @@ from .records import (
     idle_pct,
 )
 from .server import ParameterServer
+from .servicequeue import install
 from .summary import run_extras
 from .worker import (
     COMM,
@@ -206,6 +208,8 @@ def prepare(scenario: Scenario) -> Prepared:
     streams = Streams(scenario.run.seed)
     dataset = load_checked(scenario, streams.rng("data"))
     model, w0 = _model(scenario, dataset, streams.rng("init"))
+    if scenario.server is not None:  # before any run folder is claimed
+        check_server_horizon(scenario.server, w0.size, scenario.run.until, scenario.path)
     if scenario.model.backend == "torch":
         from ..workload.torch_model import examples_in_dtype
 
@@ -224,7 +228,9 @@ def _model(
 
         seed = int(rng.integers(2**63))  # the module's own initialisation, under torch's generator
         try:
-            model = make_torch_model(spec, dataset.input_shape, dataset.n_classes, seed)
+            model = make_torch_model(
+                spec, dataset.input_shape, dataset.n_classes, seed, scenario.n_workers
+            )
         except ScenarioError as exc:
             exc.file = exc.file or scenario.path
             raise
@@ -345,6 +351,7 @@ class Simulation:
         )
         self.ps.comm = self.comm
         self.ps.rng = self.streams.rng("peers")
+        self.service = install(self.env, self.ps, scenario, self.comm, self.streams.rng("server"))
         self.link_events_left = sum(event.kind == "link" for event in scenario.events)
         self.cut: dict[int, tuple[float, float]] = {}
         """Workers cut off from the PS: (pull, push) shortest times (s), one longer than
@@ -795,12 +802,16 @@ class Simulation:
             return
         for st in self.states:
             st.spans = self.recorder.spans
+        if self.service is not None:
+            self.service.spans = self.recorder.spans
         if until > 0:
 
             def stop_recording(_):
                 for st in self.states:
                     st.enter(st.phase, self.env.now)
                     st.spans = None
+                if self.service is not None:
+                    self.service.close_spans(self.env.now)
 
             self.env.timeout(until).callbacks.append(stop_recording)
 
@@ -824,6 +835,9 @@ class Simulation:
         if ps.stalled:
             ended["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
         extra = run_extras(self.scenario, data, self.rule, self.grouping, ended)
+        if self.service is not None:
+            self.service.close_spans(now)
+            extra["server"] = self.service.summary(now)
         if self.net is not None:
             plan = self.scenario.network
             extra["network"] = {
@@ -966,6 +980,8 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
         return "timed events"
     if scenario.run.compact_gradients:
         return "compact gradients"
+    if scenario.server is not None:
+        return "a server that takes time ([server])"
     return ""
 
 

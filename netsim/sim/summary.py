@@ -25,6 +25,7 @@ from .records import (
     update_staleness,
     workers_idle_pct,
 )
+from .silence import silence_warning
 
 __all__ = [
     "Summary",
@@ -142,6 +143,10 @@ class Summary(TypedDict):
     """A diverged run's last evaluation with a finite loss."""
     stalled_at: NotRequired[dict]
     """``sim_time`` and the workers (``waiting_for``) a stalled run waited for."""
+    server: NotRequired[dict]
+    """A server that takes time (``[server]``): ``busy_pct``, ``mean_queue`` (jobs waiting,
+    time-averaged), ``mean_wait`` and ``mean_service`` per push served, ``pushes_served``,
+    ``sends`` (model messages)."""
     real: NotRequired[dict]
     """Real runs: the measured pace (medians, 95th percentiles in s) and the processes."""
 
@@ -218,8 +223,8 @@ def run_extras(scenario, data: dict, rule, grouping: dict | None, ended: dict) -
 
 
 def _warning(result: Result, initial: float | None, final) -> dict:
-    """``{"warning": ...}`` for a run that ended ok with its final loss above *initial*;
-    else ``{}``.
+    """``{"warning": ...}`` for a run that ended ok with its final loss above *initial*, or
+    that went on without a silent worker (:mod:`netsim.sim.silence`); else ``{}``.
 
     >>> from types import SimpleNamespace as NS
     >>> r = NS(status="ok", extra={"step": {"lr": 500.0}})
@@ -228,16 +233,18 @@ def _warning(result: Result, initial: float | None, final) -> dict:
     >>> _warning(r, 0.5, (43, 200.0, 0.4, 0.5))
     {}
     """
+    silent = silence_warning(result) if hasattr(result, "records") else ""
     if result.status != "ok" or final is None or initial is None or not final[2] > initial:
-        return {}
+        return {"warning": silent} if silent else {}
     times = final[2] / initial if initial > 0 else None
     ratio = "" if times is None else f", {times:,.0f} ×" if times >= 100 else f", {times:.3g} ×"
     lr = (result.extra.get("step") or {}).get("lr")
     hint = f" ({lr:g} here)" if lr is not None else ""
-    return {
-        "warning": f"the loss ended above its start ({initial:.5g} → {final[2]:.5g}{ratio}); "
+    loss = (
+        f"the loss ended above its start ({initial:.5g} → {final[2]:.5g}{ratio}); "
         f"a smaller lr{hint} may help"
-    }
+    )
+    return {"warning": f"{loss}; {silent}" if silent else loss}
 
 
 def _consensus(distances: list[float]) -> dict:

@@ -3,7 +3,8 @@
 The launcher forks one process for the parameter server (rank 0, which writes the run
 folder) and one per worker (rank w + 1), after the data and the initial model are
 prepared, so every process shares them. It relays the server's progress, turns Ctrl-C or
-SIGTERM into a stop (a second one ends every process at once), tells the server when a
+SIGTERM into a stop (a second one ends the workers at once while the server writes the
+folder, a third one every process), tells the server when a
 worker died and why, and leaves no process behind.
 """
 
@@ -114,13 +115,13 @@ def _describe(rank: int, exitcode: int | None, errors: dict, spec: RealSpec) -> 
 
 @contextmanager
 def _stoppable(flag: list):
-    """Ctrl-C and SIGTERM set *flag*; a second one raises KeyboardInterrupt (main thread only)."""
+    """Ctrl-C and SIGTERM add to *flag*; a third one raises KeyboardInterrupt (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum, frame):
-        if flag:
+        if len(flag) >= 2:
             raise KeyboardInterrupt
         flag.append(signum)
 
@@ -171,6 +172,8 @@ def run_real(
                 if flag and not stop_sent:
                     stop_sent = True
                     _send(ours, ("stop",))
+                if len(flag) > 1:  # the workers end now; the server still writes the folder
+                    _end_all({r: p for r, p in procs.items() if r})
                 ready = wait([*listening, *watching], timeout=0.25)
                 _drain(errors_q, errors)
                 for obj in ready:
@@ -199,7 +202,7 @@ def run_real(
                                 _describe(0, code, errors, spec)
                                 + f"; the rows it recorded are in {out}"
                             )
-                        if rank and code != 0 and not fail_sent and summary is None:
+                        if rank and code != 0 and not fail_sent and summary is None and not flag:
                             fail_sent = True
                             time.sleep(0.05)  # its error report may still be on its way
                             _drain(errors_q, errors)

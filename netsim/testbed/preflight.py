@@ -43,6 +43,15 @@ def check_time_scale(scale: float) -> None:
         )
 
 
+def _why_emulated(algorithm: str) -> str:
+    """Why rule *algorithm* has no real run, in words."""
+    if "allreduce" in algorithm or algorithm == "adpsgd":
+        return (
+            "a real run has a parameter server, and this rule has none (its workers talk to peers)"
+        )
+    return "it pre-empts or reads a worker's computation in progress"
+
+
 def check_scenario(scenario: Scenario, algorithm: str) -> None:
     """Refuse what a real run cannot do: a rule that pre-empts or inspects workers, a
     grouping measured or raced before training, timed events, a network topology."""
@@ -50,7 +59,7 @@ def check_scenario(scenario: Scenario, algorithm: str) -> None:
     if algorithm not in REAL_RULES:
         raise ScenarioError(
             "--algorithm",
-            f"{algorithm!r} cannot run for real: it pre-empts or inspects workers' computations "
+            f"{algorithm!r} is emulated only: {_why_emulated(algorithm)} "
             f"(real runs: {', '.join(REAL_RULES)})",
             scenario.path,
         )

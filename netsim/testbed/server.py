@@ -182,11 +182,14 @@ def serve(spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> No
         with np.errstate(over="ignore", invalid="ignore"):
             session.loop()
     except Exception as exc:  # the run ends failed, its rows kept
-        if isinstance(exc, RuntimeError) and "Connection closed" in str(exc):
+        if session.stop.value == "interrupted":  # the launcher ended the workers (a second signal)
+            pass
+        elif isinstance(exc, RuntimeError) and "Connection closed" in str(exc):
             session.failure = _lost(control, exc)  # a worker is gone: the launcher says which
         else:
             session.failure = f"the parameter server failed: {type(exc).__name__}: {exc}"
-        session.stop.fail()
+        if session.stop.value != "interrupted":
+            session.stop.fail()
     session.finish()
 
 

@@ -31,6 +31,8 @@ from collections.abc import Callable, Hashable, Sequence
 
 from threadpoolctl import threadpool_limits
 
+from ..signals import held
+
 __all__ = ["StickyPool", "usable_cpus", "usable_jobs"]
 
 
@@ -58,11 +60,27 @@ def usable_jobs(jobs: int | None) -> int:
     return jobs
 
 
+def _die_with_parent() -> None:
+    """On Linux, have the kernel end this child when its parent ends, however (even SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            pass
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # it ended before prctl took effect
+        os._exit(1)
+
+
 def _serve(conn, work: Callable) -> None:
     """A child's loop: run each batch received, send back the outcomes (or the error)."""
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
     )  # Ctrl-C is the parent's to handle; it ends the children
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: SIGTERM ends a child
+    _die_with_parent()
     threadpool_limits(1)  # no OpenMP team in a forked child (see the module docstring)
     try:
         while (batch := conn.recv()) is not None:
@@ -110,8 +128,10 @@ class StickyPool:
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")
+        # held: an interrupt raised inside an at-fork hook (logging's) would be ignored and lost
         with (
-            warnings.catch_warnings()
+            held(),
+            warnings.catch_warnings(),
         ):  # Python >= 3.12 warns of native (BLAS) threads at fork; see module doc
             warnings.simplefilter("ignore", DeprecationWarning)
             for _ in range(self.jobs - 1):

@@ -271,6 +271,11 @@ def _load_npz(path):
             "no file given: set data.path = 'my.npz' (arrays X_train, y_train, X_test, y_test)"
         )
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(
+            f"{path}: not a regular file (an .npz with arrays {', '.join(NPZ_KEYS)}, "
+            "as written by numpy.savez)"
+        )
     if not path.is_file():
         raise ValueError(
             f"{path}: no such file (an .npz with arrays {', '.join(NPZ_KEYS)}, "
@@ -313,6 +318,10 @@ def _checked(arrays, path: str):
                 f"{path}: X_{which} {X.shape} and y_{which} {y.shape} must be (n, ...) and (n,) "
                 "with n >= 1"
             )
+        if 0 in X.shape[1:]:
+            raise ValueError(
+                f"{path}: X_{which} {X.shape} has no feature (each example must hold a value or more)"
+            )
         real = X.dtype == bool or (np.issubdtype(X.dtype, np.number) and not np.iscomplexobj(X))
         if not (real and np.isfinite(X).all()):
             raise ValueError(f"{path}: X_{which} must hold finite real numbers (dtype {X.dtype})")
@@ -327,7 +336,13 @@ def _checked(arrays, path: str):
         raise ValueError(
             f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ"
         )
-    classes = np.unique(np.concatenate([y_tr, y_te]))
+    classes = np.unique(y_tr)
+    unseen = np.setdiff1d(np.unique(y_te), classes)
+    if len(unseen):
+        raise ValueError(
+            f"{path}: y_test holds labels that y_train does not ({_some(unseen)}; y_train's: "
+            f"{_some(classes)}): a model cannot learn a class it never sees"
+        )
     if len(classes) < 2:
         raise ValueError(
             f"{path}: every label is {classes[0]}: a classifier needs two classes or more"
@@ -399,6 +414,12 @@ def _items(dataset, spec: str, which: str) -> list[np.ndarray]:
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         ) from None
     return [xs, ys]
+
+
+def _some(labels: np.ndarray, most: int = 6) -> str:
+    """Up to *most* labels, comma-separated ('...' when there are more)."""
+    shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in labels[:most].tolist())
+    return shown + (", ..." if len(labels) > most else "")
 
 
 def _libsvm_error(files) -> str:

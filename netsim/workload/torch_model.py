@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -225,19 +227,29 @@ class TorchModel(Model):
         run.start_run(seed)
         return run
 
-    def _seed_draws(self) -> None:
-        if self._stochastic:
-            torch.manual_seed(self._seed + self._draws)
-            self._draws += 1
+    @contextmanager
+    def _seeded_draws(self) -> Iterator[None]:
+        """Stochastic layers draw from the run's seed inside the block; torch's global
+        generator is the caller's again after it."""
+        if not self._stochastic:
+            yield
+            return
+        state = torch.random.get_rng_state()
+        torch.manual_seed(self._seed + self._draws)
+        self._draws += 1
+        try:
+            yield
+        finally:
+            torch.random.set_rng_state(state)
 
     def gradient(self, w, X, y):
         """Gradient of :meth:`loss` at *w* (n_params,) on rows *X* (b, n_features) with
         labels *y* (b,): a new ndarray (n_params,) of :attr:`master`."""
         flat = self._tensor(w).requires_grad_(True)
         self.module.train()
-        self._seed_draws()
-        loss = self._data_loss(flat, self._inputs(X), self._tensor(y, torch.int64))
-        (g,) = torch.autograd.grad(loss, flat)
+        with self._seeded_draws():
+            loss = self._data_loss(flat, self._inputs(X), self._tensor(y, torch.int64))
+            (g,) = torch.autograd.grad(loss, flat)
         g = g.to(self._master).cpu().numpy()
         if self.l2:
             g += self.l2 * w
@@ -256,11 +268,11 @@ class TorchModel(Model):
         xs = self._tensor(Xs).view(k, b, *self.input_shape)
         ys = self._tensor(Ys, torch.int64)
         self.module.train()
-        self._seed_draws()
         per = vmap(
             grad(self._data_loss), in_dims=(0 if len(W) > 1 else None, 0, 0), randomness="same"
         )
-        G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(self._master).cpu().numpy()
+        with self._seeded_draws():
+            G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(self._master).cpu().numpy()
         if self.l2:
             G += self.l2 * W
         return G
@@ -337,14 +349,17 @@ def build_module(spec, input_shape: tuple[int, ...], n_classes: int):
     return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
 
 
-def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: int):
+def make_torch_model(
+    spec, input_shape: tuple[int, ...], n_classes: int, seed: int, workers: int = 1
+):
     """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
     (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
     its parameters initialised by the module under torch's generator seeded with *seed*
     (torch's own global generator is left as it was); a user's module is imported from
-    ``spec.module_dir`` first.
+    ``spec.module_dir`` first. *workers*: the run's, for the memory check.
 
-    Raises ScenarioError naming the ``model.*`` key when the module does not import, is not
+    Raises ScenarioError naming the ``model.*`` key when the module does not fit in this
+    machine's memory, does not import, is not
     an ``nn.Module``, does not fit the input or gives another number of logits.
     """
     if spec.device == "cuda" and not torch.cuda.is_available():
@@ -362,7 +377,7 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
         return build_module(spec, input_shape, n_classes)
 
     try:
-        _check_memory(build, key)
+        _check_memory(build, key, input_shape, workers)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             module = build()
@@ -403,9 +418,24 @@ def make_torch_model(spec, input_shape: tuple[int, ...], n_classes: int, seed: i
 
 
 BYTES_PER_PARAMETER = 160
-"""Less memory than a run takes per parameter: the server's model and the versions workers
-hold, gradients, their float32 copies in torch and the updates in flight (an MLP of 9 million
-parameters peaked at 190 bytes each with 2 workers, 330 with 16)."""
+"""Less memory than a run takes per parameter with few workers: the server's model and the
+versions workers hold, gradients, their float32 copies in torch and the updates in flight
+(an MLP of 9 million parameters peaked at 190 bytes each with 2 workers, 330 with 16)."""
+
+COPIES_PER_WORKER = 1.0
+BASE_COPIES = 5.0
+"""With many workers, float64 copies of the model a run holds at least: BASE_COPIES plus
+COPIES_PER_WORKER a worker (MLPs of 1-5 M parameters with 16 workers took 172-208 bytes a
+parameter above the process's baseline: about 6 copies plus 1.1 a worker)."""
+
+
+def bytes_per_parameter(workers: int) -> float:
+    """Bytes a parameter a run of *workers* workers takes at least.
+
+    >>> bytes_per_parameter(2), bytes_per_parameter(16), bytes_per_parameter(100)
+    (160, 168.0, 840.0)
+    """
+    return max(BYTES_PER_PARAMETER, 8 * (BASE_COPIES + COPIES_PER_WORKER * workers))
 
 
 def physical_memory() -> int | None:
@@ -416,21 +446,47 @@ def physical_memory() -> int | None:
         return None
 
 
-def _check_memory(build, key: str) -> None:
-    """Refuse (ScenarioError of *key*) a network whose parameters cannot fit in this machine's
-    RAM (:data:`BYTES_PER_PARAMETER` each), counted on torch's ``meta`` device before any is
-    allocated; a module that cannot be built there is left to be built for real."""
+def _check_memory(build, key: str, input_shape=None, workers: int = 1) -> None:
+    """Refuse (ScenarioError of *key*) a network that cannot fit in this machine's RAM: its
+    parameters (:func:`bytes_per_parameter` of *workers* each) and, given *input_shape*, its
+    largest layer output for an evaluation chunk of :data:`EVAL_CHUNK_ROWS` rows (4 bytes a
+    value), counted on torch's ``meta`` device before anything is allocated; a module that
+    cannot be built or run there is left to be built for real."""
+    outputs: list[int] = []
     try:
         with torch.random.fork_rng(devices=[]), torch.device("meta"):
-            n = sum(p.numel() for p in build().parameters())
+            module = build()
+            n = sum(p.numel() for p in module.parameters())
+            if input_shape is not None:
+                hooks = [
+                    m.register_forward_hook(
+                        lambda m, i, o: outputs.append(o.numel() if torch.is_tensor(o) else 0)
+                    )
+                    for m in module.modules()
+                ]
+                try:
+                    module(torch.zeros((1, *input_shape)))
+                except Exception:  # noqa: BLE001  its forward's errors are named by _check_output
+                    outputs.clear()
+                for hook in hooks:
+                    hook.remove()
     except Exception:  # noqa: BLE001  built for real next, where its errors are named
         return
-    need, have = n * BYTES_PER_PARAMETER, physical_memory()
+    per = bytes_per_parameter(workers)
+    widest = max(outputs, default=0)
+    need, have = n * per + widest * EVAL_CHUNK_ROWS * 4, physical_memory()
     if have is not None and need > have:
+        layer = (
+            f" and its widest layer output ({widest:,} values an example) "
+            f"{widest * EVAL_CHUNK_ROWS * 4 / 1e9:.3g} GB for {EVAL_CHUNK_ROWS} examples"
+            if widest * EVAL_CHUNK_ROWS * 4 > have / 100
+            else ""
+        )
         raise ScenarioError(
             key,
-            f"{n:,} parameters need more than {need / 1e9:.3g} GB ({BYTES_PER_PARAMETER} bytes "
-            f"each at least: models, versions and gradients); this machine has {have / 1e9:.3g} GB",
+            f"{n:,} parameters need more than {n * per / 1e9:.3g} GB ({per:g} bytes each at "
+            f"least with {workers} workers: models, versions and gradients){layer}; "
+            f"this machine has {have / 1e9:.3g} GB",
         )
 
 
