@@ -976,6 +976,7 @@ def recommend(
     jobs: int | None = None,
     on_rung: Callable[[int, int, int], None] | None = None,
     on_progress: Callable[[float], None] | None = None,
+    scheduler: Any = None,
 ) -> "Recommendation":
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
@@ -991,8 +992,10 @@ def recommend(
     this process may use, where forking is safe; the result is the same for any value). *on_rung(rung, rungs,
     candidates)* is called before each rung of the race (0-based), for progress, and
     *on_progress(share)* just before it (and at the end) with the share (0..1) of the race's
-    planned work done, for an estimate of the time left.
-    Raises RecommendError (ScenarioError for *rounds*).
+    planned work done, for an estimate of the time left. *scheduler*: a Dask scheduler's
+    address (or a ``distributed.Client``) whose workers run the pilots (the same pick).
+    Raises RecommendError (ScenarioError for *rounds*; ScenarioError of ``--scheduler``
+    when the scheduler cannot be reached).
     """
     from .rng import Streams
     from .sim.measurement import measure
@@ -1016,6 +1019,7 @@ def recommend(
         jobs=jobs,
         on_rung=on_rung,
         on_progress=on_progress,
+        scheduler=scheduler,
     )
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)

@@ -1204,6 +1204,7 @@ def group(
     wide: WideOpt = False,
     members: MembersOpt = False,
     out: GroupOutOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
@@ -1217,10 +1218,10 @@ def group(
             or lrs
             or verify
             or alike
-            or any(x is not None for x in (budget, target, jobs, out))
+            or any(x is not None for x in (budget, target, jobs, out, scheduler))
         ):
             fail(
-                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike, --jobs and --out"
+                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike, --jobs, --out and --scheduler"
             )
         _group_quick(sc, rounds, json_)
         return
@@ -1249,6 +1250,7 @@ def group(
                 f"{sc.name}: racing rung {r + 1} of {n}, {k} (grouping, η) candidates{eta.text()}"
             ),
             on_progress=eta.update,
+            scheduler=scheduler,
         )
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
