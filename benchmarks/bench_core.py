@@ -227,6 +227,9 @@ class _NoEvaluation:
     def __getattr__(self, name):
         return getattr(self._model, name)
 
+    def for_run(self, seed: int) -> "_NoEvaluation":
+        return _NoEvaluation(self._model.for_run(seed))
+
     def loss(self, w, X, y) -> float:
         return 0.0
 

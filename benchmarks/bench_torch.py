@@ -1,30 +1,42 @@
-"""Emulator overhead with a PyTorch model: the paper CNN scenario vs a bare torch loop.
+"""Emulator overhead and memory with PyTorch models: the paper CNN scenario vs a bare torch loop.
 
-For SSGD, ASGD and GSGD on ``scenarios/paper_cnn.toml`` (LeNet-5 on MNIST, 10 classes, 16
-workers of three speeds, T = 600, evaluation off) this prints the emulator's time against a
-**bare torch replay loop** (``torch_replay``): every applied gradient of the emulated run is
-computed again by a plain ``nn.Module`` forward and backward (its parameters loaded with
-``vector_to_parameters``) on the same worker's same minibatch (the worker's own batch
-stream) at the model version it read in the emulation (update − 1 − staleness, from the
-run's records), summed in the same order, averaged and scaled by the same learning rate.
-The loop's final model is checked bit-identical to the emulator's, so it provably does the
-same arithmetic; emulator / loop is what the emulation costs on top of the learning.
+**Speed.** For SSGD, ASGD and GSGD on ``scenarios/paper_cnn.toml`` (MNIST, 10 classes, 16
+workers of three speeds, evaluation off) with three networks -- LeNet-5 (61,706 parameters),
+an MLP 784-1024-512-10 (1,333,770) and a CNN (conv 32, conv 64, dense 320; 1,025,866) -- in
+float32, this prints the emulator's time against a **bare torch replay loop**
+(``torch_replay``): every applied gradient of the emulated run is computed again by a plain
+``nn.Module`` forward and backward (its parameters loaded with ``vector_to_parameters``) on the
+same worker's same minibatch (the worker's own batch stream) at the model version it read in
+the emulation (update − 1 − staleness, from the run's records), summed in the same order,
+averaged and scaled by the same learning rate, in float32. The loop's final model is checked
+bit-identical to the emulator's, so it provably does the same arithmetic; emulator / loop is
+what the emulation costs on top of the learning.
 
 The machine is shared, so the two are run in one process, interleaved, ``--reps`` times
 (default 3): medians and the min-max range of the per-repetition ratios, for wall-clock
-time and CPU time. torch runs on the scenario's threads (one by default) in both. The two
-evaluations every run makes (t = 0 and the end) are left out (``bench_core._NoEvaluation``).
+time and CPU time, with the load average. torch runs on the scenario's threads (one by
+default) in both. The two evaluations every run makes (t = 0 and the end) are left out
+(``bench_core._NoEvaluation``).
 
-Usage: python benchmarks/bench_torch.py [--data-dir DIR] [--reps N] [--until T]
-(MNIST and PyTorch; default data ../shared/data)
+**Memory** (``--memory``). An MLP of 5,008,510 parameters (784-6300-10) on MNIST under ASGD,
+SSGD and GSGD with 2, 8 and 16 workers, each in a fresh process: the peak resident set during
+the run (``VmHWM``, reset after the data and model are loaded) above the resident set then
+(the baseline), in float32 model copies, against the goal of workers + 4.
+
+Usage: python benchmarks/bench_torch.py [--data-dir DIR] [--reps N] [--models lenet5,mlp,cnn]
+[--rules ssgd,asgd,gsgd] [--memory] (MNIST and PyTorch; default data ../shared/data)
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import gc
+import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -60,16 +72,10 @@ def torch_replay(prep, sched, sc, lr: float):
         total = None
         for worker, read in items:
             rows = samplers[worker].next()
-            torch.nn.utils.vector_to_parameters(
-                torch.tensor(models[read], dtype=model.dtype), params
-            )
-            x = torch.tensor(X[rows], dtype=model.dtype).view(len(rows), *model.input_shape)
-            loss = torch.nn.functional.cross_entropy(module(x), torch.tensor(y[rows]))
-            g = (
-                torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, params)])
-                .to(torch.float64)
-                .numpy()
-            )
+            torch.nn.utils.vector_to_parameters(torch.from_numpy(models[read]), params)
+            x = torch.from_numpy(X[rows]).view(len(rows), *model.input_shape)
+            loss = torch.nn.functional.cross_entropy(module(x), torch.from_numpy(y[rows]))
+            g = torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, params)]).numpy()
             if total is None:
                 total = g
             else:
@@ -84,56 +90,151 @@ def torch_replay(prep, sched, sc, lr: float):
     return time.perf_counter() - start, time.process_time() - cpu, models[version]
 
 
-def main(data_dir: str, reps: int, until: float, rules: list[str]) -> None:
-    sc = load_scenario(
+NETWORKS = {
+    "lenet5": ([], 600.0),
+    "mlp": (["model.name='mlp'", "model.hidden=[1024, 512]"], 60.0),
+    "cnn": (["model.name='cnn'", "model.channels=[32, 64]", "model.hidden=[320]"], 60.0),
+}
+"""Network → (overrides of paper_cnn.toml, default horizon T: about 5,200 gradients at T = 600)."""
+
+
+def _scenario(data_dir: str, net: str, until: float | None, extra=()):
+    overrides, horizon = NETWORKS[net]
+    return load_scenario(
         ROOT / "scenarios" / "paper_cnn.toml",
-        ["run.eval_every=0", f"run.until={until}"],
+        ["run.eval_every=0", f"run.until={until or horizon}", *overrides, *extra],
         data_dir=data_dir,
     )
-    prep = prepare(sc)
+
+
+def main(data_dir: str, reps: int, until: float | None, nets: list[str], rules: list[str]) -> None:
     print(
-        f"paper_cnn: LeNet-5 {prep.w0.size:,} parameters ({sc.model.dtype}, {sc.model.threads} thread), "
-        f"{sc.n_workers} workers, batch {sc.run.batch_size}, T = {sc.run.until:g}, evaluation off; "
         f"{reps} interleaved repetitions, median [min-max of per-repetition ratios]; "
-        f"{platform.processor() or platform.machine()}, load average {', '.join(f'{x:.1f}' for x in _load())}"
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load average {_load()} at the start"
     )
-    for name in rules:
-        emu, bare = [], []
-        for _ in range(reps):
-            result, wall, cpu = _emulate(sc, name, prep)
-            emu.append((wall, cpu))
-            sched = schedule(result)
-            b_wall, b_cpu, w = torch_replay(prep, sched, sc, sc.rule(name).lr)
-            if not np.array_equal(w, result.final_w):
-                raise SystemExit(f"{name}: the bare loop's final model differs from the emulator's")
-            bare.append((b_wall, b_cpu))
-        grads = len(result.records.staleness)
+    for net in nets:
+        sc = _scenario(data_dir, net, until)
+        prep = prepare(sc)
         print(
-            f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (bare loop's final model "
-            "bit-identical)"
+            f"paper_cnn with {net}: {prep.w0.size:,} parameters (master {prep.w0.dtype}, "
+            f"{sc.model.dtype} passes, {sc.model.threads} thread), {sc.n_workers} workers, "
+            f"batch {sc.run.batch_size}, T = {sc.run.until:g}, evaluation off",
+            flush=True,
         )
-        for k, clock in enumerate(("wall", "CPU ")):
-            e, t = [x[k] for x in emu], [x[k] for x in bare]
+        for name in rules:
+            emu, bare = [], []
+            for _ in range(reps):
+                result, wall, cpu = _emulate(sc, name, prep)
+                emu.append((wall, cpu))
+                sched = schedule(result)
+                b_wall, b_cpu, w = torch_replay(prep, sched, sc, sc.rule(name).lr)
+                if not np.array_equal(w, result.final_w):
+                    raise SystemExit(
+                        f"{net} {name}: the bare loop's final model differs from the emulator's"
+                    )
+                bare.append((b_wall, b_cpu))
+            grads = len(result.records.staleness)
             print(
-                f"        {clock}: emulator {statistics.median(e):.2f} s  bare torch loop "
-                f"{statistics.median(t):.2f} s  emulator/bare {_fmt([a / b for a, b in zip(e, t)])}  "
-                "(goal <= 1.25)",
+                f"  {name:5s} updates {result.updates:5d}  gradients {grads:5d}  (bare loop's "
+                f"final model bit-identical; load average now {_load()})"
+            )
+            for k, clock in enumerate(("wall", "CPU ")):
+                e, t = [x[k] for x in emu], [x[k] for x in bare]
+                print(
+                    f"        {clock}: emulator {statistics.median(e):.2f} s  bare torch loop "
+                    f"{statistics.median(t):.2f} s  emulator/bare {_fmt([a / b for a, b in zip(e, t)])}  "
+                    "(goal <= 1.25)",
+                    flush=True,
+                )
+
+
+MEMORY_NET = ["model.name='mlp'", "model.hidden=[6300]"]
+"""784-6300-10: 5,008,510 parameters."""
+
+
+def _status(field: str) -> int:
+    """Bytes of *field* (``VmRSS``, ``VmHWM``) of this process (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise SystemExit(f"/proc/self/status has no {field}")
+
+
+def memory_child(data_dir: str, rule: str, n_workers: int, updates: int) -> None:
+    """One run in this process; prints 'copies baseline_bytes peak_bytes n_params'."""
+    workers = (
+        f"workers=[{{name='a', count={n_workers // 2}, compute={{dist='exponential', mean=1.0}}}}, "
+        f"{{name='b', count={n_workers - n_workers // 2}, compute=2.0}}]"
+    )
+    sc = _scenario(
+        data_dir,
+        "lenet5",
+        1e9,
+        [
+            *MEMORY_NET,
+            workers,
+            f"run.max_updates={updates}",
+            "algorithms.gsgd.groups=[['a'], ['b']]",
+        ],
+    )
+    prep = prepare(sc)
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+    base = _status("VmRSS")
+    result, _, _ = _emulate(sc, rule, prep)
+    peak = _status("VmHWM")
+    d = prep.w0.size
+    print(f"{(peak - base) / (d * prep.w0.itemsize):.2f} {base} {peak} {d} {result.updates}")
+
+
+def memory(data_dir: str, rules: list[str], updates: int) -> None:
+    print(
+        f"peak resident set above the baseline, in float32 model copies; "
+        f"{platform.processor() or platform.machine()}, load average {_load()}"
+    )
+    for rule in rules:
+        for n in (2, 8, 16):
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--data-dir",
+                    data_dir,
+                    "--memory-child",
+                    f"{rule},{n}",
+                    "--updates",
+                    str(updates),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if out.returncode:
+                raise SystemExit(out.stderr.strip().splitlines()[-1])
+            copies, base, peak, d, done = out.stdout.split()
+            print(
+                f"  {rule:5s} {n:2d} workers: {float(copies):5.2f} copies (goal <= {n + 4}) "
+                f"above a baseline of {int(base) / 1e6:.0f} MB; peak {int(peak) / 1e6:.0f} MB; "
+                f"{int(d):,} parameters, {done} updates",
                 flush=True,
             )
 
 
-def _load() -> tuple[float, ...]:
-    import os
-
-    return os.getloadavg()
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--until", type=float, default=600.0)
+    parser.add_argument("--until", type=float, default=None)
+    parser.add_argument("--models", default="lenet5,mlp,cnn")
     parser.add_argument("--rules", default="ssgd,asgd,gsgd")
+    parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--memory-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reps < 1:
         parser.error("--reps must be at least 1")
@@ -143,4 +244,10 @@ if __name__ == "__main__":
         raise SystemExit("bench_torch needs PyTorch: pip install torch==2.13.0") from None
     if not (Path(args.data_dir) / "mnist").exists():
         raise SystemExit(f"MNIST not found under {args.data_dir}")
-    main(args.data_dir, args.reps, args.until, args.rules.split(","))
+    if args.memory_child:
+        rule, n = args.memory_child.split(",")
+        memory_child(args.data_dir, rule, int(n), args.updates)
+    elif args.memory:
+        memory(args.data_dir, args.rules.split(","), args.updates)
+    else:
+        main(args.data_dir, args.reps, args.until, args.models.split(","), args.rules.split(","))

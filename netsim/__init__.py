@@ -12,7 +12,8 @@ _HOMES = {
     **dict.fromkeys(
         (
             "Comparison Run Runs Sweep compare export_trace figures group init keys load "
-            "calibrate open_run open_runs plot predict real rerun run scenarios sweep topologies "
+            "calibrate load_model open_run open_runs plot predict real rerun run scenarios sweep "
+            "topologies "
             "topology write_report"
         ).split(),
         ".api",

@@ -34,6 +34,7 @@ from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
 from .results.atomic import written
+from .results.model_file import load_model
 from .results.progress import LineProgress
 from .results.progress import resolve as resolve_progress
 from .results.provenance import differences, run_meta
@@ -86,6 +87,7 @@ __all__ = [
     "RULES",
     "version",
     "load",
+    "load_model",
     "run",
     "real",
     "predict",
@@ -790,8 +792,7 @@ def variants(
 
     Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
     """
-    groupings = list(groupings or [])
-    weightings = list(weightings or [])
+    algorithms, groupings, weightings = (_names(x) for x in (algorithms, groupings, weightings))
     names = (
         list(algorithms)
         if algorithms
@@ -819,6 +820,17 @@ def variants(
         if labels.count(v.label) > 1:
             raise ScenarioError("--algorithms", f"{v.label!r} is asked for twice", scenario.path)
     return out
+
+
+def _names(value: Sequence[str] | str | None) -> list[str]:
+    """A list of names from a list or a comma-separated string (``"ssgd,asgd"``).
+
+    >>> _names("ssgd, asgd"), _names(["gsgd"]), _names(None)
+    (['ssgd', 'asgd'], ['gsgd'], [])
+    """
+    if isinstance(value, str):
+        return [x.strip() for x in value.split(",") if x.strip()]
+    return list(value or [])
 
 
 def compare(
@@ -964,7 +976,7 @@ def sweep(
     return Sweep(outcome)
 
 
-def group(
+def advise_info(
     scenario: Scenario | PathArg,
     rounds: int | None = None,
     *,
@@ -972,9 +984,18 @@ def group(
     seed: int | None = None,
     data_dir: PathArg | None = None,
 ) -> dict:
-    """Measure the workers, cluster them and rank candidate groupings (see
-    :func:`netsim.tuning.advise.advise`); also ``classes`` and ``hosts`` per worker."""
+    """The closed-form advisor's evidence: measure the workers, cluster them and rank
+    candidate groupings (see :func:`netsim.tuning.advise.advise`); also ``classes`` and
+    ``hosts`` per worker (the tables of ``netsim group --quick``)."""
     sc = _scenario(scenario, overrides, seed, data_dir)
+    _check_rounds(sc, rounds)
+    info = advise(sc, rounds)
+    info["classes"] = sc.worker_class_names()
+    info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
+    return info
+
+
+def _check_rounds(sc: Scenario, rounds: int | None) -> None:
     most = max(1, int(MAX_GRADIENTS // sc.n_workers))
     if rounds is not None and not 1 <= rounds <= most:
         raise ScenarioError(
@@ -983,10 +1004,56 @@ def group(
             "probe iterations over all workers)",
             sc.path,
         )
-    info = advise(sc, rounds)
-    info["classes"] = sc.worker_class_names()
-    info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
-    return info
+
+
+def quick_dict(info: dict) -> dict:
+    """What ``netsim group --quick --json`` prints, from :func:`advise_info`'s *info*: the
+    chosen clustering, η_sync and the advisor's ranking."""
+    chosen = info["grouping"]
+    return {
+        "method": "quick",
+        "chosen": {
+            "method": chosen.method,
+            "k": chosen.k,
+            "groups": [list(g) for g in chosen.groups],
+            "reason": chosen.reason,
+        },
+        "lr_sync": info["lr_sync"],
+        "ranking": [p.as_dict() for p in info["ranking"]],
+    }
+
+
+def recommendation_dict(rec: "Recommendation", classes: list[str] | None = None) -> dict:
+    """What ``netsim group --json`` prints: the race's record (:meth:`Recommendation.as_dict`)
+    with plain names and shapes (``one group (SSGD)``, ``8 × 2``) beside the internal ones."""
+    from .results.groupout import recommendation_dict as as_dict
+
+    return as_dict(rec, classes)
+
+
+def group(
+    scenario: Scenario | PathArg,
+    rounds: int | None = None,
+    *,
+    quick: bool = False,
+    overrides: Overrides = None,
+    seed: int | None = None,
+    data_dir: PathArg | None = None,
+    **race: Any,
+) -> dict:
+    """The grouping and η ``netsim group`` recommends, as the dict ``netsim group --json``
+    prints: the race of pilot emulations (:func:`recommend`; *race* takes its options:
+    ``lrs``, ``verify``, ``budget_s``, ``target``, ``alike``, ``jobs``), or with
+    *quick* the closed-form advisor (what ``netsim group --quick --json`` prints).
+    E.g. ``netsim.group("quickstart")["recommended"]``; :func:`recommend` returns the
+    :class:`~netsim.tuning.race.Recommendation` object itself.
+    """
+    sc = _scenario(scenario, overrides, seed, data_dir)
+    if quick:
+        if race:
+            raise TypeError(f"group(quick=True) takes none of {', '.join(sorted(race))}")
+        return quick_dict(advise_info(sc, rounds))
+    return recommendation_dict(recommend(sc, rounds=rounds, **race), sc.worker_class_names())
 
 
 def recommend(
@@ -1001,6 +1068,7 @@ def recommend(
     jobs: int | None = None,
     on_rung: Callable[[int, int, int], None] | None = None,
     on_progress: Callable[[float], None] | None = None,
+    scheduler: Any = None,
 ) -> "Recommendation":
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
@@ -1016,8 +1084,10 @@ def recommend(
     this process may use, where forking is safe; the result is the same for any value). *on_rung(rung, rungs,
     candidates)* is called before each rung of the race (0-based), for progress, and
     *on_progress(share)* just before it (and at the end) with the share (0..1) of the race's
-    planned work done, for an estimate of the time left.
-    Raises RecommendError (ScenarioError for *rounds*).
+    planned work done, for an estimate of the time left. *scheduler*: a Dask scheduler's
+    address (or a ``distributed.Client``) whose workers run the pilots (the same pick).
+    Raises RecommendError (ScenarioError for *rounds*; ScenarioError of ``--scheduler``
+    when the scheduler cannot be reached).
     """
     from .rng import Streams
     from .sim.measurement import measure
@@ -1025,14 +1095,7 @@ def recommend(
     from .tuning.race import verify as check
 
     sc = _scenario(scenario)
-    most = max(1, int(MAX_GRADIENTS // sc.n_workers))
-    if rounds is not None and not 1 <= rounds <= most:
-        raise ScenarioError(
-            "--rounds",
-            f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
-            "probe iterations over all workers)",
-            sc.path,
-        )
+    _check_rounds(sc, rounds)
     prepared = prepare(sc)
     m = None
     if rounds is not None:
@@ -1048,6 +1111,7 @@ def recommend(
         jobs=jobs,
         on_rung=on_rung,
         on_progress=on_progress,
+        scheduler=scheduler,
     )
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
@@ -1126,9 +1190,11 @@ def write_report(
     out: PathArg | None = None,
     window: tuple[float, float] | None = None,
     fmt: str | None = None,
+    target: float | None = None,
 ) -> Path:
     """Write ``folder/report.md`` (*format* ``md``) or a self-contained ``report.html``
-    (``html``) with parameters, tables and figures; *fmt* is the old name of *format*."""
+    (``html``) with parameters, tables, the verdict (to *target*, see :func:`verdict`) and
+    figures; *fmt* is the old name of *format*."""
     from .results.report import write_report as write
 
     if format is not None and fmt is not None and format != fmt:
@@ -1138,7 +1204,20 @@ def write_report(
         fmt=format or fmt or "md",
         out=None if out is None else Path(out),
         window=window,
+        target=target,
     )
+
+
+def verdict(source: Any, target: float | None = None) -> str:
+    """The line that closes ``netsim compare``, ``sweep`` and ``report``: which run reached
+    the target loss first and which ended lowest, by how much, and with seeds whether the
+    95 % intervals separate. *source*: a :class:`Comparison`, :class:`Sweep`, :class:`Run`,
+    list of runs or a folder; *target*: the loss (default: the runs' ``run.target_loss``,
+    else half way from the initial loss to the best final loss,
+    :func:`netsim.results.verdict.default_target`)."""
+    from .results.verdict import verdict as line
+
+    return line(_runs_of(source), target)
 
 
 def open_run(folder: str | os.PathLike) -> Run:
@@ -1222,6 +1301,8 @@ def _runs_of(source: Any) -> list[RunData]:
         return [r.data for r in source.values()]
     if isinstance(source, (list, tuple)):
         return [r.data if isinstance(r, Run) else r for r in source]
+    if isinstance(source, Sweep):
+        return find_runs(source.path)
     return find_runs(source)
 
 

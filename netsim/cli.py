@@ -197,6 +197,13 @@ OverwriteOpt = Annotated[
         "--overwrite", help="Replace the results of another run already in --out.", metavar=""
     ),
 ]
+VerdictTargetOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--target",
+        help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
+    ),
+]
 JsonOpt = Annotated[
     bool,
     typer.Option(
@@ -783,8 +790,9 @@ def compare(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    target: VerdictTargetOpt = None,
 ) -> None:
-    """Run several rules on the same shards, initial model and time draws; print one table."""
+    """Run several rules on the same shards, initial model and time draws; print one table and the verdict."""
     window_range = parse_window_opt(window)
     names = split_given(algorithms, "--algorithms") or []
     sc = load(scenario, set_, seed, data_dir)
@@ -825,6 +833,7 @@ def compare(
             ),
             wide,
         )
+        out_console.print(api.verdict(cmp, target), highlight=False, soft_wrap=True, markup=False)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
@@ -910,13 +919,14 @@ def report(
         Optional[Path], _out_option("Report file (default: FOLDER/report.md|html).")
     ] = None,
     window: WindowOpt = None,
+    target: VerdictTargetOpt = None,
 ) -> None:
     """Write a readable-on-its-own report: parameters, tables and figures of a run, compare or sweep folder."""
     from .results.runfolder import FolderError
 
     window_range = parse_window_opt(window)
     try:
-        path = api.write_report(folder, format=format_, out=out, window=window_range)
+        path = api.write_report(folder, format=format_, out=out, window=window_range, target=target)
     except (FolderError, ValueError) as exc:
         fail(str(exc))
     except OSError as exc:
@@ -926,6 +936,7 @@ def report(
     except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
         fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
+    out_console.print(api.verdict(folder, target), highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command("export")
@@ -1068,6 +1079,7 @@ def sweep(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    target: VerdictTargetOpt = None,
 ) -> None:
     """Run the cartesian product of --grid values × --seeds, one folder per run; write sweep.csv and mean/CI tables."""
     from .sweeps.executors import ExecutorError
@@ -1124,6 +1136,10 @@ def sweep(
         fail(str(exc), exc.code)
     warned = state["progress"].warned if "progress" in state else []
     _sweep_report(outcome, json_, wide, plots, window_range, warned)
+    if not json_ and outcome.rows:
+        out_console.print(
+            api.verdict(outcome.path, target), highlight=False, soft_wrap=True, markup=False
+        )
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
     )
@@ -1238,6 +1254,20 @@ RaceJobsOpt = Annotated[
         help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
     ),
 ]
+MembersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--members",
+        help="List every group's worker ids, and the measurement per worker (default: shapes such as 8 × 2 and one row per worker class).",
+        metavar="",
+    ),
+]
+GroupOutOpt = Annotated[
+    Optional[Path],
+    _out_option(
+        "Also write the recommendation into this folder: recommendation.json (as --json), candidates.csv, predicted.png."
+    ),
+]
 """The options of ``netsim group``."""
 
 
@@ -1257,6 +1287,10 @@ def group(
     alike: AlikeOpt = 0.0,
     jobs: RaceJobsOpt = None,
     json_: JsonOpt = False,
+    wide: WideOpt = False,
+    members: MembersOpt = False,
+    out: GroupOutOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Recommend a grouping and η by racing short pilot emulations of the candidates.
 
@@ -1265,9 +1299,15 @@ def group(
 
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if race or lrs or verify or alike or any(x is not None for x in (budget, target, jobs)):
+        if (
+            race
+            or lrs
+            or verify
+            or alike
+            or any(x is not None for x in (budget, target, jobs, out, scheduler))
+        ):
             fail(
-                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike and --jobs"
+                "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike, --jobs, --out and --scheduler"
             )
         _group_quick(sc, rounds, json_)
         return
@@ -1296,17 +1336,33 @@ def group(
                 f"{sc.name}: racing rung {r + 1} of {n}, {k} (grouping, η) candidates{eta.text()}"
             ),
             on_progress=eta.update,
+            scheduler=scheduler,
         )
     except RecommendError as exc:
         fail(f"{sc.path}: {exc}")
     except ScenarioError as exc:
         fail(str(exc))
+    classes = sc.worker_class_names()
+    if out is not None:
+        from .results.groupout import write_recommendation
+
+        guarded(out, lambda: write_recommendation(rec, out, classes))
+        note(f"wrote {out}/recommendation.json, candidates.csv and predicted.png")
     if json_:
-        emit_json({**rec.as_dict(), "candidates": [p.as_dict() for p in rec.ranking()]})
+        emit_json(api.recommendation_dict(rec, classes))
         return
     hosts = list(sc.network.worker_hosts) if sc.network else None
-    for renderable in render.recommendation_tables(rec, sc.name, sc.worker_class_names(), hosts):
-        out_console.print(renderable)
+    width = table_width(wide)
+    for renderable in render.recommendation_tables(
+        rec,
+        sc.name,
+        classes,
+        hosts,
+        rows=None if wide else render.MAX_ROWS,
+        width=width,
+        members=members,
+    ):
+        print_table(renderable, wide)
 
 
 class _RaceEta:
@@ -1342,23 +1398,12 @@ def _duration(seconds: float) -> str:
 def _group_quick(sc, rounds: int | None, json_: bool) -> None:
     """``netsim group --quick``: measure, cluster and rank by the advisor's closed form."""
     try:
-        info = api.group(sc, rounds)
+        info = api.advise_info(sc, rounds)
     except ScenarioError as exc:
         fail(str(exc))
     m, chosen = info["measurement"], info["grouping"]
     if json_:
-        emit_json(
-            {
-                "chosen": {
-                    "method": chosen.method,
-                    "k": chosen.k,
-                    "groups": [list(g) for g in chosen.groups],
-                    "reason": chosen.reason,
-                },
-                "lr_sync": info["lr_sync"],
-                "ranking": [p.as_dict() for p in info["ranking"]],
-            }
-        )
+        emit_json(api.quick_dict(info))
         return
     out_console.print(
         render.measurement_table(

@@ -155,7 +155,7 @@ def test_keys_lists_and_exports_schema(tmp_path):
     keys = {k["key"]: k for k in json.loads(res.stdout)}
     assert keys["run.until"]["default"] == 100.0 and keys["run.until"]["allowed"] == ">= 1e-09"
     assert keys["run.batch_size"]["allowed"].startswith("> 0")
-    assert keys["data.source"]["allowed"] == "digits, mnist, libsvm, synthetic, npz"
+    assert keys["data.source"]["allowed"] == "digits, mnist, libsvm, synthetic, npz, callable"
     assert keys["workers[].latency"]["unit"] == "s"
     res = invoke("keys", "--schema", tmp_path / "s.json")
     assert res.exit_code == 0

@@ -125,6 +125,10 @@ class DataSpec:
     partition: PartitionSpec = PartitionSpec()
     path: str | None = None
     min_rows: int = 1
+    function: str = ""
+    """Source callable: ``"package.module:function"`` returning the data."""
+    function_dir: str = ""
+    """Source callable: the folder its module is imported from first (the scenario's)."""
 
     def n_labels(self) -> int | None:
         """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
@@ -147,7 +151,9 @@ class ModelSpec:
     *module_dir* first (absolute; default the scenario's folder); trained on *loss* in *dtype* on
     *device* with *threads* intra-op threads; ``init = "default"`` keeps the module's own
     initialisation (seeded from the scenario); *stack* evaluates the gradients of workers
-    that finish together in one ``vmap`` call.
+    that finish together in one ``vmap`` call. *master_dtype*: the dtype of the model the
+    parameter server keeps (and of every gradient, step and optimizer state): float64 for
+    numpy models, the network's *dtype* by default for torch ones.
     """
 
     name: str = "logistic"
@@ -166,6 +172,7 @@ class ModelSpec:
     threads: int = 1
     stack: bool = False
     module_dir: str = ""
+    master_dtype: str = "float64"
 
     @property
     def key(self) -> str:
@@ -334,6 +341,8 @@ class Scenario:
         data = raw.get("data")
         if isinstance(data, dict) and self.data.path is not None:  # npz, read from here
             data["path"] = self.data.path
+        if isinstance(data, dict) and self.data.function_dir:  # callable, imported from here
+            data["function_dir"] = self.data.function_dir
         if isinstance(data, dict) and self.data.source == "libsvm":
             for key in ("train_file", "test_file"):  # as read: data folder, then here
                 try:
@@ -508,6 +517,12 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     network = _network(top, path, workers, run.seed)
     server = parse_server(top, network is not None)
     _check_compact(run, model, rules)
+    for rule_name, rule in rules.items():
+        if rule.update.spares_1d and model.backend != "torch":
+            raise ScenarioError(
+                f"algorithms.{rule_name}.weight_decay_1d",
+                "false needs a torch model (its parameters' shapes tell the 1-d ones)",
+            )
     events = parse_events(
         top.get("events", list, []),
         until=run.until,
@@ -820,7 +835,7 @@ def _data(t: Table, path: Path) -> DataSpec:
         labels=t.get(
             "labels",
             str,
-            "multiclass" if source == "npz" else LABELLINGS[source][0],
+            "multiclass" if source in ("npz", "callable") else LABELLINGS[source][0],
             choices=LABELLINGS[source],
         ),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
@@ -838,6 +853,7 @@ def _data(t: Table, path: Path) -> DataSpec:
         n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
         path=_npz_path(t, path) if source == "npz" else None,
         min_rows=t.get("min_rows", int, 1, positive=True, maximum=MAX_SAMPLES),
+        **(_data_function(t, path) if source == "callable" else {}),
     )
     if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
         raise ScenarioError(
@@ -862,6 +878,27 @@ def _data(t: Table, path: Path) -> DataSpec:
         )
     t.done()
     return spec
+
+
+def _data_function(t: Table, path: Path) -> dict:
+    """``data.function`` of source callable (``"package.module:function"``), imported from the
+    scenario's folder first: it must import and be callable (it is called when the data loads)."""
+    from ..workload.torch_nets import load_attribute
+
+    function = t.get("function", str)
+    given = check_path(t.get("function_dir", str, "."), t.key("function_dir"))
+    folder = (path.parent / os.path.expanduser(given)).resolve()
+    if t.has("function_dir") and not folder.is_dir():
+        raise ScenarioError(t.key("function_dir"), f"{folder} is not a folder (the function's)")
+    try:
+        found = load_attribute(function, folder, "package.module:function")
+    except ValueError as exc:
+        raise ScenarioError(t.key("function"), str(exc)) from None
+    if not callable(found):
+        raise ScenarioError(
+            t.key("function"), f"{function!r} is a {type(found).__name__}, not a function"
+        )
+    return {"function": function, "function_dir": str(folder)}
 
 
 def _npz_path(t: Table, path: Path) -> str:
@@ -919,6 +956,11 @@ def _numpy_model(t: Table) -> ModelSpec:
     if name != "mlp" and t.has("hidden"):
         raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
     hidden = _widths(t, "hidden", [128], 1, 2)
+    if t.get("master_dtype", str, "float64", choices=TORCH_DTYPES) != "float64":
+        raise ScenarioError(
+            t.key("master_dtype"),
+            "'float32' needs backend = 'torch' (numpy models compute in float64; allowed: float64)",
+        )
     return ModelSpec(
         name=name,
         l2=l2,
@@ -977,7 +1019,8 @@ def _torch_model(t: Table, path: Path) -> ModelSpec:
         hidden=_widths(t, "hidden", [64] if name == "cnn" else [128], 0, None),
         channels=_widths(t, "channels", [16, 32], 1, None),
         kernel=t.get("kernel", int, 3, positive=True, maximum=15),
-        dtype=t.get("dtype", str, "float32", choices=TORCH_DTYPES),
+        dtype=(dtype := t.get("dtype", str, "float32", choices=TORCH_DTYPES)),
+        master_dtype=t.get("master_dtype", str, dtype, choices=TORCH_DTYPES),
         device=t.get("device", str, "cpu", choices=DEVICES),
         threads=t.get("threads", int, 1, positive=True, maximum=MAX_THREADS),
         stack=t.get("stack", bool, False),
@@ -1126,11 +1169,14 @@ def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:
             rule=name,
         )
         if rule.replicated and not rule.update.trivial:
-            key = "momentum" if rule.update.momentum else "lr_schedule"
+            key = next(
+                (k for k in ("optimizer", "weight_decay", "momentum", "lr_warmup") if sub.has(k)),
+                "lr_schedule",
+            )
             raise ScenarioError(
                 sub.key(key),
-                f"{name} steps each worker's own model plainly: no learning-rate schedule or "
-                "momentum (remove the key)",
+                f"{name} steps each worker's own model plainly: no learning-rate schedule, "
+                "momentum, optimizer or weight decay (remove the key)",
             )
         rules[name] = rule
         sub.done()

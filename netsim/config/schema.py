@@ -154,6 +154,9 @@ _CONDITIONAL = {
     "directory); read by source libsvm (default: a9a in the data folder)",
     "data.test_file": "a LIBSVM file, found as train_file; read by source libsvm (default "
     "with train_file: test_fraction of it)",
+    "data.function": "'package.module:function' returning the data; required by source callable",
+    "data.function_dir": "the folder data.function is imported from before the Python path "
+    "(relative to the scenario's folder; default: that folder); source callable",
     "model.module_dir": "the folder model.module is imported from before the Python path "
     "(relative to the scenario's folder; default: that folder); backend torch with module",
     "events[].link": "[u, v], a link of the topology; required by kind link",
@@ -175,6 +178,7 @@ def _probes() -> list[tuple[str, dict]]:
     ]
     alone = _rule_alone(_PROBED, {"lr": 0.1})
     npz = {"data": {"source": "npz", "path": "data.npz"}}
+    function = {"data": {"source": "callable", "function": "package.module:make"}}
     torch = {"model": {"backend": "torch", "module": "package.module:Net", "kwargs": {}}}
     link = {
         "network": {"topology": {"builder": "star", "args": {"n_hosts": 17}}},
@@ -182,7 +186,12 @@ def _probes() -> list[tuple[str, dict]]:
             {"kind": "link", "time": 0.0, "link": ["h0", "s0"], "bandwidth": 1e9, "latency": 1e-3}
         ],
     }
-    extra = {"<data npz>": npz, "<torch module>": torch, "<link event>": link}
+    extra = {
+        "<data npz>": npz,
+        "<data callable>": function,
+        "<torch module>": torch,
+        "<link event>": link,
+    }
     return out + [(where, {**alone, **tables}) for where, tables in extra.items()]
 
 

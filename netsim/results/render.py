@@ -11,6 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sim.records import Snapshot
+from .grouptable import (
+    MAX_ROWS,
+    candidates_table,
+    class_rows,
+    group_verdict,
+    plain_name,
+)
+from .grouptable import far_text as _far_text  # noqa: F401  (kept for callers)
+from .grouptable import interval_text as _interval_text
 from .tables import mean_ci_rows, run_rows
 
 __all__ = [
@@ -394,51 +403,30 @@ def race_line(summary: dict) -> str | None:
     return text
 
 
-def _group_text(groups, limit: int = 48) -> str:
-    text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-FAR = 100
-"""Predicted times beyond this many horizons are shown as ``> FAR·T``: an extrapolation
-that far out only says the candidate will not get there."""
-
-
-def _far_text(x: float, horizon: float) -> str:
-    """*x* (s) as a number, or ``> 100·T`` (T the horizon) beyond :data:`FAR` horizons.
-
-    >>> _far_text(12.5, 200.0), _far_text(1.2e13, 200.0)
-    ('12.5', '> 2e+04')
-    """
-    return f"> {_num_text(FAR * horizon)}" if x > FAR * horizon else _num_text(x)
-
-
-def _interval_text(low: float, high: float, horizon: float = math.inf) -> str:
-    """``a – b``; ``≥ a`` or ``≤ b`` when one end is unknown; ``—`` when both are; an end
-    beyond :data:`FAR` *horizon* s counts as unknown (``> FAR·T`` when both are beyond)."""
-    if low > FAR * horizon:
-        return _far_text(low, horizon)
-    high = math.inf if high > FAR * horizon else high
-    lo, hi = (math.isfinite(x) for x in (low, high))
-    if lo and hi:
-        return f"{_num_text(low)} – {_num_text(high)}"
-    if lo:
-        return f"≥ {_num_text(low)}"
-    return f"≤ {_num_text(high)}" if hi else "—"
-
-
 def recommendation_tables(
-    rec, name: str, classes: list[str], hosts: list | None = None, rows: int = 20
+    rec,
+    name: str,
+    classes: list[str],
+    hosts: list | None = None,
+    rows: int | None = MAX_ROWS,
+    width: int | None = None,
+    members: bool = False,
 ) -> list:
-    """Measurement per worker, candidates (predicted time to target with interval, η,
-    pilot cost), the pick with its reason, and predicted vs emulated when verified."""
+    """The measurement (per worker class; per worker with *members*), the candidates
+    (predicted time to target with interval, η, shape: :func:`netsim.results.grouptable.candidates_table`
+    fitted to *width*), the pick with its reason, predicted vs emulated when verified, and
+    the verdict line."""
     out = []
     if rec.measurement is not None:
-        out.append(_measured_table(rec, name, classes, hosts))
-    out.append(_candidates_table(rec, rows))
+        out.append(
+            _measured_table(rec, name, classes, hosts)
+            if members
+            else _class_table(rec, name, classes, width)
+        )
+    out.append(candidates_table(rec, classes, width, members, rows))
     out.append(
         Text(
-            f"recommended: {rec.name} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
+            f"recommended: {plain_name(rec.name)} (K = {len(rec.groups)}), η = {rec.lr:.4g} — {rec.reason}. "
             f"Target: {rec.target_source}. Cost: {rec.sim_s:.4g} simulated s, {rec.wall_s:.3g} wall s."
         )
     )
@@ -453,7 +441,21 @@ def recommendation_tables(
         )
     if rec.verified:
         out.append(_verified_table(rec))
+    out.append(Text(group_verdict(rec, classes)))
     return out
+
+
+def _class_table(rec, name: str, classes: list[str], width: int | None) -> Table:
+    """The recommendation's measurement per worker class (--members: per worker)."""
+    m = rec.measurement
+    header, rows = class_rows(rec, classes)
+    return _fitted_table(
+        header,
+        rows,
+        f"{name}: measured over {m.iteration.shape[1]} probe rounds ({m.duration:.4g} s simulated)",
+        left=(0, 1),
+        width=width,
+    )
 
 
 def _measured_table(rec, name: str, classes: list[str], hosts: list | None) -> Table:
@@ -484,63 +486,6 @@ def _measured_table(rec, name: str, classes: list[str], hosts: list | None) -> T
     return t
 
 
-def _candidates_table(rec, rows: int) -> Table:
-    """The race's candidates in its order (the first *rows*), with what was left out."""
-    ranking = rec.ranking()
-    t = Table(
-        title=f"candidates in the race's order (the pick, then by the last rung reached, then by "
-        f"predicted time): predicted time to loss {rec.target:.5g} "
-        f"({len(ranking)} pilots, rungs {', '.join(f'{h:.4g}' for h in rec.rungs)} s)"
-    )
-    for col in (
-        "grouping",
-        "K",
-        "η",
-        "updates/s",
-        "staleness",
-        "rung",
-        "predicted (s)",
-        "interval (s)",
-        "how",
-        "pilot sim s",
-        "pilot wall s",
-        "groups",
-    ):
-        t.add_column(col, justify="left" if col in ("grouping", "how", "groups") else "right")
-    for p in ranking[:rows]:
-        rate, stale = (
-            (f"{p.timing.updates_per_s:.3g}", f"{p.timing.mean_staleness:.3g}")
-            if p.timing is not None
-            else ("—", "—")
-        )
-        t.add_row(
-            ("→ " if p is ranking[0] else "") + p.name,
-            str(len(p.groups)),
-            f"{p.lr:.3g}",
-            rate,
-            stale,
-            str(p.rung),
-            _far_text(p.predicted, rec.horizon),
-            _interval_text(p.low, p.high, rec.horizon),
-            p.how,
-            f"{p.sim_s:.4g}",
-            f"{p.wall_s:.3g}",
-            _group_text(p.groups),
-        )
-    notes = (
-        [f"{len(ranking) - rows} more candidates stopped at early rungs"]
-        if len(ranking) > rows
-        else []
-    )
-    if rec.pruned:
-        notes.append(
-            "not raced, timing alike an earlier candidate: "
-            + ", ".join(f"{name} (like {like})" for name, like in rec.pruned.items())
-        )
-    t.caption = "; ".join(notes) or None
-    return t
-
-
 def _verified_table(rec) -> Table:
     """Predicted against emulated time to target for the candidates run in full."""
     v = Table(title="verified: predicted vs emulated in full (scenario seed, whole training set)")
@@ -556,10 +501,10 @@ def _verified_table(rec) -> Table:
         v.add_column(col, justify="left" if col == "grouping" else "right")
     for r in rec.verified:
         v.add_row(
-            r["name"],
+            plain_name(r["name"]),
             f"{r['lr']:.3g}",
             _num_text(r["predicted_s"]),
-            f"{_num_text(r['interval_s'][0])} – {_num_text(r['interval_s'][1])}",
+            _interval_text(*(math.inf if x is None else x for x in r["interval_s"])),
             _num_text(r["emulated_s"]),
             _num_text(r["final_loss"]),
             f"{r['wall_s']:.3g}",

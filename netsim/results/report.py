@@ -14,6 +14,7 @@ from .atomic import written
 from .plots import group_names, plot_runs
 from .runfolder import FolderError, RunData, find_runs
 from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
+from .verdict import verdict
 
 __all__ = ["write_report", "report_blocks", "render_markdown", "render_html", "FORMATS"]
 
@@ -48,9 +49,12 @@ def _kind(folder: Path) -> str:
     return "runs"
 
 
-def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[tuple]:
+def report_blocks(
+    folder: Path, runs: list[RunData], pngs: list[Path], target: float | None = None
+) -> list[tuple]:
     """The report as blocks: ``("h1"|"h2"|"p", text)``, ``("table", header, rows)``,
-    ``("img", path, caption)``. Pure apart from reading ``sweep.json``."""
+    ``("img", path, caption)``; the verdict (:func:`netsim.results.verdict.verdict`, to
+    *target* or the default) after the runs. Pure apart from reading ``sweep.json``."""
     kind, first = _kind(folder), runs[0].summary
     seeds = sorted({r.summary["seed"] for r in runs})
     blocks = [
@@ -80,6 +84,7 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
         ("h2", "Runs"),
         ("table", *run_rows([r.summary for r in runs], [r.label for r in runs])),
         *[("p", text) for text in run_notes(runs)],
+        ("p", verdict(runs, target).replace("verdict:", "**Verdict**:", 1)),
     ]
     params = parameter_rows(runs)
     if params:
@@ -170,7 +175,8 @@ def _text(value, limit: int = 80) -> str:
 
 def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     """``[key, value]`` rows of the runs' ``scenario.toml`` files (keys in file order;
-    values that differ between runs joined with `` | ``); empty when no run has one."""
+    values that differ between runs joined with `` | ``; of the ``[algorithms.X]`` tables
+    only those of the rules that ran); empty when no run has one."""
     import tomllib
 
     flats = []
@@ -183,7 +189,12 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
                 raise FolderError(f"{path}: not a readable scenario ({exc})") from None
     if not flats:
         return []
-    keys = list(dict.fromkeys(k for flat in flats for k in flat))
+    ran = {str(r.summary.get("algorithm", "")) for r in runs}
+    keys = [
+        k
+        for k in dict.fromkeys(k for flat in flats for k in flat)
+        if not k.startswith("algorithms.") or k.split(".")[1] in ran
+    ]
     rows = []
     for key in keys:
         values = list(dict.fromkeys(_text(flat.get(key, "-")) for flat in flats))
@@ -280,6 +291,7 @@ def write_report(
     fmt: str = "md",
     out: str | Path | None = None,
     window: tuple[float, float] | None = None,
+    target: float | None = None,
 ) -> Path:
     """Draw the figures into ``<report>_figures`` beside the report (so ``plots/``,
     drawn by ``netsim plot``, is never redrawn) and write ``folder/report.md`` (or
@@ -294,7 +306,7 @@ def write_report(
     runs = find_runs(folder)
     path = Path(out) if out is not None else folder / f"report.{fmt}"
     pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window)
-    blocks = report_blocks(folder, runs, pngs)
+    blocks = report_blocks(folder, runs, pngs, target)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)
     return written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

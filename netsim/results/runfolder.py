@@ -34,6 +34,7 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, bias_rows
 from ..sim.summary import Summary, problems, summarize
+from .model_file import write_model
 
 __all__ = [
     "RunData",
@@ -505,6 +506,12 @@ class RunWriter:
         except OutputError:
             self._abandon()
             raise
+        if result.final_w is not None and result.model_info is not None:
+            try:
+                write_model(self.path, result.final_w, result.model_info)
+            except OSError as exc:
+                self._abandon()
+                raise _disk_error(self.path, exc) from None
         summary = summarize(result)
         try:
             write_atomic(self.path / "summary.json", summary_json(summary))

@@ -25,9 +25,17 @@ def dc_delta(w: np.ndarray, w_bak: np.ndarray, g: np.ndarray, lr: float, lam) ->
 
     Returns
     -------
-    ndarray of shape (d,), a new array.
+    ndarray of shape (d,), a new array: the numbers of ``lr * (g + lam * g * g * (w - w_bak))``
+    in that order, with two model-sized temporaries.
     """
-    return lr * (g + lam * g * g * (w - w_bak))
+    step = np.multiply(lam, g)
+    step *= g
+    gap = np.subtract(w, w_bak)
+    step *= gap
+    del gap
+    step += g
+    step *= lr
+    return step
 
 
 def mean_square(ms: np.ndarray, g: np.ndarray, m: float) -> np.ndarray:
@@ -108,7 +116,7 @@ class DCASGDConstant(Rule):
                 f"but its backup is version {version}"
             )
         delta = dc_delta(ps.w, w_bak, push.grad, self.lr, self.compensation(push.grad))
-        ps.step(delta, [push], self.group_of_[m])
+        ps.step(delta, [push], self.group_of_[m], owned=True)  # a new array: the new model
         self._send(ps, (m,))
 
 

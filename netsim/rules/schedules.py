@@ -20,6 +20,12 @@ Momentum (μ = ``momentum`` in [0, 1), velocity v0 = 0), on the scheduled step �
 - heavy ball: ``v ← μ·v + δ_t``, ``w ← w − v``
 - Nesterov: ``v ← μ·v + δ_t``, ``w ← w − (μ·v + δ_t)`` (the form of Sutskever et al. 2013 as
   written in PyTorch's SGD, with the gradient taken at the model the worker read)
+
+Weight decay λ (``weight_decay``, any optimizer) at the server's current model w, sparing the
+1-d parameters with ``weight_decay_1d = false``: SGD adds ``η·λ·w`` to the rule's step before
+the schedule and momentum (PyTorch SGD's ``weight_decay``); Adam and AdamW
+(:mod:`netsim.rules.optimizers`) take the rule's aggregated gradient ``g = δ / η`` (η the rate of
+the step: the rule's rate times the step's scale) and step at rate ``η·f(s)``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
+from .optimizers import OPTIMIZERS, Adam, decayed
 
 __all__ = [
     "Schedule",
@@ -102,11 +109,26 @@ class ServerUpdate:
     schedule: Schedule = Schedule()
     momentum: float = 0.0
     nesterov: bool = False
+    optimizer: str = "sgd"
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    decay_1d: bool = True
 
     @property
     def trivial(self) -> bool:
-        """True when the rule's step is applied unchanged (constant rate, no momentum)."""
-        return self.schedule.trivial and not self.momentum
+        """True when the rule's step is applied unchanged (constant rate, plain SGD)."""
+        return (
+            self.schedule.trivial
+            and not self.momentum
+            and self.optimizer == "sgd"
+            and not self.weight_decay
+        )
+
+    @property
+    def spares_1d(self) -> bool:
+        """True when weight decay must know which entries are 1-d parameters."""
+        return bool(self.weight_decay) and not self.decay_1d
 
     def as_dict(self) -> dict:
         """What summary.json records of it: the schedule's kind and its keys that are set,
@@ -126,30 +148,62 @@ class ServerUpdate:
                     out[f"lr_{key}"] = getattr(sched, key)
         if self.momentum:
             out.update(momentum=self.momentum, nesterov=self.nesterov)
+        if self.optimizer != "sgd":
+            out.update(optimizer=self.optimizer, betas=list(self.betas), eps=self.eps)
+        if self.weight_decay:
+            out.update(weight_decay=self.weight_decay, weight_decay_1d=self.decay_1d)
         return out
 
-    def state(self) -> "UpdateState":
-        """Fresh per-run state (velocity zero)."""
-        return UpdateState(self)
+    def state(self, spared=()) -> "UpdateState":
+        """Fresh per-run state (velocity and moments zero); *spared*: the ``(lo, hi)`` ranges
+        of the flat vector that weight decay leaves alone (the 1-d parameters when
+        ``weight_decay_1d`` is false)."""
+        return UpdateState(self, spared)
 
 
 class UpdateState:
     """The server-side optimiser state of one run: ``step(delta, update, now)`` → the change."""
 
-    def __init__(self, config: ServerUpdate):
+    def __init__(self, config: ServerUpdate, spared=()):
         self.config = config
         self.velocity: np.ndarray | None = None
+        self.spared = tuple(spared) if config.spares_1d else ()
+        self.adam = (
+            Adam(
+                config.betas,
+                config.eps,
+                config.weight_decay,
+                config.optimizer == "adamw",
+                self.spared,
+            )
+            if config.optimizer != "sgd"
+            else None
+        )
 
     def lr_factor(self, update: int, now: float) -> float:
         """Schedule factor for update number *update* (1-based) at simulated time *now* (s)."""
         sch = self.config.schedule
         return sch.factor(update if sch.unit == "updates" else now)
 
-    def step(self, delta: np.ndarray, update: int, now: float) -> np.ndarray:
-        """The model change ``w_old − w_new`` for the rule's *delta* (ndarray (d,), not modified)."""
+    def step(
+        self,
+        delta: np.ndarray,
+        update: int,
+        now: float,
+        w: np.ndarray | None = None,
+        rate: float = 1.0,
+    ) -> np.ndarray:
+        """The model change ``w_old − w_new`` for the rule's *delta* (ndarray (d,), not
+        modified): update number *update* (1-based) at *now* (s), from the current model *w*
+        (d,; read by weight decay), *rate* the step's η (``delta = η·g``)."""
         cfg = self.config
+        factor = 1.0 if cfg.schedule.trivial else self.lr_factor(update, now)
+        if self.adam is not None:
+            return self.adam.step(np.divide(delta, rate), rate * factor, w)
+        if cfg.weight_decay:
+            delta = delta + decayed(w, rate * cfg.weight_decay, self.spared)
         if not cfg.schedule.trivial:
-            delta = self.lr_factor(update, now) * delta
+            delta = factor * delta
         if cfg.momentum:
             self.velocity, delta = (nesterov if cfg.nesterov else heavy_ball)(
                 self.velocity, delta, cfg.momentum
@@ -179,7 +233,8 @@ def read_update(
     ``lr_schedule`` (one of :data:`SCHEDULES`), ``lr_unit`` (``updates`` or
     ``seconds``), ``lr_decay``, ``lr_step``, ``lr_horizon`` (default: ``run.until``
     in seconds, ``run.max_updates`` in updates), ``lr_floor``, ``lr_warmup``,
-    ``momentum`` in [0, 1), ``nesterov``. Raises ScenarioError naming the key.
+    ``momentum`` in [0, 1), ``nesterov``, ``optimizer`` (:data:`~netsim.rules.optimizers.OPTIMIZERS`),
+    ``betas``, ``eps``, ``weight_decay``, ``weight_decay_1d``. Raises ScenarioError naming the key.
     """
     kind = table.get("lr_schedule", str, "constant", choices=SCHEDULES)
     unit = table.get("lr_unit", str, "updates", choices=UNITS)
@@ -217,7 +272,7 @@ def read_update(
             f"{warmup!r} is not allowed (must be > 0; leave it out for none)",
         )
     if not momentum_defined:
-        for key in ("momentum", "nesterov"):
+        for key in ("momentum", "nesterov", *_OPTIMIZER_KEYS):
             if table.has(key):
                 raise ScenarioError(
                     table.key(key),
@@ -234,5 +289,50 @@ def read_update(
     if use_nesterov and not momentum:
         raise ScenarioError(table.key("nesterov"), "needs momentum > 0")
     return ServerUpdate(
-        Schedule(kind, unit, decay, step, horizon, floor, warmup), momentum, use_nesterov
+        Schedule(kind, unit, decay, step, horizon, floor, warmup),
+        momentum,
+        use_nesterov,
+        **_read_optimizer(table),
     )
+
+
+_OPTIMIZER_KEYS = ("optimizer", "betas", "weight_decay", "weight_decay_1d")
+"""The optimizer's keys a rule without momentum refuses (``eps`` is DC-ASGD's own)."""
+
+
+def _read_optimizer(table: Table) -> dict:
+    """``optimizer``, ``betas``, ``eps``, ``weight_decay``, ``weight_decay_1d`` of a rule's
+    table (after its momentum), as ServerUpdate's keyword arguments; ScenarioError naming
+    the key."""
+    optimizer = table.get("optimizer", str, "sgd", choices=OPTIMIZERS)
+    betas = table.get("betas", list, [0.9, 0.999], item=float)
+    eps = table.get("eps", float, 1e-8)
+    weight_decay = table.get("weight_decay", float, 0.0, minimum=0.0)
+    decay_1d = table.get("weight_decay_1d", bool, True)
+    if optimizer == "sgd":
+        for key in ("betas", "eps"):
+            if table.has(key):
+                raise ScenarioError(table.key(key), "applies to optimizer = 'adam' or 'adamw' only")
+    else:
+        for key in ("momentum", "nesterov"):
+            if table.has(key):
+                raise ScenarioError(
+                    table.key(key),
+                    f"not used by optimizer = {optimizer!r}, which keeps its own moments "
+                    "(set betas instead)",
+                )
+    if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
+        raise ScenarioError(
+            table.key("betas"), f"{betas!r} is not allowed (two numbers, each 0 <= beta < 1)"
+        )
+    if not eps > 0:
+        raise ScenarioError(table.key("eps"), f"{eps!r} is not allowed (must be > 0)")
+    if table.has("weight_decay_1d") and not weight_decay:
+        raise ScenarioError(table.key("weight_decay_1d"), "needs weight_decay > 0")
+    return {
+        "optimizer": optimizer,
+        "betas": (float(betas[0]), float(betas[1])),
+        "eps": eps,
+        "weight_decay": weight_decay,
+        "decay_1d": decay_1d,
+    }

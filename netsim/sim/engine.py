@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+import weakref
 import zlib
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -140,6 +141,8 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
             if scenario.data.source in ("mnist", "libsvm")
             else "data.path"
             if scenario.data.source == "npz"
+            else "data.function"
+            if scenario.data.source == "callable"
             else "data"
         )
         what = (
@@ -177,7 +180,7 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     skewed = scenario.data.partition.method != "iid" or any(
         wc.labels is not None or wc.partition is not None for wc in scenario.workers
     )
-    if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz") or skewed:
+    if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz", "callable") or skewed:
         streams = Streams(scenario.run.seed)
         # the labels a partition cuts depend on the seed, except MNIST's (its files fix the split);
         # the sizes the other checks read do not
@@ -207,6 +210,10 @@ def prepare(scenario: Scenario) -> Prepared:
     model, w0 = _model(scenario, dataset, streams.rng("init"))
     if scenario.server is not None:  # before any run folder is claimed
         check_server_horizon(scenario.server, w0.size, scenario.run.until, scenario.path)
+    if scenario.model.backend == "torch":
+        from ..workload.torch_model import examples_in_dtype
+
+        dataset = examples_in_dtype(dataset, model)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)
 
@@ -235,7 +242,7 @@ def _model(
         w0 = model.init_weights(dataset.X_train.shape[1], rng) if spec.init == "he" else None
     if w0 is None:
         w0 = np.zeros(d) if spec.init == "zeros" else rng.normal(0.0, spec.init_scale, d)
-    return model, w0
+    return model, w0.astype(spec.master_dtype, copy=False)
 
 
 def _partition(
@@ -304,7 +311,8 @@ class Simulation:
         self.streams = Streams(scenario.run.seed)
         self.env = simpy.Environment()
         self.recorder = Recorder()
-        self._evaluated = None  # (model array, loss, accuracy, per-class) of the last evaluation
+        self._evaluated = None  # (weak reference to the model array, loss, accuracy, per-class)
+        # of the last evaluation: a weak one, so an old model is not kept for it
         self.stop = self.env.event()
         self.classes = scenario.worker_class_names()
         self.states = [WorkerState(i) for i in range(scenario.n_workers)]
@@ -319,6 +327,10 @@ class Simulation:
             run.max_updates,
             self._on_update if run.eval_every_updates else None,
         )
+        if self.rule.update.spares_1d:  # weight decay spares the 1-d parameters
+            self.ps.optimizer = self.rule.update.state(self.prepared.model.one_d_ranges())
+        self.model = self.prepared.model
+        """The model this run computes with (its own state once :meth:`begin` made it: buffers)."""
         self.grouping: dict | None = None
         self.started = False
         self.interrupted = ""
@@ -365,13 +377,13 @@ class Simulation:
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> None:
         """Append (update, time, training objective, test accuracy); costs no simulated time."""
-        ds, model, w = self.prepared.dataset, self.prepared.model, self.ps.average()
+        ds, model, w = self.prepared.dataset, self.model, self.ps.average()
         curve = self.recorder.curve
         if curve and curve[-1][0] == self.ps.version and curve[-1][1] == self.env.now:
             return
         X_test, y_test = self.eval_test
         last = self._evaluated
-        if last is not None and last[0] is w and curve[-1][0] == self.ps.version:
+        if last is not None and last[0]() is w and curve[-1][0] == self.ps.version:
             # the model is the very array evaluated last (no update, no replicas since):
             # its loss and accuracies are the same floats, not computed again
             loss, acc, per_class = last[1:]
@@ -382,7 +394,9 @@ class Simulation:
             per_class = class_accuracy(pred, y_test, ds.n_classes)
         else:  # a pilot: loss on a fixed subsample of the training set, no test accuracy
             loss, acc, per_class = float(model.loss(w, *self.eval_set)), float("nan"), None
-        self._evaluated = None if self.ps.replicas is not None else (w, loss, acc, per_class)
+        self._evaluated = (
+            None if self.ps.replicas is not None else (weakref.ref(w), loss, acc, per_class)
+        )
         curve.append((self.ps.version, float(self.env.now), loss, acc))
         if self.rule.replicated:  # 0 at the start, before the workers' models part
             self.recorder.consensus.append(self.ps.consensus_distance(w))
@@ -461,9 +475,9 @@ class Simulation:
         self._progress_cb = progress
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
-        prep.model.start_run(scenario.run.seed)
-        gradient = prep.model.gradient
-        residual = prep.model.residual if scenario.run.compact_gradients else None
+        self.model = model = prep.model.for_run(scenario.run.seed)
+        gradient = model.gradient
+        residual = model.residual if scenario.run.compact_gradients else None
         late = (
             residual is not None and self.rule.reads_current()
         )  # factors at the end: pre-emption wastes none
@@ -472,7 +486,7 @@ class Simulation:
         crew = None
         if not self.general_reason:
             comm = None if all(self.comm.instant) else self.comm
-            crew = LeanCrew(env, self.ps, prep.model, y, gather, comm)
+            crew = LeanCrew(env, self.ps, model, y, gather, comm)
         how = Computation(gradient, X, y, residual, gather, late)
         self.ps.lean = crew is not None
         with building():  # see netsim.sim.collector
@@ -553,7 +567,7 @@ class Simulation:
         if self.ps.last_finite is None:
             return
         version, w = self.ps.last_finite
-        model = self.prepared.model
+        model = self.model
         loss = float(model.loss(w, *self.eval_train))
         acc = float(model.accuracy(w, *self.eval_test))
         curve = self.recorder.curve
@@ -852,6 +866,7 @@ class Simulation:
             message=self.interrupted or ps.diverged or ps.stalled,
             wall_s=wall_s,
             final_w=self.ps.w,
+            model_info=self.model.export_info(),
             extra=extra,
         )
 

@@ -270,6 +270,7 @@ class LeanWorker(_Entry):
             return False
         self.st.enter(COMM, now)
         self.held = grad
+        self.w = None  # the model read is not needed while its gradient travels
         event.callbacks.append(then)
         return True
 

@@ -160,6 +160,9 @@ class Result:
     final_w: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
     label: str = ""
+    model_info: dict | None = field(default=None, repr=False)
+    """What a run folder's model file needs beside ``final_w`` (plain values and arrays:
+    ``Model.export_info``), or None."""
 
     @property
     def curve(self):

@@ -216,7 +216,7 @@ class ParameterServer:
         if len(pushes) == 1:
             self._step_one(delta, pushes[0], group, scale, owned)
             return
-        moved = self._new_model(delta, group, len(pushes), owned)
+        moved = self._new_model(delta, group, len(pushes), owned, scale)
         if moved is None:
             return
         before, now, previous, finite = moved
@@ -242,7 +242,7 @@ class ParameterServer:
 
         *owned*: *delta* is a new array nobody else holds (``lr * grad``), so the new model
         ``previous - delta`` may be written into it (the same numbers, one allocation fewer)."""
-        moved = self._new_model(delta, group, 1, owned)
+        moved = self._new_model(delta, group, 1, owned, scale)
         if moved is None:
             return
         before, now, previous, finite = moved
@@ -252,17 +252,20 @@ class ParameterServer:
         self.group_staleness[group] += stale
         self._updated(finite, previous, before + 1, now)
 
-    def _new_model(self, delta: np.ndarray, group: int, n: int, owned: bool = False):
-        """The update both steps share: ``w ← w − delta`` (after the schedule and momentum),
-        version + 1, and *group*'s update and gradient (*n*) counts. Returns (version before,
-        now s, the previous model, :func:`finite_sum` of the step), or None when the run has
-        stopped (nothing changes). *owned*: as in :meth:`_step_one`."""
+    def _new_model(
+        self, delta: np.ndarray, group: int, n: int, owned: bool = False, scale: float = 1.0
+    ):
+        """The update both steps share: ``w ← w − delta`` (after the schedule, momentum or
+        optimizer), version + 1, and *group*'s update and gradient (*n*) counts. Returns
+        (version before, now s, the previous model, :func:`finite_sum` of the step), or None
+        when the run has stopped (nothing changes). *owned*: as in :meth:`_step_one`; *scale*:
+        the step's rate relative to the rule's (its rate is ``scale · rule.lr``)."""
         if self.stop.triggered:
             return None
         before = self.version
         now = self.env.now
         if self.optimizer is not None:
-            delta = self.optimizer.step(delta, before + 1, now)
+            delta = self.optimizer.step(delta, before + 1, now, self.w, scale * self.rule.lr)
             owned = False  # the optimizer may keep it (momentum)
         previous = self.w
         finite = finite_sum(delta)  # before an owned delta is overwritten by the new model

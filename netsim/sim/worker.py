@@ -292,6 +292,7 @@ def worker_process(
             rows = sampler.next()
             if residual is None:
                 grad = gradient(w, gather(rows), y[rows])
+                w = job.w = None  # not held while the gradient travels (one copy per worker)
             elif late:
                 factor = residual(w, gather(rows), y[rows])
             if not instant:

@@ -299,6 +299,7 @@ def recommend(
     on_rung=None,
     on_progress=None,
     widen: int = 3,
+    scheduler=None,
     extrapolate: bool = False,
     safer: bool = False,
     tie: float = TIE,
@@ -319,14 +320,13 @@ def recommend(
         training rows the pilots evaluate the loss on (a fixed subsample).
     target : default ``run.target_loss``, else the highest loss any run of the lowest-loss
         finalist holds at the end of the last rung.
-    rule : the GSGD rule asking (hand groups, k_max, probe rounds, η grid centre, options
-        the pilots keep); default the scenario's ``[algorithms.gsgd]``.
-    alike : when > 0, groupings timed within ``e**alike`` of an earlier one are not raced
-        (:func:`netsim.tuning.progress.prune_alike`).
-    jobs : processes for the pilots (:mod:`netsim.tuning.pool`; None: the usable CPUs, at
-        most one per 4 candidates); the result is the same for any *jobs*.
-    on_rung, on_progress : called before each rung as ``on_rung(rung, rungs, candidates)``
-        (0-based; may raise to abandon the race) and ``on_progress(share)`` (:func:`_done_share`).
+    rule : the GSGD rule asking (groups, k_max, probe rounds, η, options); default the scenario's.
+    alike : > 0: groupings timed within ``e**alike`` of an earlier one are not raced (prune_alike).
+    jobs, scheduler : processes for the pilots (:mod:`netsim.tuning.pool`; None: the usable
+        CPUs, at most one per 4 candidates; the same result for any *jobs*), or a Dask
+        scheduler (address or Client) whose workers run them (:mod:`.dask_pool`).
+    on_rung, on_progress : ``on_rung(rung, rungs, candidates)`` before each rung (0-based; may
+        raise to abandon the race), ``on_progress(share)`` (:func:`_done_share`).
     widen : with the default grid and no *budget_s*, up to this many η steps beyond
         either end of the grid per grouping after the first rung (:func:`edge_steps`).
     extrapolate, safer, tie : rank by the loss headed for at the horizon (:func:`_headed_score`);
@@ -346,7 +346,7 @@ def recommend(
     horizons = _plan(scenario.run.until, measurement, len(pilots), factor, *plan)
     runner = _Runner.of(scenario, prepared, rule, pilots, horizons, replicates, eval_rows)
     how = _Halving(factor, finalists, widen, lrs, extrapolate, safer, tie)
-    finals = _race(runner, how, jobs, on_rung, on_progress)
+    finals = _race(runner, how, jobs, on_rung, on_progress, scheduler)
     chosen = _choose(scenario, horizons, finals, pilots, given_target, target, how, guard)
     pick, reason, target, source = chosen
     close = overlapping(pick, finals)  # the reason ends with how sure the race is: _sureness
@@ -601,7 +601,7 @@ class _Halving:
 
 
 def _race(
-    runner: _Runner, halving: _Halving, jobs: int | None, on_rung, on_progress=None
+    runner: _Runner, halving: _Halving, jobs: int | None, on_rung, on_progress=None, scheduler=None
 ) -> list[Pilot]:
     """Run the successive halving over *runner*'s pilots (new ones appended to its list
     when the grid is widened) and return the last rung's candidates; *on_rung* and
@@ -610,7 +610,13 @@ def _race(
     alive = list(range(len(pilots)))
     if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
         jobs = max(1, min(usable_cpus(), len(pilots) // 4))
-    with StickyPool(runner.work, jobs) as pool:  # one thread per native pool, in every process
+    if scheduler is not None:
+        from .dask_pool import DaskStickyPool
+
+        made: StickyPool = DaskStickyPool(runner.work, scheduler)
+    else:
+        made = StickyPool(runner.work, jobs)
+    with made as pool:  # one thread per native pool, in every process
         for r in range(len(horizons)):
             if on_progress is not None:
                 on_progress(_done_share(runner, halving, alive, r))

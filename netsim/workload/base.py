@@ -103,6 +103,17 @@ class Model:
         """Called as a run starts, with its seed: a model that draws random numbers while
         computing (dropout) restarts its draws here; the numpy models draw none."""
 
+    def export_info(self) -> dict:
+        """What a run folder's model file records beside the weights (plain values)."""
+        return {"backend": "numpy", "name": self.name}
+
+    def for_run(self, seed: int) -> "Model":
+        """The model one run of seed *seed* computes with (:meth:`start_run` called): itself
+        for a model without state of its own; a torch model gives a copy with its own
+        dropout draws and buffers."""
+        self.start_run(seed)
+        return self
+
     def _penalty(self, w: np.ndarray) -> float:
         return 0.5 * self.l2 * float(w @ w) if self.l2 else 0.0
 

@@ -56,8 +56,10 @@ LABELLINGS = {
     "libsvm": ("binary", "multiclass"),
     "synthetic": ("binary", "multiclass"),
     "npz": ("binary", "multiclass"),
+    "callable": ("binary", "multiclass"),
 }
-"""The labellings each data source takes (its first one is the default, but npz's is multiclass)."""
+"""The labellings each data source takes (its first one is the default, but npz's and
+callable's is multiclass)."""
 SOURCES = tuple(LABELLINGS)
 """Names accepted by :func:`load_dataset`."""
 
@@ -302,6 +304,13 @@ def _load_npz(path):
                     ) from None
     except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:  # truncated, unreadable
         raise ValueError(f"{path}: not a readable .npz file ({type(exc).__name__})") from None
+    return (*_checked(arrays, str(path)), str(path))
+
+
+def _checked(arrays, path: str):
+    """(X_tr, y_tr, X_te, y_te, k, shape) of the four arrays (examples (n, ...), labels (n,))
+    of :data:`NPZ_KEYS`: examples flattened to float64 rows, labels mapped to 0..k-1 in
+    sorted order; ValueError starting with *path* when they do not fit."""
     X_tr, y_tr, X_te, y_te = arrays
     for X, y, which in ((X_tr, y_tr, "train"), (X_te, y_te, "test")):
         if X.ndim < 2 or y.ndim != 1 or len(X) != len(y) or len(X) == 0:
@@ -327,16 +336,6 @@ def _load_npz(path):
         raise ValueError(
             f"{path}: X_train examples {X_tr.shape[1:]} and X_test examples {X_te.shape[1:]} differ"
         )
-    classes = _classes(path, y_tr, y_te)
-    ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
-    rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
-    shape = tuple(int(n) for n in X_tr.shape[1:])
-    return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape, str(path)
-
-
-def _classes(path, y_tr: np.ndarray, y_te: np.ndarray) -> np.ndarray:
-    """The sorted labels of *y_tr*; ValueError when fewer than two, or when *y_te* holds one
-    that *y_tr* does not."""
     classes = np.unique(y_tr)
     unseen = np.setdiff1d(np.unique(y_te), classes)
     if len(unseen):
@@ -348,7 +347,73 @@ def _classes(path, y_tr: np.ndarray, y_te: np.ndarray) -> np.ndarray:
         raise ValueError(
             f"{path}: every label is {classes[0]}: a classifier needs two classes or more"
         )
-    return classes
+    ys = [np.searchsorted(classes, y).astype(np.int64) for y in (y_tr, y_te)]
+    rows = [np.asarray(X, dtype=np.float64).reshape(len(X), -1) for X in (X_tr, X_te)]
+    shape = tuple(int(n) for n in X_tr.shape[1:])
+    return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape
+
+
+def _load_callable(function: tuple[str, str] | None):
+    """The data the user's function returns (*function*: ``("package.module:name", folder)``,
+    imported from the folder first): four arrays or tensors (a tuple in the order of
+    :data:`NPZ_KEYS` or a dict of them) or ``(train, test)`` datasets of ``(x, y)`` items
+    (a torch ``Dataset``); checked as an npz file's arrays. Returns
+    (X_tr, y_tr, X_te, y_te, k, shape, source)."""
+    from .torch_nets import load_attribute
+
+    spec, folder = function or ("", "")
+    make = load_attribute(spec, Path(folder) if folder else None, "package.module:function")
+    if not callable(make):
+        raise ValueError(f"{spec!r} is a {type(make).__name__}, not a function")
+    try:
+        out = make()
+    except (Exception, SystemExit) as exc:  # noqa: BLE001  the user's function: no traceback
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        raise ValueError(f"{spec} failed ({type(exc).__name__}: {text})") from None
+    if isinstance(out, dict) and set(NPZ_KEYS) <= set(out):
+        out = [out[k] for k in NPZ_KEYS]
+    if isinstance(out, (tuple, list)) and len(out) == 2:
+        out = [*_items(out[0], spec, "train"), *_items(out[1], spec, "test")]
+    if not (isinstance(out, (tuple, list)) and len(out) == 4):
+        raise ValueError(
+            f"{spec} returned {_what(out)}: expected (X_train, y_train, X_test, y_test) arrays "
+            "or tensors, a dict of them, or (train, test) datasets of (x, y) items"
+        )
+    arrays = [_array(a, spec, k) for a, k in zip(out, NPZ_KEYS)]
+    return (*_checked(arrays, spec), f"{spec} (from {folder})")
+
+
+def _what(value) -> str:
+    return (
+        f"{len(value)} values" if isinstance(value, (tuple, list)) else f"a {type(value).__name__}"
+    )
+
+
+def _array(value, spec: str, key: str) -> np.ndarray:
+    """*value* (an array, a tensor, a list) as a numeric ndarray; ValueError naming *key*."""
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    try:
+        out = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{spec}: {key} is not an array ({exc})") from None
+    if out.dtype == object:
+        raise ValueError(f"{spec}: {key} is an array of Python objects (numbers needed)")
+    return out
+
+
+def _items(dataset, spec: str, which: str) -> list[np.ndarray]:
+    """``[X, y]`` of a dataset of ``(x, y)`` items (``len`` and indexing: a torch Dataset)."""
+    try:
+        pairs = [dataset[i] for i in range(len(dataset))]
+        xs = np.stack([_array(x, spec, f"X_{which}") for x, _ in pairs])
+        ys = np.array([_array(y, spec, f"y_{which}").reshape(()).item() for _, y in pairs])
+    except (TypeError, ValueError, IndexError) as exc:
+        raise ValueError(
+            f"{spec}: the {which} dataset is not a sequence of (x, y) items of one shape "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from None
+    return [xs, ys]
 
 
 def _some(labels: np.ndarray, most: int = 6) -> str:
@@ -435,16 +500,17 @@ def load_dataset(
     sparse: bool = False,
     scale: bool = True,
     npz_path=None,
+    function: tuple[str, str] | None = None,
 ) -> Dataset:
     """Load data set *name* as a train/test :class:`Dataset`.
 
     Parameters
     ----------
-    name : {"digits", "mnist", "libsvm", "synthetic", "npz"}
-        scikit-learn's 8x8 digits (1797 rows, 64 features); the four original MNIST IDX files
-        (60000 + 10000 rows, 784 features); LIBSVM text files (default ``a9a`` / ``a9a.t``);
-        Gaussian features labelled by a noisy random linear teacher; the user's own arrays
-        (:data:`NPZ_KEYS`) in the file *npz_path*.
+    name : {"digits", "mnist", "libsvm", "synthetic", "npz", "callable"}
+        scikit-learn's 8x8 digits (1797 rows, 64 features); the MNIST IDX files (60000 +
+        10000 rows, 784 features); LIBSVM files (default ``a9a`` / ``a9a.t``); Gaussian
+        features labelled by a noisy linear teacher; the user's arrays (:data:`NPZ_KEYS`) in
+        the file *npz_path*, or returned by *function* ``("package.module:name", folder)``.
     data_dir : str or Path, optional
         The MNIST or LIBSVM files, or a parent of ``mnist/`` / ``a9a/``; default
         ``$NETSIM_DATA_DIR``.
@@ -452,13 +518,11 @@ def load_dataset(
         ``y = digit % 2`` (odd = 1, as in the GSGD paper; digit sources), all classes, or
         2-class data as is. Default: odd_even for digits, else binary for 2 classes.
     test_fraction : float in (0, 1), default 0.2: rows held out where there is no test set.
-    add_bias, sparse, scale : bool
-        A constant-1 column appended; CSR matrices; pixels scaled to [0, 1].
-    rng : numpy Generator or int, optional
-        Randomness of the split and of synthetic data (None: fresh entropy);
-        *n_samples*, *n_features*, *n_classes*: the synthetic problem's size.
-    libsvm_train, libsvm_test, n_features_libsvm
-        LIBSVM files (no test file: split off) and their feature count (a9a: 123).
+    add_bias, sparse, scale : bool: a constant-1 column; CSR matrices; pixels in [0, 1].
+    rng : numpy Generator or int, optional: the split and synthetic data (None: fresh
+        entropy); *n_samples*, *n_features*, *n_classes*: the synthetic problem's size.
+    libsvm_train, libsvm_test, n_features_libsvm: LIBSVM files (none for the test set: split
+        off) and their feature count (a9a: 123).
 
     Raises DataNotFoundError (missing files) or ValueError (a value not allowed, a bad file).
     """
@@ -474,8 +538,9 @@ def load_dataset(
     elif name == "mnist":
         X_tr, y_tr, X_te, y_te, source = _load_mnist(data_dir, scale)
         k, shape = 10, (1, 28, 28)
-    elif name == "npz":
-        X_tr, y_tr, X_te, y_te, k, shape, source = _load_npz(npz_path)
+    elif name in ("npz", "callable"):
+        loaded = _load_npz(npz_path) if name == "npz" else _load_callable(function)
+        X_tr, y_tr, X_te, y_te, k, shape, source = loaded
     elif name == "libsvm":
         X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(
             data_dir, libsvm_train, libsvm_test, n_features_libsvm

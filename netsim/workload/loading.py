@@ -67,4 +67,5 @@ def load_data(spec, rng: np.random.Generator) -> Dataset:
         libsvm_train=data_file(spec.train_file, spec),
         libsvm_test=data_file(spec.test_file, spec, "data.test_file"),
         npz_path=spec.path,
+        function=(spec.function, spec.function_dir) if spec.source == "callable" else None,
     )

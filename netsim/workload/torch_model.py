@@ -1,8 +1,9 @@
 """A PyTorch ``nn.Module`` as a netsim model: stateless math on a flat weight vector.
 
-The parameter server keeps every model as one flat float64 vector; for a torch module
-that vector is the module's parameters in ``torch.nn.utils.parameters_to_vector`` order
-(``module.parameters()`` order, each tensor flattened in C order). A gradient is taken
+The parameter server keeps every model as one flat vector, for a torch module in its
+``master_dtype`` (float32 unless set): the module's parameters in
+``torch.nn.utils.parameters_to_vector`` order (``module.parameters()`` order, each tensor
+flattened in C order). A gradient is taken
 at any vector with ``torch.func.functional_call``, so a worker computes at the version
 it pulled without touching the module's own parameters, and every rule, schedule and
 weighting of :mod:`netsim.rules` applies unchanged. torch is imported here only: the
@@ -11,10 +12,12 @@ rest of netsim imports this module when a scenario asks for ``backend = "torch"`
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +35,13 @@ except (
 ):  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
     torch = None
 
-__all__ = ["TorchModel", "make_torch_model", "EVAL_CHUNK_ROWS"]
+__all__ = [
+    "TorchModel",
+    "make_torch_model",
+    "build_module",
+    "examples_in_dtype",
+    "EVAL_CHUNK_ROWS",
+]
 
 EVAL_CHUNK_ROWS = 2048
 """Rows per forward pass when a loss or prediction runs over a whole data set (bounds
@@ -46,11 +55,13 @@ class TorchModel(Model):
     *c* is ``n_classes``, or 1 for two classes (the logit of class 1, trained with
     binary cross-entropy). The objective is the mean loss over the rows plus
     ``l2/2 ||w||^2``. Gradients are computed in training mode (``module.train()``),
-    losses and predictions in evaluation mode; buffers the forward pass reads (not
-    running statistics, which :func:`netsim.workload.torch_nets.check_module` refuses)
-    stay the module's own. Randomness inside the forward pass (dropout) is drawn from
-    torch's generator seeded with ``seed + k`` for the k-th gradient since
-    :meth:`start_run`, so a run is reproducible.
+    losses and predictions in evaluation mode. The module's buffers (batch norm's running
+    statistics) are one set per run (:meth:`for_run`), starting from the module's own:
+    every forward pass in training mode updates them in place, in the order the gradients
+    are computed, each at the parameters its worker read; evaluation reads them.
+    Randomness inside the forward pass (dropout) is drawn from torch's generator seeded
+    with ``seed + k`` for the k-th gradient since :meth:`start_run`, so a run is
+    reproducible.
 
     Parameters
     ----------
@@ -60,7 +71,9 @@ class TorchModel(Model):
     key : str, the model's name in per-model tables (``lr = { lenet5 = 0.1 }``).
     loss : one of :data:`netsim.workload.torch_nets.LOSSES`.
     l2 : float >= 0.
-    dtype : ``"float32"`` or ``"float64"``.
+    dtype : ``"float32"`` or ``"float64"``: the forward and backward passes.
+    master : ``"float32"``, ``"float64"`` or None (*dtype*): the dtype of the flat vectors
+        (models, gradients) the server and the rules work with.
     device : ``"cpu"`` or ``"cuda"``.
     stack : bool, default False
         Evaluate the gradients of workers that read one model and finish at one instant
@@ -79,6 +92,7 @@ class TorchModel(Model):
         dtype: str = "float32",
         device: str = "cpu",
         stack: bool = False,
+        master: str | None = None,
     ):
         super().__init__(l2, n_classes)
         self.name = key
@@ -88,6 +102,10 @@ class TorchModel(Model):
         self.dtype_name = dtype
         self.dtype = getattr(torch, dtype)
         self.device = torch.device(device)
+        self.master_name = master or dtype
+        self.master = np.dtype(self.master_name)
+        """numpy dtype of the flat vectors: the model, its gradients."""
+        self._master = getattr(torch, self.master_name)
         self.stacked = stack
         named = list(self.module.named_parameters())
         self._names = [n for n, _ in named]
@@ -95,6 +113,15 @@ class TorchModel(Model):
         self._sizes = [p.numel() for _, p in named]
         self._seed = 0
         self._draws = 0
+        self._initial_buffers = {n: b.detach().clone() for n, b in self.module.named_buffers()}
+        """The module's buffers as built: each run starts from them."""
+        self._buffers = {n: b.clone() for n, b in self._initial_buffers.items()}
+        """This run's buffers (passed to every forward pass, updated in place by training ones)."""
+        self.running_stats = any(
+            isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats
+            for m in self.module.modules()
+        )
+        """Whether a forward pass in training mode changes buffers (batch norm)."""
         self._stochastic = any(
             isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules()
         )
@@ -111,25 +138,61 @@ class TorchModel(Model):
         return sum(self._sizes)
 
     def initial_weights(self) -> np.ndarray:
-        """The module's own parameters as a flat float64 ndarray (n_params,)."""
+        """The module's own parameters as a flat ndarray (n_params,) of :attr:`master`."""
         with torch.no_grad():
             return (
                 torch.nn.utils.parameters_to_vector(self.module.parameters())
-                .double()
+                .to(self._master)
                 .cpu()
                 .numpy()
                 .copy()
             )
 
+    def one_d_ranges(self) -> list[tuple[int, int]]:
+        """``(lo, hi)`` index ranges of the flat vector holding the parameters of at most one
+        dimension (biases, norm scales and shifts): those weight decay may spare."""
+        out, lo = [], 0
+        for shape, size in zip(self._shapes, self._sizes):
+            if len(shape) <= 1:
+                out.append((lo, lo + size))
+            lo += size
+        return out
+
     def _params(self, flat: torch.Tensor) -> dict:
-        """Views of *flat* (n_params,) named and shaped as the module's parameters."""
-        return {
+        """Views of *flat* (n_params,) named and shaped as the module's parameters, and the
+        run's buffers."""
+        out = {
             n: t.view(s)
             for n, t, s in zip(self._names, torch.split(flat, self._sizes), self._shapes)
         }
+        if self._buffers:
+            out.update(self._buffers)
+        return out
+
+    def export_info(self) -> dict:
+        """What a run folder's model file records beside the weights: the data's example
+        shape and classes (to build the module again), the state dict's keys in order and
+        this run's buffers as arrays."""
+        return {
+            "backend": "torch",
+            "input_shape": list(self.input_shape),
+            "n_classes": int(self.n_classes),
+            "state_keys": list(self.module.state_dict().keys()),
+            "params": list(zip(self._names, self._shapes)),
+            "buffers": {n: b.detach().cpu().numpy().copy() for n, b in self._buffers.items()},
+        }
+
+    def buffers(self) -> dict:
+        """This run's buffers, name → tensor (batch norm's running statistics)."""
+        return self._buffers
 
     def _tensor(self, a: np.ndarray, dtype=None) -> torch.Tensor:
-        return torch.tensor(np.asarray(a), dtype=dtype or self.dtype, device=self.device)
+        """*a* as a tensor of *dtype* (default the module's): its own memory when it already
+        is one (a model snapshot, the minibatch scratch rows; never written), else a copy."""
+        a = np.asarray(a)
+        if not a.flags.writeable:  # torch warns of sharing a read-only array
+            return torch.tensor(a, dtype=dtype or self.dtype, device=self.device)
+        return torch.as_tensor(a, dtype=dtype or self.dtype, device=self.device)
 
     def _inputs(self, X) -> torch.Tensor:
         X = X.toarray() if hasattr(X, "toarray") else X
@@ -151,8 +214,18 @@ class TorchModel(Model):
         return self._objective(functional_call(self.module, self._params(flat), (x,)), y)
 
     def start_run(self, seed: int) -> None:
-        """Restart the draws of stochastic layers from *seed* (a run's first gradient)."""
+        """Restart the draws of stochastic layers from *seed* (a run's first gradient) and the
+        buffers from the module's own."""
         self._seed, self._draws = int(seed), 0
+        self._buffers = {n: b.clone() for n, b in self._initial_buffers.items()}
+
+    def for_run(self, seed: int) -> "TorchModel":
+        """This model for one run of seed *seed*: the same module and arithmetic, its own
+        dropout draws and buffers (so runs of one process, such as paused pilots, never
+        share running statistics)."""
+        run = copy.copy(self)
+        run.start_run(seed)
+        return run
 
     @contextmanager
     def _seeded_draws(self) -> Iterator[None]:
@@ -171,19 +244,19 @@ class TorchModel(Model):
 
     def gradient(self, w, X, y):
         """Gradient of :meth:`loss` at *w* (n_params,) on rows *X* (b, n_features) with
-        labels *y* (b,): a new float64 ndarray (n_params,)."""
+        labels *y* (b,): a new ndarray (n_params,) of :attr:`master`."""
         flat = self._tensor(w).requires_grad_(True)
         self.module.train()
         with self._seeded_draws():
             loss = self._data_loss(flat, self._inputs(X), self._tensor(y, torch.int64))
             (g,) = torch.autograd.grad(loss, flat)
-        g = g.to(torch.float64).cpu().numpy()
+        g = g.to(self._master).cpu().numpy()
         if self.l2:
             g += self.l2 * w
         return g
 
     def gradients(self, W, Xs, Ys):
-        """Gradients of k minibatches, float64 ndarray (k, n_params), by one
+        """Gradients of k minibatches, ndarray (k, n_params) of :attr:`master`, by one
         ``vmap`` of ``torch.func.grad``: row i equals ``gradient(W[i], Xs[i], Ys[i])``
         to rounding (the batched kernels sum in another order).
 
@@ -199,7 +272,7 @@ class TorchModel(Model):
             grad(self._data_loss), in_dims=(0 if len(W) > 1 else None, 0, 0), randomness="same"
         )
         with self._seeded_draws():
-            G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(torch.float64).cpu().numpy()
+            G = per(flats[0] if len(W) == 1 else flats, xs, ys).to(self._master).cpu().numpy()
         if self.l2:
             G += self.l2 * W
         return G
@@ -250,6 +323,32 @@ class TorchModel(Model):
         )
 
 
+def examples_in_dtype(dataset, model: TorchModel):
+    """*dataset* with its examples in the module's dtype (float32: half the memory, and no
+    conversion per minibatch; the values every gradient reads are the same), or itself."""
+    if model.dtype != torch.float32:
+        return dataset
+    return replace(
+        dataset,
+        X_train=dataset.X_train.astype(np.float32, copy=False),
+        X_test=dataset.X_test.astype(np.float32, copy=False),
+    )
+
+
+def build_module(spec, input_shape: tuple[int, ...], n_classes: int):
+    """The ``nn.Module`` of a ``[model]`` table (*spec*, a ModelSpec) for examples of
+    *input_shape* and *n_classes* labels, initialised under torch's current generator: a
+    built-in network, or the user's class imported from ``spec.module_dir`` first. Raises
+    what building raises (ValueError saying what is wrong with the spec)."""
+    if spec.module:
+        return load_module_class(spec.module, Path(spec.module_dir))(**spec.kwargs_dict())
+    options = {
+        "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
+        "mlp": {"hidden": spec.hidden},
+    }.get(spec.name, {})
+    return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
+
+
 def make_torch_model(
     spec, input_shape: tuple[int, ...], n_classes: int, seed: int, workers: int = 1
 ):
@@ -275,15 +374,7 @@ def make_torch_model(
     key = "model.module" if spec.module else "model.name"
 
     def build():
-        if spec.module:
-            return load_module_class(spec.module, Path(spec.module_dir))(**spec.kwargs_dict())
-        options = {
-            "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
-            "mlp": {"hidden": spec.hidden},
-        }.get(spec.name, {})
-        return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](
-            input_shape, n_classes, **options
-        )
+        return build_module(spec, input_shape, n_classes)
 
     try:
         _check_memory(build, key, input_shape, workers)
@@ -314,7 +405,14 @@ def make_torch_model(
         dtype=spec.dtype,
         device=spec.device,
         stack=spec.stack,
+        master=spec.master_dtype,
     )
+    if model.stacked and model.running_stats:
+        raise ScenarioError(
+            "model.stack",
+            "true cannot evaluate a module with running statistics (batch norm): each "
+            "gradient updates them in turn; leave stack out",
+        )
     _check_output(model, key, input_shape, n_classes)
     return model
 
@@ -413,7 +511,8 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
             f"{' or 1 for two classes' if n_classes == 2 else ''})",
         )
     y = np.arange(2) % n_classes
-    seeds = model._seed, model._draws  # a run's draws start where they would have
+    seeds = model._seed, model._draws  # a run's draws (and buffers) start where they would have
+    buffers = {n: b.clone() for n, b in model._buffers.items()}
     try:
         with torch.random.fork_rng(devices=[]):
             model.gradient(w, X, y)
@@ -425,6 +524,7 @@ def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int)
         ) from None
     finally:
         model._seed, model._draws = seeds
+        model._buffers = buffers
 
 
 def _first_line(exc: BaseException) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "cnn",
     "mlp",
     "load_module_class",
+    "load_attribute",
     "check_module",
 ]
 
@@ -174,16 +175,14 @@ def _forget_if_not_this(mod_name: str, folder: Path | None) -> None:
     importlib.invalidate_caches()
 
 
-def load_module_class(spec: str, folder: Path | None = None):
-    """The class named by *spec* ``"package.module:ClassName"``, imported from *folder*
-    (the scenario's) or the Python path; a module of *folder* is imported again when the
-    one imported before in this process is another file or was edited since. Raises
-    ValueError saying what is wrong."""
-    import torch
-
+def load_attribute(spec: str, folder: Path | None = None, form: str = "package.module:ClassName"):
+    """The object named by *spec* ``"package.module:name"``, imported from *folder* (the
+    scenario's) or the Python path; a module of *folder* is imported again when the one
+    imported before in this process is another file or was edited since. Raises
+    ValueError saying what is wrong (*form*: how *spec* should look)."""
     mod_name, sep, cls_name = spec.partition(":")
     if not sep or not mod_name or not cls_name:
-        raise ValueError(f"{spec!r} is not of the form 'package.module:ClassName'")
+        raise ValueError(f"{spec!r} is not of the form {form!r}")
     with _on_path(folder):
         try:
             _forget_if_not_this(mod_name, folder)
@@ -195,24 +194,24 @@ def load_module_class(spec: str, folder: Path | None = None):
                 f"module {mod_name!r} does not import ({type(exc).__name__}: {exc}); "
                 f"looked in {folder} and the Python path"
             ) from None
-    cls = getattr(mod, cls_name, None)
-    if cls is None:
+    found = getattr(mod, cls_name, None)
+    if found is None:
         raise ValueError(f"module {mod_name!r} has no {cls_name!r}")
+    return found
+
+
+def load_module_class(spec: str, folder: Path | None = None):
+    """The ``nn.Module`` subclass named by *spec* ``"package.module:ClassName"``
+    (:func:`load_attribute`). Raises ValueError saying what is wrong."""
+    import torch
+
+    cls = load_attribute(spec, folder)
     if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
         raise ValueError(f"{spec!r} is not a torch.nn.Module subclass")
     return cls
 
 
 def check_module(module) -> None:
-    """Refuse modules whose state is not all in their parameters: running statistics
-    (batch norm) change with every forward pass and would not travel with the model."""
-    import torch
-
-    for name, m in module.named_modules():
-        if isinstance(m, torch.nn.modules.batchnorm._NormBase) and m.track_running_stats:
-            raise ValueError(
-                f"layer {name or type(m).__name__!r} keeps running statistics, which a parameter "
-                "server does not share; use track_running_stats=False, GroupNorm or LayerNorm"
-            )
+    """Refuse modules with nothing to train."""
     if not any(p.requires_grad for p in module.parameters()):
         raise ValueError("the module has no trainable parameters")

@@ -26,7 +26,7 @@ class FakePS:
         self.version = 0
         self.sent = []
 
-    def step(self, delta, pushes, group):
+    def step(self, delta, pushes, group, scale=1.0, owned=False):
         self.w = self.w - delta
         self.version += 1
 

@@ -1,0 +1,94 @@
+"""Server optimizers beyond SGD: Adam and AdamW as pure math on flat vectors (ALGORITHMS.md §10.6).
+
+The server hands an optimizer the rule's aggregated gradient ``g`` (ndarray (d,)), the step's
+rate ``η`` (the rule's rate times its schedule factor and the step's own scale, e.g. a group
+weight) and the current model ``w``; one update is one optimizer step. The arithmetic is that of
+``torch.optim.Adam`` / ``AdamW`` (``foreach=False``), operation for operation where the flat
+form allows, in the dtype of ``g`` (Python scalars do not promote a float32 array):
+
+- Adam: ``g ← g + λ·w`` (λ = ``weight_decay``, on the decayed entries);
+  ``m ← m + (1 − β1)·(g − m)``; ``v ← β2·v + (1 − β2)·g·g``;
+  ``w ← w − (η / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + ε)``
+- AdamW: the same without λ in g, and ``w ← w − η·λ·w`` (decoupled decay) with the step.
+
+Weight decay may spare some entries (the 1-d parameters: biases, norm scales and shifts):
+*spared* is a list of ``(lo, hi)`` index ranges of the flat vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["OPTIMIZERS", "Adam", "decayed"]
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
+"""Server optimizers (``[algorithms.X] optimizer``)."""
+
+
+def decayed(w: np.ndarray, rate: float, spared) -> np.ndarray:
+    """``rate · w`` with the entries of the ranges *spared* ``[(lo, hi), ...]`` zero; a new
+    array of *w*'s dtype and shape (d,)."""
+    out = np.multiply(w, rate)
+    for lo, hi in spared:
+        out[lo:hi] = 0
+    return out
+
+
+class Adam:
+    """The moments of one run and the step they give.
+
+    Parameters
+    ----------
+    betas : (β1, β2), each in [0, 1).
+    eps : ε > 0.
+    weight_decay : λ >= 0.
+    decoupled : True for AdamW (decay the model), False for Adam (decay added to g).
+    spared : ranges ``(lo, hi)`` of entries weight decay leaves alone.
+    """
+
+    def __init__(self, betas, eps: float, weight_decay: float, decoupled: bool, spared=()):
+        self.beta1, self.beta2 = (float(b) for b in betas)
+        self.eps = float(eps)
+        self.weight_decay = float(weight_decay)
+        self.decoupled = decoupled
+        self.spared = tuple(spared)
+        self.m: np.ndarray | None = None
+        self.v: np.ndarray | None = None
+        self.t = 0
+
+    def step(self, g: np.ndarray, rate: float, w: np.ndarray) -> np.ndarray:
+        """The model change ``w_old − w_new`` (new array (d,)) of one step on gradient *g*
+        (d,), which may be overwritten, at rate *rate* from model *w* (d,)."""
+        wd = self.weight_decay
+        if wd and not self.decoupled:
+            g += decayed(w, wd, self.spared)
+        if self.m is None:
+            self.m, self.v = np.zeros_like(g), np.zeros_like(g)
+        m, v = self.m, self.v
+        self.t += 1
+        _lerp(m, g, 1.0 - self.beta1)
+        v *= self.beta2
+        square = np.multiply(g, 1.0 - self.beta2)  # torch's addcmul: (value · g) · g
+        square *= g
+        del g
+        v += square
+        denom = np.sqrt(v, out=square)
+        denom /= (1.0 - self.beta2**self.t) ** 0.5
+        denom += self.eps
+        step = np.divide(m, denom, out=denom)
+        step *= rate / (1.0 - self.beta1**self.t)
+        if wd and self.decoupled:
+            step += decayed(w, rate * wd, self.spared)
+        return step
+
+
+def _lerp(m: np.ndarray, g: np.ndarray, weight: float) -> None:
+    """``m ← lerp(m, g, weight)`` in place, as torch's ``lerp_`` computes it: ``m + weight·(g − m)``
+    for weight < 0.5, else ``g − (g − m)·(1 − weight)``."""
+    gap = np.subtract(g, m)
+    if weight < 0.5:
+        gap *= weight
+        m += gap
+    else:
+        gap *= 1.0 - weight
+        np.subtract(g, gap, out=m)

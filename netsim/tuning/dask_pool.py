@@ -1,0 +1,102 @@
+"""The race's pilots on a Dask cluster: one actor per Dask worker, each keeping its paused pilots.
+
+:class:`DaskStickyPool` has :class:`~netsim.tuning.pool.StickyPool`'s ``run`` (the same
+placement: a pilot's tasks go to the actor where it first ran, the others longest first to
+the least loaded), with Dask actors in place of forked processes. Each actor receives
+``work`` once (the pilots' scenario, data and initial model) and runs with every native
+thread pool limited to one thread, as the pool's processes do, so the outcomes, and the
+pick, are those of a local race. Workers need netsim installed and the data at the same
+paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+
+from ..errors import ScenarioError
+from .pool import StickyPool
+
+__all__ = ["DaskStickyPool", "SchedulerError"]
+
+
+class SchedulerError(ScenarioError):
+    """The Dask scheduler cannot be used (``distributed`` missing, unreachable, no workers):
+    a ScenarioError of ``--scheduler`` (one line, exit status 2)."""
+
+    def __init__(self, message: str):
+        super().__init__("--scheduler", message)
+
+
+class _Host:
+    """A Dask actor holding ``work`` and the state it keeps between calls (paused pilots)."""
+
+    def __init__(self, work: Callable):
+        from threadpoolctl import threadpool_limits
+
+        self.work = work
+        self.limits = threadpool_limits(1)
+
+    def run(self, batch: list) -> list:
+        return [self.work(task) for task in batch]
+
+
+def _client(scheduler):
+    """(``distributed.Client``, whether this pool owns it) for an address or a Client."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SchedulerError(
+            "needs the 'distributed' package: pip install 'netsim[dask]'"
+        ) from None
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    try:
+        return Client(scheduler, timeout="10s", set_as_default=False), True
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SchedulerError(f"cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None
+
+
+class DaskStickyPool(StickyPool):
+    """``work(task)`` over batches of tasks on one actor per worker of the Dask cluster at
+    *scheduler* (an address ``tcp://host:8786`` or a ``distributed.Client``)."""
+
+    def __init__(self, work: Callable, scheduler):
+        super().__init__(work, 1)
+        self.client, self._own = _client(scheduler)
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        if not workers:
+            self.close()
+            raise SchedulerError(f"the Dask cluster at {scheduler!r} has no worker")
+        self.jobs = len(workers)
+        with self.client.as_current():  # actors reach their workers through this client
+            self.hosts = [
+                self.client.submit(_Host, work, workers=[w], actor=True, pure=False).result()
+                for w in workers
+            ]
+
+    def run(
+        self,
+        tasks: Sequence,
+        keys: Sequence[Hashable | None],
+        costs: Sequence[float],
+        moved: Sequence[float] | None = None,
+    ) -> list:
+        """Outcomes of ``work(task)`` for every task, in task order (as ``StickyPool.run``)."""
+        where = self.assign(keys, costs, moved)
+        batches = {p: [j for j in range(len(tasks)) if where[j] == p] for p in range(self.jobs)}
+        out: list = [None] * len(tasks)
+        with self.client.as_current():
+            pending = {
+                p: self.hosts[p].run([tasks[j] for j in js]) for p, js in batches.items() if js
+            }
+            for p, future in pending.items():
+                for j, value in zip(batches[p], future.result()):
+                    out[j] = value
+        return out
+
+    def close(self, kill: bool = False) -> None:
+        """Let the actors go (their pilots with them); close a client this pool opened."""
+        self.hosts = []
+        if getattr(self, "_own", False):
+            self.client.close()
+            self._own = False
