@@ -1306,6 +1306,7 @@ def validate(
         f"data {sc.data.source}, model {sc.model.module or sc.model.name}"
         f"{' (torch)' if sc.model.backend == 'torch' else ''}, algorithms {', '.join(sc.rules)}",
         highlight=False,
+        soft_wrap=True,  # one line whatever the path's length (scripts read it)
     )
 
 
