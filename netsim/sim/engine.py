@@ -36,7 +36,7 @@ from .records import (
     idle_pct,
 )
 from .server import ParameterServer
-from .servicequeue import install
+from .servicequeue import check_server_model, install
 from .summary import run_extras
 from .worker import (
     COMM,
@@ -201,6 +201,7 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
             del dataset
         if skewed:
             _partition(scenario, y, n_labels, streams.rng("shards"))
+    check_server_model(scenario, labels)  # [server]: no update longer than the run
 
 
 def prepare(scenario: Scenario) -> Prepared:

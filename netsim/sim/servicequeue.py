@@ -30,7 +30,7 @@ from itertools import accumulate
 from ..config.server import check_server_horizon
 from ..workload.servertime import ServerCosts, draw, send_offsets
 
-__all__ = ["ServiceQueue", "install", "SERVER_ROW", "BUSY"]
+__all__ = ["ServiceQueue", "install", "check_server_model", "SERVER_ROW", "BUSY"]
 
 SERVER_ROW = -1
 """The worker id of the server's row in the timeline spans."""
@@ -240,3 +240,30 @@ def install(env, ps, scenario, comm, rng) -> ServiceQueue | None:
     )
     ps.recorder.server_wait, ps.recorder.server_service = [], []
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
+
+
+def check_server_model(scenario, memo: dict | None = None) -> None:
+    """``validate``'s (and a sweep's) :func:`check_server_horizon` of *scenario*, before any
+    run: the model's parameter count from the data's features (numpy models; a torch
+    network is counted when the run is built, still before anything is written). *memo*
+    keeps each data spec's (features, classes) across the points of a sweep."""
+    spec = scenario.server
+    if spec is None or scenario.model.backend != "numpy":
+        return
+    if not (spec.gradient_time_per_param or spec.apply_time_per_param):
+        return
+    from ..rng import Streams
+    from ..workload.models import make_model
+    from .engine import load_checked
+
+    key = ("server: features, classes", scenario.data)
+    if memo is not None and key in memo:
+        features, classes = memo[key]
+    else:
+        dataset = load_checked(scenario, Streams(scenario.run.seed).rng("data"))
+        features, classes = dataset.X_train.shape[1], dataset.n_classes
+        if memo is not None:
+            memo[key] = (features, classes)
+    m = scenario.model
+    d = make_model(m.name, l2=m.l2, n_classes=classes, hidden=m.hidden).n_params(features)
+    check_server_horizon(spec, d, scenario.run.until, scenario.path)

@@ -291,7 +291,7 @@ def test_an_update_longer_than_the_run_is_refused():
         ("apply_time_per_param = 1.0", "server.apply_time_per_param", "64 parameters = 64"),
     ],
 )
-@pytest.mark.parametrize("command", ["run", "compare"])
+@pytest.mark.parametrize("command", ["validate", "run", "compare", "sweep"])
 def test_cli_refuses_in_one_line_and_writes_nothing(tmp_path, table, key, text, command):
     from typer.testing import CliRunner
 
@@ -304,7 +304,9 @@ def test_cli_refuses_in_one_line_and_writes_nothing(tmp_path, table, key, text, 
         f"[server]\n{table}\n"
     )
     out = tmp_path / "out"
-    res = CliRunner().invoke(app, [command, str(path), "--no-live", "--out", str(out)])
+    args = [command, str(path)]
+    args += {"validate": [], "sweep": ["--grid", "run.seed=1,2"]}.get(command, ["--no-live"])
+    res = CliRunner().invoke(app, args + ([] if command == "validate" else ["--out", str(out)]))
     assert res.exit_code == 2, res.output
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, res.stderr
