@@ -26,6 +26,7 @@ from ..workload.torch_nets import LOSSES as TORCH_LOSSES
 from ..workload.torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
 from .events import ClusterEvent, parse_events
 from .network_plan import SHIPPED_TOPOLOGIES, NetworkPlan, find_topology_file, parse_network
+from .server import ServerSpec, parse_server
 
 __all__ = [
     "Scenario",
@@ -225,6 +226,8 @@ class Scenario:
     events: tuple[ClusterEvent, ...] = ()
     overrides: tuple[str, ...] = ()
     """The ``KEY=VALUE`` overrides applied to the file, in order (``--set``, ``--seed``, ...)."""
+    server: ServerSpec | None = None
+    """The ``[server]`` table (None: the server takes no time); see :mod:`netsim.config.server`."""
 
     @property
     def n_workers(self) -> int:
@@ -503,6 +506,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
         run = replace(run, algorithm=next(iter(rules)))  # the first configured rule
     _check_rule_budget(run, rules, start)
     network = _network(top, path, workers, run.seed)
+    server = parse_server(top, network is not None)
     _check_compact(run, model, rules)
     events = parse_events(
         top.get("events", list, []),
@@ -523,7 +527,9 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     rows = _train_rows(data)
     if rows is not None:
         check_rows(rows, start, data)
-    return Scenario(str(path), name, run, data, model, workers, rules, raw, network, events)
+    return Scenario(
+        str(path), name, run, data, model, workers, rules, raw, network, events, server=server
+    )
 
 
 def _network(top: Table, path: Path, workers: list, seed: int):

@@ -35,6 +35,10 @@ _JSON = {
 TIME = "time unit (run.time_unit, s by default)"
 _UNITS = [  # (regex on the key, unit); first match wins
     (r"^run\.(until|eval_every|timeline_until)$", TIME),
+    (r"^server\.\w+_per_param$", "time units per parameter"),
+    (r"^server\.\w+_per_byte$", "time units per byte"),
+    (r"^server\.\w+_time$", TIME),
+    (r"^server\.parallel_sends$", "count"),
     (r"latency|_s$|interval|duration|timeout|^events\[\]\.time$", "s"),
     (r"regroup_every$", "updates"),
     (r"bytes", "bytes"),
@@ -283,6 +287,7 @@ _SECTIONS = (
     "model",
     "workers",
     "network",
+    "server",
     "events",
     "algorithms",
 )

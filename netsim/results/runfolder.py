@@ -60,6 +60,8 @@ __all__ = [
 
 CURVE = ("update", "sim_time", "loss", "test_accuracy")
 UPDATES = ("version", "sim_time", "worker", "group", "staleness")
+SERVER_UPDATES = UPDATES + ("server_wait", "server_service")
+"""``updates.csv``'s columns with a server that takes time (``[server]``)."""
 DROPPED = ("sim_time", "worker", "version_read", "reason")
 TIMELINE = ("worker", "phase", "start", "end")
 RUN_FILES = (
@@ -329,6 +331,14 @@ class _Table:
             raise
         self.size += len(data)
 
+    def widen(self, header) -> None:
+        """Start the file again with *header* when no row is written yet (else nothing)."""
+        if self.done == 0 and self.header != header:
+            self.close()
+            self.header = header
+            self.size = 0
+            self._open()
+
     def write(self, rows) -> None:
         """Append *rows* (lists of values already formatted) in one write."""
         if not rows:
@@ -420,18 +430,18 @@ class RunWriter:
             len(rec.version), len(rec.time), len(rec.worker), len(rec.group), len(rec.staleness)
         )
         i = self.updates.done
-        self.updates.write(
-            [
-                list(r)
-                for r in zip(
-                    rec.version[i:n],
-                    map(repr, rec.time[i:n]),
-                    rec.worker[i:n],
-                    rec.group[i:n],
-                    rec.staleness[i:n],
-                )
-            ]
-        )
+        columns = [
+            rec.version[i:n],
+            map(repr, rec.time[i:n]),
+            rec.worker[i:n],
+            rec.group[i:n],
+            rec.staleness[i:n],
+        ]
+        if rec.server_wait is not None:  # a server that takes time: its two columns
+            self.updates.widen(SERVER_UPDATES)
+            n = min(n, len(rec.server_wait), len(rec.server_service))
+            columns += [map(repr, rec.server_wait[i:n]), map(repr, rec.server_service[i:n])]
+        self.updates.write([list(r) for r in zip(*columns)])
         self.updates.done = n
         n = min(
             len(rec.drop_time), len(rec.drop_worker), len(rec.drop_version), len(rec.drop_reason)
@@ -624,6 +634,15 @@ def _rows(path: Path) -> list[list[str]]:
         raise FolderError(f"{path}: not readable CSV ({exc})") from None
 
 
+def _header(path: Path) -> list[str]:
+    """The header row of a CSV file ([] when unreadable or empty)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            return next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
 def _columns(path: Path, names, kinds) -> dict:
     """Columns of a CSV file with a header row; FolderError naming the file and line
     when it is unreadable or a cell is not of its column's type."""
@@ -677,6 +696,12 @@ def read_run(
     summary = _check_summary(_read_json(path / "summary.json"), path / "summary.json")
     curve = _columns(path / "curve.csv", CURVE, (int, float, float, float))
     updates = _columns(path / "updates.csv", UPDATES, (int, float, int, int, int))
+    if _header(path / "updates.csv") == list(SERVER_UPDATES):
+        updates.update(
+            _columns(
+                path / "updates.csv", SERVER_UPDATES, (int, float, int, int, int, float, float)
+            )
+        )
     check_complete(path, summary, len(curve["update"]), len(updates["version"]))
     timeline = None
     if (path / "timeline.csv").is_file():
@@ -721,6 +746,9 @@ def from_result(result: Result, path: Path | None = None, summary: dict | None =
         "group": np.array(rec.group, dtype=int),
         "staleness": np.array(rec.staleness, dtype=int),
     }
+    if rec.server_wait is not None:
+        updates["server_wait"] = np.array(rec.server_wait, dtype=float)
+        updates["server_service"] = np.array(rec.server_service, dtype=float)
     timeline = None
     if rec.spans:
         spans = sorted(rec.spans, key=lambda s: (s[0], s[2]))

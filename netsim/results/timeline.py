@@ -1,4 +1,5 @@
-"""Worker timelines (the paper's Figs. 2 and 4): one row per worker, coloured phase spans."""
+"""Worker timelines (the paper's Figs. 2 and 4): one row per worker, coloured phase spans,
+and the server's busy periods when it takes time (``[server]``)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,23 @@ __all__ = [
     "MAX_ROWS",
 ]
 
-PHASE_COLORS = {"compute": "#3a76b0", "comm": "#e8912d", "idle": "#e3e3e3", "down": "#b03a2e"}
+PHASE_COLORS = {
+    "compute": "#3a76b0",
+    "comm": "#e8912d",
+    "idle": "#e3e3e3",
+    "down": "#b03a2e",
+    "busy": "#6b4c9a",
+}
 UPDATE_COLOR = "#222222"
 PHASE_NAMES = {
     "compute": "compute",
     "comm": "communication (pull / push)",
     "idle": "idle (waiting for a model)",
     "down": "down (crashed)",
+    "busy": "server busy ([server])",
 }
+SERVER_ROW = -1
+"""The timeline's worker id of the server's busy spans (a server that takes time)."""
 DPI = 150
 """Dots per inch of PNG figures unless another is asked for."""
 MAX_ROWS = 48
@@ -83,7 +93,10 @@ def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
     classes = [w["worker_class"] for w in run.summary["workers"]]
     shown = _rows(len(classes))
     row_of = {int(w): i for i, w in enumerate(shown)}
-    keep = (tl["end"] > a) & (tl["start"] < b) & np.isin(tl["worker"], shown)
+    server = bool((tl["worker"] == SERVER_ROW).any())
+    if server:  # the server's busy periods, on a row above the updates
+        row_of[SERVER_ROW] = -2
+    keep = (tl["end"] > a) & (tl["start"] < b) & np.isin(tl["worker"], list(row_of))
     for code, phase in enumerate(PHASES):
         sel = keep & (tl["phase"] == code)
         for w in np.unique(tl["worker"][sel]):
@@ -115,13 +128,13 @@ def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
                     color=UPDATE_COLOR,
                     clip_on=True,
                 )
-    ax.set_ylim(len(shown) - 0.5, -1.5)
+    ax.set_ylim(len(shown) - 0.5, -2.5 if server else -1.5)
     ax.set_xlim(a, b)
     step = max(1, len(shown) // 24)
     ticks = np.arange(0, len(shown), step)
     ax.set_yticks(
-        np.r_[-1, ticks],
-        ["PS update"] + [f"{shown[i]} {classes[shown[i]]}" for i in ticks],
+        np.r_[[-2] if server else [], -1, ticks],
+        ["PS busy"] * server + ["PS update"] + [f"{shown[i]} {classes[shown[i]]}" for i in ticks],
         fontsize="x-small",
     )
     ax.set_ylabel(
@@ -160,9 +173,11 @@ def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None,
         _panel(ax, run, window)
     unit = "/".join(dict.fromkeys(r.summary.get("time_unit", "s") for r in runs))
     axes[-1].set_xlabel(f"simulated time ({unit})")
-    shown = ["compute", "comm", "idle"] + (
-        ["down"] if any((r.timeline["phase"] == PHASES.index("down")).any() for r in runs) else []
-    )
+    shown = ["compute", "comm", "idle"] + [
+        p
+        for p in ("down", "busy")
+        if any((r.timeline["phase"] == PHASES.index(p)).any() for r in runs)
+    ]
     handles = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
     handles.append(
         Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS")

@@ -3,8 +3,8 @@
 The trace (the "Trace Event Format" that ui.perfetto.dev and chrome://tracing
 open) has one process per run, one track (thread) per worker plus one for the
 parameter server; each timeline span becomes a complete event (``ph = "X"``)
-named ``compute``, ``comm``, ``idle`` or ``down``; each model update an instant
-event on the PS track, and each recorded scenario event (regroup, crash, ...)
+named ``compute``, ``comm``, ``idle`` or ``down`` (and ``busy`` on the PS track: the
+server's busy periods, when it takes time); each model update an instant event on the PS track, and each recorded scenario event (regroup, crash, ...)
 an instant event across the run. One simulated time unit is drawn as one second
 (timestamps are in microseconds, as the format requires).
 """

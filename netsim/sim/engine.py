@@ -34,6 +34,7 @@ from .records import (
     idle_pct,
 )
 from .server import ParameterServer
+from .servicequeue import install
 from .summary import run_extras
 from .worker import (
     COMM,
@@ -333,6 +334,7 @@ class Simulation:
         )
         self.ps.comm = self.comm
         self.ps.rng = self.streams.rng("peers")
+        self.service = install(self.env, self.ps, scenario, self.comm, self.streams.rng("server"))
         self.link_events_left = sum(event.kind == "link" for event in scenario.events)
         self.cut: dict[int, tuple[float, float]] = {}
         """Workers cut off from the PS: (pull, push) shortest times (s), one longer than
@@ -781,12 +783,16 @@ class Simulation:
             return
         for st in self.states:
             st.spans = self.recorder.spans
+        if self.service is not None:
+            self.service.spans = self.recorder.spans
         if until > 0:
 
             def stop_recording(_):
                 for st in self.states:
                     st.enter(st.phase, self.env.now)
                     st.spans = None
+                if self.service is not None:
+                    self.service.close_spans(self.env.now)
 
             self.env.timeout(until).callbacks.append(stop_recording)
 
@@ -810,6 +816,9 @@ class Simulation:
         if ps.stalled:
             ended["stalled_at"] = {"sim_time": now, "waiting_for": ps.stalled_on}
         extra = run_extras(self.scenario, data, self.rule, self.grouping, ended)
+        if self.service is not None:
+            self.service.close_spans(now)
+            extra["server"] = self.service.summary(now)
         if self.net is not None:
             plan = self.scenario.network
             extra["network"] = {
@@ -951,6 +960,8 @@ def lean_blocker(scenario: Scenario, rule, comm) -> str:
         return "timed events"
     if scenario.run.compact_gradients:
         return "compact gradients"
+    if scenario.server is not None:
+        return "a server that takes time ([server])"
     return ""
 
 

@@ -26,8 +26,9 @@ __all__ = [
 ]
 
 
-PHASES = ("idle", "comm", "compute", "down")
-"""Worker phase names; a timeline span's phase is an index into this tuple."""
+PHASES = ("idle", "comm", "compute", "down", "busy")
+"""Worker phase names (and ``busy``, the server's row: worker -1, see
+:mod:`netsim.sim.servicequeue`); a timeline span's phase is an index into this tuple."""
 
 
 class Recorder:
@@ -61,6 +62,11 @@ class Recorder:
         squared distance of the workers' models to their average (the curve's model)."""
         self.events: list[dict] = []
         self.spans: list[tuple[int, int, float, float]] = []
+        self.server_wait: list[float] | None = None
+        self.server_service: list[float] | None = None
+        """With a server that takes time (``[server]``), per applied gradient: the queue wait
+        of the job that made its update, and that job's service up to the end of the update's
+        apply (time units); None otherwise."""
 
     def applied(
         self,
@@ -100,8 +106,9 @@ class Recorder:
 
     def trim(self) -> None:
         """Cut the columns to their common length (after a run was interrupted mid-append)."""
+        server = ("server_wait", "server_service") if self.server_wait is not None else ()
         for names in (
-            ("time", "worker", "group", "staleness", "version", "weight"),
+            ("time", "worker", "group", "staleness", "version", "weight", *server),
             ("drop_time", "drop_worker", "drop_version", "drop_reason"),
         ):
             n = min(len(getattr(self, name)) for name in names)

@@ -95,6 +95,9 @@ class ParameterServer:
         """The run's communication model, for worker-to-worker messages (set by the engine)."""
         self.rng: np.random.Generator | None = None
         """The rule's random stream (peers chosen at random; set by the engine)."""
+        self.service = None
+        """The server's queue when it takes time (:mod:`netsim.sim.servicequeue`): pushes,
+        timers and sends then go through it; None: the server answers at once."""
         self.lean = False
         """The workers are lean callbacks (:mod:`netsim.sim.lean`): none can be pre-empted or inspected."""
         self.reset_groups(len(rule.groups))
@@ -110,7 +113,15 @@ class ParameterServer:
         return self.env.now
 
     def receive(self, push: Push) -> None:
-        """A push arrived: the worker's gradient is handed to the rule."""
+        """A push arrived: the worker's gradient is handed to the rule (through the server's
+        queue when it takes time)."""
+        if self.service is not None:
+            self.service.arrive(push)
+            return
+        self.serve(push)
+
+    def serve(self, push: Push) -> None:
+        """Hand *push* to the rule now."""
         self.workers[push.worker].pushed += 1
         self.rule.on_push(self, push)
         if self.watch is not None:
@@ -278,7 +289,15 @@ class ParameterServer:
             self.stop.succeed("max_updates")
 
     def send(self, workers) -> None:
-        """Let each worker start its next iteration on the current model.
+        """Let each worker start its next iteration on the current model: at once, or
+        when the server's model messages are out (a server that takes time)."""
+        if self.service is not None:
+            self.service.post(workers)
+            return
+        self.release(workers)
+
+    def release(self, workers) -> None:
+        """Each of *workers* receives the current model now.
 
         A waiting worker receives ``(w, version)`` now; a busy one takes the model
         current when it becomes free; a crashed one gets nothing (the rule's
@@ -371,7 +390,10 @@ class ParameterServer:
     def call_later(self, delay: float, callback) -> None:
         """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
 
-        def fire(_event):
+        def fire(_event=None):
+            if _event is not None and self.service is not None:
+                self.service.later(fire)  # the server gets to it when it is free
+                return
             callback()
             if self.watch is not None:
                 self.watch()

@@ -142,6 +142,10 @@ class Summary(TypedDict):
     """A diverged run's last evaluation with a finite loss."""
     stalled_at: NotRequired[dict]
     """``sim_time`` and the workers (``waiting_for``) a stalled run waited for."""
+    server: NotRequired[dict]
+    """A server that takes time (``[server]``): ``busy_pct``, ``mean_queue`` (jobs waiting,
+    time-averaged), ``mean_wait`` and ``mean_service`` per push served, ``pushes_served``,
+    ``sends`` (model messages)."""
     real: NotRequired[dict]
     """Real runs: the measured pace (medians, 95th percentiles in s) and the processes."""
 

@@ -1,0 +1,236 @@
+"""A parameter server that takes time: one thread serving a FIFO queue (docs/SERVER.md).
+
+Without a ``[server]`` table the server answers every push in zero simulated time
+(:class:`~netsim.sim.server.ParameterServer` calls the rule at the push's arrival). With
+one, :func:`install` puts a :class:`ServiceQueue` in front of the rule. Each *job* is a push
+that arrived, a rule timer that fired, or model messages the rule asked for outside a job
+(the initial models, a worker back from a crash). The server serves one job at a time, in
+arrival order:
+
+1. a push costs its *intake* (``gradient_time + gradient_time_per_param · d``);
+2. the job is handed to the rule at the end of the intake (a timer or a send at the start of
+   its service): the rule reads the server as it is then, and what it answers takes effect
+   at once (the model changes, the update is recorded at that instant);
+3. each update it made costs an *apply* (``apply_time + apply_time_per_param · d``);
+4. the model messages it released go out ``parallel_sends`` at a time, each costing
+   ``send_time + send_time_per_byte · bytes`` (and its bits on the server's own link when
+   ``bandwidth`` is set): a worker's message is handed over (its pull follows, as without a
+   server) when it is out. Nothing changes the model while the server is busy, so the model
+   a worker receives is the one current when its message left.
+
+The server is busy from the start of the intake to the last message out; a job that
+arrives meanwhile waits. The times are drawn by :mod:`netsim.workload.servertime`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from itertools import accumulate
+
+from ..config.server import check_server_horizon
+from ..workload.servertime import ServerCosts, draw, send_offsets
+
+__all__ = ["ServiceQueue", "install", "SERVER_ROW", "BUSY"]
+
+SERVER_ROW = -1
+"""The worker id of the server's row in the timeline spans."""
+BUSY = 4
+"""The phase index of the server's busy spans (``PHASES[4] == "busy"``)."""
+
+PUSH, CALL, SEND = 0, 1, 2
+
+
+class ServiceQueue:
+    """The server's queue and its one thread (a SimPy process) in front of *ps*.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    ps : ParameterServer (its ``service`` is set to this queue).
+    costs : ServerCosts, the mean times (time units).
+    rng : numpy Generator of the server's stream, or None for constant service.
+    """
+
+    def __init__(self, env, ps, costs: ServerCosts, rng):
+        self.env = env
+        self.ps = ps
+        self.costs = costs
+        self.rng = rng
+        self.queue: deque = deque()
+        self.outbox: list[int] | None = None
+        """During a job's hand-over to the rule: the workers it sends a model to."""
+        self.waiting = None
+        """The event the idle thread waits on (None while busy)."""
+        self.spans: list | None = None
+        """When a list: the busy periods are appended as (SERVER_ROW, BUSY, start, end)."""
+        self.opened = 0.0
+        """Start (time units) of the busy period in progress."""
+        self.closed: tuple[float, float] | None = None
+        """The last busy period ended, not recorded yet (the next may go on at once)."""
+        self.busy_since: float | None = None
+        self.busy_time = 0.0
+        self.queue_area = 0.0
+        self.queue_since = 0.0
+        self.pushes = 0
+        self.wait_sum = 0.0
+        self.service_sum = 0.0
+        self.sends = 0
+        ps.service = self
+        env.process(self._serve())
+
+    # -- arrivals -------------------------------------------------------------------------
+    def arrive(self, push) -> None:
+        """A push reached the server: it joins the queue."""
+        self._join(PUSH, push)
+
+    def later(self, callback) -> None:
+        """A rule timer fired: *callback* runs when the server gets to it."""
+        self._join(CALL, callback)
+
+    def post(self, workers) -> None:
+        """The rule sends a model to *workers*: part of the job being served, or else a job
+        of its own (the initial models, a worker back from a crash)."""
+        if self.outbox is not None:
+            self.outbox.extend(workers)
+        else:
+            self._join(SEND, list(workers))
+
+    def _join(self, kind: int, payload) -> None:
+        now = self.env.now
+        self._count_queue(now)
+        self.queue.append((now, kind, payload))
+        if self.waiting is not None:
+            waiting, self.waiting = self.waiting, None
+            waiting.succeed()
+
+    def _count_queue(self, now: float) -> None:
+        self.queue_area += len(self.queue) * (now - self.queue_since)
+        self.queue_since = now
+
+    # -- the thread -----------------------------------------------------------------------
+    def _serve(self):
+        env, ps, costs, rng = self.env, self.ps, self.costs, self.rng
+        rec = ps.recorder
+        while True:
+            if not self.queue:
+                self._idle(env.now)
+                self.waiting = env.event()
+                yield self.waiting
+            start = env.now
+            self._count_queue(start)
+            arrived, kind, payload = self.queue.popleft()
+            if self.busy_since is None:
+                self.busy_since = start
+                if self.closed is None or self.closed[1] < start:  # else: one busy period goes on
+                    self._flush_span()
+                    self.opened = start
+            intake = draw(costs.intake, rng) if kind == PUSH else 0.0
+            if intake:
+                yield env.timeout(intake)
+            rows, version = len(rec.time), ps.version
+            self.outbox = payload if kind == SEND else []
+            if kind == PUSH:
+                ps.serve(payload)
+            elif kind == CALL:
+                payload()
+            outbox, self.outbox = self.outbox, None
+            applies = [draw(costs.apply, rng) for _ in range(ps.version - version)]
+            self._fill(rec, rows, version, start - arrived, intake, applies)
+            if applies and sum(applies):
+                yield env.timeout(sum(applies))
+            if outbox:
+                yield from self._send(outbox)
+            if kind == PUSH and not ps.stop.triggered:
+                self.pushes += 1
+                self.wait_sum += start - arrived
+                self.service_sum += env.now - start
+
+    def _fill(self, rec, rows: int, version: int, wait: float, intake: float, applies) -> None:
+        """The server columns of the gradients recorded since row *rows*: the job's queue
+        *wait*, and its service up to the end of the apply of each one's update (after
+        version *version*)."""
+        n = len(rec.time)
+        if len(rec.server_wait) < rows:  # recorded outside a job (none known): no server time
+            rec.server_wait.extend([0.0] * (rows - len(rec.server_wait)))
+            rec.server_service.extend([0.0] * (rows - len(rec.server_service)))
+        rec.server_wait.extend([wait] * (n - rows))
+        ends = list(accumulate(applies, initial=intake))
+        rec.server_service.extend(ends[min(v - version, len(applies))] for v in rec.version[rows:n])
+
+    def _send(self, workers: list[int]):
+        """Model messages to *workers*, in order (see :func:`send_offsets`)."""
+        env, costs = self.env, self.costs
+        durations = [draw(costs.message, self.rng) for _ in workers]
+        offsets = send_offsets(durations, 8.0 * costs.message_bytes, costs.slots, costs.bandwidth)
+        start = env.now
+        order = sorted(range(len(workers)), key=offsets.__getitem__)
+        for i in order:
+            out = start + offsets[i]
+            if out > env.now:
+                yield env.timeout(out - env.now)
+            self.ps.release((workers[i],))
+        self.sends += len(workers)
+
+    def _idle(self, now: float) -> None:
+        """The server ran out of jobs at *now*: close the busy period."""
+        if self.busy_since is None:
+            return
+        self.busy_time += now - self.busy_since
+        self.closed = (self.opened, now)
+        self.busy_since = None
+
+    def _flush_span(self) -> None:
+        """Record the busy period last ended (when recording and not empty)."""
+        if self.closed is not None and self.spans is not None and self.closed[1] > self.closed[0]:
+            self.spans.append((SERVER_ROW, BUSY, *self.closed))
+        self.closed = None
+
+    # -- records --------------------------------------------------------------------------
+    def close_spans(self, now: float) -> None:
+        """Stop recording busy periods at *now* (the timeline's end), the one in progress
+        cut there."""
+        if self.busy_since is not None:
+            self.closed = (self.opened, now)
+            self.opened = now
+        self._flush_span()
+        self.spans = None
+
+    def summary(self, now: float) -> dict:
+        """``summary.json``'s ``server`` at *now*: busy share (%), time-averaged queue
+        length (jobs waiting, the one in service not counted), mean queue wait and mean
+        service per push served (time units), model messages sent, pushes served."""
+        busy = self.busy_time + (now - self.busy_since if self.busy_since is not None else 0.0)
+        area = self.queue_area + len(self.queue) * (now - self.queue_since)
+        n = self.pushes
+        return {
+            "busy_pct": 100.0 * busy / now if now > 0 else 0.0,
+            "mean_queue": area / now if now > 0 else 0.0,
+            "mean_wait": self.wait_sum / n if n else 0.0,
+            "mean_service": self.service_sum / n if n else 0.0,
+            "pushes_served": n,
+            "sends": self.sends,
+        }
+
+
+def install(env, ps, scenario, comm, rng) -> ServiceQueue | None:
+    """The server's queue for *scenario*'s ``[server]`` table (None without one, or under a
+    rule without a server: the server takes no time). The model has ``ps.w.size``
+    parameters; a model message is ``comm.model_bytes`` (the ``[network]``'s payload) or
+    else the model's own bytes. *rng*: the server's stream (drawn from only with exponential
+    service). Raises ScenarioError when one update would outlast the run."""
+    spec = scenario.server
+    if spec is None or ps.rule.peer:
+        return None
+    n_params = ps.w.size
+    check_server_horizon(spec, n_params, scenario.run.until, scenario.path)
+    message_bytes = float(getattr(comm, "model_bytes", ps.w.nbytes))
+    costs = ServerCosts(
+        intake=spec.intake(n_params),
+        apply=spec.apply(n_params),
+        message=spec.message(message_bytes),
+        message_bytes=message_bytes,
+        slots=spec.parallel_sends,
+        bandwidth=spec.bandwidth,
+    )
+    ps.recorder.server_wait, ps.recorder.server_service = [], []
+    return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
