@@ -95,6 +95,10 @@ class _Server:
         self.taken = [0] * len(groups)
         self.sent_at = [0.0] * len(conns)
         self.times: dict[str, list[float]] = {"gradient": [], "apply": [], "send": []}
+        self.gaps: list[float] = []  # a queued push: from the previous step's end to its intake
+        self.wake: list[list[float]] = [[] for _ in conns]  # idle server: compute done to intake
+        # a push's time taken in runs from the later of the two (loop, wake-up, read, sum)
+        self.last = 0.0  # when the last timed step ended
         self.latency: list[list[float]] = [[] for _ in conns]
         self.overshoot: list[list[float]] = [[] for _ in conns]
         self.busy = 0.0
@@ -102,13 +106,13 @@ class _Server:
         self.end = 0.0
 
     def _timed(self, kind: str, start: float) -> float:
-        now = time.monotonic()
+        now = self.last = time.monotonic()
         self.times[kind].append(now - start)
         self.busy += max(0.0, min(now, self.end) - min(start, self.end))
         return now
 
     def send(self, w: int) -> None:
-        start = time.monotonic()
+        start = self.last  # steps follow one another: each runs from the previous one's end
         self.conns[w].send_bytes(self.model)
         self.sent_at[w] = self._timed("send", start)
 
@@ -118,17 +122,20 @@ class _Server:
         self.overshoot[w].append(done - got - drawn)
         return done
 
-    def take(self, w: int, lr: float) -> list[int]:
-        """Take *w*'s gradient in; apply an update when its group is complete: the released."""
+    def take(self, w: int, done: float, lr: float) -> list[int]:
+        """Take *w*'s gradient (its computation ended at *done*) in; apply an update when its
+        group is complete: the workers released."""
+        could = max(done, self.last)  # the server could have started the push then
         start = time.monotonic()
+        (self.gaps if done <= self.last else self.wake[w]).append(start - could)
         self.conns[w].recv_bytes_into(self.buf)
         g = self.group_of[w]
         self.sums[g] += self.buf
-        self._timed("gradient", start)
+        self._timed("gradient", could)
         self.taken[g] += 1
         if self.taken[g] < len(self.groups[g]):
             return []
-        start = time.monotonic()
+        start = self.last
         self.model -= (lr / self.taken[g]) * self.sums[g]
         self.sums[g][:] = 0.0
         if self._timed("apply", start) <= self.end:
@@ -143,7 +150,7 @@ def serve(
     """Serve *conns* for *horizon_s* seconds; the measurements and the workers' state at the end."""
     srv = _Server(conns, groups, n_params)
     index = {c: w for w, c in enumerate(conns)}
-    start = time.monotonic()
+    start = srv.last = time.monotonic()
     srv.end = start + horizon_s
     for w in range(len(conns)):
         srv.send(w)
@@ -156,7 +163,8 @@ def serve(
             heapq.heappush(queue, (srv.header(w), w))
             computing.discard(w)
         if queue:
-            for m in srv.take(heapq.heappop(queue)[1], lr=0.01):
+            done, w = heapq.heappop(queue)
+            for m in srv.take(w, done, lr=0.01):
                 srv.send(m)
                 computing.add(m)
     return {
@@ -204,17 +212,19 @@ def real_run(rule: str, n_params: int, horizon: float, scale: float, seed: int) 
     for p in procs:
         p.join(10)
     by_class: dict[str, dict[str, list[float]]] = {
-        n: {"latency": [], "overshoot": []} for n in names
+        n: {"latency": [], "overshoot": [], "wake": []} for n in names
     }
     for w, name in enumerate(names):
         by_class[name]["latency"] += srv.latency[w]
         by_class[name]["overshoot"] += srv.overshoot[w]
+        by_class[name]["wake"] += srv.wake[w]
     return {
         "rule": rule,
         "load": load,
         "updates": srv.updates,
         "busy": srv.busy / out["horizon_s"],
         "times": srv.times,
+        "gaps": srv.gaps,
         "by_class": by_class,
         "n_params": n_params,
     }
@@ -230,13 +240,12 @@ def probe(n_params: int, reps: int = 20) -> float:
     parent.recv_bytes()
     srv = _Server([parent], [[0]], n_params)
     srv.end = math.inf
+    srv.last = time.monotonic()
     costs = []
     for _ in range(reps):
         srv.send(0)
-        srv.header(0)
-        start = time.monotonic()
-        srv.take(0, lr=0.01)
-        costs.append(time.monotonic() - start + srv.times["send"][-1])
+        srv.take(0, srv.header(0), lr=0.01)
+        costs.append(sum(v[-1] for v in srv.times.values()))
     srv.send(0)
     srv.header(0)
     srv.conns[0].recv_bytes_into(srv.buf)
@@ -247,11 +256,12 @@ def probe(n_params: int, reps: int = 20) -> float:
 
 def choose_scale(n_params: int) -> tuple[float, float]:
     """(time scale, seconds of server time per ASGD push): a probe of one push, then a pilot
-    ASGD run of 20 units at the scale it suggests, whose mean cost per push sets the scale."""
+    ASGD run of 20 units at the scale it suggests, whose median step times (robust to a
+    burst of load during the pilot) set the scale."""
     rate = sum(count / c for _, count, c in CLASSES)  # ASGD pushes per unit, no waiting
     guess = rate * probe(n_params) / TARGET_BUSY
     pilot = real_run("asgd", n_params, 20.0, guess, seed=0)
-    cost = sum(sum(v) for v in pilot["times"].values()) / len(pilot["times"]["gradient"])
+    cost = sum(float(np.median(v)) for v in pilot["times"].values())
     return float(f"{rate * cost / TARGET_BUSY:.2g}"), cost
 
 
@@ -372,7 +382,7 @@ def emulate(
     )
     overrides = []
     if keys is not None:
-        overrides = [f"server.{k}={keys[k]!r}" for k in KEYS]
+        overrides = [f"server.{k}={float(keys[k])!r}" for k in KEYS]
         overrides += [f'server.service="{keys["service"]}"', "server.parallel_sends=1"]
     seeds = SEEDS if keys is not None and keys["service"] == "exponential" else SEEDS[:1]
     with tempfile.TemporaryDirectory() as tmp:
