@@ -369,10 +369,11 @@ def netsim_has_server() -> bool:
 
 def emulate(
     rule: str, horizon: float, classes: dict[str, tuple[float, float]], keys: dict | None
-) -> float:
-    """netsim's updates for *rule* on the cluster: compute + overshoot and a pull latency
-    per class (units), and the ``[server]`` *keys* (fixed parts only) unless None. With
-    exponential service, the mean over :data:`SEEDS` (the rest is deterministic)."""
+) -> tuple[float, float]:
+    """netsim's (updates, server's busy share) for *rule* on the cluster: compute + overshoot
+    and a pull latency per class (units), and the ``[server]`` *keys* (fixed parts only)
+    unless None (busy share 0). With exponential service, the means over :data:`SEEDS` (the
+    rest is deterministic)."""
     import netsim
 
     workers = "".join(
@@ -389,9 +390,9 @@ def emulate(
         path = Path(tmp) / "stdlib_ps.toml"
         path.write_text(SCENARIO.format(horizon=float(horizon), workers=workers))
         sc = netsim.load(path, overrides)
-        return float(
-            np.mean([netsim.run(sc, rule, progress=None, seed=s).summary["updates"] for s in seeds])
-        )
+        done = [netsim.run(sc, rule, progress=None, seed=s).summary for s in seeds]
+    busy = [d["server"]["busy_pct"] / 100 if "server" in d else 0.0 for d in done]
+    return float(np.mean([d["updates"] for d in done])), float(np.mean(busy))
 
 
 # ---- the report -----------------------------------------------------------------------------
@@ -415,85 +416,71 @@ def _gap(values: list[float]) -> str:
     return f"{mean:+.1%} ± {half:.1%}"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a smoke run: T = 30 units")
-    ap.add_argument("--repeats", type=int, default=3, help="real runs per rule (default 3)")
-    ap.add_argument("--horizon", type=float, default=None, help="T in units (300; quick 30)")
-    ap.add_argument("--scale", type=float, default=None, help="s per unit (default: probed)")
-    ap.add_argument("--params", type=int, default=1_000_000, help="model size (float64)")
-    args = ap.parse_args()
-    began = time.monotonic()
-    horizon = args.horizon or (30.0 if args.quick else 300.0)
-    cores = os.cpu_count() or 1
-    scale, per_push = (args.scale, math.nan) if args.scale else choose_scale(args.params)
-    runs: dict[str, list[dict]] = {rule: [] for rule in RULES}
-    for k in range(args.repeats):
-        for rule in RULES:
-            runs[rule].append(real_run(rule, args.params, horizon, scale, seed=k + 1))
-    real_s = time.monotonic() - began
+def _predict(runs: dict[str, list[dict]], horizon: float, scale: float, n_params: int) -> float:
+    """Emulate every run from its own measurements (r["with"], r["without"]: netsim's
+    (updates, busy share) with and without the [server] keys, "with" None when netsim has no
+    such table); GSGD's updates held out, from the ASGD runs' measurements (nan without)."""
     has_server = netsim_has_server()
-    message = 8 * args.params
-    for rule in RULES:
-        for r in runs[rule]:
-            keys = fold(fit_server(samples_of([r]), scale), args.params, message)
+    message = 8 * n_params
+    for rule, rs in runs.items():
+        for r in rs:
+            keys = fold(fit_server(samples_of([r]), scale), n_params, message)
             classes = per_class([r], scale)
             r["with"] = emulate(rule, horizon, classes, keys) if has_server else None
             r["without"] = emulate(rule, horizon, classes, None)
-    held = fold(fit_server(samples_of(runs["asgd"]), scale), args.params, message)
-    held_classes = per_class(runs["asgd"], scale)
-    held_updates = emulate("gsgd", horizon, held_classes, held) if has_server else None
-    mark = 2 * cores
-
-    print(
-        f"{args.params:,} float64 parameters ({message / 1e6:.1f} MB a message); 16 workers "
-        f"(4 fast × 1, 4 medium × 2, 8 slow × 3 units), a Pipe each; T = {horizon:g} units at "
-        f"{scale:g} s a unit ("
-        + ("given" if args.scale else f"a pilot ASGD run's {per_push * 1e3:.2f} ms a push")
-        + f"); {args.repeats} real runs per rule; load average before each run."
-    )
     if not has_server:
-        print("\nThis netsim has no [server] table: only the predictions without it are shown.")
+        return math.nan
+    held = fold(fit_server(samples_of(runs["asgd"]), scale), n_params, message)
+    return emulate("gsgd", horizon, per_class(runs["asgd"], scale), held)[0]
+
+
+def _gap_of(r: dict, which: str) -> float:
+    return r[which][0] / r["updates"] - 1
+
+
+def _print_runs(runs: dict[str, list[dict]], mark: float) -> None:
     print(
-        "\n| rule | run | load before | server busy | real updates | netsim + [server] | "
-        "netsim, no [server] |\n|---|---:|---:|---:|---:|---:|---:|"
+        "| rule | run | load before | server busy, real | real updates | netsim + [server] "
+        "(busy) | netsim, no [server] |\n|---|---:|---:|---:|---:|---:|---:|"
     )
-    for rule in RULES:
-        for k, r in enumerate(runs[rule]):
+    for rule, rs in runs.items():
+        for k, r in enumerate(rs):
             load = f"{r['load']:.1f}" + (" ⚠" if r["load"] > mark else "")
-            w = (
-                "-"
-                if r["with"] is None
-                else f"{r['with']:.0f} ({r['with'] / r['updates'] - 1:+.1%})"
-            )
+            w = r["with"]
+            yes = "-" if w is None else f"{w[0]:.0f} ({_gap_of(r, 'with'):+.1%}; {w[1]:.0%})"
             print(
-                f"| {rule} | {k + 1} | {load} | {r['busy']:.0%} | {r['updates']} | {w} | "
-                f"{r['without']:.0f} ({r['without'] / r['updates'] - 1:+.1%}) |"
+                f"| {rule} | {k + 1} | {load} | {r['busy']:.0%} | {r['updates']} | {yes} | "
+                f"{r['without'][0]:.0f} ({_gap_of(r, 'without'):+.1%}) |"
             )
+    marked = sum(r["load"] > mark for rs in runs.values() for r in rs)
     print(
-        f"\n⚠: load average above {mark} ({cores} cores × 2) before the run.\n\n"
+        f"\n⚠: load average above {mark:g} (2 per core) before the run: {marked} of "
+        f"{sum(map(len, runs.values()))} runs.\n"
+    )
+
+
+def _print_means(runs: dict[str, list[dict]], held: float) -> None:
+    print(
         "| rule | real updates | netsim + [server] | gap | netsim, no [server] | gap | "
         f"within {GOAL:.0%} |\n|---|---:|---:|---:|---:|---:|:-:|"
     )
-    for rule in RULES:
-        rs = runs[rule]
-        real = [r["updates"] for r in rs]
-        no = [r["without"] for r in rs]
-        no_gap = [r["without"] / r["updates"] - 1 for r in rs]
-        if has_server:
-            yes = [r["with"] for r in rs]
-            gaps = [r["with"] / r["updates"] - 1 for r in rs]
+    for rule, rs in runs.items():
+        no = _pm([r["without"][0] for r in rs]) + " | " + _gap([_gap_of(r, "without") for r in rs])
+        cells, ok = "- | -", "-"
+        if rs[0]["with"] is not None:
+            gaps = [_gap_of(r, "with") for r in rs]
             ok = "yes" if abs(interval(gaps)[0]) <= GOAL else "no"
-            cells = f"{_pm(yes)} | {_gap(gaps)}"
-        else:
-            cells, ok = "- | -", "-"
-        print(f"| {rule} | {_pm(real)} | {cells} | {_pm(no)} | {_gap(no_gap)} | {ok} |")
-    if held_updates is not None:
+            cells = f"{_pm([r['with'][0] for r in rs])} | {_gap(gaps)}"
+        print(f"| {rule} | {_pm([r['updates'] for r in rs])} | {cells} | {no} | {ok} |")
+    if not math.isnan(held):
         real = interval([r["updates"] for r in runs["gsgd"]])[0]
         print(
             f"\nGSGD held out (the ASGD runs' [server] keys, latencies and overshoot): "
-            f"{held_updates:.0f} updates, {held_updates / real - 1:+.1%} from the real mean."
+            f"{held:.0f} updates, {held / real - 1:+.1%} from the real mean."
         )
+
+
+def _print_fit(runs: dict[str, list[dict]], scale: float) -> None:
     fitted = fit_server(samples_of(runs["asgd"]), scale)
     print("\nThe [server] table fitted to the ASGD runs (time units):\n\n```toml\n[server]")
     for k in KEYS:
@@ -506,8 +493,7 @@ def main() -> None:
         + " |\n|---|---:|---:|---:|---:|"
         + "---:|" * len(CLASSES)
     )
-    for rule in RULES:
-        rs = runs[rule]
+    for rule, rs in runs.items():
         t = {k: 1e3 * float(np.mean([s for _, s in v])) for k, v in samples_of(rs).items()}
         cls = per_class(rs, scale)
         print(
@@ -516,9 +502,40 @@ def main() -> None:
             + " | ".join(f"{cls[n][0]:.4f}, {cls[n][1]:.4f}" for n, _, _ in CLASSES)
             + " |"
         )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a smoke run: T = 30 units")
+    ap.add_argument("--repeats", type=int, default=3, help="real runs per rule (default 3)")
+    ap.add_argument("--horizon", type=float, default=None, help="T in units (300; quick 30)")
+    ap.add_argument("--scale", type=float, default=None, help="s per unit (default: probed)")
+    ap.add_argument("--params", type=int, default=1_000_000, help="model size (float64)")
+    args = ap.parse_args()
+    began = time.monotonic()
+    horizon = args.horizon or (30.0 if args.quick else 300.0)
+    scale, per_push = (args.scale, math.nan) if args.scale else choose_scale(args.params)
+    runs: dict[str, list[dict]] = {rule: [] for rule in RULES}
+    for k in range(args.repeats):
+        for rule in RULES:
+            runs[rule].append(real_run(rule, args.params, horizon, scale, seed=k + 1))
+    real_s = time.monotonic() - began
+    held = _predict(runs, horizon, scale, args.params)
     print(
-        f"\nLatency and overshoot in units, means over the runs. Took {time.monotonic() - began:.0f} s "
-        f"({real_s:.0f} s of real runs)."
+        f"{args.params:,} float64 parameters ({8 * args.params / 1e6:.1f} MB a message); 16 "
+        f"workers (4 fast × 1, 4 medium × 2, 8 slow × 3 units), a Pipe each; T = {horizon:g} "
+        f"units at {scale:g} s a unit ("
+        + ("given" if args.scale else f"a pilot ASGD run's {per_push * 1e3:.2f} ms a push")
+        + f"); {args.repeats} real runs per rule; load average before each run.\n"
+    )
+    if runs["asgd"][0]["with"] is None:
+        print("This netsim has no [server] table: only the predictions without it are shown.\n")
+    _print_runs(runs, 2.0 * (os.cpu_count() or 1))
+    _print_means(runs, held)
+    _print_fit(runs, scale)
+    print(
+        f"\nLatency and overshoot in units, means over the runs. Took "
+        f"{time.monotonic() - began:.0f} s ({real_s:.0f} s of real runs and the pilot)."
     )
 
 
