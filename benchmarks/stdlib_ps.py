@@ -333,13 +333,18 @@ def samples_of(runs: list[dict]) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
+def _mean(values: list[float]) -> float:
+    """The mean of *values* floored at 0; 0 when there are none."""
+    return max(0.0, float(np.mean(values))) if values else 0.0
+
+
 def per_class(runs: list[dict], scale: float) -> dict[str, tuple[float, float]]:
     """Mean (pull latency, compute overshoot) per class, in units, over *runs*."""
     out = {}
     for name, _, _ in CLASSES:
         lat = [x for r in runs for x in r["by_class"][name]["latency"]]
         over = [x for r in runs for x in r["by_class"][name]["overshoot"]]
-        out[name] = (max(0.0, float(np.mean(lat))) / scale, max(0.0, float(np.mean(over))) / scale)
+        out[name] = (_mean(lat) / scale, _mean(over) / scale)
     return out
 
 
@@ -435,7 +440,8 @@ def _predict(runs: dict[str, list[dict]], horizon: float, scale: float, n_params
 
 
 def _gap_of(r: dict, which: str) -> float:
-    return r[which][0] / r["updates"] - 1
+    """netsim's relative gap to run *r*'s updates (*which*: "with" or "without" [server])."""
+    return r[which][0] / r["updates"] - 1 if r["updates"] else math.nan
 
 
 def _print_runs(runs: dict[str, list[dict]], mark: float) -> None:
