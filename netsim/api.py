@@ -270,11 +270,13 @@ class Run:
     to_frame = _old_name("to_frame", "to_pandas")
 
     def updates_frame(self) -> "pd.DataFrame":
-        """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient."""
+        """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient
+        (and server_wait, server_service with a ``[server]``: docs/SERVER.md)."""
         return _frame(self.updates)
 
     def timeline_frame(self) -> "pd.DataFrame":
-        """DataFrame: worker, phase (idle|comm|compute|down), start, end (s); empty without a timeline."""
+        """DataFrame: worker, phase (idle|comm|compute|down; busy on the server's row, worker -1,
+        with a ``[server]``), start, end (s); empty without a timeline."""
         tl = self.timeline or {"worker": [], "phase": [], "start": [], "end": []}
         return _frame({**tl, "phase": [PHASES[p] for p in tl["phase"]]})
 

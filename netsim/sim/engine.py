@@ -13,6 +13,7 @@ import numpy as np
 import simpy
 
 from ..config.scenario import Scenario, check_dataset, labels_problem, shards_problem
+from ..config.server import check_server_horizon
 from ..errors import ScenarioError
 from ..net.comm import NoServer, make_comm
 from ..rng import Streams
@@ -204,6 +205,8 @@ def prepare(scenario: Scenario) -> Prepared:
     streams = Streams(scenario.run.seed)
     dataset = load_checked(scenario, streams.rng("data"))
     model, w0 = _model(scenario, dataset, streams.rng("init"))
+    if scenario.server is not None:  # before any run folder is claimed
+        check_server_horizon(scenario.server, w0.size, scenario.run.until, scenario.path)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)
 

@@ -330,13 +330,16 @@ class ParameterServer:
 
         A worker can be pre-empted while it has a ``job`` (from taking the model to the
         end of its computation); it loses the job at once, so a second preempt before
-        the interrupt is delivered does nothing.
+        the interrupt is delivered does nothing. With a server that takes time the worker
+        waits for a model message instead (``"recall"``: sent after the update, as any send).
         """
         self._not_lean("preempt")
         st = self.workers[worker]
         if st.job is not None and st.process is not None and st.process.is_alive:
-            st.process.interrupt("preempt")
+            st.process.interrupt("preempt" if self.service is None else "recall")
             st.job = None
+            if self.service is not None:
+                self.service.post((worker,))
 
     # -- read-only views of a worker's iteration in progress ----------------
     def reading(self, worker: int) -> int | None:

@@ -320,8 +320,10 @@ def _down(env, st: WorkerState):
 
 def _interrupted(st: WorkerState, cause, now: float) -> None:
     """Drop the iteration in progress: a pre-emption keeps the model it was sent, a
-    ``"crash"`` loses it (the rule sends one when the worker returns)."""
+    ``"crash"`` loses it (the rule sends one when the worker returns), a ``"recall"`` (a
+    pre-emption by a server that takes time) waits for the model message it is sent."""
     st.job = st.wake = st.revive = None
-    st.released = cause != "crash"
+    if cause != "recall":  # a recall's message may already be out (released): it is kept
+        st.released = cause != "crash"
     if not st.down:
         st.enter(IDLE, now)

@@ -278,3 +278,53 @@ def test_an_update_longer_than_the_run_is_refused():
         Simulation(sc)
     assert info.value.key == "server.apply_time_per_param"
     assert "64 parameters = 64.5" in info.value.message and "run.until = 10" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "table, key, text",
+    [
+        ("apply_time = -0.5", "server.apply_time", ">= 0"),
+        ("send_time = inf", "server.send_time", "finite"),
+        ("parallel_sends = 0", "server.parallel_sends", ">= 1"),
+        ('service = "poisson"', "server.service", "constant, exponential"),
+        ("aply_time = 1.0", "server.aply_time", "did you mean server.apply_time"),
+        ("apply_time_per_param = 1.0", "server.apply_time_per_param", "64 parameters = 64"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "compare"])
+def test_cli_refuses_in_one_line_and_writes_nothing(tmp_path, table, key, text, command):
+    from typer.testing import CliRunner
+
+    from netsim.cli import app
+
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        '[run]\nalgorithm = "asgd"\nuntil = 10.0\n[data]\nsource = "digits"\nlabels = "odd_even"\n'
+        '[[workers]]\nname = "w"\ncount = 2\ncompute = 1.0\n[algorithms.asgd]\nlr = 0.1\n'
+        f"[server]\n{table}\n"
+    )
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, [command, str(path), "--no-live", "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, res.stderr
+    assert str(path) in lines[0] and key in lines[0] and text in lines[0]
+    assert not out.exists()
+
+
+def test_a_preempted_worker_waits_for_its_model_message():
+    """K-sync with K = 1, workers of compute 1.0 and 1.2, apply 0.5, sends of 0.1 one at a
+    time. The initial models are out at 0.1 (w0) and 0.2 (w1): w0 pushes at 1.1, update 1;
+    w1 is pre-empted and sent the new model with w0's reply, after the apply: w1 out at
+    1.7, w0 at 1.8; w0 pushes at 2.8 before w1 (2.9): update 2 at 2.8, and so on every 1.7.
+    (Restarting w1 at once, at 1.1, would have made it push first, at 2.3.)"""
+    raw = _raw(
+        [{"name": "a", "count": 1, "compute": 1.0}, {"name": "b", "count": 1, "compute": 1.2}],
+        {"apply_time": 0.5, "send_time": 0.1},
+        algorithm="ksync",
+        until=5.0,
+    )
+    raw["algorithms"]["ksync"] = {"lr": 0.1, "k": 1}
+    result = _run(raw)
+    assert result.records.time == pytest.approx([1.1, 2.8, 4.5])
+    assert result.records.worker == [0, 0, 0]
