@@ -269,13 +269,17 @@ def choose_scale(n_params: int) -> tuple[float, float]:
 
 
 def _line(points: list[tuple[float, float]]) -> tuple[float, float, float]:
-    """Least-squares (fixed, per size, rms residual) of seconds against size."""
+    """Least-squares (fixed, per size, rms residual) of seconds against size, both parts
+    >= 0 (a part the free fit makes negative is 0 and the other refitted alone)."""
     size = np.array([p[0] for p in points], dtype=float)
     secs = np.array([p[1] for p in points], dtype=float)
+    slope, fixed = 0.0, float(secs.mean())
     if np.unique(size).size > 1:
         slope, fixed = np.polyfit(size, secs, 1)
-    else:
-        slope, fixed = 0.0, float(secs.mean())
+        if fixed < 0:
+            slope, fixed = float(size @ secs / (size @ size)), 0.0
+        elif slope < 0:
+            slope, fixed = 0.0, float(secs.mean())
     resid = secs - (fixed + slope * size)
     return float(fixed), float(slope), float(np.sqrt(np.mean(resid**2)))
 
@@ -486,13 +490,38 @@ def _print_means(runs: dict[str, list[dict]], held: float) -> None:
         )
 
 
-def _print_fit(runs: dict[str, list[dict]], scale: float) -> None:
-    fitted = fit_server(samples_of(runs["asgd"]), scale)
-    print("\nThe [server] table fitted to the ASGD runs (time units):\n\n```toml\n[server]")
+def _print_fit(runs: dict[str, list[dict]], sweep: list[dict], scale: float) -> None:
+    """The [server] table of the ASGD runs and the size sweep, how well its lines hold at
+    each size, then the measured means per rule."""
+    pooled = runs["asgd"] + sweep
+    fitted = fit_server(samples_of(pooled), scale)
+    sizes = sorted({r["n_params"] for r in pooled})
+    print(
+        f"\nThe [server] table fitted to the ASGD runs and {len(sweep)} ASGD run(s) of other "
+        f"sizes ({', '.join(f'{n:,}' for n in sizes)} parameters; time units):\n\n```toml"
+        "\n[server]"
+    )
     for k in KEYS:
         print(f"{k} = {fitted[k]:.4g}")
     print(f'service = "{fitted["service"]}"   # cv {fitted["cv"]:.2f}')
     print("parallel_sends = 1\n```\n")
+    if len(sizes) > 1:
+        print(
+            "| parameters | per push taken in | per update | per model sent |\n|---:|---:|---:|---:|"
+        )
+        for n in sizes:
+            got = samples_of([r for r in pooled if r["n_params"] == n])
+            cells = []
+            for kind, per, size in (
+                ("gradient", "per_param", n),
+                ("apply", "per_param", n),
+                ("send", "per_byte", 8 * n),
+            ):
+                line = (fitted[f"{kind}_time"] + fitted[f"{kind}_time_{per}"] * size) * scale
+                mean = float(np.mean([t for _, t in got[kind]]))
+                cells.append(f"{mean * 1e3:.2f} ms (line {line * 1e3:.2f})")
+            print(f"| {n:,} | " + " | ".join(cells) + " |")
+        print()
     print(
         "| rule | busy | per push taken in | per update | per model sent | "
         + " | ".join(f"{n}: latency, overshoot" for n, _, _ in CLASSES)
@@ -517,6 +546,12 @@ def main() -> None:
     ap.add_argument("--horizon", type=float, default=None, help="T in units (300; quick 30)")
     ap.add_argument("--scale", type=float, default=None, help="s per unit (default: probed)")
     ap.add_argument("--params", type=int, default=1_000_000, help="model size (float64)")
+    ap.add_argument(
+        "--sizes",
+        default="250000,500000",
+        help="other model sizes, one ASGD run of min(T/2, 60) units each, for the parts of the "
+        "[server] table per parameter and per byte ('' for none)",
+    )
     args = ap.parse_args()
     began = time.monotonic()
     horizon = args.horizon or (30.0 if args.quick else 300.0)
@@ -525,6 +560,11 @@ def main() -> None:
     for k in range(args.repeats):
         for rule in RULES:
             runs[rule].append(real_run(rule, args.params, horizon, scale, seed=k + 1))
+    sizes = [int(n) for n in args.sizes.split(",") if n.strip()]
+    sweep = [
+        real_run("asgd", n, min(horizon / 2, 60.0), scale, seed=100 + k)
+        for k, n in enumerate(sizes)
+    ]
     real_s = time.monotonic() - began
     held = _predict(runs, horizon, scale, args.params)
     print(
@@ -538,10 +578,10 @@ def main() -> None:
         print("This netsim has no [server] table: only the predictions without it are shown.\n")
     _print_runs(runs, 2.0 * (os.cpu_count() or 1))
     _print_means(runs, held)
-    _print_fit(runs, scale)
+    _print_fit(runs, sweep, scale)
     print(
         f"\nLatency and overshoot in units, means over the runs. Took "
-        f"{time.monotonic() - began:.0f} s ({real_s:.0f} s of real runs and the pilot)."
+        f"{time.monotonic() - began:.0f} s ({real_s:.0f} s of real runs, the pilot and the sizes)."
     )
 
 

@@ -39,6 +39,18 @@ def test_the_fit_recovers_fixed_and_per_size_parts_at_two_sizes() -> None:
     assert keys["parallel_sends"] == 1
 
 
+def test_a_part_the_free_fit_makes_negative_is_zero() -> None:
+    # 1 ms at 200,000 and 9 ms at 1,000,000: the free line crosses 0 at 100,000 (fixed part
+    # -1 ms), so the fit goes through 0 with slope sum(n y) / sum(n^2) = 9200 / 1.04e12;
+    # falling times: no part per size, the mean as the fixed part
+    rising = [(2e5, 0.001), (1e6, 0.009)]
+    falling = [(2e5, 0.003), (1e6, 0.001)]
+    keys = sp.fit_server({"gradient": rising, "apply": falling, "send": rising}, scale=1.0)
+    assert keys["gradient_time"] == 0.0
+    assert keys["gradient_time_per_param"] == pytest.approx(9200 / 1.04e12)
+    assert keys["apply_time"] == pytest.approx(0.002) and keys["apply_time_per_param"] == 0.0
+
+
 def test_one_size_puts_the_mean_in_the_fixed_part() -> None:
     samples = {
         "gradient": [(1e6, 0.003), (1e6, 0.005)],
@@ -83,7 +95,7 @@ def test_interval_is_students_t() -> None:
 def test_the_smallest_run_goes_end_to_end() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH / "stdlib_ps.py"), "--repeats", "1", "--horizon", "4"]
-        + ["--scale", "0.05", "--params", "20000"],
+        + ["--scale", "0.05", "--params", "20000", "--sizes", "10000"],
         capture_output=True,
         text=True,
         timeout=300,
