@@ -20,7 +20,8 @@ updates. The time scale (real seconds per unit) is chosen from a probe of the se
 per push so that the ASGD server is busy about 70 % of the time, unless ``--scale`` is given.
 
 Usage: python benchmarks/stdlib_ps.py [--quick] [--repeats 3] [--horizon 300] [--scale S]
-[--params 1000000]   (full: about 6 min on 2 cores; --quick: T = 30, under a minute)
+[--params 1000000] [--sizes 250000,500000]   (full: about 4 min on 2 cores at rest, longer
+under load, as the time scale follows the server's costs; --quick: T = 30, under a minute)
 """
 
 from __future__ import annotations
