@@ -16,8 +16,10 @@ per-class latency of a model message and the workers' compute overshoot, emulate
 cluster with netsim (with and without the ``[server]`` keys) and prints the real updates
 against netsim's, per run and as a mean with a 95 % interval; GSGD is also predicted held
 out, from the ASGD runs' keys. Goal: netsim with the fitted keys within 5 % of the real
-updates. The time scale (real seconds per unit) is chosen from a probe of the server's cost
-per push so that the ASGD server is busy about 70 % of the time, unless ``--scale`` is given.
+updates. The time scale (real seconds per unit) is chosen from a pilot ASGD run's cost per
+push so that the ASGD server is busy about two thirds of the time, unless ``--scale`` is
+given. ``--sizes`` adds ASGD runs of other model sizes, for the per-parameter and per-byte
+parts of the printed table.
 
 Usage: python benchmarks/stdlib_ps.py [--quick] [--repeats 3] [--horizon 300] [--scale S]
 [--params 1000000] [--sizes 250000,500000]   (full: about 4 min on 2 cores at rest, longer
@@ -96,9 +98,6 @@ class _Server:
         self.taken = [0] * len(groups)
         self.sent_at = [0.0] * len(conns)
         self.times: dict[str, list[float]] = {"gradient": [], "apply": [], "send": []}
-        self.gaps: list[float] = []  # a queued push: from the previous step's end to its intake
-        self.wake: list[list[float]] = [[] for _ in conns]  # idle server: compute done to intake
-        # a push's time taken in runs from the later of the two (loop, wake-up, read, sum)
         self.last = 0.0  # when the last timed step ended
         self.latency: list[list[float]] = [[] for _ in conns]
         self.overshoot: list[list[float]] = [[] for _ in conns]
@@ -126,9 +125,8 @@ class _Server:
     def take(self, w: int, done: float, lr: float) -> list[int]:
         """Take *w*'s gradient (its computation ended at *done*) in; apply an update when its
         group is complete: the workers released."""
-        could = max(done, self.last)  # the server could have started the push then
-        start = time.monotonic()
-        (self.gaps if done <= self.last else self.wake[w]).append(start - could)
+        # timed from when the server could have started it: its loop and wake-up count
+        could = max(done, self.last)
         self.conns[w].recv_bytes_into(self.buf)
         g = self.group_of[w]
         self.sums[g] += self.buf
@@ -213,19 +211,17 @@ def real_run(rule: str, n_params: int, horizon: float, scale: float, seed: int) 
     for p in procs:
         p.join(10)
     by_class: dict[str, dict[str, list[float]]] = {
-        n: {"latency": [], "overshoot": [], "wake": []} for n in names
+        n: {"latency": [], "overshoot": []} for n in names
     }
     for w, name in enumerate(names):
         by_class[name]["latency"] += srv.latency[w]
         by_class[name]["overshoot"] += srv.overshoot[w]
-        by_class[name]["wake"] += srv.wake[w]
     return {
         "rule": rule,
         "load": load,
         "updates": srv.updates,
         "busy": srv.busy / out["horizon_s"],
         "times": srv.times,
-        "gaps": srv.gaps,
         "by_class": by_class,
         "n_params": n_params,
     }
