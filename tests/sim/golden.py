@@ -126,6 +126,13 @@ CASES = [
         "set": ["run.until=12", "run.eval_every=4"],
     },
     {
+        "id": "busy_server",
+        "scenario": "busy_server.toml",
+        "rules": ["asgd", "gsgd"],
+        "mnist": True,
+        "set": ["run.until=6", "run.eval_every=3"],
+    },
+    {
         "id": "paper",
         "scenario": "gsgd_paper.toml",
         "rules": list(ALL_RULES),
