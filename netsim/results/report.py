@@ -91,12 +91,44 @@ def report_blocks(folder: Path, runs: list[RunData], pngs: list[Path]) -> list[t
             ),
             ("table", ["key", "value"], params),
         ]
+    served = [r for r in runs if "server" in r.summary]
+    if served:
+        blocks += [
+            ("h2", "Server"),
+            (
+                "p",
+                "A server that takes time (`[server]`, docs/SERVER.md): the share of the run it "
+                "was busy, the jobs waiting on average, and per push served its wait in the "
+                "queue and its service (time units).",
+            ),
+            ("table", *server_rows(served)),
+        ]
     if kind != "sweep":
         for r in runs[:MAX_GROUP_TABLES]:
             blocks += [("h2", f"Groups of {r.label}"), ("table", *_group_rows(r.summary))]
     blocks.append(("h2", "Figures"))
     blocks += [("img", p, CAPTIONS.get(p.name, "")) for p in pngs]
     return blocks
+
+
+def server_rows(runs: list[RunData]) -> tuple[list[str], list[list[str]]]:
+    """The ``server`` record of each of *runs* (all with one) as a table."""
+    header = ["run", "busy %", "mean queue", "mean wait", "mean service", "pushes", "sends"]
+    rows = []
+    for r in runs:
+        s = r.summary["server"]
+        rows.append(
+            [
+                r.label,
+                f"{s['busy_pct']:.1f}",
+                f"{s['mean_queue']:.3g}",
+                f"{s['mean_wait']:.4g}",
+                f"{s['mean_service']:.4g}",
+                str(s["pushes_served"]),
+                str(s["sends"]),
+            ]
+        )
+    return header, rows
 
 
 MAX_NOTES = 20

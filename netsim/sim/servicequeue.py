@@ -127,6 +127,8 @@ class ServiceQueue:
             intake = draw(costs.intake, rng) if kind == PUSH else 0.0
             if intake:
                 yield env.timeout(intake)
+            if ps.stop.triggered:  # the run ended (at this instant): the server stops with it
+                return
             rows, version = len(rec.time), ps.version
             self.outbox = payload if kind == SEND else []
             if kind == PUSH:
@@ -138,9 +140,11 @@ class ServiceQueue:
             self._fill(rec, rows, version, start - arrived, intake, applies)
             if applies and sum(applies):
                 yield env.timeout(sum(applies))
-            if outbox:
+            if outbox and not ps.stop.triggered:
                 yield from self._send(outbox)
-            if kind == PUSH and not ps.stop.triggered:
+            if ps.stop.triggered:
+                return
+            if kind == PUSH:
                 self.pushes += 1
                 self.wait_sum += start - arrived
                 self.service_sum += env.now - start
@@ -168,8 +172,10 @@ class ServiceQueue:
             out = start + offsets[i]
             if out > env.now:
                 yield env.timeout(out - env.now)
+            if self.ps.stop.triggered:
+                return
             self.ps.release((workers[i],))
-        self.sends += len(workers)
+            self.sends += 1
 
     def _idle(self, now: float) -> None:
         """The server ran out of jobs at *now*: close the busy period."""

@@ -68,7 +68,10 @@ AFTER_THE_RECORD = {"allreduce", "adpsgd", "partial_allreduce", "group_allreduce
 """Rules added after the hashes were recorded (on a machine whose float kernels this one's
 differ from): held bit for bit against SSGD and each other in tests/rules/test_peer_rules.py
 until the record is regenerated with them on a vouched machine."""
-SCENARIOS_AFTER_THE_RECORD = {"allreduce_hetero.toml"}
+SCENARIOS_AFTER_THE_RECORD = {"allreduce_hetero.toml", "busy_server.toml"}
+"""Shipped scenarios added after the record: busy_server.toml's server queue is held to
+closed forms and hand traces in tests/sim/test_server_time.py until the record is
+regenerated with it."""
 
 
 def test_cases_are_the_stored_ones_and_cover_every_rule_and_scenario():

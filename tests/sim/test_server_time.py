@@ -328,3 +328,17 @@ def test_a_preempted_worker_waits_for_its_model_message():
     result = _run(raw)
     assert result.records.time == pytest.approx([1.1, 2.8, 4.5])
     assert result.records.worker == [0, 0, 0]
+
+
+def test_report_table_of_the_server():
+    """The ASGD trace above (2 workers of compute 1, apply 1, until 6): busy from 1 to 6,
+    5 of 6 time units; one job waits from 1 to 2 (mean queue 1/6); pushes served [1, 2],
+    [2, 3], [3, 4], [4, 5] (the 5th's reply would leave at 6, when the run ends), waits 0,
+    1, 0, 0, each service 1; messages: the 2 initial models and 4 replies."""
+    from netsim.results.report import server_rows
+    from netsim.results.runfolder import from_result
+
+    raw = _raw([{"name": "w", "count": 2, "compute": 1.0}], {"apply_time": 1.0}, until=6.0)
+    header, rows = server_rows([from_result(_run(raw))])
+    assert header[:2] == ["run", "busy %"]
+    assert rows == [["asgd", "83.3", "0.167", "0.25", "1", "4", "6"]]
