@@ -83,13 +83,14 @@ BLOCKS = {
         + ["--set", "model.name=smooth_svm"],
     ),
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
+    "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
         ["fuzz_scenarios.py", "--n", "2000", "--data-dir", "{data}"],
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "bench_scaling", "bench_network"} | {
+MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network"} | {
     f"grouping_regret_{s}{t}" for s in REGRET_SUITES for t in ("", "_previous")
 }
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
