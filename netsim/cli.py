@@ -1137,12 +1137,15 @@ def sweep(
     warned = state["progress"].warned if "progress" in state else []
     _sweep_report(outcome, json_, wide, plots, window_range, warned)
     if not json_ and outcome.rows:
-        out_console.print(
-            api.verdict(outcome.path, target), highlight=False, soft_wrap=True, markup=False
-        )
+        _print_verdict(outcome.path, target)
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
     )
+
+
+def _print_verdict(folder, target: float | None) -> None:
+    """The closing verdict line of a compare or sweep folder (:func:`netsim.api.verdict`)."""
+    out_console.print(api.verdict(folder, target), highlight=False, soft_wrap=True, markup=False)
 
 
 def _sweep_bar():
@@ -1299,28 +1302,13 @@ def group(
 
     sc = load(scenario, set_, seed, data_dir)
     if quick:
-        if (
-            race
-            or lrs
-            or verify
-            or alike
-            or any(x is not None for x in (budget, target, jobs, out, scheduler))
-        ):
+        if race or lrs or verify or alike or {budget, target, jobs, out, scheduler} != {None}:
             fail(
                 "--quick takes none of --race, --lrs, --verify, --budget, --target, --alike, --jobs, --out and --scheduler"
             )
         _group_quick(sc, rounds, json_)
         return
-    try:
-        grid = [float(x) for x in lrs.split(",") if x.strip()] or None
-    except ValueError:
-        fail(f"--lrs: {lrs!r} is not a comma-separated list of numbers")
-    if verify < 0:
-        fail(f"--verify: {verify} is not allowed (>= 0)")
-    if not (alike >= 0 and math.isfinite(alike)):
-        fail(f"--alike: {alike} is not allowed (a finite number >= 0)")
-    if jobs is not None and jobs < 1:
-        fail(f"--jobs: {jobs} is not allowed (>= 1)")
+    grid = _race_options(lrs, verify, alike, jobs)
     eta = _RaceEta()
     try:
         rec = api.recommend(
@@ -1363,6 +1351,22 @@ def group(
         members=members,
     ):
         print_table(renderable, wide)
+
+
+def _race_options(lrs: str, verify: int, alike: float, jobs: int | None) -> list[float] | None:
+    """The η grid of ``--lrs`` (None: the race's own); one line and exit 2 for a value out
+    of range."""
+    try:
+        grid = [float(x) for x in lrs.split(",") if x.strip()] or None
+    except ValueError:
+        fail(f"--lrs: {lrs!r} is not a comma-separated list of numbers")
+    if verify < 0:
+        fail(f"--verify: {verify} is not allowed (>= 0)")
+    if not (alike >= 0 and math.isfinite(alike)):
+        fail(f"--alike: {alike} is not allowed (a finite number >= 0)")
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs: {jobs} is not allowed (>= 1)")
+    return grid
 
 
 class _RaceEta:

@@ -13,7 +13,8 @@ import math
 from rich.table import Table
 from rich.text import Text
 
-from ..tuning.candidates import ONE_GROUP, SINGLETONS
+from ..grouping import ONE_GROUP, SINGLETONS
+from .columns import fit_columns, text_width
 
 __all__ = [
     "PLAIN",
@@ -163,8 +164,6 @@ def candidates_table(
     """The race's candidates (the first *rows*; None: all) in a table whose cells are never
     cut: at a *width* the columns that do not fit leave (:data:`CANDIDATE_PRIORITY`) and the
     caption names them; None: every column."""
-    from .render import fit_columns
-
     header, text = candidate_rows(rec, classes, members)
     shown = text if rows is None else text[:rows]
     keep = fit_columns(header, shown, width, CANDIDATE_PRIORITY)
@@ -190,13 +189,11 @@ def candidates_table(
         f"(rungs {', '.join(f'{h:.4g}' for h in rec.rungs)} s)",
         caption="; ".join(notes) or None,
     )
-    from .render import _text_width
-
     for i in keep:
         table.add_column(
             header[i],
             justify="left" if header[i] in ("grouping", "groups", "how", "members") else "right",
-            width=_text_width(header, shown, i),
+            width=text_width(header, shown, i),
             overflow="fold",
         )
     for row in shown:

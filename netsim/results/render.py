@@ -11,6 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sim.records import Snapshot
+from .columns import COLUMN_PAD, fit_columns  # noqa: F401  (re-exported)
+from .columns import text_width as _text_width
 from .grouptable import (
     MAX_ROWS,
     candidates_table,
@@ -48,9 +50,6 @@ def _fmt(value, spec: str = ".4g") -> str:
     )
 
 
-COLUMN_PAD = 3
-"""Characters a column takes besides its text in a rich Table: a space on each side and a border."""
-
 RUN_PRIORITY = (
     "run",
     "final loss",
@@ -69,30 +68,6 @@ RUN_PRIORITY = (
 )
 """The compare/run table's columns, most wanted first; at a narrow width the last go first
 (the gradient and step shares by worker class after all of these)."""
-
-
-def fit_columns(
-    header: list[str], rows: list[list[str]], width: int | None, priority=()
-) -> list[int]:
-    """Indices of the columns of a table that fit in *width* characters (None: all), in
-    table order, without cutting a cell: each column takes its longest cell or header word
-    plus :data:`COLUMN_PAD`. Columns leave by *priority* (header names, most wanted first;
-    unnamed ones leave first, the last column of the table before the first); the first
-    column always stays."""
-    need = [_text_width(header, rows, i) + COLUMN_PAD for i in range(len(header))]
-    keep = list(range(len(header)))
-    if width is None:
-        return keep
-    rank = {name: k for k, name in enumerate(priority)}
-    leaving = sorted(keep[1:], key=lambda i: (rank.get(header[i], len(rank)), i), reverse=True)
-    while leaving and sum(need[i] for i in keep) + 1 > width:
-        keep.remove(leaving.pop(0))
-    return keep
-
-
-def _text_width(header: list[str], rows: list[list[str]], i: int) -> int:
-    """Characters column *i* needs so that no cell and no word of its header is cut."""
-    return max([len(r[i]) for r in rows] + [max(map(len, header[i].split() or [""])), 1])
 
 
 def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,)) -> Table:

@@ -201,7 +201,7 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
             del dataset
         if skewed:
             _partition(scenario, y, n_labels, streams.rng("shards"))
-    check_server_model(scenario, labels)  # [server]: no update longer than the run
+    check_server_model(scenario, load_checked, labels)  # [server]: no update longer than the run
 
 
 def prepare(scenario: Scenario) -> Prepared:

@@ -242,11 +242,12 @@ def install(env, ps, scenario, comm, rng) -> ServiceQueue | None:
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
 
 
-def check_server_model(scenario, memo: dict | None = None) -> None:
+def check_server_model(scenario, load, memo: dict | None = None) -> None:
     """``validate``'s (and a sweep's) :func:`check_server_horizon` of *scenario*, before any
     run: the model's parameter count from the data's features (numpy models; a torch
     network is counted when the run is built, still before anything is written). *memo*
-    keeps each data spec's (features, classes) across the points of a sweep."""
+    keeps each data spec's (features, classes) across the points of a sweep; *load*
+    (scenario, rng) -> dataset reads the data (the engine's ``load_checked``)."""
     spec = scenario.server
     if spec is None or scenario.model.backend != "numpy":
         return
@@ -254,13 +255,12 @@ def check_server_model(scenario, memo: dict | None = None) -> None:
         return
     from ..rng import Streams
     from ..workload.models import make_model
-    from .engine import load_checked
 
     key = ("server: features, classes", scenario.data)
     if memo is not None and key in memo:
         features, classes = memo[key]
     else:
-        dataset = load_checked(scenario, Streams(scenario.run.seed).rng("data"))
+        dataset = load(scenario, Streams(scenario.run.seed).rng("data"))
         features, classes = dataset.X_train.shape[1], dataset.n_classes
         if memo is not None:
             memo[key] = (features, classes)

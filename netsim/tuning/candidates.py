@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..grouping import ONE_GROUP, SINGLETONS  # the names the renderers show too
 from ..grouping.clustering import _ordered, equal_groups, features, kmeans_groups
 
 __all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical"]
-
-ONE_GROUP = "one group"
-SINGLETONS = "singletons"
 
 
 def canonical(groups) -> tuple:
