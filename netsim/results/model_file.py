@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ScenarioError
+from .atomic import written
 
 __all__ = ["MODEL_FILE", "STATE_DICT_FILE", "write_model", "load_model", "state_dict_arrays"]
 
@@ -25,18 +26,14 @@ STATE_DICT_FILE = "model.pt"
 
 
 def _atomic(path: Path, write) -> None:
-    """``write(binary file)`` into a temporary file beside *path*, then renamed over it."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    """``write(binary file)`` into a temporary file beside *path*, then renamed over it
+    (:func:`netsim.results.atomic.written`)."""
+
+    def fill(tmp: Path) -> None:
         with open(tmp, "wb") as fh:
             write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+
+    written(path, fill)
 
 
 def state_dict_arrays(w: np.ndarray, info: dict) -> "OrderedDict[str, np.ndarray]":

@@ -34,6 +34,7 @@ import numpy as np
 from ..config.grid import SEED_KEY, format_value
 from ..sim.records import PHASES, Result, bias_rows
 from ..sim.summary import Summary, problems, summarize
+from .atomic import written
 from .model_file import write_model
 
 __all__ = [
@@ -161,18 +162,10 @@ def write_atomic(path: str | Path, text: str) -> None:
     (a process killed meanwhile leaves the old file or the new one, never half of one).
 
     Raises OutputError when the disk is full or read-only (the old file, if any, stays)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        written(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise _disk_error(path, exc) from None
+        raise _disk_error(Path(path), exc) from None
 
 
 # -- claiming a folder ----------------------------------------------------------------------

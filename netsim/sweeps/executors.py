@@ -127,20 +127,9 @@ def connect(scheduler):
     ExecutorError
         When ``distributed`` is not installed or the scheduler cannot be reached.
     """
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ExecutorError(
-            "--scheduler needs the 'distributed' package: pip install 'netsim[dask]'"
-        ) from None
-    if isinstance(scheduler, Client):
-        return scheduler, False
-    try:
-        return Client(scheduler, timeout="10s", set_as_default=False), True
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ExecutorError(
-            f"--scheduler: cannot reach a Dask scheduler at {scheduler!r}: {exc}"
-        ) from None
+    from ..tuning.dask_pool import connect as dask_connect
+
+    return dask_connect(scheduler, ExecutorError, "--scheduler")
 
 
 def dask_results(fn: Callable, items: list, client) -> Iterator[Outcome]:

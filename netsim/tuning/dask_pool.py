@@ -40,20 +40,22 @@ class _Host:
         return [self.work(task) for task in batch]
 
 
-def _client(scheduler):
-    """(``distributed.Client``, whether this pool owns it) for an address or a Client."""
+def connect(scheduler, error: type[Exception] = SchedulerError, option: str = ""):
+    """(``distributed.Client``, whether the caller owns it and must close it) for an address
+    or a Client (returned as is). Raises *error* when ``distributed`` is missing or the
+    scheduler cannot be reached, its message led by *option* (the flag the user gave), if any."""
     try:
         from distributed import Client
     except ImportError:
-        raise SchedulerError(
-            "needs the 'distributed' package: pip install 'netsim[dask]'"
-        ) from None
+        lead = f"{option} " if option else ""
+        raise error(f"{lead}needs the 'distributed' package: pip install 'netsim[dask]'") from None
     if isinstance(scheduler, Client):
         return scheduler, False
     try:
         return Client(scheduler, timeout="10s", set_as_default=False), True
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SchedulerError(f"cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None
+        lead = f"{option}: " if option else ""
+        raise error(f"{lead}cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None
 
 
 class DaskStickyPool(StickyPool):
@@ -62,7 +64,7 @@ class DaskStickyPool(StickyPool):
 
     def __init__(self, work: Callable, scheduler):
         super().__init__(work, 1)
-        self.client, self._own = _client(scheduler)
+        self.client, self._own = connect(scheduler)
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         if not workers:
             self.close()
