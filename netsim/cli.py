@@ -833,7 +833,7 @@ def compare(
             ),
             wide,
         )
-        out_console.print(api.verdict(cmp, target), highlight=False, soft_wrap=True, markup=False)
+        _print_verdict(cmp, target)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
         draw([out], None, window_range)
@@ -936,7 +936,7 @@ def report(
     except (KeyError, TypeError, IndexError, AttributeError) as exc:  # a malformed folder
         fail(f"{folder}: cannot write the report ({type(exc).__name__}: {exc})")
     note(f"wrote {path} (figures in {path.parent / (path.stem + '_figures')})")
-    out_console.print(api.verdict(folder, target), highlight=False, soft_wrap=True, markup=False)
+    _print_verdict(folder, target)
 
 
 @app.command("export")
@@ -1144,8 +1144,14 @@ def sweep(
 
 
 def _print_verdict(folder, target: float | None) -> None:
-    """The closing verdict line of a compare or sweep folder (:func:`netsim.api.verdict`)."""
-    out_console.print(api.verdict(folder, target), highlight=False, soft_wrap=True, markup=False)
+    """The closing verdict of a compare or sweep folder (:func:`netsim.api.verdict`): one line
+    in a pipe (scripts read it), wrapped at words in a terminal."""
+    out_console.print(
+        api.verdict(folder, target),
+        highlight=False,
+        soft_wrap=not out_console.is_terminal,
+        markup=False,
+    )
 
 
 def _sweep_bar():
