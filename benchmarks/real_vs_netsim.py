@@ -176,10 +176,14 @@ def main() -> None:
     )
     misses, loads = [], []
     labels = dict(METRICS)
-    for case in args.cases.split(","):
-        spec = CASES[case]
-        scales = spec["scales"][:1] if args.quick else spec["scales"]
-        cells = {(s, r): _real_runs(args, case, s, r) for s in scales for r in spec["rules"]}
+    cases = args.cases.split(",")
+    scales_of = {c: CASES[c]["scales"][:1] if args.quick else CASES[c]["scales"] for c in cases}
+    real = {  # every real run first, while nothing else runs beside them
+        c: {(s, r): _real_runs(args, c, s, r) for s in scales_of[c] for r in CASES[c]["rules"]}
+        for c in cases
+    }
+    for case in cases:
+        spec, scales, cells = CASES[case], scales_of[case], real[case]
         home = cells.get((scales[0], spec["calibrate_on"])) or []
         held = netsim.calibrate([f for f, _ in home]) if home else None
         for (scale, rule), runs in cells.items():

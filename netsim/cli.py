@@ -350,7 +350,11 @@ class Progress:
                 self.last = now
                 self.live.update(
                     render.live_view(
-                        snap, done=self.done, position=self.position(), eta=self.eta(snap)
+                        snap,
+                        done=self.done,
+                        position=self.position(),
+                        eta=self.eta(snap),
+                        size=tuple(self.live.console.size),
                     ),
                     refresh=True,
                 )

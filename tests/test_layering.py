@@ -30,7 +30,7 @@ LAYERS = [
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 SIMPY_HOMES = {"sim", "net"}
-RICH_HOMES = {"results/render.py", "results/grouptable.py", "cli.py"}
+RICH_HOMES = {"results/render.py", "results/grouptable.py", "results/liveview.py", "cli.py"}
 PURE = [
     "net/fairshare.py",
     "net/routing.py",

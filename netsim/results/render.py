@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import math
 
-from rich.console import Group
-from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from ..sim.records import Snapshot
 from .columns import COLUMN_PAD, fit_columns  # noqa: F401  (re-exported)
 from .columns import text_width as _text_width
 from .grouptable import (
@@ -22,6 +19,7 @@ from .grouptable import (
 )
 from .grouptable import far_text as _far_text  # noqa: F401  (kept for callers)
 from .grouptable import interval_text as _interval_text
+from .liveview import live_view, plain_line
 from .tables import mean_ci_rows, run_rows
 
 __all__ = [
@@ -38,8 +36,6 @@ __all__ = [
     "scenario_list_table",
     "recommendation_tables",
 ]
-
-MAX_LIVE_ROWS = 24
 
 
 def _fmt(value, spec: str = ".4g") -> str:
@@ -135,84 +131,6 @@ def sweep_table(table: list[dict], keys: list[str], title: str, width: int | Non
         width=width,
         priority=(*own, "final loss", "final test accuracy", "runs", "updates", "staleness mean"),
     )
-
-
-def live_view(
-    snap: Snapshot, title: str = "", done=(), position: str = "", eta: float | None = None
-) -> Group:
-    """Per-group table of the running rule plus a progress bar (share done, ETA);
-    *done* holds the final snapshots of the rules already finished, kept on screen."""
-    parts = []
-    if done:
-        finished = Table(title="finished")
-        for col in ("rule", "t", "updates", "loss"):
-            finished.add_column(col, justify="left" if col == "rule" else "right")
-        for d in done:
-            finished.add_row(d.label, f"{d.sim_time:.6g}", str(d.updates), _fmt(d.loss, ".5f"))
-        parts.append(finished)
-    if snap.note:
-        parts.append(Text(f"{_who(snap, position)}: {snap.note}"))
-    head = f"{_who(snap, position)}  t = {snap.sim_time:.6g} / {snap.until:g}  "
-    table = Table(title=title or Text(f"{head}updates {snap.updates}  {_loss_text(snap)}"))
-    for col in ("group", "members", "updates", "mean staleness", "idle %"):
-        table.add_column(col, justify="right")
-    for g in snap.groups[:MAX_LIVE_ROWS]:
-        table.add_row(
-            str(g.id),
-            str(g.members),
-            str(g.updates),
-            f"{g.mean_staleness:.2f}",
-            f"{g.idle_pct:.1f}",
-        )
-    if len(snap.groups) > MAX_LIVE_ROWS:
-        table.add_row(f"… {len(snap.groups) - MAX_LIVE_ROWS} more", "", "", "", "")
-    parts += [
-        table,
-        Group(
-            ProgressBar(total=1.0, completed=snap.fraction),
-            Text(f"{100 * snap.fraction:.0f}% done{_eta_text(eta)}"),
-        ),
-    ]
-    return Group(*parts)
-
-
-def _who(snap: Snapshot, position: str) -> str:
-    """The run a progress line is about: ``[2/3] gsgd``, or ``gsgd`` alone."""
-    return f"{position} {snap.label}" if position else snap.label
-
-
-def _eta_text(eta: float | None) -> str:
-    return "" if eta is None else f", eta {eta:.0f} s"
-
-
-def _loss_text(snap: Snapshot) -> str:
-    if snap.loss is None:
-        return "loss evaluated after the run" if snap.after else "loss not evaluated yet"
-    if snap.evaluated_update == 0 and snap.updates > 0:
-        return f"loss not evaluated since t = 0 (initial {snap.loss:.5f}; see run.eval_every)"
-    return f"loss {snap.loss:.5f} (evaluated at t = {snap.evaluated_at:.6g}, update {snap.evaluated_update})"
-
-
-def plain_line(snap: Snapshot, position: str = "", eta: float | None = None) -> str:
-    """One line of progress for non-terminal output (*position*: ``[2/3]``; *eta*: wall s)."""
-    if snap.note:
-        return f"{_who(snap, position)}: {snap.note}"
-    acc = (
-        ""
-        if snap.test_accuracy is None or snap.evaluated_update == 0
-        else f" test_acc={snap.test_accuracy:.4f}"
-    )
-    return (
-        f"{_who(snap, position)}: {100 * snap.fraction:.0f}% "
-        f"t={snap.sim_time:.6g}/{snap.until:g} updates={snap.updates} "
-        f"{_plain_loss(snap)}{acc}{_eta_text(eta)}"
-    )
-
-
-def _plain_loss(snap: Snapshot) -> str:
-    if snap.loss is not None and snap.evaluated_update == 0 and snap.updates > 0:
-        return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f}; see run.eval_every)"
-    return _loss_text(snap).replace("loss ", "loss=", 1)
 
 
 def keys_table(specs) -> Table:
