@@ -118,10 +118,10 @@ class _App(typer.Typer):
 
 def _quit(status: int, line: str | None) -> None:
     """Say *line* (an error), then exit with *status*; a signal from here on is too late to
-    change anything and is ignored (every file is written)."""
+    change anything: it only makes the status 130 (:func:`netsim.signals.quiet`)."""
     if line is not None:
         error_line(line)
-    quiet()
+    quiet(status == 130)
     sys.exit(status)
 
 

@@ -4,7 +4,8 @@ Its first act is :func:`netsim.signals.install`: from then on SIGTERM ends a com
 Ctrl-C (SIGINT) does. It then loads the typer app of :mod:`netsim.cli` itself, so that an
 interrupt while the app loads, a few tenths of a second of imports (typer, rich, numpy),
 ends the command as an interrupt does anywhere else: one line on stderr and exit status
-130, not a traceback.
+130, not a traceback. It ends with :func:`netsim.signals.finish`, not the interpreter's
+shutdown, so that a signal in the last moments is still one line and status 130.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import signal
 import sys
 
-from .signals import install
+from .signals import finish, install
 
 __all__ = ["main"]
 
@@ -27,4 +28,11 @@ def main() -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
         sys.exit(130)
-    app(prog_name="netsim")
+    try:
+        app(prog_name="netsim")
+    except SystemExit as exc:
+        finish(exc.code)
+    except KeyboardInterrupt:  # between the app's last word and here: nothing left to write
+        sys.stderr.write("error: interrupted\n")
+        finish(130)
+    finish(0)

@@ -12,19 +12,29 @@ on the second. Handlers are changed in the main thread only; elsewhere these do 
 
 from __future__ import annotations
 
+import atexit
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["install", "quiet", "held", "stoppable", "received", "STOP_SIGNALS"]
+__all__ = ["install", "quiet", "finish", "held", "stoppable", "received", "STOP_SIGNALS"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-_state: dict[str, Any] = {"depth": 0, "pending": [], "sim": None, "installed": False}
+_state: dict[str, Any] = {
+    "depth": 0,
+    "pending": [],
+    "sim": None,
+    "installed": False,
+    "said": False,
+}
 """depth: held blocks open; pending: signals received inside them; sim: the simulation a
-signal asks to stop (None between runs); installed: whether :func:`install` ran."""
+signal asks to stop (None between runs); installed: whether :func:`install` ran; said:
+whether the command's last word says it was interrupted."""
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -39,12 +49,54 @@ def install() -> None:
         _state["installed"] = True
 
 
-def quiet() -> None:
-    """After :func:`install`: ignore SIGINT and SIGTERM from now on (the command has written
-    every file and said its last word; it only exits)."""
+LATE_LINE = "error: interrupted after the command had ended (nothing was left to write)\n"
+"""What a signal that arrives after a command's last word says (then exit status 130)."""
+
+
+def _late(signum: int, frame: object) -> None:
+    if _state["said"]:  # the command's last word already says it was interrupted
+        os._exit(130)
+    try:
+        sys.stderr.write(LATE_LINE)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed: the status alone says it
+        pass
+    os._exit(130)
+
+
+def quiet(interrupted: bool = False) -> None:
+    """After :func:`install`: the command has written every file and said its last word
+    (*interrupted*: that word says it was interrupted); a signal from now on exits with 130
+    at once, saying so in one line (:data:`LATE_LINE`) unless the command already has."""
+    _state["said"] = _state["said"] or interrupted
     if _state["installed"] and threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
+            signal.signal(sig, _late)
+
+
+def finish(status: object) -> None:
+    """End the process with *status* (a ``SystemExit`` code: None, an int or a message) without
+    the interpreter's shutdown, during which Python puts the default handlers back and a
+    signal would kill the process silently: flush the streams, run the ``atexit`` functions
+    (pools, temporary folders) under :func:`quiet`, then ``os._exit``."""
+    quiet(status == 130)
+    if status is None:
+        code = 0
+    elif isinstance(status, int):
+        code = status
+    else:
+        try:
+            sys.stderr.write(f"{status}\n")
+        except (OSError, ValueError):
+            pass
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def _hold(signum: int, frame: object) -> None:

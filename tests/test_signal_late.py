@@ -1,0 +1,57 @@
+"""A signal in a command's last moments (after its last word, while its ``atexit`` functions
+run, where the interpreter's shutdown would have put the default handlers back): exit
+status 130 and exactly one line, never a silent kill or a silent exit 0."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from netsim.signals import LATE_LINE
+
+
+def _end(status: str, signal_at_exit: bool, tmp_path) -> subprocess.CompletedProcess:
+    """A process that installs netsim's handling, ends with ``finish(status)`` and (with
+    *signal_at_exit*) sends itself SIGTERM from an ``atexit`` function."""
+    mark = tmp_path / "atexit-ran"
+    script = textwrap.dedent(
+        f"""
+        import atexit, os, pathlib, signal
+        from netsim.signals import finish, install
+        install()
+        def last():
+            pathlib.Path({str(mark)!r}).write_text("yes")
+            if {signal_at_exit}:
+                os.kill(os.getpid(), signal.SIGTERM)
+                signal.pause()  # the handler ends the process
+        atexit.register(last)
+        finish({status})
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert mark.read_text() == "yes"  # the atexit functions ran in every case
+    return done
+
+
+def test_a_signal_after_the_last_word_is_one_line_and_130(tmp_path):
+    done = _end("0", True, tmp_path)
+    assert done.returncode == 130
+    assert done.stderr == LATE_LINE
+
+
+def test_after_an_interrupt_already_said_no_second_line(tmp_path):
+    done = _end("130", True, tmp_path)
+    assert done.returncode == 130
+    assert done.stderr == ""
+
+
+@pytest.mark.parametrize("status, code", [("0", 0), ("None", 0), ("2", 2), ("'bad: x'", 1)])
+def test_without_a_signal_the_status_is_kept(tmp_path, status, code):
+    done = _end(status, False, tmp_path)
+    assert done.returncode == code
+    assert done.stderr == ("bad: x\n" if code == 1 else "")
