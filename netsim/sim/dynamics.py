@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..config.events import ClusterEvent
 from ..rules.base import stalled_on
+from .measurement import Measurement
+from .server import ParameterServer
 from .worker import COMM, COMPUTE
 
 __all__ = ["Dynamics"]
@@ -24,7 +29,7 @@ class Dynamics:
     started (after the grouping measurement), set by the engine.
     """
 
-    def __init__(self, ps, scenario, comm, net, algorithm: str):
+    def __init__(self, ps: ParameterServer, scenario: Any, comm: Any, net: Any, algorithm: str):
         self.ps, self.env, self.states, self.rule = ps, ps.env, ps.workers, ps.rule
         self.scenario, self.comm, self.net, self.algorithm = scenario, comm, net, algorithm
         self.started = False
@@ -40,7 +45,7 @@ class Dynamics:
         self.find_cut()
 
     # -- events ----------------------------------------------------------
-    def apply(self, events):
+    def apply(self, events: Sequence[ClusterEvent]) -> Iterator:
         """A SimPy process: apply *events* at their times; each is logged in the run's events."""
         env, ps = self.env, self.ps
         for event in events:
@@ -63,7 +68,7 @@ class Dynamics:
                 self.find_cut()
                 self.check_progress()
 
-    def _crash_all(self, event) -> None:
+    def _crash_all(self, event: ClusterEvent) -> None:
         for wid in event.workers:
             self._crash(wid)
         if event.duration:
@@ -86,7 +91,7 @@ class Dynamics:
             st.job = None  # no pre-emption on top of the crash
             st.process.interrupt("crash")
 
-    def _recover(self, ids, logged_elsewhere: bool) -> None:
+    def _recover(self, ids: Sequence[int], logged_elsewhere: bool) -> None:
         """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``)."""
         back = []
         for wid in ids:
@@ -189,7 +194,7 @@ class Dynamics:
         parts.append(f"{workers_text(off)} cut off from the parameter server ({why})")
         return "; ".join(parts)
 
-    def unmeasurable(self, m) -> bool:
+    def unmeasurable(self, m: Measurement) -> bool:
         """End the run ``stalled`` when the grouping measurement *m* cannot end within the
         run (some worker is cut off from the PS), or ends too late for any training."""
         horizon = self.scenario.run.until

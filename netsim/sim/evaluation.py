@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
+from ..workload.base import Model
 from ..workload.datasets import Dataset
 from .records import class_accuracy
+from .server import ParameterServer
 
 __all__ = ["Evaluator", "DIVERGENCE_FACTOR", "divergence_limit", "evaluation_sets"]
 
@@ -27,7 +31,7 @@ def evaluation_sets(ds: Dataset, rows: int, rng: np.random.Generator) -> tuple[t
     or at least the set's size, else *rows* of each drawn without replacement by *rng*
     (kept in their order in the set)."""
 
-    def subset(X, y):
+    def subset(X: Any, y: np.ndarray) -> tuple:
         if not rows or rows >= len(y):
             return X, y
         keep = np.sort(rng.choice(len(y), rows, replace=False))
@@ -45,13 +49,22 @@ class Evaluator:
     run's model, set by the engine once the run has its own.
     """
 
-    def __init__(self, ps, dataset: Dataset, rows: int, rng: np.random.Generator, eval_set=None):
+    def __init__(
+        self,
+        ps: ParameterServer,
+        dataset: Dataset,
+        rows: int,
+        rng: np.random.Generator,
+        eval_set: tuple | None = None,
+    ):
         self.ps = ps
         self.n_classes = dataset.n_classes
         self.eval_set = eval_set
-        self.model = None
+        self.model: Model = None  # type: ignore[assignment]  # set before the first evaluation
         self.train, self.test = evaluation_sets(dataset, rows, rng)
-        self._evaluated = None  # (weak reference to the model array, loss, accuracy, per-class)
+        self._evaluated: tuple | None = (
+            None  # (weak reference to the model array, loss, accuracy, per-class)
+        )
         # of the last evaluation: a weak one, so an old model is not kept for it
 
     def evaluate(self) -> None:
@@ -90,16 +103,16 @@ class Evaluator:
                 f"above {DIVERGENCE_FACTOR:.0e} × the initial loss {curve[0][2]:.3g}"
             )
 
-    def every_updates(self, every: int):
+    def every_updates(self, every: int) -> Callable[[ParameterServer], None]:
         """The server's ``on_update`` callback: evaluate after every *every*-th update."""
 
-        def on_update(ps) -> None:
+        def on_update(ps: ParameterServer) -> None:
             if ps.version % every == 0:
                 self.evaluate()
 
         return on_update
 
-    def every(self, every: float):
+    def every(self, every: float) -> Iterator:
         """A SimPy process: evaluate every *every* simulated seconds."""
         env = self.ps.env
         while True:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .records import GroupSnapshot, Result, Snapshot, WorkerStats, idle_pct
+from .server import ParameterServer
 from .summary import run_extras
-from .worker import COMM, COMPUTE, DOWN, IDLE
+from .worker import COMM, COMPUTE, DOWN, IDLE, WorkerState
 
 __all__ = ["result", "snapshot", "worker_stats", "group_snapshots"]
 
 
-def result(sim, wall_s: float) -> Result:
+def result(sim: Any, wall_s: float) -> Result:
     """The Result of the :class:`~netsim.sim.engine.Simulation` *sim* at its current
     simulated time, *wall_s* wall seconds after it began."""
     now = float(sim.env.now)
@@ -55,7 +58,7 @@ def result(sim, wall_s: float) -> Result:
     )
 
 
-def network_extra(plan, comm, net, now: float) -> dict:
+def network_extra(plan: Any, comm: Any, net: Any, now: float) -> dict:
     """The ``network`` entry of summary.json: the plan, message sizes and the ten busiest
     links of the flow network *net* over the run's *now* seconds."""
     return {
@@ -72,7 +75,7 @@ def network_extra(plan, comm, net, now: float) -> dict:
     }
 
 
-def snapshot(sim) -> Snapshot:
+def snapshot(sim: Any) -> Snapshot:
     """The live state of the Simulation *sim* for a progress display (see :class:`Snapshot`)."""
     now = float(sim.env.now)
     curve = sim.recorder.curve
@@ -94,7 +97,9 @@ def snapshot(sim) -> Snapshot:
     )
 
 
-def worker_stats(states, classes: list[str], group_of: list[int], now: float) -> list[WorkerStats]:
+def worker_stats(
+    states: list[WorkerState], classes: list[str], group_of: list[int], now: float
+) -> list[WorkerStats]:
     """Each worker's totals at *now* (s), its phase in progress closed there (*states*: the
     WorkerStates; *classes*, *group_of*: each worker's class name and group)."""
     stats = []
@@ -117,7 +122,9 @@ def worker_stats(states, classes: list[str], group_of: list[int], now: float) ->
     return stats
 
 
-def group_snapshots(groups, states, ps, now: float) -> tuple[GroupSnapshot, ...]:
+def group_snapshots(
+    groups: list, states: list[WorkerState], ps: ParameterServer, now: float
+) -> tuple[GroupSnapshot, ...]:
     """Each group's figures at *now* (s): its updates, mean staleness per gradient and the
     idle share of its members (*states*: the WorkerStates; *ps*: the server's counters)."""
     out = []

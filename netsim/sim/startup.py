@@ -3,17 +3,22 @@ groups measured and decided (``rule.probe_rounds()``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..errors import ScenarioError
 from ..net.comm import NoServer
+from ..workload.base import Model
 from .collector import building
 from .lean import LeanCrew
 from .measurement import measure
+from .records import Recorder
 from .worker import BatchSampler, Computation, RowGather, worker_process
 
 __all__ = ["start_workers", "record_spans", "form_groups"]
 
 
-def start_workers(sim, model) -> None:
+def start_workers(sim: Any, model: Model) -> None:
     """The workers of the :class:`~netsim.sim.engine.Simulation` *sim*, computing with
     *model*: lean callbacks of one crew when the run allows it (``sim.general_reason``
     empty), else a SimPy process each."""
@@ -43,7 +48,7 @@ def start_workers(sim, model) -> None:
                 st.process = env.process(worker_process(env, st, sim.ps, comm, how, sampler, draws))
 
 
-def record_spans(env, states, recorder, service, until: float) -> None:
+def record_spans(env: Any, states: list, recorder: Recorder, service: Any, until: float) -> None:
     """Record the workers' phases (and the server's, *service*) as spans of *recorder*
     until simulated time *until* (s; negative: the whole run, 0: none)."""
     if until == 0:
@@ -54,7 +59,7 @@ def record_spans(env, states, recorder, service, until: float) -> None:
         service.spans = recorder.spans
     if until > 0:
 
-        def stop_recording(_):
+        def stop_recording(_: object) -> None:
             for st in states:
                 st.enter(st.phase, env.now)
                 st.spans = None
@@ -64,7 +69,7 @@ def record_spans(env, states, recorder, service, until: float) -> None:
         env.timeout(until).callbacks.append(stop_recording)
 
 
-def form_groups(sim, on_rung) -> float:
+def form_groups(sim: Any, on_rung: Callable[[int, int, int], None]) -> float:
     """Measure and group the workers of *sim* when its rule asks for it
     (``rule.probe_rounds()``), setting ``sim.grouping``; returns the measurement time (s).
     *on_rung(rung, rungs, candidates)*: the progress of a grouping race."""
