@@ -15,6 +15,7 @@ from conftest import base_raw, make_scenario
 from netsim import api
 from netsim.sim import engine
 from netsim.sweeps import runner
+from netsim.workflows import compare, runs
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def loads(monkeypatch):
 
         monkeypatch.setattr(module, "prepare", prepare)
 
-    for module in (engine, api, runner):
+    for module in (engine, runner, runs, compare):
         watch(module)
     monkeypatch.setattr(engine, "FREE_CYCLES_BYTES", 0)
     gc.disable()  # only the explicit collection may free the cycles
