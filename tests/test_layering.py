@@ -22,7 +22,7 @@ LAYERS = [
     {"sim"},  # the SimPy emulation: engine, server, workers, records
     {"results", "tuning"},  # run folders, tables, figures, reports; the grouping decision
     {"testbed"},  # real runs over torch.distributed, and the predictions held against them
-    {"sweeps"},  # grids of runs, executors
+    {"sweeps", "workflows"},  # grids of runs, executors; one run, compare, real, rerun
     {"api"},  # the one front door
     {"cli"},  # parse, call the API, render
     {"entry"},  # the `netsim` script: loads the app
