@@ -42,6 +42,10 @@ PURE = [
     "grouping/clustering.py",
     "tuning/advisor.py",
     "tuning/candidates.py",
+    "tuning/options.py",
+    "tuning/scoring.py",
+    "tuning/evidence.py",
+    "tuning/pick.py",
 ]
 
 

@@ -3,7 +3,8 @@
 The recommender and the grouping-regret benchmark both choose among these:
 one group (SSGD), singletons (ASGD), the scenario's hand groups, ``kmeans:K`` and
 ``equal:K`` for K = 2 .. min(k_max, P − 1). Identical partitions are kept once,
-under the first name in that order.
+under the first name in that order. The race pairs each with an η from a log grid
+(:func:`lr_grid`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 from ..grouping import ONE_GROUP, SINGLETONS  # the names the renderers show too
 from ..grouping.clustering import _ordered, equal_groups, features, kmeans_groups
 
-__all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical"]
+__all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical", "lr_grid"]
 
 
 def canonical(groups) -> tuple:
@@ -68,3 +69,13 @@ def _labels(groups, n: int) -> np.ndarray:
     for k, g in enumerate(groups):
         labels[list(g)] = k
     return labels
+
+
+def lr_grid(base: float, points: int = 5, ratio: float = 3.0) -> tuple[float, ...]:
+    """*points* learning rates spaced by *ratio*, centred (geometrically) on *base*.
+
+    >>> lr_grid(0.1, 3)
+    (0.0333..., 0.1, 0.3...)
+    """
+    half = (points - 1) / 2
+    return tuple(float(base * ratio ** (i - half)) for i in range(points))

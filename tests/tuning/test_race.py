@@ -436,14 +436,14 @@ def test_timed_events_after_the_race_are_named():
 
 def _finalist(name: str, k: int, loss: float):
     """A finalist of *k* groups whose runs hold *loss* throughout (so its rung score is *loss*)."""
-    from netsim.tuning.race import Pilot
-
     curve = [(t, loss) for t in (0.0, 1.0, 2.0, 3.0, 4.0)]
     return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve, curve])
 
 
 def test_with_a_tie_finalists_within_it_tie_and_the_fewest_groups_win():
-    from netsim.tuning.race import TIE, _score, _tie_pick
+    from netsim.tuning.options import TIE
+    from netsim.tuning.pick import tie_pick as _tie_pick
+    from netsim.tuning.scoring import rung_score as _score
 
     seven, two, one = (
         _finalist("equal:7", 7, 1.000),
@@ -463,7 +463,7 @@ def test_with_a_tie_finalists_within_it_tie_and_the_fewest_groups_win():
 
 
 def test_a_finalist_reaches_the_target_only_when_every_run_does():
-    from netsim.tuning.race import Pilot, _reaches
+    from netsim.tuning.scoring import reaches as _reaches
 
     down = [(t, 1.0 - 0.1 * t) for t in range(8)]  # at or below 0.5 from t = 5 on
     flat = [(t, 0.9) for t in range(8)]
@@ -524,7 +524,8 @@ def test_the_last_rung_counts_the_loss_excursions_the_criterion_counts():
     the median of the raw last quarter ignores that (0.4), the curve smoothed as the
     time-to-target criterion smooths it (trailing median over T/20 = 1 s, three evaluations
     here) holds 2.0 for two of its six last-quarter points: (4 × 0.4 + 2 × 2.0) / 6."""
-    from netsim.tuning.race import Pilot, _final_score, _score
+    from netsim.tuning.scoring import final_score as _final_score
+    from netsim.tuning.scoring import rung_score as _score
 
     times = [0.5 * k for k in range(21)]  # 0 .. 10 s: half of T = 20 s
     spiky = [(t, 2.0 if t in (8.0, 8.5) else 0.4) for t in times]
@@ -614,7 +615,8 @@ def test_a_finalist_much_slower_to_ssgds_level_is_not_picked():
     only the second is eligible, and SSGD's level is in the reason; with a guard of 4 (8 <= 4 *
     2), both are; a finalist that never reaches 0.6 is left out either way. With the guard
     off, or no one-group pilot, every finalist stays."""
-    from netsim.tuning.race import GUARD, _guarded
+    from netsim.tuning.options import GUARD
+    from netsim.tuning.pick import guarded as _guarded
 
     def pilot(name, k, losses, runs=1):
         curve = [(2.0 * i, loss) for i, loss in enumerate(losses)]
