@@ -9,6 +9,8 @@ under the first name in that order. The race pairs each with an η from a log gr
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 
 from ..grouping import ONE_GROUP, SINGLETONS  # the names the renderers show too
@@ -17,14 +19,22 @@ from ..grouping.clustering import _ordered, equal_groups, features, kmeans_group
 __all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical", "lr_grid"]
 
 
-def canonical(groups) -> tuple:
+Groups = tuple[tuple[int, ...], ...]
+"""A partition of the workers: groups of worker ids."""
+
+
+def canonical(groups: Iterable[Iterable[int]]) -> Groups:
     """A partition as a sorted tuple of sorted id tuples (for comparing partitions)."""
     return tuple(sorted(tuple(sorted(int(i) for i in g)) for g in groups))
 
 
 def candidate_groupings(
-    times: np.ndarray, *, hand=None, k_max: int = 8, seed: int = 0
-) -> dict[str, tuple]:
+    times: np.ndarray,
+    *,
+    hand: Sequence[Sequence[int]] | None = None,
+    k_max: int = 8,
+    seed: int = 0,
+) -> dict[str, Groups]:
     """``{name: groups}`` of the candidate partitions of the workers, fastest group first.
 
     Parameters
@@ -44,7 +54,7 @@ def candidate_groupings(
     n = len(times)
     mean = times.mean(axis=1)
     order = tuple((int(i),) for i in np.argsort(mean, kind="stable"))
-    named: list[tuple[str, tuple]] = [(ONE_GROUP, (tuple(range(n)),)), (SINGLETONS, order)]
+    named: list[tuple[str, Groups]] = [(ONE_GROUP, (tuple(range(n)),)), (SINGLETONS, order)]
     if hand:
         named.append(("hand", _ordered(_labels(hand, n), mean)))
     X = features(times)
@@ -54,8 +64,8 @@ def candidate_groupings(
         named.append((f"kmeans:{k}", _ordered(kmeans_groups(X, k, seed), mean)))
     for k in range(2, top + 1):
         named.append((f"equal:{k}", _ordered(_labels(equal_groups(mean, k), n), mean)))
-    out: dict[str, tuple] = {}
-    seen: set = set()
+    out: dict[str, Groups] = {}
+    seen: set[Groups] = set()
     for name, groups in named:
         key = canonical(groups)
         if key not in seen:
@@ -64,7 +74,7 @@ def candidate_groupings(
     return out
 
 
-def _labels(groups, n: int) -> np.ndarray:
+def _labels(groups: Iterable[Iterable[int]], n: int) -> np.ndarray:
     labels = np.zeros(n, dtype=int)
     for k, g in enumerate(groups):
         labels[list(g)] = k

@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sim.measurement import Measurement
+from .candidates import Groups
 from .progress import GroupTiming
 from .scoring import Curve, rung_score
 
 __all__ = ["Groups", "Pilot", "Recommendation", "overlapping"]
-
-Groups = tuple[tuple[int, ...], ...]
-"""A partition of the workers: groups of worker ids."""
 
 
 def _num(x: float) -> float | None:
