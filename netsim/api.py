@@ -396,28 +396,25 @@ def recommend(
     """
     from .rng import Streams
     from .sim.measurement import measure
+    from .tuning.race import RaceOptions
     from .tuning.race import recommend as race
     from .tuning.race import verify as check
 
     sc = _scenario(scenario)
     check_rounds(sc, rounds)
+    options = RaceOptions(
+        lrs=None if lrs is None else tuple(lrs),
+        budget_s=budget_s,
+        target=target,
+        alike=alike,
+        jobs=jobs,
+        scheduler=scheduler,
+    )
     prepared = prepare(sc)
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
-    rec = race(
-        sc,
-        prepared,
-        lrs=lrs,
-        budget_s=budget_s,
-        target=target,
-        measurement=m,
-        alike=alike,
-        jobs=jobs,
-        on_rung=on_rung,
-        on_progress=on_progress,
-        scheduler=scheduler,
-    )
+    rec = race(sc, prepared, options, measurement=m, on_rung=on_rung, on_progress=on_progress)
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
     size = data_bytes(prepared.dataset)
