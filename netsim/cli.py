@@ -863,13 +863,23 @@ def draw(
     formats: str = "png",
     dpi: int | None = None,
     xscale: str = "log",
+    target: float | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> list[Path]:
-    """Draw every figure of *folders*; say where they went (stderr)."""
+    """Draw every figure of *folders* (*only*: just these); say where they went and which
+    were skipped, and why (stderr)."""
     from .results.runfolder import FolderError
 
     try:
         paths = api.plot(
-            *folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale
+            *folders,
+            out=out,
+            window=window,
+            format=split(formats),
+            dpi=dpi,
+            xscale=xscale,
+            target=target,
+            only=only,
         )
     except (FolderError, ValueError) as exc:
         fail(str(exc))
@@ -889,6 +899,10 @@ def draw(
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
     note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
+    from .results.figset import skipped_text
+
+    for line in skipped_text(getattr(paths, "skipped", {}), only):
+        note(line)
     return paths
 
 
@@ -905,9 +919,20 @@ def plot(
     format_: FigFormatOpt = "png",
     dpi: DpiOpt = None,
     xscale: XScaleOpt = "log",
+    target: Annotated[
+        Optional[float],
+        typer.Option(
+            "--target", help="Target loss drawn on the loss curves (default: run.target_loss)."
+        ),
+    ] = None,
 ) -> None:
-    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
-    draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
+    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates.
+
+    With --window, only the timeline is redrawn (over that window)."""
+    span = parse_window_opt(window)
+    from .results.figset import WINDOW_ONLY
+
+    draw(folders, out, span, format_, dpi, xscale, target, WINDOW_ONLY if span else None)
 
 
 @app.command()
@@ -1546,6 +1571,10 @@ def keys(
             note(f"wrote {schema} (point your editor's TOML schema setting at it)")
         return
     specs = [k for k in api.keys() if match is None or match in k.key]
+    if match is not None and not specs:
+        from .config.schema import no_match_text
+
+        fail(no_match_text(match, [k.key for k in api.keys()]))
     if json_:
         emit_json(
             [
