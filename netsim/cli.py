@@ -201,7 +201,7 @@ VerdictTargetOpt = Annotated[
     Optional[float],
     typer.Option(
         "--target",
-        help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
+        help="Target loss of the closing verdict, drawn on --plots loss curves too (default: run.target_loss, else half way from the initial loss to the best final loss).",
     ),
 ]
 JsonOpt = Annotated[
@@ -840,7 +840,7 @@ def compare(
         _print_verdict(cmp, target)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
-        draw([out], None, window_range)
+        draw([out], None, window_range, target=target)
     raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
 
 
@@ -1164,7 +1164,7 @@ def sweep(
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     warned = state["progress"].warned if "progress" in state else []
-    _sweep_report(outcome, json_, wide, plots, window_range, warned)
+    _sweep_report(outcome, json_, wide, plots, window_range, warned, target)
     if not json_ and outcome.rows:
         _print_verdict(outcome.path, target)
     raise typer.Exit(
@@ -1199,10 +1199,12 @@ def _sweep_bar():
     )
 
 
-def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, warned) -> None:
+def _sweep_report(
+    outcome, json_: bool, wide: bool, plots: bool, window_range, warned, target=None
+) -> None:
     """What ``netsim sweep`` prints when it is done: the table (or JSON), the files written,
-    the figures when asked, each failed run's message and the *warned* runs' warnings
-    ([(folder, warning)], the first ten)."""
+    the figures when asked (*target* drawn on the loss curves), each failed run's message
+    and the *warned* runs' warnings ([(folder, warning)], the first ten)."""
     if json_:
         emit_json(
             {
@@ -1228,7 +1230,7 @@ def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, w
         f"wrote {outcome.path}/sweep.csv, sweep_summary.csv"
     )
     if plots and outcome.rows:
-        draw([outcome.path], None, window_range)
+        draw([outcome.path], None, window_range, target=target)
     for folder, message in outcome.failures:
         err_console.print(
             f"[bold red]{escape(str(folder))}:[/] {escape(message)}",

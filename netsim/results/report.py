@@ -305,7 +305,7 @@ def write_report(
     folder = Path(folder)
     runs = find_runs(folder)
     path = Path(out) if out is not None else folder / f"report.{fmt}"
-    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window)
+    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window, target=target)
     blocks = report_blocks(folder, runs, pngs, target)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)

@@ -102,3 +102,20 @@ def test_skewed_labels_get_the_per_label_figures(tmp_path):
     assert res.exit_code == 0, res.output
     names = {p.name for p in (tmp_path / "plots").iterdir()}
     assert {"bias.png", "labels.png"} <= names and "skipped" not in res.stderr
+
+
+def test_compare_and_plot_hand_their_target_to_the_figures(iid_dir, tmp_path, monkeypatch):
+    seen = []
+    real = api.plot
+
+    def spy(*folders, **options):
+        seen.append(options)
+        return real(*folders, **options)
+
+    monkeypatch.setattr(api, "plot", spy)
+    out = tmp_path / "c"
+    args = ["compare", QUICK, "-a", "asgd", *SHORT, "--plots", "--target", "0.5", "--out", out]
+    assert runner.invoke(app, [str(a) for a in args]).exit_code == 0
+    res = runner.invoke(app, ["plot", str(iid_dir), "--target", "0.45", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert [o["target"] for o in seen] == [0.5, 0.45] and seen[1]["only"] is None
