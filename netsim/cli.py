@@ -898,7 +898,8 @@ def draw(
     ) as exc:  # a malformed folder
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
-    note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
+    many = "figure" if len(paths) == 1 else "figures"
+    note(f"wrote {len(paths)} {many} to {folder}: {', '.join(p.name for p in paths)}")
     from .results.figset import skipped_text
 
     for line in skipped_text(getattr(paths, "skipped", {}), only):
