@@ -63,6 +63,7 @@ BLOCKS = {
         ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"]
         + ["--set", "model.name=smooth_svm"],
     ),
+    "paper_story": ("../README.md", ["paper_story.py", "--data-dir", "{data}"]),  # markdown
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
     "fuzz_scenarios": (
@@ -71,13 +72,16 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network"} | {
+MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network", "paper_story"} | {
     f"grouping_regret_{s}" for s in REGRET_SUITES
 }
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
 """Blocks that keep only their script's output from the line starting so (a summary table
 after per-scenario lines)."""
 """Blocks whose script prints markdown (tables, headings): pasted as they are, not as text."""
+HEADLESS = {"paper_story"}
+"""Blocks of emulated results, not measurements: the same on every machine whose float
+kernels round alike, so no head line (command, date, machine); the block shows its command."""
 
 
 def machine() -> str:
@@ -160,7 +164,7 @@ def main() -> None:
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         print(f"{name}: running ...", flush=True)
         shown = [c.replace(args.data_dir, os.path.relpath(args.data_dir, ROOT)) for c in command]
-        head = block_head(shown)  # the load before the run
+        head = "" if name in HEADLESS else block_head(shown)  # the load before the run
         done = subprocess.run(
             [sys.executable, str(ROOT / "benchmarks" / command[0]), *command[1:]],
             capture_output=True,
