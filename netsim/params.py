@@ -59,7 +59,7 @@ class Table:
     naming the keys that are allowed.
     """
 
-    def __init__(self, data: Any, where: str):
+    def __init__(self, data: Any, where: str) -> None:
         if not isinstance(data, dict):
             raise ScenarioError(where, f"expected a table, got {show(data)}")
         self.data = data

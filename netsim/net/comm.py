@@ -44,14 +44,14 @@ class NoServer:
     """The workers' view of *comm* under a rule without a parameter server: the model is
     the worker's own, so pulls and pushes take no time (``peer`` messages do)."""
 
-    def __init__(self, comm):
+    def __init__(self, comm) -> None:
         self.comm = comm
         self.instant = [True] * len(comm.instant)
 
-    def pull(self, worker: int):
+    def pull(self, worker: int) -> None:
         return None
 
-    def push(self, worker: int):
+    def push(self, worker: int) -> None:
         return None
 
     def min_times(self, worker: int) -> tuple[float, float]:
@@ -67,7 +67,7 @@ class FixedLatency:
     pull_s, push_s : sequence of float, one per worker (s); 0 means instantaneous.
     """
 
-    def __init__(self, env, pull_s, push_s):
+    def __init__(self, env, pull_s, push_s) -> None:
         self.env = env
         self.pull_s = list(pull_s)
         self.push_s = list(push_s)
@@ -119,7 +119,7 @@ class NetworkComm:
     model_bytes, grad_bytes : int, message sizes (bytes).
     """
 
-    def __init__(self, net, ps_host, worker_hosts, model_bytes: int, grad_bytes: int):
+    def __init__(self, net, ps_host, worker_hosts, model_bytes: int, grad_bytes: int) -> None:
         self.net = net
         self.ps_host = ps_host
         self.hosts = list(worker_hosts)

@@ -198,7 +198,7 @@ class _Round:
 
     __slots__ = ("level", "frozen", "changes", "before")
 
-    def __init__(self, level: float, frozen: list, changes: list, before: int):
+    def __init__(self, level: float, frozen: list, changes: list, before: int) -> None:
         self.level, self.frozen, self.changes, self.before = level, frozen, changes, before
 
 
@@ -218,7 +218,7 @@ class LinkSharing:
         Every weight is 1 (plain max-min): :meth:`solve` then needs no flow order.
     """
 
-    def __init__(self, capacity: list[float], unit: bool):
+    def __init__(self, capacity: list[float], unit: bool) -> None:
         self.capacity = capacity
         self.unit = unit
         self.on: dict[int, dict] = {}

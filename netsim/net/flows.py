@@ -50,7 +50,7 @@ class _Batch:
 
     __slots__ = ("event", "left")
 
-    def __init__(self, event, left: int):
+    def __init__(self, event, left: int) -> None:
         self.event, self.left = event, left
 
 
@@ -147,7 +147,7 @@ class FlowNetwork:
         If *G* is invalid. :exc:`ValueError` for a bad *sharing* or *header_bytes*.
     """
 
-    def __init__(self, env, G, *, sharing="maxmin", header_bytes=0):
+    def __init__(self, env, G, *, sharing="maxmin", header_bytes=0) -> None:
         if sharing not in ("maxmin", "rtt"):
             raise ValueError(f"sharing must be 'maxmin' or 'rtt', got {sharing!r}")
         if not header_bytes >= 0:
@@ -477,7 +477,7 @@ class FlowNetwork:
         for latency, flows in waiting.items():
             env.timeout(latency, flows).callbacks.append(self._on_arrival)
 
-    def _deliver(self, flow):
+    def _deliver(self, flow) -> None:
         batch = flow.batch
         if batch is None:
             flow.event.succeed(
@@ -488,14 +488,14 @@ class FlowNetwork:
         if not batch.left:
             batch.event.succeed(self.env.now)
 
-    def _arrive(self, flow):
+    def _arrive(self, flow) -> None:
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
         if (self._early or self._admitted) and not self._arrive_early(flow):
             return
         self._admit(flow)
 
-    def _admit(self, flow):
+    def _admit(self, flow) -> None:
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize()
         if self._solo is not None:  # ... or with the solo transfer
@@ -523,7 +523,7 @@ class FlowNetwork:
             self._admit(early)
         return True
 
-    def _recross(self):
+    def _recross(self) -> None:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
@@ -542,7 +542,7 @@ class FlowNetwork:
                 flow.left = 0.0
                 flow.credited = flow.bits  # the rest goes at infinite rate: no link counts it
 
-    def _request_replan(self):
+    def _request_replan(self) -> None:
         if not self._replan_pending:
             self._replan_pending = True
             env = self.env
@@ -556,14 +556,14 @@ class FlowNetwork:
             # event succeeded now (NORMAL priority, next id), in one call
             env.timeout(0).callbacks.append(self._replan)
 
-    def _on_arrival(self, event):
+    def _on_arrival(self, event) -> None:
         """The flows of *event* (a tuple or list, its value) are through their path latency."""
         self._waking = True
         for flow in event._value:
             self._arrive(flow)
         self._woken()
 
-    def _on_timeout(self, event):
+    def _on_timeout(self, event) -> None:
         """The earliest completion planned by the re-plan of generation ``event._value``."""
         if event._value == self._generation:
             self._waking = True
@@ -588,7 +588,7 @@ class FlowNetwork:
                 carried[link] += more
             flow.credited = sent
 
-    def _advance(self):
+    def _advance(self) -> None:
         """Account for bits sent since the last update at the current rates."""
         dt = self.env.now - self._last
         if dt > 0 and self._flows:
@@ -596,7 +596,7 @@ class FlowNetwork:
                 flow.left -= flow.rate * dt
         self._last = self.env.now
 
-    def _replan(self, _event):
+    def _replan(self, _event) -> None:
         """Deliver the flows done by now, start the ones arrived, re-solve the rates and
         schedule the earliest completion. The arithmetic is the vectorised one it
         replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
@@ -714,7 +714,7 @@ class FlowNetwork:
             self._sharing.forget()
             self._last = self.env.now
 
-    def set_link(self, u, v, *, bandwidth=None, latency=None):
+    def set_link(self, u, v, *, bandwidth=None, latency=None) -> None:
         """Change the link between *u* and *v* (both directions) from now on.
 
         *bandwidth* (bit/s, >= 0; 0 cuts the link: flows crossing it stop until it comes

@@ -36,7 +36,7 @@ class _Group:
 
     __slots__ = ("hub", "served", "since", "rate", "heap")
 
-    def __init__(self, hub: int, now: float, rate: float):
+    def __init__(self, hub: int, now: float, rate: float) -> None:
         self.hub, self.served, self.since, self.rate, self.heap = hub, 0.0, now, rate, []
 
 
@@ -51,7 +51,7 @@ class HubQueues:
         :meth:`join` and after :meth:`due`.
     """
 
-    def __init__(self, sharing):
+    def __init__(self, sharing) -> None:
         self.sharing = sharing
         self.groups: dict[int, _Group] = {}
         self.group_of: dict = {}  # flow -> its group

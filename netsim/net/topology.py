@@ -51,7 +51,7 @@ class TopologyError(ValueError):
     the attributes ``element`` and ``message``.
     """
 
-    def __init__(self, element, message):
+    def __init__(self, element, message) -> None:
         super().__init__(f"{element}: {message}")
         self.element = element
         self.message = message
@@ -72,7 +72,7 @@ MAX_LINKS = 200_000
 """Most links a built topology may have (a bigger graph does not fit the flow model's memory)."""
 
 
-def _size(name, links):
+def _size(name, links) -> None:
     """Refuse a builder call that would make more than MAX_LINKS links."""
     if links > MAX_LINKS:
         raise TopologyError(name, f"would build {links:.3g} links; at most {MAX_LINKS} are allowed")
@@ -124,7 +124,7 @@ def star(n_hosts, *, bandwidth=10e9, latency=5e-6):
     return G
 
 
-def _add_leaf_spine(G, prefix, racks, hosts_per_rack, spines, host_link, fabric_link, extra):
+def _add_leaf_spine(G, prefix, racks, hosts_per_rack, spines, host_link, fabric_link, extra) -> None:
     for s in range(spines):
         G.add_node(f"{prefix}spine{s}", role="spine", **extra)
     for r in range(racks):
@@ -239,7 +239,7 @@ _DC_KEYS = {
 }
 
 
-def _add_datacenter(G, i, spec):
+def _add_datacenter(G, i, spec) -> None:
     where = f"dcs[{i}]"
     if not isinstance(spec, dict):
         raise TopologyError(where, f"must be a dict, got {spec!r}")

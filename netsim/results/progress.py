@@ -27,7 +27,7 @@ class LineProgress:
     *position*: the run's place in a series (``[2/5]``), set by the caller between runs.
     """
 
-    def __init__(self, stream=None, every_s: float = 0.5, position: str = ""):
+    def __init__(self, stream=None, every_s: float = 0.5, position: str = "") -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.every_s = every_s
         self.position = position

@@ -120,7 +120,7 @@ class OutputError(RuntimeError):
     """An output folder cannot be used (``code`` 2: taken by another run or holding
     its results) or written (``code`` 1: disk full, read-only); one-line message."""
 
-    def __init__(self, message: str, code: int = 1):
+    def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
 
@@ -205,7 +205,7 @@ class Claim:
     The lock goes with the process, however it ends; :meth:`release` frees it earlier.
     """
 
-    def __init__(self, path: Path, fd: int):
+    def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd = fd
 
@@ -297,7 +297,7 @@ class _Table:
     Rows go straight to the file (no buffer); when a write fails (a full disk) the file is
     cut back to its last complete row, so a reader never sees half a row."""
 
-    def __init__(self, path: Path, header, eager: bool):
+    def __init__(self, path: Path, header, eager: bool) -> None:
         self.path = path
         self.header = header
         self.fh = None
@@ -380,7 +380,7 @@ class RunWriter:
         lock: bool = True,
         scenario=None,
         meta: dict | None = None,
-    ):
+    ) -> None:
         self.path = Path(out)
         self.claim = claim(self.path, overwrite=overwrite) if lock else None
         if not lock:

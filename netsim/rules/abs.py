@@ -94,7 +94,7 @@ class ABS(Rule):
         c: float = 1.0,
         smoothing: float = 0.9,
         round_timeout: float = 0.0,
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.round_timeout = round_timeout
         self.k0 = k0

@@ -61,7 +61,7 @@ class Backup(Rule):
         backups: int = 0,
         late_policy: str = "finish_then_drop",
         round_timeout: float = 0.0,
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.backups = backups
         self.late_policy = late_policy

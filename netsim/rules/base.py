@@ -38,7 +38,7 @@ class Push:
 
     __slots__ = ("worker", "grad", "version", "sent", "samples")
 
-    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int):
+    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int) -> None:
         self.worker = worker
         self.grad = grad
         self.version = version
@@ -53,7 +53,7 @@ class CompactPush(Push):
 
     __slots__ = ("compact",)
 
-    def __init__(self, worker: int, compact, version: int, sent: float, samples: int):
+    def __init__(self, worker: int, compact, version: int, sent: float, samples: int) -> None:
         self.worker = worker
         self.compact = compact
         self.version = version
@@ -166,7 +166,7 @@ class Rule:
         lets the model go. The numbers are the same either way."""
         return False
 
-    def __init__(self, lr: float, groups: list[list[int]]):
+    def __init__(self, lr: float, groups: list[list[int]]) -> None:
         self.lr = lr
         self.groups = groups
 
@@ -314,7 +314,7 @@ class RoundTimer:
     it at once. With ``seconds == 0`` nothing is ever scheduled.
     """
 
-    def __init__(self, seconds: float = 0.0):
+    def __init__(self, seconds: float = 0.0) -> None:
         self.seconds = seconds
         self.round = 0
         self.expired = False
@@ -371,7 +371,7 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
 class KRule(Rule):
     """A rule with one integer knob ``k`` (1..P) and one reporting group of all workers."""
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1) -> None:
         super().__init__(lr, groups)
         self.k = k
 

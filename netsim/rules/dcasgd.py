@@ -76,7 +76,7 @@ class DCASGDConstant(Rule):
     default_lambda0 = 0.04
     momentum_defined = False
 
-    def __init__(self, lr: float, groups: list[list[int]], *, lambda0: float = 0.04):
+    def __init__(self, lr: float, groups: list[list[int]], *, lambda0: float = 0.04) -> None:
         super().__init__(lr, groups)
         self.lambda0 = lambda0
 
@@ -151,7 +151,7 @@ class DCASGDAdaptive(DCASGDConstant):
         lambda0: float = 2.0,
         m: float = 0.95,
         eps: float = 1e-7,
-    ):
+    ) -> None:
         super().__init__(lr, groups, lambda0=lambda0)
         self.m = m
         self.eps = eps

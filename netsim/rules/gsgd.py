@@ -100,7 +100,7 @@ class GSGD(Rule):
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
     lean = True
 
-    def __init__(self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()):
+    def __init__(self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()) -> None:
         super().__init__(lr, groups)
         self.grouping = grouping
 
@@ -179,7 +179,7 @@ class GSGD(Rule):
             self._schedule_regroup(ps)
 
     def _schedule_regroup(self, ps) -> None:
-        def tick():
+        def tick() -> None:
             self._regroup(ps)
             self._schedule_regroup(ps)
 

@@ -51,7 +51,7 @@ class LGC(Rule):
     description = "LGC-style live gradient compensation: fastest K gradients + stragglers' partial blocks + their one-step-delayed rest"
     source = "after Xu, Huang, Song, Lan, IEEE INFOCOM 2021 (reconstruction); ALGORITHMS.md §4"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1, blocks: int = 4):
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1, blocks: int = 4) -> None:
         super().__init__(lr, groups)
         self.k = k
         self.blocks = blocks

@@ -46,7 +46,7 @@ class Adam:
     spared : ranges ``(lo, hi)`` of entries weight decay leaves alone.
     """
 
-    def __init__(self, betas, eps: float, weight_decay: float, decoupled: bool, spared=()):
+    def __init__(self, betas, eps: float, weight_decay: float, decoupled: bool, spared=()) -> None:
         self.beta1, self.beta2 = (float(b) for b in betas)
         self.eps = float(eps)
         self.weight_decay = float(weight_decay)

@@ -43,7 +43,7 @@ class AllReduce(Rule):
     source = "Patarasuk & Yuan, JPDC 2009 (ring); Sergeev & Del Balso 2018 (Horovod); ALGORITHMS.md §12.1"
     peer = True
 
-    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring"):
+    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring") -> None:
         super().__init__(lr, groups)
         self.collective = collective
 
@@ -118,7 +118,7 @@ class ADPSGD(Rule):
         j += j >= i  # uniform among the others
         self.swapping_[i] = j
 
-        def swapped():
+        def swapped() -> None:
             del self.swapping_[i]
             ps.average_models((i, j))
             ps.local_step(push, self.lr, self.index_[i])
@@ -153,7 +153,7 @@ class PartialAllReduce(Rule):
 
     def __init__(
         self, lr: float, groups: list[list[int]], *, group_size: int = 2, collective: str = "ring"
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.group_size = group_size
         self.collective = collective
@@ -191,7 +191,7 @@ class PartialAllReduce(Rule):
         members = sorted(p.worker for p in pushes)
         self.in_flight_.append(members)
 
-        def reduced():
+        def reduced() -> None:
             ps.group_step(members, pushes, self.lr, 0)
             self.in_flight_.remove(members)
             ps.send(members)
@@ -236,7 +236,7 @@ class GroupAllReduce(Rule):
         *,
         collective: str = "ring",
         grouping: GroupingSpec = GroupingSpec(),
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.collective = collective
         self.grouping = grouping
@@ -311,7 +311,7 @@ class GroupAllReduce(Rule):
             pair = (members[0], self.groups[other][0])
             self.partner_[k] = pair[1]
 
-            def gossiped():
+            def gossiped() -> None:
                 del self.partner_[k]
                 ps.average_models(pair, spread=list(members) + list(self.groups[other]))
                 self._next(ps, k)

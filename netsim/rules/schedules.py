@@ -164,7 +164,7 @@ class ServerUpdate:
 class UpdateState:
     """The server-side optimiser state of one run: ``step(delta, update, now)`` → the change."""
 
-    def __init__(self, config: ServerUpdate, spared=()):
+    def __init__(self, config: ServerUpdate, spared=()) -> None:
         self.config = config
         self.velocity: np.ndarray | None = None
         self.spared = tuple(spared) if config.spares_1d else ()

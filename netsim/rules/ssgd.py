@@ -34,7 +34,7 @@ class SSGD(Rule):
     source = "ALGORITHMS.md §1a (BSP)"
     lean = True
 
-    def __init__(self, lr: float, groups: list[list[int]], *, round_timeout: float = 0.0):
+    def __init__(self, lr: float, groups: list[list[int]], *, round_timeout: float = 0.0) -> None:
         super().__init__(lr, groups)
         self.round_timeout = round_timeout
 

@@ -38,7 +38,7 @@ class SSP(Rule):
 
     def __init__(
         self, lr: float, groups: list[list[int]], *, s: int = 3, round_timeout: float = 0.0
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.s = s
         self.round_timeout = round_timeout

@@ -52,7 +52,7 @@ class _Entry:
 
     __slots__ = ("callbacks", "_ok", "_value")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.callbacks = None
         self._ok = True
         self._value = None
@@ -70,7 +70,7 @@ class LeanCrew:
     gather : RowGather of the training rows X (n, d).
     """
 
-    def __init__(self, env, ps, model, y: np.ndarray, gather, comm=None):
+    def __init__(self, env, ps, model, y: np.ndarray, gather, comm=None) -> None:
         self.env = env
         self.ps = ps
         self.comm = comm
@@ -91,7 +91,7 @@ class _Wakes(_Entry):
 
     __slots__ = ("model", "workers")
 
-    def __init__(self, model, worker: "LeanWorker"):
+    def __init__(self, model, worker: "LeanWorker") -> None:
         super().__init__()
         self.model = model
         self.workers = [worker]
@@ -143,7 +143,7 @@ class LeanWorker(_Entry):
         "held",
     )
 
-    def __init__(self, crew: LeanCrew, st, sampler, draws):
+    def __init__(self, crew: LeanCrew, st, sampler, draws) -> None:
         super().__init__()
         self.crew = crew
         self.env = crew.env
@@ -352,7 +352,7 @@ class InstantBatch:
     gather : RowGather of the training rows X (n, d).
     """
 
-    def __init__(self, model, y: np.ndarray, gather):
+    def __init__(self, model, y: np.ndarray, gather) -> None:
         self.one = model.gradient
         """The model's ``gradient(w, X, y)``: one minibatch."""
         self.many = model.gradients

@@ -44,7 +44,7 @@ class Recorder:
     Timeline ``spans``: (worker, phase, start, end) with phase 0 idle, 1 comm, 2 compute.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.time: list[float] = []
         self.worker: list[int] = []
         self.group: list[int] = []

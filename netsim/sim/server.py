@@ -69,7 +69,7 @@ class ParameterServer:
         stop,
         max_updates: int = 0,
         on_update=None,
-    ):
+    ) -> None:
         self.env = env
         self.w = w0
         self.version = 0
@@ -396,7 +396,7 @@ class ParameterServer:
     def call_later(self, delay: float, callback) -> None:
         """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
 
-        def fire(_event=None):
+        def fire(_event=None) -> None:
             if _event is not None and self.service is not None:
                 self.service.later(fire)  # the server gets to it when it is free
                 return

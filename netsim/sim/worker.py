@@ -43,7 +43,7 @@ class WorkerState:
         "crashes",
     )
 
-    def __init__(self, wid: int):
+    def __init__(self, wid: int) -> None:
         self.wid = wid
         self.wake = None
         self.released = False
@@ -106,7 +106,7 @@ class Job:
 
     __slots__ = ("w", "version", "start", "duration", "_source")
 
-    def __init__(self, w, version, source: "MinibatchSource"):
+    def __init__(self, w, version, source: "MinibatchSource") -> None:
         self.w = w
         self.version = version
         self.start = None
@@ -133,7 +133,7 @@ class MinibatchSource:
 
     __slots__ = ("sampler", "gradient", "X", "y")
 
-    def __init__(self, sampler, gradient, X, y):
+    def __init__(self, sampler, gradient, X, y) -> None:
         self.sampler = sampler
         self.gradient = gradient
         self.X = X
@@ -150,7 +150,7 @@ class BatchSampler:
     rng : numpy Generator of this worker's batch stream.
     """
 
-    def __init__(self, shard: np.ndarray, batch_size: int, rng: np.random.Generator):
+    def __init__(self, shard: np.ndarray, batch_size: int, rng: np.random.Generator) -> None:
         self.shard = shard
         self.size = min(batch_size, len(shard))
         self.rng = rng
@@ -195,7 +195,7 @@ class RowGather:
 
     __slots__ = ("X", "buffers")
 
-    def __init__(self, X):
+    def __init__(self, X) -> None:
         self.X = X
         self.buffers: dict[int, np.ndarray] | None = (
             {} if isinstance(X, np.ndarray) and X.ndim == 2 else None
@@ -223,7 +223,7 @@ class Computation:
 
     def __init__(
         self, gradient, X, y, residual=None, gather: "RowGather | None" = None, late=False
-    ):
+    ) -> None:
         self.gradient, self.X, self.y = gradient, X, y
         self.compact = (residual, gather or RowGather(X), late)
 

@@ -50,7 +50,7 @@ def _die_with_parent(parent: int) -> None:
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
 
-    def watch():
+    def watch() -> None:
         while True:
             time.sleep(0.5)
             if os.getppid() != parent:

@@ -92,7 +92,7 @@ class Iteration:
         "load1",
     )
 
-    def __init__(self, worker: int, iteration: int, version: int, sent: float):
+    def __init__(self, worker: int, iteration: int, version: int, sent: float) -> None:
         self.worker, self.iteration, self.version, self.sent = worker, iteration, version, sent
         for name in self.__slots__[4:]:
             setattr(self, name, None)

@@ -63,7 +63,7 @@ STOP_WAIT_S = 2.0
 class _Clock:
     """The server's clock in scenario time units: ``now`` = (monotonic − *t0*) / *scale*."""
 
-    def __init__(self, t0: float, scale: float):
+    def __init__(self, t0: float, scale: float) -> None:
         self.t0, self.scale = t0, scale
 
     @property
@@ -78,7 +78,7 @@ class _Clock:
 class _Stop:
     """The run's end, as the server's ``stop`` event: ``triggered`` once ``succeed`` is called."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.triggered, self.value = False, None
 
     def succeed(self, value=None) -> None:
@@ -99,7 +99,7 @@ class RealServer(ParameterServer):
     (``call_later``) are kept in a heap the serving loop fires (:meth:`fire_timers`).
     """
 
-    def __init__(self, clock, w0, rule, states, recorder, stop, max_updates, on_update, transmit):
+    def __init__(self, clock, w0, rule, states, recorder, stop, max_updates, on_update, transmit) -> None:
         super().__init__(clock, w0, rule, states, recorder, stop, max_updates, on_update)
         self.lean = (
             True  # a real server cannot pre-empt or inspect a worker (preflight refuses such rules)
@@ -202,7 +202,7 @@ class _Session:
     """One real run's server side: the model, the workers' states and the records, the
     messages in flight, and the writer of the run folder *out* (claimed once all are connected)."""
 
-    def __init__(self, spec: RealSpec, control, out: Path, meta: dict, overwrite: bool):
+    def __init__(self, spec: RealSpec, control, out: Path, meta: dict, overwrite: bool) -> None:
         import torch
         import torch.distributed as dist
 

@@ -23,14 +23,14 @@ class SchedulerError(ScenarioError):
     """The Dask scheduler cannot be used (``distributed`` missing, unreachable, no workers):
     a ScenarioError of ``--scheduler`` (one line, exit status 2)."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__("--scheduler", message)
 
 
 class _Host:
     """A Dask actor holding ``work`` and the state it keeps between calls (paused pilots)."""
 
-    def __init__(self, work: Callable):
+    def __init__(self, work: Callable) -> None:
         from threadpoolctl import threadpool_limits
 
         self.work = work
@@ -62,7 +62,7 @@ class DaskStickyPool(StickyPool):
     """``work(task)`` over batches of tasks on one actor per worker of the Dask cluster at
     *scheduler* (an address ``tcp://host:8786`` or a ``distributed.Client``)."""
 
-    def __init__(self, work: Callable, scheduler):
+    def __init__(self, work: Callable, scheduler) -> None:
         super().__init__(work, 1)
         self.client, self._own = connect(scheduler)
         workers = sorted(self.client.scheduler_info().get("workers", {}))

@@ -108,7 +108,7 @@ class StickyPool:
     arithmetic, and so the outcomes, are then the same for any *jobs*.
     """
 
-    def __init__(self, work: Callable, jobs: int | None = None):
+    def __init__(self, work: Callable, jobs: int | None = None) -> None:
         self.work = work
         self.jobs = usable_jobs(jobs)
         self.owner: dict[Hashable, int] = {}

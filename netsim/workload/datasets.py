@@ -117,7 +117,7 @@ class DataNotFoundError(ScenarioError):
     scenario file sets ``file``.
     """
 
-    def __init__(self, message: str, file: str | None = None, key: str = "data.dir"):
+    def __init__(self, message: str, file: str | None = None, key: str = "data.dir") -> None:
         super().__init__(key, message, file)
 
 

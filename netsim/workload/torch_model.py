@@ -93,7 +93,7 @@ class TorchModel(Model):
         device: str = "cpu",
         stack: bool = False,
         master: str | None = None,
-    ):
+    ) -> None:
         super().__init__(l2, n_classes)
         self.name = key
         self.module = module.to(device=device, dtype=getattr(torch, dtype))
