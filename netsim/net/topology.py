@@ -124,7 +124,9 @@ def star(n_hosts, *, bandwidth=10e9, latency=5e-6):
     return G
 
 
-def _add_leaf_spine(G, prefix, racks, hosts_per_rack, spines, host_link, fabric_link, extra) -> None:
+def _add_leaf_spine(
+    G, prefix, racks, hosts_per_rack, spines, host_link, fabric_link, extra
+) -> None:
     for s in range(spines):
         G.add_node(f"{prefix}spine{s}", role="spine", **extra)
     for r in range(racks):

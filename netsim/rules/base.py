@@ -38,7 +38,9 @@ class Push:
 
     __slots__ = ("worker", "grad", "version", "sent", "samples")
 
-    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int) -> None:
+    def __init__(
+        self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int
+    ) -> None:
         self.worker = worker
         self.grad = grad
         self.version = version

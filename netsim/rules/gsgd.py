@@ -100,7 +100,9 @@ class GSGD(Rule):
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
     lean = True
 
-    def __init__(self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()) -> None:
+    def __init__(
+        self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()
+    ) -> None:
         super().__init__(lr, groups)
         self.grouping = grouping
 

@@ -99,7 +99,9 @@ class RealServer(ParameterServer):
     (``call_later``) are kept in a heap the serving loop fires (:meth:`fire_timers`).
     """
 
-    def __init__(self, clock, w0, rule, states, recorder, stop, max_updates, on_update, transmit) -> None:
+    def __init__(
+        self, clock, w0, rule, states, recorder, stop, max_updates, on_update, transmit
+    ) -> None:
         super().__init__(clock, w0, rule, states, recorder, stop, max_updates, on_update)
         self.lean = (
             True  # a real server cannot pre-empt or inspect a worker (preflight refuses such rules)

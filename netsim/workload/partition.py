@@ -73,7 +73,9 @@ class ClassData:
 class PartitionError(ValueError):
     """A partition left a worker without rows (``worker``: its id in the whole run, or None)."""
 
-    def __init__(self, message: str, worker: int | None = None, worker_class: int | None = None) -> None:
+    def __init__(
+        self, message: str, worker: int | None = None, worker_class: int | None = None
+    ) -> None:
         super().__init__(message)
         self.worker = worker
         self.worker_class = worker_class
