@@ -19,11 +19,18 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["install", "quiet", "finish", "held", "stoppable", "received", "STOP_SIGNALS"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stoppable(Protocol):
+    """What a signal asks to stop: a run that checks at each tick."""
+
+    def request_stop(self) -> None: ...
+
 
 _state: dict[str, Any] = {
     "depth": 0,
@@ -144,7 +151,7 @@ def held() -> Iterator[None]:
 
 
 @contextmanager
-def stoppable(sim) -> Iterator[None]:
+def stoppable(sim: Stoppable) -> Iterator[None]:
     """Inside :func:`held`: a signal asks *sim* (``request_stop``, ``stop_requested``) to stop at
     its next tick, a second one raises KeyboardInterrupt at once; a signal already held
     stops it at its first tick."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -25,7 +27,7 @@ MODEL_FILE = "model.npz"
 STATE_DICT_FILE = "model.pt"
 
 
-def _atomic(path: Path, write) -> None:
+def _atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """``write(binary file)`` into a temporary file beside *path*, then renamed over it
     (:func:`netsim.results.atomic.written`)."""
 
@@ -72,7 +74,7 @@ def write_model(folder: str | Path, w: np.ndarray, info: dict) -> None:
         _atomic(folder / STATE_DICT_FILE, lambda fh: torch.save(state, fh))
 
 
-def load_model(folder: str | os.PathLike):
+def load_model(folder: str | os.PathLike) -> Any:
     """The trained model of run folder *folder*: for a torch model, the ``nn.Module`` its
     scenario builds (``scenario.toml`` in the folder), with the final parameters and
     buffers loaded (in evaluation mode); for a numpy model, the final weight vector

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from ..sim.records import class_rows
+from ..sim.summary import Summary
 from .atomic import written
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
@@ -372,7 +373,7 @@ def staleness_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def group_names(summary: dict) -> list[str]:
+def group_names(summary: Summary) -> list[str]:
     """A short name per group: its worker class when it is exactly one class,
     ``id (class)`` for a lone worker, else the classes joined by ``+``."""
     cls = [w["worker_class"] for w in summary["workers"]]
@@ -505,7 +506,7 @@ def bias_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def label_holders(summary: dict) -> list[list[str]]:
+def label_holders(summary: Summary) -> list[list[str]]:
     """Per label, the worker classes holding training rows of it (class order), from
     ``data.label_histogram`` and ``workers`` of a summary (empty lists when absent)."""
     hist = summary.get("data", {}).get("label_histogram")

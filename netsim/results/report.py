@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..config.grid import SEED_KEY
+from ..sim.summary import Summary
 from .atomic import written
 from .plots import group_names, plot_runs
 from .runfolder import FolderError, RunData, find_runs
@@ -155,7 +156,7 @@ def run_notes(runs: list[RunData]) -> list[str]:
     return notes[:MAX_NOTES] + ([f"... and {more} more runs with a note"] if more > 0 else [])
 
 
-def _flatten(node, prefix: str = "") -> dict:
+def _flatten(node: object, prefix: str = "") -> dict:
     out = {}
     if isinstance(node, dict):
         for k, v in node.items():
@@ -168,7 +169,7 @@ def _flatten(node, prefix: str = "") -> dict:
     return out
 
 
-def _text(value, limit: int = 80) -> str:
+def _text(value: object, limit: int = 80) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -202,7 +203,7 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     return rows
 
 
-def _group_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
+def _group_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     names, t = group_names(summary), summary["sim_time"] or 1.0
     header = ["group", "workers", "members", "updates", "updates / s", "mean staleness"]
     rows = [

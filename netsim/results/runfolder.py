@@ -147,7 +147,7 @@ def strict_json(value, **kwargs) -> str:
     return json.dumps(_finite(value), allow_nan=False, **kwargs)
 
 
-def summary_json(summary: dict) -> str:
+def summary_json(summary: Summary) -> str:
     """The summary as stable, strict JSON text (same summary → same bytes)."""
     return strict_json(summary, indent=2) + "\n"
 
@@ -592,7 +592,7 @@ def latest_folder(base: str | Path) -> Path:
         found = nxt
 
 
-def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
+def write_compare(summaries: list[Summary], out_dir: str | Path) -> None:
     """compare.json: the list of the compared runs' summaries, each with its
     ``label`` and its ``folder`` (relative to *out_dir*); readers list only these.
     Written atomically, strict JSON."""
@@ -678,7 +678,7 @@ def _cell_ok(row, i, kind) -> bool:
         return False
 
 
-def check_complete(path: Path, summary: dict, curve_rows: int, update_rows: int) -> None:
+def check_complete(path: Path, summary: Summary, curve_rows: int, update_rows: int) -> None:
     """FolderError when the files of run folder *path* disagree with its ``summary.json``:
     ``updates.csv`` must hold one row per applied gradient and ``curve.csv`` at least the
     first evaluation (a truncated or emptied file, or files of another run)."""
@@ -744,7 +744,9 @@ def _bias_columns(header: list[str], rows: list[list]) -> dict:
     return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}
 
 
-def from_result(result: Result, path: Path | None = None, summary: dict | None = None) -> RunData:
+def from_result(
+    result: Result, path: Path | None = None, summary: Summary | None = None
+) -> RunData:
     """The same columns straight from an in-memory Result (no files)."""
     rec = result.records
     curve = {name: np.array([row[i] for row in rec.curve]) for i, name in enumerate(CURVE)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -88,7 +89,7 @@ def _rows(n_workers: int) -> np.ndarray:
     return np.unique(np.linspace(0, n_workers - 1, MAX_ROWS).round().astype(int))
 
 
-def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
+def _panel(ax: Axes, run: RunData, window: tuple[float, float]) -> None:
     tl, (a, b) = run.timeline, window
     classes = [w["worker_class"] for w in run.summary["workers"]]
     shown = _rows(len(classes))
@@ -161,7 +162,9 @@ def plot_timeline(
     return written(path, lambda tmp: fig.savefig(tmp, format=fmt))
 
 
-def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""):
+def timeline_fig(
+    runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""
+) -> Figure:
     """One panel per run (all with a timeline), rows = workers, spans coloured by
     phase, within *window* (start, end) of simulated time (default: :func:`default_window`).
     Spans cut by the window are clipped; boundaries between consecutive computations

@@ -31,6 +31,7 @@ the step: the rule's rate times the step's scale) and step at rate ``η·f(s)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,7 +155,7 @@ class ServerUpdate:
             out.update(weight_decay=self.weight_decay, weight_decay_1d=self.decay_1d)
         return out
 
-    def state(self, spared=()) -> "UpdateState":
+    def state(self, spared: Iterable[tuple[int, int]] = ()) -> "UpdateState":
         """Fresh per-run state (velocity and moments zero); *spared*: the ``(lo, hi)`` ranges
         of the flat vector that weight decay leaves alone (the 1-d parameters when
         ``weight_decay_1d`` is false)."""
@@ -164,7 +165,7 @@ class ServerUpdate:
 class UpdateState:
     """The server-side optimiser state of one run: ``step(delta, update, now)`` → the change."""
 
-    def __init__(self, config: ServerUpdate, spared=()) -> None:
+    def __init__(self, config: ServerUpdate, spared: Iterable[tuple[int, int]] = ()) -> None:
         self.config = config
         self.velocity: np.ndarray | None = None
         self.spared = tuple(spared) if config.spares_1d else ()

@@ -36,6 +36,7 @@ from ..results.provenance import run_meta
 from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..sim.engine import check_data, data_bytes, free_cycles, prepare, simulate
+from ..sim.summary import Summary
 from ..tuning.race import decide
 from ..workload.datasets import DataNotFoundError
 from .executors import connect, dask_results, default_workers, local_results
@@ -314,7 +315,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start
         results = local_results(run_task, [t.scenario for t in todo], workers or default_workers())
     for i, files, error in results:
         task = todo[i]
-        summary = None
+        summary: Summary | None = None
         if error is None:
             _store(out, task.folder, files)
             summary = json.loads(files["summary.json"])
@@ -335,7 +336,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start
 
 def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
     """sweep.csv (finished runs in grid order) and sweep_summary.csv (per point, seeds pooled)."""
-    points = [
+    points: list[tuple[str, dict, Summary]] = [
         (t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
         for t in plan.tasks
         if finished(out / t.folder)

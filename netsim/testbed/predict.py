@@ -13,13 +13,13 @@ seeds, whose compute and minibatch streams are not the real run's):
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from ..config.scenario import Scenario, parse_scenario
 from ..sim.records import staleness_stats, update_staleness
+from ..sim.summary import Summary
 from .calibrate import Calibration
 
 __all__ = [
@@ -87,7 +87,7 @@ def variant_scenario(
     return parsed.with_algorithm(scenario.run.algorithm)
 
 
-def metrics(summary: Mapping, curve: dict, updates: dict, target: float, n: int) -> dict:
+def metrics(summary: Summary, curve: dict, updates: dict, target: float, n: int) -> dict:
     """The compared figures of one run (its summary, curve and updates columns):
     :data:`METRICS`, the time to *target* by :func:`crossing`, that of update *n* by
     :func:`update_time`."""

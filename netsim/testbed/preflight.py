@@ -7,6 +7,7 @@ import math
 import os
 import resource
 import socket
+from collections.abc import Callable
 
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
@@ -200,7 +201,11 @@ def overhead_estimate(
 
 
 def check_pace(
-    scenario: Scenario, scale: float, gradient_s: float, cores: int | None, overhead=None
+    scenario: Scenario,
+    scale: float,
+    gradient_s: float,
+    cores: int | None,
+    overhead: Callable[[float], float] | None = None,
 ) -> float:
     """The cores the workers' gradients keep busy at time scale *scale*: each worker computes
     one gradient of *gradient_s* real seconds (measured here) per typical compute time

@@ -27,6 +27,7 @@ Model, from measured per-iteration times T_i (s) of each worker:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +67,7 @@ ALPHA = 0.0
 
 def predict(
     name: str,
-    groups,
+    groups: Sequence[Sequence[int]],
     times: np.ndarray,
     *,
     lr_sync: float = 1.0,

@@ -13,9 +13,11 @@ sizes from a Dirichlet or a power law). Specified in ALGORITHMS.md §10.1.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "PartitionSpec",
@@ -81,7 +83,7 @@ class PartitionError(ValueError):
         self.worker_class = worker_class
 
 
-def _sorted(parts) -> list[np.ndarray]:
+def _sorted(parts: Iterable[ArrayLike]) -> list[np.ndarray]:
     return [np.sort(np.asarray(p)).astype(np.int64) for p in parts]
 
 
