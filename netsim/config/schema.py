@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -80,7 +81,12 @@ def _unit(key: str) -> str:
     return ""
 
 
-def _allowed(choices, positive, minimum, maximum) -> str:
+def _allowed(
+    choices: Iterable[object] | None,
+    positive: bool,
+    minimum: float | None,
+    maximum: float | None,
+) -> str:
     if choices is not None:
         return ", ".join(map(str, choices))
     parts = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -48,6 +49,12 @@ class Push:
         self.samples = samples
 
 
+class Dense(Protocol):
+    """A gradient held in compact form."""
+
+    def dense(self) -> np.ndarray: ...
+
+
 class CompactPush(Push):
     """A :class:`Push` whose gradient is held in compact form: *compact* has ``dense()``
     (see :class:`netsim.workload.models.CompactGradient`), and ``grad`` builds the dense
@@ -55,7 +62,9 @@ class CompactPush(Push):
 
     __slots__ = ("compact",)
 
-    def __init__(self, worker: int, compact, version: int, sent: float, samples: int) -> None:
+    def __init__(
+        self, worker: int, compact: Dense, version: int, sent: float, samples: int
+    ) -> None:
         self.worker = worker
         self.compact = compact
         self.version = version
@@ -101,12 +110,12 @@ class ServerActions(Protocol):
         scale: float = 1.0,
         owned: bool = False,
     ) -> None: ...
-    def send(self, workers) -> None: ...
+    def send(self, workers: Iterable[int]) -> None: ...
     def drop(self, push: Push, reason: str) -> None: ...
     def preempt(self, worker: int) -> None: ...
     def reading(self, worker: int) -> int | None: ...
-    def call_later(self, delay: float, callback) -> None: ...
-    def record_event(self, kind: str, **fields) -> None: ...
+    def call_later(self, delay: float, callback: Callable[[], object]) -> None: ...
+    def record_event(self, kind: str, **fields: object) -> None: ...
     def is_down(self, worker: int) -> bool: ...
     def reset_groups(self, n_groups: int) -> None: ...
     def collect(self, worker: int, blocks: int, first: int = 0) -> tuple[Push, int] | None: ...
@@ -321,7 +330,7 @@ class RoundTimer:
         self.round = 0
         self.expired = False
 
-    def open(self, ps: ServerActions, expire) -> None:
+    def open(self, ps: ServerActions, expire: Callable[[], object]) -> None:
         self.round += 1
         self.expired = False
         if self.seconds:
@@ -386,7 +395,7 @@ class KRule(Rule):
         return cls(read_lr(table, ctx), cls.default_groups(ctx), k=read_count(table, "k", ctx))
 
 
-def read_count(table: Table, name: str, ctx: RuleContext, default=None) -> int:
+def read_count(table: Table, name: str, ctx: RuleContext, default: int | None = None) -> int:
     """A worker count such as K: an integer in ``1 .. n_workers`` (required if *default* is None)."""
     value = table.get(name, int) if default is None else table.get(name, int, default)
     if not 1 <= value <= ctx.n_workers:

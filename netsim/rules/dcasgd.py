@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Push, Rule, RuleContext, read_lr
+from .base import Push, Rule, RuleContext, ServerActions, read_lr
 
 __all__ = ["DCASGDConstant", "DCASGDAdaptive", "dc_delta", "mean_square", "adaptive_lambda"]
 
@@ -89,17 +89,17 @@ class DCASGDConstant(Rule):
             lambda0=table.get("lambda0", float, cls.default_lambda0, minimum=0.0),
         )
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.group_of_ = self.group_index()
         self.backup_: dict[int, tuple[int, np.ndarray]] = {}
         self._send(ps, range(len(self.group_of_)))
 
-    def _send(self, ps, workers) -> None:
+    def _send(self, ps: ServerActions, workers) -> None:
         for m in workers:
             self.backup_[m] = (ps.version, ps.w)
         ps.send(workers)
 
-    def on_rejoin(self, ps, worker: int) -> None:
+    def on_rejoin(self, ps: ServerActions, worker: int) -> None:
         """A worker back from a crash gets the current model and a fresh backup of it."""
         self._send(ps, (worker,))
 
@@ -107,7 +107,7 @@ class DCASGDConstant(Rule):
         """λ for this gradient (a scalar here)."""
         return self.lambda0
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         m = push.worker
         version, w_bak = self.backup_.pop(m)
         if version != push.version:  # every send goes to a waiting worker, so it reads at once
@@ -171,7 +171,7 @@ class DCASGDAdaptive(DCASGDConstant):
             eps=table.get("eps", float, 1e-7, positive=True),
         )
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.ms_ = np.zeros_like(ps.w)
         super().start(ps)
 

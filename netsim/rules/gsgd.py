@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..grouping.clustering import Grouping, choose_grouping, parse_method
 from ..params import Table
-from .base import Need, Push, Rule, RuleContext, read_lr
+from .base import Need, Push, Rule, RuleContext, ServerActions, read_lr
 
 __all__ = ["GSGD", "GroupingSpec", "parse_groups", "group_weights", "WEIGHTINGS"]
 
@@ -161,7 +161,7 @@ class GSGD(Rule):
         """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""
         return choose(self.grouping, self.groups, times, seed, method)
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         n = len(self.group_index())
         self._regroup_to(self.groups)
         self.buffers_: list[dict] = [{} for _ in self.groups]
@@ -180,14 +180,14 @@ class GSGD(Rule):
         if self.grouping.regroup_every_s:
             self._schedule_regroup(ps)
 
-    def _schedule_regroup(self, ps) -> None:
+    def _schedule_regroup(self, ps: ServerActions) -> None:
         def tick() -> None:
             self._regroup(ps)
             self._schedule_regroup(ps)
 
         ps.call_later(self.grouping.regroup_every_s, tick)
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         wid = push.worker
         if self.observing_:
             seen = self.observed_[wid]
@@ -199,7 +199,7 @@ class GSGD(Rule):
         if len(buffer) == len(self.groups[k]) or self.expired_[k]:
             self._update(ps, k)
 
-    def _open_round(self, ps, k: int) -> None:
+    def _open_round(self, ps: ServerActions, k: int) -> None:
         """Group *k* starts a round: a fresh round id and, with a timeout, its timer."""
         self.rounds_[k] = self.next_round_
         self.next_round_ += 1
@@ -209,7 +209,7 @@ class GSGD(Rule):
                 self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r)
             )
 
-    def on_rejoin(self, ps, worker: int) -> None:
+    def on_rejoin(self, ps: ServerActions, worker: int) -> None:
         if self.holds(worker):  # pushed in its group's open round: waits for its end
             return
         self.sent_at_[worker] = ps.now
@@ -218,7 +218,7 @@ class GSGD(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.buffers_[self.group_of_[worker]]
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         needs = []
         for k, members in enumerate(self.groups):
             missing = tuple(w for w in members if w not in self.buffers_[k])
@@ -228,7 +228,7 @@ class GSGD(Rule):
                 needs.append(Need(len(missing), missing))
         return needs
 
-    def _update(self, ps, k: int) -> None:
+    def _update(self, ps: ServerActions, k: int) -> None:
         buffer = self.buffers_[k]  # {worker id: push}
         pushes = list(buffer.values())
         if self.grouping.weighting == "none":
@@ -247,7 +247,7 @@ class GSGD(Rule):
         if every and ps.version % every == 0:
             self._regroup(ps)
 
-    def _counts_before(self, ps) -> list[int]:
+    def _counts_before(self, ps: ServerActions) -> list[int]:
         """The groups' update counts before this simulated instant. Updates at one instant
         are simultaneous: counting the ones the PS happened to apply first would give the
         later groups other weights (two identical groups finishing together would not
@@ -256,7 +256,7 @@ class GSGD(Rule):
             self.counted_at_, self.counted_ = ps.now, list(ps.group_updates)
         return self.counted_
 
-    def _timeout(self, ps, k: int, round_id: int) -> None:
+    def _timeout(self, ps: ServerActions, k: int, round_id: int) -> None:
         if k >= len(self.groups) or self.rounds_[k] != round_id:
             return
         if not self.buffers_[k]:
@@ -267,7 +267,7 @@ class GSGD(Rule):
         ps.record_event("group_timeout", group=k, present=present, missing=missing)
         self._update(ps, k)
 
-    def _regroup(self, ps) -> None:
+    def _regroup(self, ps: ServerActions) -> None:
         if any(not seen for seen in self.observed_):
             return
         width = min(len(seen) for seen in self.observed_)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from ..errors import ScenarioError
 from ..net.collectives import ALGORITHMS, schedule
 from ..params import Table
-from .base import Need, Push, Rule, RuleContext, read_lr
+from .base import Need, Push, Rule, RuleContext, ServerActions, read_lr
 from .gsgd import GroupingSpec, choose, parse_groups, read_grouping, read_groups
 
 __all__ = ["AllReduce", "ADPSGD", "PartialAllReduce", "GroupAllReduce", "SWAP"]
@@ -55,19 +55,19 @@ class AllReduce(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return [list(range(ctx.n_workers))]
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.buffer_: dict[int, Push] = {}
         self.reducing_ = False
         ps.send(self.groups[0])
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.buffer_[push.worker] = push
         if len(self.buffer_) == len(self.groups[0]):
             self.reducing_ = True
             steps = schedule(self.collective, len(self.groups[0]))
             ps.exchange(self.groups[0], steps, lambda: self._close(ps))
 
-    def _close(self, ps) -> None:
+    def _close(self, ps: ServerActions) -> None:
         ps.apply(list(self.buffer_.values()), self.lr, 0)
         self.buffer_ = {}
         self.reducing_ = False
@@ -76,7 +76,7 @@ class AllReduce(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.buffer_
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         everyone = tuple(self.groups[0])
         if self.reducing_:  # the all-reduce needs every member alive and reachable
             return [Need(len(everyone), everyone)]
@@ -101,14 +101,14 @@ class ADPSGD(Rule):
     carries_on = True
     replicated = True
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         ps.use_replicas()
         self.index_ = self.group_index()
         self.n_ = len(self.index_)
         self.swapping_: dict[int, int] = {}  # worker -> the peer it swaps with now
         ps.send(range(self.n_))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         i = push.worker
         if self.n_ == 1:
             ps.local_step(push, self.lr, self.index_[i])
@@ -129,7 +129,7 @@ class ADPSGD(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.swapping_
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         # a swap in flight needs both ends; otherwise any push of a worker not swapping
         needs = [Need(2, (i, j)) for i, j in self.swapping_.items()]
         free = tuple(w for w in range(self.n_) if w not in self.swapping_)
@@ -177,13 +177,13 @@ class PartialAllReduce(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return [list(range(ctx.n_workers))]
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         ps.use_replicas()
         self.queue_: list[Push] = []
         self.in_flight_: list[list[int]] = []  # the members of each group all-reducing
         ps.send(range(len(self.group_index())))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.queue_.append(push)
         if len(self.queue_) < self.group_size:
             return
@@ -203,7 +203,7 @@ class PartialAllReduce(Rule):
             p.worker == worker for p in self.queue_
         )
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         # a group all-reducing needs all its members; a new group, enough more pushes
         needs = [Need(len(members), tuple(members)) for members in self.in_flight_]
         busy = {p.worker for p in self.queue_}.union(*self.in_flight_)
@@ -283,7 +283,7 @@ class GroupAllReduce(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return parse_groups([[name] for name in ctx.classes], "groups", ctx)
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         ps.use_replicas()
         self.index_ = self.group_index()
         self.buffers_: list[dict[int, Push]] = [{} for _ in self.groups]
@@ -292,7 +292,7 @@ class GroupAllReduce(Rule):
         for members in self.groups:
             ps.send(members)
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         k = self.index_[push.worker]
         members = self.groups[k]
         buffer = self.buffers_[k]
@@ -320,7 +320,7 @@ class GroupAllReduce(Rule):
 
         ps.exchange(members, schedule(self.collective, len(members)), reduced)
 
-    def _next(self, ps, k: int) -> None:
+    def _next(self, ps: ServerActions, k: int) -> None:
         self.busy_.discard(k)
         ps.send(self.groups[k])
 
@@ -328,7 +328,7 @@ class GroupAllReduce(Rule):
         k = self.index_[worker]
         return k in self.busy_ or worker in self.buffers_[k]
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         needs = []
         for k, (members, buffer) in enumerate(zip(self.groups, self.buffers_, strict=True)):
             if k in self.busy_:  # all-reducing or gossiping: every member must be there

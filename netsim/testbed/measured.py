@@ -8,6 +8,7 @@ real seconds.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -98,7 +99,7 @@ class Iteration:
             setattr(self, name, None)
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     return "" if value is None else repr(float(value)) if isinstance(value, float) else str(value)
 
 
@@ -154,7 +155,7 @@ def server_rows(served: list[tuple], scale: float) -> list[list[str]]:
     return rows
 
 
-def _quantiles(values, *qs) -> list[float | None]:
+def _quantiles(values: Iterable[float | None], *qs: float) -> list[float | None]:
     a = np.asarray([v for v in values if v is not None], dtype=float)
     return [float(np.quantile(a, q)) if a.size else None for q in qs]
 

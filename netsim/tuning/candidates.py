@@ -8,6 +8,8 @@ under the first name in that order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 
 from ..grouping import ONE_GROUP, SINGLETONS  # the names the renderers show too
@@ -16,13 +18,13 @@ from ..grouping.clustering import _ordered, equal_groups, features, kmeans_group
 __all__ = ["ONE_GROUP", "SINGLETONS", "candidate_groupings", "canonical"]
 
 
-def canonical(groups) -> tuple:
+def canonical(groups: Iterable[Iterable[int]]) -> tuple:
     """A partition as a sorted tuple of sorted id tuples (for comparing partitions)."""
     return tuple(sorted(tuple(sorted(int(i) for i in g)) for g in groups))
 
 
 def candidate_groupings(
-    times: np.ndarray, *, hand=None, k_max: int = 8, seed: int = 0
+    times: np.ndarray, *, hand: Sequence[Sequence[int]] | None = None, k_max: int = 8, seed: int = 0
 ) -> dict[str, tuple]:
     """``{name: groups}`` of the candidate partitions of the workers, fastest group first.
 
@@ -63,7 +65,7 @@ def candidate_groupings(
     return out
 
 
-def _labels(groups, n: int) -> np.ndarray:
+def _labels(groups: Iterable[Iterable[int]], n: int) -> np.ndarray:
     labels = np.zeros(n, dtype=int)
     for k, g in enumerate(groups):
         labels[list(g)] = k

@@ -12,9 +12,13 @@ paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import ScenarioError
 from .pool import StickyPool
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["DaskStickyPool", "SchedulerError"]
 
@@ -40,7 +44,9 @@ class _Host:
         return [self.work(task) for task in batch]
 
 
-def connect(scheduler, error: type[Exception] = SchedulerError, option: str = ""):
+def connect(
+    scheduler: str | Client, error: type[Exception] = SchedulerError, option: str = ""
+) -> tuple[Client, bool]:
     """(``distributed.Client``, whether the caller owns it and must close it) for an address
     or a Client (returned as is). Raises *error* when ``distributed`` is missing or the
     scheduler cannot be reached, its message led by *option* (the flag the user gave), if any."""
@@ -62,7 +68,7 @@ class DaskStickyPool(StickyPool):
     """``work(task)`` over batches of tasks on one actor per worker of the Dask cluster at
     *scheduler* (an address ``tcp://host:8786`` or a ``distributed.Client``)."""
 
-    def __init__(self, work: Callable, scheduler) -> None:
+    def __init__(self, work: Callable, scheduler: str | Client) -> None:
         super().__init__(work, 1)
         self.client, self._own = connect(scheduler)
         workers = sorted(self.client.scheduler_info().get("workers", {}))

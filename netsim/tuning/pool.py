@@ -28,6 +28,7 @@ import threading
 import traceback
 import warnings
 from collections.abc import Callable, Hashable, Sequence
+from multiprocessing.connection import Connection
 
 from threadpoolctl import threadpool_limits
 
@@ -74,7 +75,7 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _serve(conn, work: Callable) -> None:
+def _serve(conn: Connection, work: Callable) -> None:
     """A child's loop: run each batch received, send back the outcomes (or the error)."""
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
@@ -120,7 +121,7 @@ class StickyPool:
         self._limits = threadpool_limits(1)
         return self
 
-    def __exit__(self, exc_type, *exc) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         try:
             self.close(kill=exc_type is not None)
         finally:
