@@ -9,6 +9,7 @@ return a Figure; :func:`plot_runs` saves them all and returns the paths.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,9 @@ def time_unit(runs: list[RunData]) -> str:
     return "/".join(units) if units else "s"
 
 
-def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None) -> list[Path]:
+def save(
+    fig: Figure, path: str | Path, formats: str | Iterable[str] = ("png",), dpi: int | None = None
+) -> list[Path]:
     """Save *fig* as ``path`` with each suffix of *formats* (png, pdf, svg); *dpi* for PNG."""
     formats = _check_formats(formats)
     path = Path(path)
@@ -92,7 +95,7 @@ def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None
     return out
 
 
-def _check_formats(formats) -> tuple[str, ...]:
+def _check_formats(formats: str | Iterable[str] | None) -> tuple[str, ...]:
     formats = (formats,) if isinstance(formats, str) else tuple(formats or ("png",))
     for fmt in formats:
         if fmt not in FIG_FORMATS:
@@ -103,10 +106,10 @@ def _check_formats(formats) -> tuple[str, ...]:
 
 
 def plot_folders(
-    folders,
+    folders: Iterable[str | Path],
     out_dir: str | Path | None = None,
     window: tuple[float, float] | None = None,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
 ) -> list[Path]:
@@ -134,7 +137,7 @@ def plot_runs(
     runs: list[RunData],
     out_dir: str | Path,
     window: tuple[float, float] | None = None,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
 ) -> list[Path]:
@@ -212,7 +215,9 @@ def _first_per_group(runs: list[RunData]) -> list[RunData]:
     return list(seen.values())[:MAX_PANELS]
 
 
-def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
+def mean_band(
+    curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and Student-t CI half-width of several curves ``(x, y)`` on a common grid.
 
     The grid is every x of any curve up to the smallest last x (where all are
@@ -303,7 +308,7 @@ def _by_group(runs: list[RunData]) -> dict[str, list[RunData]]:
 def plot_curves(
     runs: list[RunData],
     out_dir: Path,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
 ) -> list[Path]:
@@ -314,7 +319,9 @@ def plot_curves(
     return paths
 
 
-def timeline_figure(runs: list[RunData], window=None, title: str = "") -> Figure:
+def timeline_figure(
+    runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""
+) -> Figure:
     """The worker timeline figure (see :func:`netsim.results.timeline.plot_timeline`)."""
     return timeline_fig(runs, window, title)
 
@@ -545,7 +552,7 @@ def labels_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def _consensus(r: RunData):
+def _consensus(r: RunData) -> tuple[np.ndarray, np.ndarray] | None:
     """(sim_time, consensus distance) per evaluation of a run whose workers hold their own
     models, or None."""
     values = r.summary.get("consensus_distance", {}).get("per_evaluation")

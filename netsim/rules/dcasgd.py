@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..errors import ScenarioError
@@ -12,7 +14,9 @@ __all__ = ["DCASGDConstant", "DCASGDAdaptive", "dc_delta", "mean_square", "adapt
 
 
 # -- pure math ---------------------------------------------------------------
-def dc_delta(w: np.ndarray, w_bak: np.ndarray, g: np.ndarray, lr: float, lam) -> np.ndarray:
+def dc_delta(
+    w: np.ndarray, w_bak: np.ndarray, g: np.ndarray, lr: float, lam: float | np.ndarray
+) -> np.ndarray:
     """The DC-ASGD step ``η·(g + λ ⊙ g ⊙ g ⊙ (w − w_bak))``, to subtract from *w*.
 
     Parameters
@@ -94,7 +98,7 @@ class DCASGDConstant(Rule):
         self.backup_: dict[int, tuple[int, np.ndarray]] = {}
         self._send(ps, range(len(self.group_of_)))
 
-    def _send(self, ps: ServerActions, workers) -> None:
+    def _send(self, ps: ServerActions, workers: Sequence[int]) -> None:
         for m in workers:
             self.backup_[m] = (ps.version, ps.w)
         ps.send(workers)
@@ -103,7 +107,7 @@ class DCASGDConstant(Rule):
         """A worker back from a crash gets the current model and a fresh backup of it."""
         self._send(ps, (worker,))
 
-    def compensation(self, g: np.ndarray):
+    def compensation(self, g: np.ndarray) -> float | np.ndarray:
         """λ for this gradient (a scalar here)."""
         return self.lambda0
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ScenarioError
 from ..grouping.clustering import Grouping, choose_grouping, parse_method
@@ -17,7 +19,7 @@ WEIGHTINGS = ("none", "inverse_rate", "fedat")
 """Bias-aware group weightings of GSGD (see :func:`group_weights`)."""
 
 
-def group_weights(updates, method: str) -> np.ndarray:
+def group_weights(updates: ArrayLike, method: str) -> np.ndarray:
     """Per-group step weights (K,), mean 1, countering how often each group updates.
 
     *updates* (K,) are the groups' update counts so far; with ``c = updates + 1``
@@ -148,11 +150,11 @@ class GSGD(Rule):
         of candidate (grouping, η) pairs (:mod:`netsim.tuning.race`) and calls :meth:`adopt`."""
         return self.grouping.method in ("auto", "race")
 
-    def piloted(self, groups, lr: float) -> "GSGD":
+    def piloted(self, groups: Iterable[Iterable[int]], lr: float) -> "GSGD":
         """A copy with fixed *groups* and step *lr*, the other options kept (a race's pilot)."""
         return GSGD(lr, [list(g) for g in groups], replace(self.grouping, method="hand"))
 
-    def adopt(self, groups, lr: float) -> None:
+    def adopt(self, groups: Iterable[Iterable[int]], lr: float) -> None:
         """Use the recommended *groups* and step *lr* (before ``start``)."""
         self.set_groups(groups)
         self.lr = float(lr)
@@ -296,11 +298,11 @@ class GSGD(Rule):
             if len(self.buffers_[k]) == len(g):
                 self._update(ps, k)
 
-    def _regroup_to(self, groups) -> None:
+    def _regroup_to(self, groups: Iterable[Iterable[int]]) -> None:
         self.groups = [list(g) for g in groups]
         self.group_of_ = self.group_index()
 
-    def set_groups(self, groups) -> None:
+    def set_groups(self, groups: Iterable[Iterable[int]]) -> None:
         """Use *groups* (lists of worker ids) from now on (before ``start``)."""
         self.groups = [list(g) for g in groups]
 

@@ -11,7 +11,10 @@ own model (``ps.use_replicas``), changed by ``ps.group_step``, ``ps.local_step``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+
+import numpy as np
 
 from ..errors import ScenarioError
 from ..net.collectives import ALGORITHMS, schedule
@@ -253,7 +256,7 @@ class GroupAllReduce(Rule):
         """Measure first unless the groups are given by hand."""
         return 0 if self.grouping.method == "hand" else self.grouping.probe_rounds
 
-    def on_measured(self, iteration, seed: int) -> dict:
+    def on_measured(self, iteration: np.ndarray, seed: int) -> dict:
         chosen = choose(self.grouping, self.groups, iteration, seed)
         self.groups = [list(members) for members in chosen.groups]
         return chosen.as_dict()
@@ -265,12 +268,12 @@ class GroupAllReduce(Rule):
         """``grouping = "auto"``: the race picks the groups and η, as for GSGD."""
         return self.grouping.method in ("auto", "race")
 
-    def adopt(self, groups, lr: float) -> None:
+    def adopt(self, groups: Iterable[Iterable[int]], lr: float) -> None:
         """Use the race's *groups* and step *lr* (before ``start``)."""
         self.groups = [list(g) for g in groups]
         self.lr = float(lr)
 
-    def piloted(self, groups, lr: float) -> "GroupAllReduce":
+    def piloted(self, groups: Iterable[Iterable[int]], lr: float) -> "GroupAllReduce":
         """A copy with fixed *groups* and step *lr*, the other options kept (a race's pilot)."""
         return GroupAllReduce(
             lr,

@@ -15,16 +15,18 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..config.grid import (
     KEY_ALIASES,
     MAX_RUNS,
     SEED_KEY,
     Axis,
+    Point,
     expand,
     parse_axis,
     seed_axis,
@@ -40,6 +42,9 @@ from ..sim.summary import Summary
 from ..tuning.race import decide
 from ..workload.datasets import DataNotFoundError
 from .executors import connect, dask_results, default_workers, local_results
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = [
     "Plan",
@@ -114,7 +119,7 @@ class SweepOutcome:
     table: list = field(default_factory=list)
 
 
-def to_axes(grid) -> list[Axis]:
+def to_axes(grid: Mapping[str, Any] | Iterable[str | Axis]) -> list[Axis]:
     """Axes from ``["KEY=V1,V2", ...]``, ``{key: [values]}`` or Axis objects."""
     if isinstance(grid, dict):
         axes = []
@@ -134,10 +139,10 @@ def to_axes(grid) -> list[Axis]:
 
 def plan_sweep(
     scenario: Scenario | str | os.PathLike,
-    grid,
+    grid: Mapping[str, Any] | Iterable[str | Axis],
     *,
     seeds: int = 1,
-    sets=(),
+    sets: Iterable[str] = (),
     data_dir: str | None = None,
 ) -> Plan:
     """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
@@ -194,7 +199,7 @@ def plan_sweep(
     )
 
 
-def _at(point) -> str:
+def _at(point: Point) -> str:
     """Where in the grid an error arose: ``(grid point 4: run.until=-1, run.seed=2)``."""
     return f"(grid point {point.index}: {', '.join(point.overrides())})"
 
@@ -249,7 +254,7 @@ def run_sweep(
     out: str | os.PathLike,
     *,
     workers: int | None = None,
-    scheduler=None,
+    scheduler: str | Client | None = None,
     resume: bool = False,
     on_done: Callable | None = None,
     overwrite: bool = False,
@@ -292,7 +297,15 @@ def run_sweep(
         held.release()
 
 
-def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start) -> SweepOutcome:
+def _run(
+    plan: Plan,
+    out: Path,
+    workers: int | None,
+    client: Client | None,
+    resume: bool,
+    on_done: Callable | None,
+    on_start: Callable | None,
+) -> SweepOutcome:
     out.mkdir(parents=True, exist_ok=True)
     record = json.loads(json.dumps(plan.record(), default=str))
     if (
