@@ -20,10 +20,26 @@ again when it leaves) and ``finish`` (the served bits it is done at, set here).
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING, Protocol
 
 from .fairshare import _HUBS  # at most this many groups, as LinkSharing finds them
 
+if TYPE_CHECKING:
+    from .fairshare import LinkSharing
+
 __all__ = ["HubQueues"]
+
+
+class QueuedFlow(Protocol):
+    """A flow as the queues see it (see the module's docstring); bits, bit/s."""
+
+    links: tuple[int, ...]
+    tol: float
+    order: int
+    left: float
+    finish: float
+    rate: float
+
 
 _FORMER = 8
 """Hubs remembered after their group emptied: a flow alone on its links, which crosses
@@ -37,7 +53,8 @@ class _Group:
     __slots__ = ("hub", "served", "since", "rate", "heap")
 
     def __init__(self, hub: int, now: float, rate: float) -> None:
-        self.hub, self.served, self.since, self.rate, self.heap = hub, 0.0, now, rate, []
+        self.hub, self.served, self.since, self.rate = hub, 0.0, now, rate
+        self.heap: list[tuple[float, int, QueuedFlow]] = []
 
 
 class HubQueues:
@@ -51,10 +68,10 @@ class HubQueues:
         :meth:`join` and after :meth:`due`.
     """
 
-    def __init__(self, sharing) -> None:
+    def __init__(self, sharing: LinkSharing) -> None:
         self.sharing = sharing
         self.groups: dict[int, _Group] = {}
-        self.group_of: dict = {}  # flow -> its group
+        self.group_of: dict[QueuedFlow, _Group] = {}  # flow -> its group
         self._former: dict[int, None] = {}
 
     def start(self, hubs: list, now: float) -> None:
@@ -81,7 +98,7 @@ class HubQueues:
                 group.served += group.rate * dt
             group.since = now
 
-    def due(self, tiny: float) -> list:
+    def due(self, tiny: float) -> list[QueuedFlow]:
         """Take out the flows done by now (as served): those at the top of their group with
         ``left <= tol`` or ``left / rate <= tiny`` (s); in the order they started sending."""
         done = []
@@ -115,7 +132,7 @@ class HubQueues:
                 if len(self._former) > _FORMER:
                     del self._former[next(iter(self._former))]
 
-    def join(self, flow, now: float) -> bool:
+    def join(self, flow: QueuedFlow, now: float) -> bool:
         """Add *flow* (already added to the sharing, ``left`` bits to send) to the group
         of the hub it crosses, or to a new group when it shares no link: False when the
         flows would no longer split by hubs (nothing changed here then)."""
@@ -172,7 +189,7 @@ class HubQueues:
                     best = wait
         return best
 
-    def release(self) -> list:
+    def release(self) -> list[QueuedFlow]:
         """Take out every flow, with its ``left`` bits and ``rate``, in the order they
         started sending (the groups are then empty)."""
         flows = []
@@ -186,11 +203,11 @@ class HubQueues:
         flows.sort(key=_order)
         return flows
 
-    def left(self, flow, now: float) -> float:
+    def left(self, flow: QueuedFlow, now: float) -> float:
         """Bits *flow* (in a group) has left to send at *now* (s), without serving the groups."""
         group = self.group_of[flow]
         return flow.finish - (group.served + group.rate * (now - group.since))
 
 
-def _order(flow) -> int:
+def _order(flow: QueuedFlow) -> int:
     return flow.order
