@@ -25,17 +25,22 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
-from ..sim.records import PHASES, Result, bias_rows
+from ..sim.records import PHASES, Recorder, Result, bias_rows
 from ..sim.summary import Summary, problems, summarize
 from .atomic import written
 from .model_file import write_model
+
+if TYPE_CHECKING:
+    from ..config.scenario import Scenario
 
 __all__ = [
     "RunData",
@@ -96,7 +101,7 @@ class FolderError(ValueError):
     """A folder is missing, holds no run, or holds a malformed file; the message names it."""
 
 
-def _read_json(path: Path):
+def _read_json(path: Path) -> Any:
     """The JSON value in *path*; FolderError naming the file when it cannot be read."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -104,7 +109,7 @@ def _read_json(path: Path):
         raise FolderError(f"{path}: not readable JSON ({type(exc).__name__}: {exc})") from None
 
 
-def _check_summary(summary, path: Path) -> Summary:
+def _check_summary(summary: Any, path: Path) -> Summary:
     """FolderError naming *path* unless *summary* keeps the contract (:class:`Summary`)."""
     if problem := problems(summary, where=str(path)):
         raise FolderError(problem)
@@ -126,7 +131,7 @@ class OutputError(RuntimeError):
 
 
 # -- strict JSON ----------------------------------------------------------------------------
-def _finite(value):
+def _finite(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -138,7 +143,7 @@ def _finite(value):
     return value
 
 
-def strict_json(value, **kwargs) -> str:
+def strict_json(value: object, **kwargs: Any) -> str:
     """JSON text with NaN and ±inf as ``null`` (``allow_nan=False``: never invalid JSON).
 
     >>> strict_json({"loss": float("nan"), "x": [1.0, float("inf")]})
@@ -275,7 +280,7 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
 
 # -- writing one run ------------------------------------------------------------------------
 @contextmanager
-def _unbroken():
+def _unbroken() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back (they are delivered after the block) while rows are
     written, so a chunk and the count of rows written never disagree."""
     if (
@@ -297,44 +302,45 @@ class _Table:
     Rows go straight to the file (no buffer); when a write fails (a full disk) the file is
     cut back to its last complete row, so a reader never sees half a row."""
 
-    def __init__(self, path: Path, header, eager: bool) -> None:
+    def __init__(self, path: Path, header: Sequence[str], eager: bool) -> None:
         self.path = path
         self.header = header
-        self.fh = None
+        self.fh: io.FileIO | None = None
         self.done = 0
         self.size = 0
         """Bytes of complete rows in the file."""
         if eager:
             self._open()
 
-    def _open(self) -> None:
-        self.fh = open(self.path, "wb", buffering=0)
+    def _open(self) -> io.FileIO:
+        fh = self.fh = open(self.path, "wb", buffering=0)
         try:
-            self._append((",".join(self.header) + "\n").encode())
+            self._append(fh, (",".join(self.header) + "\n").encode())
         except OSError:  # not even the header: no file rather than an empty one
-            self.fh.close()
+            fh.close()
             self.fh = None
             try:
                 self.path.unlink()
             except OSError:
                 pass
             raise
+        return fh
 
-    def _append(self, data: bytes) -> None:
+    def _append(self, fh: io.FileIO, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
-                view = view[self.fh.write(view) :]
+                view = view[fh.write(view) :]
         except OSError:
             try:
-                os.ftruncate(self.fh.fileno(), self.size)  # drop the part of a row that was written
-                self.fh.seek(self.size)
+                os.ftruncate(fh.fileno(), self.size)  # drop the part of a row that was written
+                fh.seek(self.size)
             except OSError:
                 pass
             raise
         self.size += len(data)
 
-    def widen(self, header) -> None:
+    def widen(self, header: Sequence[str]) -> None:
         """Start the file again with *header* when no row is written yet (else nothing)."""
         if self.done == 0 and self.header != header:
             self.close()
@@ -342,15 +348,14 @@ class _Table:
             self.size = 0
             self._open()
 
-    def write(self, rows) -> None:
+    def write(self, rows: Iterable[Iterable[object]]) -> None:
         """Append *rows* (lists of values already formatted) in one write."""
         if not rows:
             return
-        if self.fh is None:
-            self._open()
+        fh = self.fh if self.fh is not None else self._open()
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows(rows)
-        self._append(text.getvalue().encode())
+        self._append(fh, text.getvalue().encode())
 
     def close(self) -> None:
         if self.fh is not None:
@@ -378,7 +383,7 @@ class RunWriter:
         *,
         overwrite: bool = False,
         lock: bool = True,
-        scenario=None,
+        scenario: Scenario | None = None,
         meta: dict | None = None,
     ) -> None:
         self.path = Path(out)
@@ -404,7 +409,7 @@ class RunWriter:
             self._abandon()
             raise
 
-    def flush(self, rec, force: bool = False) -> None:
+    def flush(self, rec: Recorder, force: bool = False) -> None:
         """Write the rows of *rec* (a :class:`~netsim.sim.records.Recorder`) not written yet,
         in chunks: unless *force*, only once :data:`FLUSH_ROWS` wait or
         :data:`FLUSH_SECONDS` have passed since the last write."""
@@ -423,7 +428,7 @@ class RunWriter:
             self._abandon()
             raise _disk_error(self.path, exc) from None
 
-    def _write(self, rec) -> None:
+    def _write(self, rec: Recorder) -> None:
         n = len(rec.curve)
         self.curve.write(
             [[u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve[self.curve.done : n]]
@@ -468,7 +473,7 @@ class RunWriter:
         )
         self.timeline.done = n
 
-    def finish(self, result: Result) -> dict:
+    def finish(self, result: Result) -> Summary:
         """Write everything left and the summary; return the summary dict."""
         rec = result.records
         try:
@@ -535,9 +540,9 @@ def write_run(
     *,
     overwrite: bool = True,
     lock: bool = True,
-    scenario=None,
+    scenario: Scenario | None = None,
     meta: dict | None = None,
-) -> dict:
+) -> Summary:
     """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, bias.csv, and
     dropped.csv / timeline.csv when there is something to put in them; with *scenario*
     (the Scenario that ran) its resolved ``scenario.toml``, with *meta* ``meta.json``);
@@ -652,7 +657,7 @@ def _header(path: Path) -> list[str]:
         return []
 
 
-def _columns(path: Path, names, kinds) -> dict:
+def _columns(path: Path, names: Sequence[str], kinds: Sequence[Callable[[str], Any]]) -> dict:
     """Columns of a CSV file with a header row; FolderError naming the file and line
     when it is unreadable or a cell is not of its column's type."""
     body = _rows(path)
@@ -670,7 +675,7 @@ def _columns(path: Path, names, kinds) -> dict:
     return out
 
 
-def _cell_ok(row, i, kind) -> bool:
+def _cell_ok(row: list[str], i: int, kind: Callable[[str], Any]) -> bool:
     try:
         kind(row[i])
         return True
@@ -738,7 +743,7 @@ def read_run(
 def _bias_columns(header: list[str], rows: list[list]) -> dict:
     """bias.csv rows (text or numbers; empty or None = no value) → float columns, NaN for no value."""
 
-    def num(v):
+    def num(v: object) -> float:
         return np.nan if v is None or v == "" else float(v)
 
     return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}
@@ -887,7 +892,7 @@ def _check_writable(out: Path) -> None:
         probe = probe.parent
 
 
-def relabel(runs: list[RunData], prefix_of) -> list[RunData]:
+def relabel(runs: list[RunData], prefix_of: Callable[[RunData], str]) -> list[RunData]:
     """Prefix labels and groups with ``prefix_of(run)`` (to tell runs of several folders apart)."""
     return [
         replace(r, label=f"{prefix_of(r)}: {r.label}", group=f"{prefix_of(r)}: {r.group}")
