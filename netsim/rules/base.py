@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -97,8 +97,12 @@ class ServerActions(Protocol):
 
     version: int
     w: np.ndarray
-    now: float
     group_updates: list[int]
+
+    @property
+    def now(self) -> float: ...
+    @property
+    def rng(self) -> np.random.Generator: ...  # rules without a PS: peers chosen at random
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
     def apply_one(self, push: Push, lr: float, group: int) -> None: ...  # consumes push.grad
@@ -119,6 +123,20 @@ class ServerActions(Protocol):
     def is_down(self, worker: int) -> bool: ...
     def reset_groups(self, n_groups: int) -> None: ...
     def collect(self, worker: int, blocks: int, first: int = 0) -> tuple[Push, int] | None: ...
+
+    # rules without a parameter server (each worker holds its own model)
+    def use_replicas(self) -> None: ...
+    def exchange(
+        self,
+        workers: Iterable[int],
+        steps: list[list[tuple[int, int, float]]],
+        callback: Callable[[], object],
+    ) -> None: ...
+    def group_step(
+        self, members: Sequence[int], pushes: list[Push], lr: float, group: int
+    ) -> None: ...
+    def local_step(self, push: Push, lr: float, group: int) -> None: ...
+    def average_models(self, members: Sequence[int], spread: Iterable[int] = ()) -> None: ...
 
 
 class Rule:
