@@ -206,6 +206,8 @@ def choose_grouping(
     name, k = parse_method(method, n)
     mean = times.mean(axis=1)
     if name == "hand":
+        if hand is None:
+            raise ValueError("grouping 'hand' needs the hand groups")
         return Grouping(
             "hand", len(hand), tuple(tuple(g) for g in hand), {}, "given in the scenario"
         )

@@ -501,7 +501,8 @@ class LinkSharing:
             level = min(share.values())
             top = level * (1.0 + _RTOL)
             tight = {link for link, s in share.items() if s <= top}
-            gone, stay = [], []
+            gone: list = []  # flows (untyped here, see the module docstring)
+            stay: list = []
             for flow in active:
                 (gone if not tight.isdisjoint(flow.links) else stay).append(flow)
             for flow in gone:

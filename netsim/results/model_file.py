@@ -63,7 +63,7 @@ def write_model(folder: str | Path, w: np.ndarray, info: dict) -> None:
         arrays["input_shape"] = np.array(info["input_shape"], dtype=np.int64)
         arrays["n_classes"] = np.array(info["n_classes"], dtype=np.int64)
         arrays.update({f"buffer:{k}": v for k, v in info["buffers"].items()})
-    _atomic(folder / MODEL_FILE, lambda fh: np.savez(fh, **arrays))
+    _atomic(folder / MODEL_FILE, lambda fh: np.savez(fh, allow_pickle=True, **arrays))
     if info["backend"] == "torch":
         import torch
 
@@ -84,7 +84,7 @@ def load_model(folder: str | os.PathLike) -> Any:
     path = folder / MODEL_FILE
     if not path.is_file():
         raise ScenarioError(
-            "model", f"{path} not found: a run folder keeps its model once the run ends", path
+            "model", f"{path} not found: a run folder keeps its model once the run ends", str(path)
         )
     with np.load(path, allow_pickle=False) as z:
         w = z["w"]
@@ -100,7 +100,7 @@ def load_model(folder: str | os.PathLike) -> Any:
     scenario_file = folder / "scenario.toml"
     if not scenario_file.is_file():
         raise ScenarioError(
-            "model", f"{scenario_file} not found: it says which module to build", scenario_file
+            "model", f"{scenario_file} not found: it says which module to build", str(scenario_file)
         )
     spec = load_scenario(scenario_file).model
     try:
@@ -108,7 +108,9 @@ def load_model(folder: str | os.PathLike) -> Any:
             module = build_module(spec, input_shape, n_classes)
     except Exception as exc:  # noqa: BLE001  the user's constructor: no traceback
         key = "model.module" if spec.module else "model.name"
-        raise ScenarioError(key, f"building the module failed ({exc})", scenario_file) from None
+        raise ScenarioError(
+            key, f"building the module failed ({exc})", str(scenario_file)
+        ) from None
     state = torch.load(folder / STATE_DICT_FILE, weights_only=True)
     module = module.to(dtype=getattr(torch, spec.dtype))  # as it trained (load_state_dict casts)
     module.load_state_dict(state)

@@ -10,6 +10,7 @@ return a Figure; :func:`plot_runs` saves them all and returns the paths.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -87,9 +88,7 @@ def save(
         target = path.with_suffix(f".{fmt}")
         written(
             target,
-            lambda tmp, fmt=fmt: fig.savefig(
-                tmp, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"
-            ),
+            partial(fig.savefig, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"),
         )
         out.append(target)
     return out
@@ -120,17 +119,21 @@ def plot_folders(
     ``timeline_START-END``, so the full default timeline is kept).
     Raises :class:`netsim.results.runfolder.FolderError` for a folder without runs.
     """
-    folders = [Path(f) for f in folders]
+    paths = [Path(f) for f in folders]
     runs = []
-    for folder in folders:
+    for folder in paths:
         found = find_runs(folder)
-        runs += relabel(found, lambda r, f=folder: f.name) if len(folders) > 1 else found
+        runs += relabel(found, partial(_folder_name, folder)) if len(paths) > 1 else found
     out = (
         Path(out_dir)
         if out_dir is not None
-        else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
+        else (paths[0] / "plots" if len(paths) == 1 else Path("plots"))
     )
     return plot_runs(runs, out, window, formats=formats, dpi=dpi, xscale=xscale)
+
+
+def _folder_name(folder: Path, run: RunData) -> str:
+    return folder.name
 
 
 def plot_runs(
@@ -449,6 +452,13 @@ def plot_bias(runs: list[RunData], path: Path) -> Path:
     return save(bias_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
 
 
+def _bias_of(run: RunData) -> dict:
+    """The bias.csv columns of *run* (the figure shows only runs with them)."""
+    if run.bias is None:
+        raise ValueError(f"{run.label}: the run has no per-label accuracy")
+    return run.bias
+
+
 def bias_figure(runs: list[RunData]) -> Figure:
     """Two panels against simulated time: the worst per-label test accuracy (one line per
     run), and each worker class's cumulative share of the model steps (the run's colour,
@@ -459,26 +469,30 @@ def bias_figure(runs: list[RunData]) -> Figure:
     labelled = set()
     classes = list(
         dict.fromkeys(
-            k[len("step_share_") :] for r in runs for k in r.bias if k.startswith("step_share_")
+            k[len("step_share_") :]
+            for r in runs
+            for k in _bias_of(r)
+            if k.startswith("step_share_")
         )
     )
     for r in runs:
-        t = r.bias["sim_time"]
+        bias = _bias_of(r)
+        t = bias["sim_time"]
         label = None if r.group in labelled else r.group
         labelled.add(r.group)
         worst.plot(
             t,
-            r.bias["worst_class_accuracy"],
+            bias["worst_class_accuracy"],
             color=colors[r.group],
             ls=dashes[r.group],
             label=label,
             lw=1.5,
         )
         for j, name in enumerate(classes):
-            if f"step_share_{name}" in r.bias:
+            if f"step_share_{name}" in bias:
                 share.plot(
                     t,
-                    r.bias[f"step_share_{name}"],
+                    bias[f"step_share_{name}"],
                     color=colors[r.group],
                     ls=LINESTYLES[j % len(LINESTYLES)],
                     lw=1.3,

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config.scenario import Scenario
@@ -109,7 +109,7 @@ def _summary_without_wall(path: Path) -> dict:
     """summary.json without its wall-clock fields (``WALL_KEYS`` and, at any depth, keys
     ending in ``wall_s``, e.g. the recommender's pilot costs)."""
 
-    def strip(value: object) -> object:
+    def strip(value: Any) -> Any:  # a JSON value
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items() if not k.endswith("wall_s")}
         if isinstance(value, list):

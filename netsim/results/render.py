@@ -305,12 +305,12 @@ def recommendation_tables(
     rows: int | None = MAX_ROWS,
     width: int | None = None,
     members: bool = False,
-) -> list:
+) -> list[Table | Text]:
     """The measurement (per worker class; per worker with *members*), the candidates
     (predicted time to target with interval, η, shape: :func:`netsim.results.grouptable.candidates_table`
     fitted to *width*), the pick with its reason, predicted vs emulated when verified, and
     the verdict line."""
-    out = []
+    out: list[Table | Text] = []
     if rec.measurement is not None:
         out.append(
             _measured_table(rec, name, classes, hosts)

@@ -58,7 +58,7 @@ def report_blocks(
     *target* or the default) after the runs. Pure apart from reading ``sweep.json``."""
     kind, first = _kind(folder), runs[0].summary
     seeds = sorted({r.summary["seed"] for r in runs})
-    blocks = [
+    blocks: list[tuple] = [
         ("h1", f"netsim report: {first['scenario']}"),
         (
             "p",
@@ -70,7 +70,7 @@ def report_blocks(
     if kind == "sweep":
         plan = json.loads((folder / "sweep.json").read_text())
         keys = [a["key"] for a in plan["axes"] if a["key"] != SEED_KEY]
-        rows = sweep_rows([(r.path.name, r.values, r.summary) for r in runs])
+        rows = sweep_rows([(_folder_name(r), r.values, r.summary) for r in runs])
         axes_text = "; ".join(f"`{a['key']}` ∈ {len(a['values'])} values" for a in plan["axes"])
         blocks += [
             ("h2", "Mean and 95 % confidence interval over seeds"),
@@ -116,6 +116,12 @@ def report_blocks(
     blocks.append(("h2", "Figures"))
     blocks += [("img", p, CAPTIONS.get(p.name, "")) for p in pngs]
     return blocks
+
+
+def _folder_name(run: RunData) -> str:
+    if run.path is None:
+        raise ValueError(f"{run.label}: a sweep's run has a folder")
+    return run.path.name
 
 
 def server_rows(runs: list[RunData]) -> tuple[list[str], list[list[str]]]:

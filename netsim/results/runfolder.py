@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -212,7 +213,7 @@ class Claim:
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
-        self._fd = fd
+        self._fd: int | None = fd
 
     def release(self) -> None:
         """Free the folder: the lock file is removed (while still locked), then the lock."""
@@ -225,7 +226,7 @@ class Claim:
             self._fd = None
 
 
-def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> Claim:
+def claim(out: str | os.PathLike, *, overwrite: bool = False, reuse: bool = False) -> Claim:
     """Take *out* for writing: create it, lock it, and refuse it when it holds results
     of another run, unless *overwrite* (then they are removed first) or *reuse*
     (the caller keeps them, e.g. a resumed sweep).
@@ -244,7 +245,9 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
             f"{path}: cannot create the output folder: {exc.strerror or exc}", code
         ) from None
     try:
-        import fcntl
+        import fcntl as posix_locks
+
+        fcntl: ModuleType | None = posix_locks
     except ImportError:  # not POSIX: no locking
         fcntl = None
     if fcntl is not None:
@@ -445,7 +448,9 @@ class RunWriter:
             rec.group[i:n],
             rec.staleness[i:n],
         ]
-        if rec.server_wait is not None:  # a server that takes time: its two columns
+        if (
+            rec.server_wait is not None and rec.server_service is not None
+        ):  # a server that takes time
             self.updates.widen(SERVER_UPDATES)
             n = min(n, len(rec.server_wait), len(rec.server_service))
             columns += [map(repr, rec.server_wait[i:n]), map(repr, rec.server_service[i:n])]
@@ -743,7 +748,7 @@ def read_run(
 def _bias_columns(header: list[str], rows: list[list]) -> dict:
     """bias.csv rows (text or numbers; empty or None = no value) → float columns, NaN for no value."""
 
-    def num(v: object) -> float:
+    def num(v: str | float | None) -> float:
         return np.nan if v is None or v == "" else float(v)
 
     return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -52,16 +53,22 @@ def parse_window(text: str) -> tuple[float, float]:
 
     Raises ValueError with a one-line reason unless 0 <= START < END, both finite.
     """
-    parts = text.split(",")
     try:
-        start, end = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+        values = [float(p) for p in text.split(",")]
     except ValueError:
-        start = end = None
-    if start is None or not (np.isfinite(start) and np.isfinite(end)) or not 0 <= start < end:
+        values = []
+    if len(values) != 2 or not (np.isfinite(values).all() and 0 <= values[0] < values[1]):
         raise ValueError(
             f"--window: expected START,END in simulated seconds with 0 <= START < END, got {text!r}"
         )
-    return start, end
+    return values[0], values[1]
+
+
+def _spans(run: RunData) -> dict:
+    """The timeline columns of *run* (the figure shows only runs with one)."""
+    if run.timeline is None:
+        raise ValueError(f"{run.label}: the run has no timeline")
+    return run.timeline
 
 
 def default_window(runs: list[RunData]) -> tuple[float, float]:
@@ -69,7 +76,7 @@ def default_window(runs: list[RunData]) -> tuple[float, float]:
     compute span), capped at the recorded horizon."""
     ends, slowest = [], 0.0
     for r in runs:
-        tl = r.timeline
+        tl = _spans(r)
         ends.append(float(tl["end"].max()) if len(tl["end"]) else r.summary["sim_time"])
         computing = tl["phase"] == PHASES.index("compute")
         for w in np.unique(tl["worker"][computing]):
@@ -90,7 +97,7 @@ def _rows(n_workers: int) -> np.ndarray:
 
 
 def _panel(ax: Axes, run: RunData, window: tuple[float, float]) -> None:
-    tl, (a, b) = run.timeline, window
+    tl, (a, b) = _spans(run), window
     classes = [w["worker_class"] for w in run.summary["workers"]]
     shown = _rows(len(classes))
     row_of = {int(w): i for i, w in enumerate(shown)}
@@ -181,9 +188,9 @@ def timeline_fig(
     shown = ["compute", "comm", "idle"] + [
         p
         for p in ("down", "busy")
-        if any((r.timeline["phase"] == PHASES.index(p)).any() for r in runs)
+        if any((_spans(r)["phase"] == PHASES.index(p)).any() for r in runs)
     ]
-    handles = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
+    handles: list[Artist] = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
     handles.append(
         Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS")
     )

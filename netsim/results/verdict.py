@@ -61,7 +61,7 @@ def entries(runs: Sequence[RunData], target: float | None = None) -> tuple[list[
     finals = [_final(r) for r in runs]
     source = "given"
     if target is None:
-        set_ = [r.summary.get("target_loss") for r in runs if r.summary.get("target_loss")]
+        set_ = [t for t in (r.summary.get("target_loss") for r in runs) if t]
         if set_:
             target, source = float(set_[0]), "scenario"
         else:

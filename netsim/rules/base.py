@@ -75,6 +75,10 @@ class CompactPush(Push):
     def grad(self) -> np.ndarray:
         return self.compact.dense()
 
+    @grad.setter
+    def grad(self, value: np.ndarray) -> None:
+        raise AttributeError("a compact push builds its gradient; it cannot be set")
+
 
 @dataclass(frozen=True)
 class RuleContext:

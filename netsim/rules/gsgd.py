@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -207,9 +208,7 @@ class GSGD(Rule):
         self.next_round_ += 1
         self.expired_[k] = False
         if self.grouping.timeout:
-            ps.call_later(
-                self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r)
-            )
+            ps.call_later(self.grouping.timeout, partial(self._timeout, ps, k, self.rounds_[k]))
 
     def on_rejoin(self, ps: ServerActions, worker: int) -> None:
         if self.holds(worker):  # pushed in its group's open round: waits for its end

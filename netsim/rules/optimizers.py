@@ -71,7 +71,7 @@ class Adam:
         wd = self.weight_decay
         if wd and not self.decoupled:
             g += decayed(w, wd, self.spared)
-        if self.m is None:
+        if self.m is None or self.v is None:
             self.m, self.v = np.zeros_like(g), np.zeros_like(g)
         m, v = self.m, self.v
         self.t += 1

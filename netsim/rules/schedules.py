@@ -200,9 +200,9 @@ class UpdateState:
         cfg = self.config
         factor = 1.0 if cfg.schedule.trivial else self.lr_factor(update, now)
         if self.adam is not None:
-            return self.adam.step(np.divide(delta, rate), rate * factor, w)
+            return self.adam.step(np.divide(delta, rate), rate * factor, _model(w))
         if cfg.weight_decay:
-            delta = delta + decayed(w, rate * cfg.weight_decay, self.spared)
+            delta = delta + decayed(_model(w), rate * cfg.weight_decay, self.spared)
         if not cfg.schedule.trivial:
             delta = factor * delta
         if cfg.momentum:
@@ -337,3 +337,10 @@ def _read_optimizer(table: Table) -> dict:
         "weight_decay": weight_decay,
         "decay_1d": decay_1d,
     }
+
+
+def _model(w: np.ndarray | None) -> np.ndarray:
+    """*w*, which Adam and weight decay need (ValueError without it)."""
+    if w is None:
+        raise ValueError("Adam and weight decay step from the model: pass w")
+    return w

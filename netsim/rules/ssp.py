@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..params import Table
 from .base import Need, Push, Rule, RuleContext, ServerActions, read_lr, read_round_timeout
 
@@ -74,7 +76,7 @@ class SSP(Rule):
             self.blocked_.add(i)
             if self.round_timeout:
                 self.blocks_[i] += 1
-                ps.call_later(self.round_timeout, lambda n=self.blocks_[i]: self._expire(ps, i, n))
+                ps.call_later(self.round_timeout, partial(self._expire, ps, i, self.blocks_[i]))
         if low > slowest and self.blocked_:
             ready = sorted(j for j in self.blocked_ if self.clock_[j] - low <= self.s)
             self.blocked_.difference_update(ready)

@@ -29,10 +29,18 @@ computation ends no longer join an earlier one's entry.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
 import numpy as np
 
 from ..rules.base import Push
 from .worker import COMM, COMPUTE
+
+if TYPE_CHECKING:
+    import simpy
+
+    from ..net.comm import Comm
 
 __all__ = ["LeanCrew", "LeanWorker", "InstantBatch"]
 
@@ -53,7 +61,7 @@ class _Entry:
     __slots__ = ("callbacks", "_ok", "_value")
 
     def __init__(self) -> None:
-        self.callbacks = None
+        self.callbacks: tuple[Callable[[Any], None], ...] | None = None  # called with the entry
         self._ok = True
         self._value = None
 
@@ -155,18 +163,20 @@ class LeanWorker(_Entry):
         self.ending = None if getattr(crew.ps.rule, "solo", False) else crew.instants.ending
         """Where the end of each computation is registered for stacking (``InstantBatch.ending``),
         None for a ``solo`` rule (ASGD)."""
-        self.w = None
+        self.w: np.ndarray | None = None
         self.version = 0
-        self.grad = None
+        self.grad: np.ndarray | None = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
         self.pushed = _PUSH if self.ending is not None else _PUSH_SOLO
         """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.step: tuple | None = None
         """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
-        self.link = None if crew.comm is None or crew.comm.instant[st.wid] else crew.comm
+        self.link: Comm | None = (
+            None if crew.comm is None or crew.comm.instant[st.wid] else crew.comm
+        )
         """The communication model when this worker's pull and push may take time (it waits
         for each transfer's event), else None (no transfer)."""
-        self.held = None
+        self.held: np.ndarray | None = None
         """The gradient being pushed, while its transfer is under way."""
         self.followers: list | None = None
         """The workers whose computations, started by the same ``send`` with the same drawn
@@ -247,7 +257,7 @@ class LeanWorker(_Entry):
         followers, self.followers = self.followers, None
         self.callbacks = self.pushed  # the entry is the worker's again for its next computation
         self.pushed[0](self)
-        for worker in followers:
+        for worker in followers or ():
             worker.pushed[0](worker)
 
     def _push(self) -> None:
@@ -257,15 +267,17 @@ class LeanWorker(_Entry):
         if grad is None:
             grad = self.crew.instants.gradient(self, now)
         self.grad = None
-        if self.link is not None and self._send(grad, now, self._pushed):
+        if self.link is not None and self._send(self.link, grad, now, self._pushed):
             return
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
-    def _send(self, grad: np.ndarray, now: float, then) -> bool:
-        """Push *grad* (d,); *then(event)* takes over when it has arrived. False when the
-        push takes no time."""
-        event = self.link.push(self.wid)
+    def _send(
+        self, link: Comm, grad: np.ndarray, now: float, then: Callable[[simpy.Event], None]
+    ) -> bool:
+        """Push *grad* (d,) over *link*; *then(event)* takes over when it has arrived. False
+        when the push takes no time."""
+        event = link.push(self.wid)
         if event is None:
             return False
         self.st.enter(COMM, now)
@@ -277,7 +289,7 @@ class LeanWorker(_Entry):
     def _pushed(self, _event) -> None:
         """The gradient pushed has arrived: the PS takes it."""
         now = self.env.now
-        grad, self.held = self.held, None
+        grad, self.held = cast(np.ndarray, self.held), None  # held while it travelled
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
@@ -289,12 +301,12 @@ class LeanWorker(_Entry):
         rows = sampler.next()
         instants = self.crew.instants
         grad = instants.one(self.w, instants.gather(rows), instants.y[rows])
-        if self.link is not None and self._send(grad, now, self._solo_pushed):
+        if self.link is not None and self._send(self.link, grad, now, self._solo_pushed):
             return
         self._apply_solo(grad, now)
 
-    def _solo_pushed(self, _event) -> None:
-        grad, self.held = self.held, None
+    def _solo_pushed(self, _event: simpy.Event) -> None:
+        grad, self.held = cast(np.ndarray, self.held), None  # held while it travelled
         self._apply_solo(grad, self.env.now)
 
     def _apply_solo(self, grad: np.ndarray, now: float) -> None:
@@ -362,7 +374,7 @@ class InstantBatch:
         self.X = gather.X
         self.stacked = model.stacked and gather.buffers is not None
         self.row_bytes = self.X.shape[1] * self.X.itemsize if self.stacked else 0
-        self.rows = None
+        self.rows: np.ndarray | None = None
         """Scratch (m, n_features) for a stack's rows, grown to the largest stack (at most
         about :data:`STACK_BYTES` plus one minibatch), reused."""
         self.sizes: set[int] = set()
@@ -381,7 +393,7 @@ class InstantBatch:
             same = self.ending.pop((now, worker.version), None)
             if same is not None and len(same) > 1 and self.stacked:
                 self._stacks(same)
-                return worker.grad
+                return cast(np.ndarray, worker.grad)  # set by _stacks
         rows = worker.sampler.next()
         return self.one(worker.w, self.gather(rows), self.y[rows])
 

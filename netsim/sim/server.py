@@ -481,7 +481,13 @@ class ParameterServer:
         """Send the messages of *steps* (``(a, b, share)`` with indices into *workers*, as
         :func:`netsim.net.collectives.schedule` gives them) step after step; then call
         *callback()*."""
-        exchange(self.env, self.comm, workers, steps).callbacks.append(lambda _e: callback())
+        if self.comm is None:
+            raise RuntimeError("no communication model to exchange messages on (set by the engine)")
+
+        def done(_event: simpy.Event) -> None:
+            callback()
+
+        exchange(self.env, self.comm, workers, steps).callbacks.append(done)
 
     def group_step(self, members: Sequence[int], pushes: list[Push], lr: float, group: int) -> None:
         """One update of the group *members* (worker ids) that all-reduced: each member's
@@ -507,12 +513,12 @@ class ParameterServer:
         """``w_i ← w_i − lr · g`` on the pushing worker's own model (one update)."""
         if self.stop.triggered:
             return
-        wid = push.worker
+        wid, replicas = push.worker, self._replicas()
         delta = push.grad * lr
         finite = finite_sum(delta)
-        previous = self.replicas[wid]
+        previous = replicas[wid]
         staleness = [self.replica_versions[wid] - push.version]
-        self.replicas[wid] = previous - delta
+        replicas[wid] = previous - delta
         self.replica_versions[wid] += 1
         self._peer_update([push], staleness, group, finite, previous)
 
@@ -520,12 +526,17 @@ class ParameterServer:
         """The models of *members* (worker ids) and of the workers in *spread* all become
         the average of the *members*' models, at once (gossip): not an update (no gradient),
         so the version stays."""
-        models = [self.replicas[m] for m in members]
-        mean = self._common(models)
+        replicas = self._replicas()
+        mean = self._common([replicas[m] for m in members])
         for m in dict.fromkeys([*members, *spread]):
-            if self.replicas[m] is not mean:
-                self.replicas[m] = mean
+            if replicas[m] is not mean:
+                replicas[m] = mean
                 self.replica_versions[m] += 1
+
+    def _replicas(self) -> list[np.ndarray]:
+        if self.replicas is None:
+            raise RuntimeError("the workers hold no models of their own: call use_replicas first")
+        return self.replicas
 
     @staticmethod
     def _common(models: list[np.ndarray]) -> np.ndarray:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
 import simpy
 
@@ -12,6 +14,12 @@ from .records import PHASES
 __all__ = ["WorkerState", "worker_process", "Computation", "BatchSampler", "RowGather", "Job"]
 
 IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
+
+
+class Wake(Protocol):
+    """What wakes a waiting worker: a SimPy event, or a lean worker itself."""
+
+    def succeed(self, value: Any, /) -> object: ...
 
 
 class WorkerState:
@@ -45,9 +53,9 @@ class WorkerState:
 
     def __init__(self, wid: int) -> None:
         self.wid = wid
-        self.wake = None
+        self.wake: Wake | None = None
         self.released = False
-        self.process = None
+        self.process: simpy.Process | None = None
         self.phase = IDLE
         self.since = 0.0
         self.spent = [0.0, 0.0, 0.0, 0.0]
@@ -55,8 +63,8 @@ class WorkerState:
         self.applied = 0
         self.dropped = 0
         self.slowdown = 1.0
-        self.spans = None
-        self.revive = None
+        self.spans: list[tuple[int, int, float, float]] | None = None
+        self.revive: simpy.Event | None = None
         """Event a crashed worker waits on; the engine triggers it when the worker returns."""
         self.down = False
         self.crashes = 0

@@ -121,7 +121,7 @@ class SweepOutcome:
 
 def to_axes(grid: Mapping[str, Any] | Iterable[str | Axis]) -> list[Axis]:
     """Axes from ``["KEY=V1,V2", ...]``, ``{key: [values]}`` or Axis objects."""
-    if isinstance(grid, dict):
+    if isinstance(grid, Mapping):
         axes = []
         for key, values in grid.items():
             if (
@@ -291,7 +291,7 @@ def run_sweep(
         try:
             return _run(plan, Path(out), workers, client, resume, on_done, on_start)
         finally:
-            if own:
+            if own and client is not None:
                 client.close()
     finally:
         held.release()

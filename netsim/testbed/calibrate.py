@@ -225,7 +225,9 @@ class Calibration:
         return out
 
 
-def _across(x: ArrayLike, values: ArrayLike, what: str, notes: list) -> tuple[float, float]:
+def _across(
+    x: Sequence[float], values: Sequence[float], what: str, notes: list
+) -> tuple[float, float]:
     """(fixed, per-unit) of *values* against sizes *x*: a line when the sizes differ, else
     (mean, 0). A negative part is set to 0 and noted."""
     fixed, per, _ = fit_line(x, values)

@@ -198,7 +198,7 @@ def run_real(
                             progress(payload)
                         elif kind == "done":
                             summary = payload
-                    else:
+                    elif isinstance(obj, int):  # a child's sentinel: it ended
                         rank = watching.pop(obj)
                         procs[rank].join()
                         code = procs[rank].exitcode

@@ -189,7 +189,7 @@ def compare_rows(real: list[dict], emulated: dict[str, list[dict]]) -> list[dict
     rows = []
     for key, label in METRICS:
         mean, ci = mean_ci([f[key] for f in real])
-        row = {"metric": key, "label": label, "real": mean, "real_ci": ci}
+        row: dict[str, Any] = {"metric": key, "label": label, "real": mean, "real_ci": ci}
         for v, figures in emulated.items():
             row[v], row[f"{v}_ci"] = mean_ci([f[key] for f in figures])
             row[f"{v}_gap"] = gap(row[v], mean, key)

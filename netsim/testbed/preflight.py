@@ -119,7 +119,7 @@ def process_limit() -> tuple[int, str]:
         bounds[f"memory: {available / 2**30:.1f} GiB available at 100 MiB a process"] = max(
             1, available // PROCESS_MEMORY
         )
-    why = min(bounds, key=bounds.get)
+    why = min(bounds, key=bounds.__getitem__)
     return int(bounds[why]), why
 
 

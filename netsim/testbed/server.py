@@ -79,7 +79,8 @@ class _Stop:
     """The run's end, as the server's ``stop`` event: ``triggered`` once ``succeed`` is called."""
 
     def __init__(self) -> None:
-        self.triggered, self.value = False, None
+        self.triggered = False
+        self.value: str | None = None
 
     def succeed(self, value=None) -> None:
         if not self.triggered:
@@ -254,7 +255,8 @@ class _Session:
             self.pending[wid][0].wait()
         self.pending[wid] = (self.isend(msg, wid + 1, group=self.down), msg)
         units = self.clock.units(stamp)
-        number = current[wid].iteration + 1 if current[wid] else 0
+        previous = current[wid]
+        number = previous.iteration + 1 if previous else 0
         self.served.append(("send", wid, units, self.clock.now, number, 0))
         it = Iteration(wid, number, ps.version, units)
         it.compute_real_s = None
@@ -270,6 +272,8 @@ class _Session:
         """Serve one pushed gradient *msg* that arrived at *arrived* (monotonic s)."""
         clock, ps, wid = self.clock, self.ps, int(msg[P.WORKER])
         it, off, st = self.current[wid], self.offsets[wid], self.states[wid]
+        if it is None:
+            raise RuntimeError(f"worker {wid} pushed before it was sent a model")
         served_stamp = time.monotonic()
         it.arrived, it.served = clock.units(arrived), clock.units(served_stamp)
         it.compute_start, it.compute_end = bounded_stamps(
@@ -397,7 +401,7 @@ def _stop_workers(spec: RealSpec) -> None:
     stopped = time.monotonic()
     while time.monotonic() - stopped < STOP_WAIT_S:
         try:
-            if all(w.is_completed() for w, _ in sends):
+            if all(w is None or w.is_completed() for w, _ in sends):
                 return
         except RuntimeError:
             return

@@ -78,11 +78,11 @@ def predict(
     """Predict rates, staleness and progress of *groups* from *times* (n_workers, n_rounds),
     seconds; *lr_sync* is the step of a fresh synchronous update (η_sync)."""
     rng = rng if rng is not None else np.random.default_rng(0)
-    rates = []
+    per_group = []
     for members in groups:
         draws = np.stack([rng.choice(times[i], samples) for i in members])
-        rates.append(1.0 / float(draws.max(axis=0).mean()))
-    rates = np.asarray(rates)
+        per_group.append(1.0 / float(draws.max(axis=0).mean()))
+    rates = np.asarray(per_group)
     total = float(rates.sum())
     stale = (total - rates) / rates
     sizes = np.asarray([len(g) for g in groups], float)

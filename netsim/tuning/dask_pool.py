@@ -12,7 +12,7 @@ paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
 from .pool import StickyPool
@@ -77,7 +77,7 @@ class DaskStickyPool(StickyPool):
             raise SchedulerError(f"the Dask cluster at {scheduler!r} has no worker")
         self.jobs = len(workers)
         with self.client.as_current():  # actors reach their workers through this client
-            self.hosts = [
+            self.hosts: list[Any] = [  # actor proxies of _Host: a call returns a future
                 self.client.submit(_Host, work, workers=[w], actor=True, pure=False).result()
                 for w in workers
             ]

@@ -115,7 +115,7 @@ class StickyPool:
         self.owner: dict[Hashable, int] = {}
         self._conns: list = []
         self._procs: list = []
-        self._limits = None
+        self._limits: threadpool_limits | None = None
 
     def __enter__(self) -> StickyPool:
         self._limits = threadpool_limits(1)
@@ -125,7 +125,8 @@ class StickyPool:
         try:
             self.close(kill=exc_type is not None)
         finally:
-            self._limits.restore_original_limits()
+            if self._limits is not None:
+                self._limits.restore_original_limits()
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")

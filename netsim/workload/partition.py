@@ -292,8 +292,8 @@ def partition(
     n = len(y)
     total = sum(c.count for c in classes)
     if all(c.spec is None and c.labels is None for c in classes):
-        out = split_rows(np.arange(n, dtype=np.int64), y, total, default, rng, min_rows)
-        return out, n - sum(len(s) for s in out)
+        split = split_rows(np.arange(n, dtype=np.int64), y, total, default, rng, min_rows)
+        return split, n - sum(len(s) for s in split)
     pools: list[list[np.ndarray]] = [[] for _ in classes]
     for label in np.unique(y):
         eligible = [j for j, c in enumerate(classes) if c.labels is not None and label in c.labels]

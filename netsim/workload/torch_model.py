@@ -33,7 +33,7 @@ try:
 except (
     ImportError
 ):  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
-    torch = None
+    pass
 
 __all__ = [
     "TorchModel",
