@@ -304,11 +304,12 @@ class GroupAllReduce(Rule):
             return
         self.busy_.add(k)
 
-        def reduced():
+        def reduced() -> None:
             ps.group_step(members, list(buffer.values()), self.lr, k)
             buffer.clear()
             if len(self.groups) == 1:
-                return self._next(ps, k)
+                self._next(ps, k)
+                return
             other = int(ps.rng.integers(len(self.groups) - 1))
             other += other >= k
             pair = (members[0], self.groups[other][0])
