@@ -10,7 +10,7 @@ and holds, verbatim, what the command of :data:`BLOCKS` printed, headed by the c
 the machine it ran on (CPU, cores, kernel, Python, numpy, torch, load average before the
 run). No figure in those blocks is typed by hand; this script is the only writer.
 
-Usage: python benchmarks/refresh_docs.py [NAME ...] [--list] [--data-dir DIR]
+Usage: python benchmarks/refresh_docs.py [NAME ...] [--list] [--data-dir DIR] [--extra ARG ...]
 (default: every block; each command runs in a fresh process, BLAS single-threaded)
 """
 
@@ -160,13 +160,19 @@ def main() -> None:
     )
     parser.add_argument("--list", action="store_true", help="print the blocks and their commands")
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        help="one more argument for the benchmarks' command lines (repeatable), e.g. --extra=--reuse",
+    )
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in BLOCKS]
     if unknown:
         parser.error(f"unknown block(s) {', '.join(unknown)} (allowed: {', '.join(BLOCKS)})")
     for name in args.names or list(BLOCKS):
         page, command = BLOCKS[name]
-        command = [c.replace("{data}", args.data_dir) for c in command]
+        command = [c.replace("{data}", args.data_dir) for c in command] + args.extra
         if args.list:
             print(f"{name:18s} docs/{page}: python benchmarks/{' '.join(command)}")
             continue

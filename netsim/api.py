@@ -465,6 +465,7 @@ def real(
     data_dir: PathArg | None = None,
     host: str = "127.0.0.1",
     port: int | None = None,
+    paced: bool = True,
 ) -> Run | None:
     """Train *scenario* for real with rule *algorithm*: one parameter-server process and one
     process per worker over ``torch.distributed`` (gloo), each scenario time unit lasting
@@ -474,7 +475,11 @@ def real(
 
     Refused before any process starts (ScenarioError): torch missing, a rule or feature
     emulated only, a time scale ≤ 0 or too small for this machine, more workers than it
-    can run, a port in use (*port* None: a free one on *host*). A run stopped by Ctrl-C or
+    can run, a port in use (*port* None: a free one on *host*). *paced* False: a time scale
+    whose messages and service the machine cannot fit into the scenario's times is run
+    anyway, ending ``ok`` with ``real.unpaced`` saying how far it fell behind (the run then
+    measures this machine's messages and server: hold it against a calibrated prediction,
+    ``netsim predict``). A run stopped by Ctrl-C or
     SIGTERM, or whose worker died, ends every process and keeps its folder with status
     ``interrupted`` or ``failed``; nothing is raised for them (see ``Run.status``).
 
@@ -505,7 +510,9 @@ def real(
         check_writable(folder)
     started = datetime.now(timezone.utc)
     prepared = prepare(sc)
-    spec = prepare_spec(sc, algorithm, time_scale, label or algorithm, prepared, rendezvous, port)
+    spec = prepare_spec(
+        sc, algorithm, time_scale, label or algorithm, prepared, rendezvous, port, paced
+    )
     meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
     meta["real"] = {"time_scale": time_scale, "host": rendezvous, "port": port}
     if role is not None:

@@ -517,6 +517,15 @@ def real(
     json_: JsonOpt = False,
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
+    paced: Annotated[
+        bool,
+        typer.Option(
+            "--paced/--unpaced",
+            help="--unpaced: run a time scale too small for the machine's messages and "
+            "server anyway, and say how far it fell behind (hold it against "
+            "netsim predict's calibrated variant).",
+        ),
+    ] = True,
 ) -> None:
     """Train a scenario for real: a parameter-server process and a process per worker over torch.distributed."""
     sc = load(scenario, set_, seed, data_dir, algorithm)
@@ -533,6 +542,7 @@ def real(
                 progress=progress,
                 overwrite=overwrite,
                 port=port,
+                paced=paced,
             ),
         ),
     )

@@ -282,15 +282,19 @@ def prepare_spec(
     prepared: Prepared,
     host: str | None,
     port: int | None,
+    paced: bool = True,
 ) -> dict:
-    """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace."""
+    """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace
+    (*paced* False: only that the cores keep the workers' gradients)."""
     service_s, d, load = server_seconds(prepared.w0), prepared.w0.size, os.getloadavg()[0]
     check_pace(
         scenario,
         scale,
         gradient_seconds(scenario, prepared),
         os.cpu_count(),
-        lambda s: overhead_estimate(scenario, s, service_s, 8 * (HEADER + d), load),
+        (lambda s: overhead_estimate(scenario, s, service_s, 8 * (HEADER + d), load))
+        if paced
+        else None,
     )
     return dict(
         scenario=scenario,
@@ -300,6 +304,7 @@ def prepare_spec(
         scale=scale,
         host=host,
         port=port,
+        paced=paced,
     )
 
 

@@ -33,7 +33,8 @@ class RealSpec:
     """One real run: the *scenario* with rule *algorithm* (labelled *label*), its prepared
     data and initial model, the time *scale* (real s per scenario time unit), and the
     rendezvous address (*host*, *port*: torch's TCP store, on rank 0; *host* None: the
-    address torchrun gives in ``MASTER_ADDR`` and ``MASTER_PORT``)."""
+    address torchrun gives in ``MASTER_ADDR`` and ``MASTER_PORT``), and whether the run
+    must keep the scenario's pace (*paced*)."""
 
     scenario: Scenario
     algorithm: str
@@ -42,6 +43,9 @@ class RealSpec:
     scale: float
     host: str | None
     port: int | None
+    paced: bool = True
+    """False: a run that cannot keep the scenario's pace goes on and says so (it measures
+    the machine: its messages and its server) instead of being refused or failing."""
 
     @property
     def world(self) -> int:
