@@ -52,6 +52,7 @@ import re
 from pathlib import Path
 
 import netsim
+from netsim.api import recommend
 from netsim.errors import RealRunFailed, ScenarioError
 from netsim.testbed.decisions import Config, config_rows, configs, mean_time, verdict
 from netsim.testbed.predict import crossing, default_target
@@ -110,7 +111,8 @@ def _spec(args, name: str) -> tuple[Path, float, list[str]]:
 
 
 def _slug(config: Config) -> str:
-    return re.sub(r"[^A-Za-z0-9.=-]+", "_", config.label).strip("_")
+    """A folder name for *config*: ``gsgd_kmeans_2_lr0.08``."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", config.label.replace("η=", "lr")).strip("_")
 
 
 def _suggested(exc: ScenarioError) -> float | None:
@@ -175,7 +177,7 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     """Race, real runs, emulations and the table of scenario *name*; its verdict."""
     path, _, overrides = _spec(args, name)
     sc = netsim.load(path, overrides, data_dir=args.data_dir)
-    rec = netsim.recommend(sc)
+    rec = recommend(sc)
     grouping = sc.rules[RULES["grouping"]]
     baselines = {  # a rule the file has no table for: at the race's η only
         RULES[r]: float(sc.rules[RULES[r]].lr) if RULES[r] in sc.rules else None

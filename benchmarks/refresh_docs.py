@@ -83,6 +83,7 @@ BLOCKS = {
         + ["--set", "model.name=smooth_svm"],
     ),
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
+    "real_decisions": ("VALIDATION.md", ["real_decisions.py", "--data-dir", "{data}"]),  # markdown
     "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
@@ -90,7 +91,7 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network"} | {
+MARKDOWN = {"real_vs_netsim", "real_decisions", "stdlib_ps", "bench_scaling", "bench_network"} | {
     f"grouping_regret_{s}{t}" for s in REGRET_SUITES for t in ("", "_previous")
 }
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
