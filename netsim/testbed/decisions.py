@@ -68,12 +68,16 @@ class Config:
 
 
 def finalists(rec: Any) -> list:
-    """The pilots a Recommendation *rec* kept to its last rung (its ``pilots`` of the
-    highest ``rung``), best first by predicted time to target."""
+    """The finalists of a Recommendation *rec*: the pilots at its last rung that it ran
+    with replicates (when more than its number of finalists reached that rung, it replicates
+    the best of them only; every one there when none was replicated), best first by
+    predicted time to target."""
     if not rec.pilots:
         return []
     last = max(p.rung for p in rec.pilots)
-    return sorted((p for p in rec.pilots if p.rung == last), key=lambda p: (p.predicted, p.label))
+    there = [p for p in rec.pilots if p.rung == last]
+    replicated = [p for p in there if len(p.curves) > 1] or there
+    return sorted(replicated, key=lambda p: (p.predicted, p.label))
 
 
 def configs(

@@ -69,6 +69,7 @@ class _Pilot:
     lr: float
     rung: int
     predicted: float
+    curves: list = field(default_factory=lambda: [[], [], []])
 
     @property
     def label(self) -> str:
@@ -88,11 +89,16 @@ def _race() -> _Rec:
     near = _Pilot("hand", ((0,), (1,), (2, 3)), 0.1, 2, 55.0)
     far = _Pilot("one group", ((0, 1, 2, 3),), 0.3, 2, 90.0)
     dropped = _Pilot("singletons", ((0,), (1,), (2,), (3,)), 0.1, 1, 70.0)
-    return _Rec("2 groups", 0.1, [far, dropped, pick, near], close=[near])
+    unreplicated = _Pilot("equal:3", ((0,), (1,), (2, 3)), 0.3, 2, math.inf, [[]])
+    return _Rec("2 groups", 0.1, [far, dropped, unreplicated, pick, near], close=[near])
 
 
-def test_finalists_are_the_last_rung_best_first():
+def test_finalists_are_the_last_rung_replicated_best_first():
     assert [p.name for p in finalists(_race())] == ["2 groups", "hand", "one group"]
+    rec = _race()
+    for p in rec.pilots:
+        p.curves = [[]]  # none replicated: every pilot at the last rung
+    assert [p.name for p in finalists(rec)] == ["2 groups", "hand", "one group", "equal:3"]
 
 
 def test_configs_list_finalists_and_baselines_once():
