@@ -192,13 +192,15 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     if not runs:
         print("no configuration ran for real")
         return None
+    off = 0
     for config, done in runs.items():
         for folder, load in done:
             s = netsim.open_run(folder).summary
+            off += s["status"] != "ok"
             mark = " ⚠" if _overloaded(load) else ""
             loads.append(
-                f"| {name} | {folder.name} | {scale:g} | {s['status']} | {s['updates']} | "
-                f"{load[0]:.1f} | {load[1] or 0:.1f}{mark} |"
+                f"| {name} | {folder.name} | {s['real']['time_scale']:g} | {s['status']} | "
+                f"{s['updates']} | {load[0]:.1f} | {load[1] or 0:.1f}{mark} |"
             )
     target = default_target(_finite_curves([f for d in runs.values() for f, _ in d]))
     rows = []
@@ -212,7 +214,10 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
         )
     print(f"target loss {target:.4g}; {args.seeds} seeds each side\n")
     print("\n".join(config_rows(rows)))
-    return {"scale": scale, "T": sc.run.until, **verdict(rows)}
+    n = sum(len(d) for d in runs.values())
+    if off:
+        print(f"\n{off} of {n} real runs not ok (the pace kept after the run: see the runs' table)")
+    return {"scale": scale, "T": sc.run.until, "off": f"{off}/{n}", **verdict(rows)}
 
 
 def _share(x: float | None) -> str:
@@ -225,9 +230,9 @@ def _summary(found: dict) -> None:
     print("\n### Decisions\n")
     print(
         "| scenario | T, s per unit | real best | its time | pick's regret | "
-        "hand groups' regret | Kendall τ | best not separated |"
+        "hand groups' regret | Kendall τ | best not separated | runs not ok |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---|")
+    print("|---|---|---|---:|---:|---:|---:|---|---:|")
     for name, v in found.items():
         best = v["best"]
         ci = f" ± {best['real_ci']:.2g}" if best["real_ci"] else ""
@@ -235,7 +240,7 @@ def _summary(found: dict) -> None:
         print(
             f"| {name} | {v['T']:g}, {v['scale']:g} | {best['config'].label} | "
             f"{best['real']:.4g}{ci} | {_share(v['pick_regret'])} | {_share(v['hand_regret'])} | "
-            f"{tau} | {'yes' if v['best_close'] else 'no'} |"
+            f"{tau} | {'yes' if v['best_close'] else 'no'} | {v['off']} |"
         )
 
 
