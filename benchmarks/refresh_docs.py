@@ -65,6 +65,7 @@ BLOCKS = {
     ),
     "paper_story": ("../README.md", ["paper_story.py", "--data-dir", "{data}"]),  # markdown
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
+    "real_decisions": ("VALIDATION.md", ["real_decisions.py", "--data-dir", "{data}"]),  # markdown
     "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
@@ -72,7 +73,8 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network", "paper_story"} | {
+MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network", "paper_story"}
+    | {"real_decisions"} | {
     f"grouping_regret_{s}" for s in REGRET_SUITES
 }
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
