@@ -73,10 +73,14 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network", "paper_story"}
-    | {"real_decisions"} | {
-    f"grouping_regret_{s}" for s in REGRET_SUITES
-}
+MARKDOWN = {
+    "real_vs_netsim",
+    "real_decisions",
+    "stdlib_ps",
+    "bench_scaling",
+    "bench_network",
+    "paper_story",
+} | {f"grouping_regret_{s}" for s in REGRET_SUITES}
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
 """Blocks that keep only their script's output from the line starting so (a summary table
 after per-scenario lines)."""
