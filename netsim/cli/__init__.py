@@ -8,7 +8,7 @@ in the order ``netsim --help`` lists them.
 
 from __future__ import annotations
 
-from .common import app, main
+from .common import Command, app, main
 from .figures import export, plot, report
 from .group import group
 from .real import calibrate, predict, real
@@ -18,7 +18,7 @@ from .scenarios import init, keys, scenarios, topology_app, validate
 __all__ = ["app", "main"]
 
 for command in (run, real, predict, calibrate, rerun, compare, plot, report, export, sweep, group):
-    app.command()(command)
+    app.command(cls=Command)(command)
 app.add_typer(topology_app, name="topology")
 for command in (validate, init, keys, scenarios):
-    app.command()(command)
+    app.command(cls=Command)(command)

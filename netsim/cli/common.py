@@ -7,9 +7,10 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
@@ -148,7 +149,33 @@ def _quit(status: int, line: str | None) -> None:
     sys.exit(status)
 
 
+def _readable(params: list) -> list:
+    """*params* as help shows them: a flag (``--json``, ``--help``) with no value after it,
+    an argument under its name (``SCENARIO``) without a ``<str>`` type beside it."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+        elif isinstance(param, typer.core.TyperArgument) and param.metavar:
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+    return params
+
+
+class Command(typer.core.TyperCommand):
+    """A command whose help reads well (:func:`_readable`)."""
+
+    def get_params(self, ctx: Any) -> list:
+        return _readable(super().get_params(ctx))
+
+
+class Group(typer.core.TyperGroup):
+    """A group of commands whose help reads well (:func:`_readable`)."""
+
+    def get_params(self, ctx: Any) -> list:
+        return _readable(super().get_params(ctx))
+
+
 app = _App(
+    cls=Group,
     add_completion=True,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

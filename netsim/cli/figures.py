@@ -22,6 +22,7 @@ from .options import (
     VerdictTargetOpt,
     WindowOpt,
     XScaleOpt,
+    folder_argument,
     out_option,
 )
 
@@ -43,15 +44,18 @@ def plot(
 
 
 def report(
-    folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
+    folder: Annotated[Path, folder_argument("Run, compare or sweep folder.")],
     format_: Annotated[
         str,
         typer.Option(
-            "--format", "-f", help="md (PNG files beside it) or html (one self-contained file)."
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            help="md (PNG files beside it) or html (one self-contained file).",
         ),
     ] = "md",
     out: Annotated[
-        Optional[Path], out_option("Report file (default: FOLDER/report.md|html).")
+        Optional[Path], out_option("Report file (default: FOLDER/report.md|html).", "FILE")
     ] = None,
     window: WindowOpt = None,
     target: VerdictTargetOpt = None,
@@ -75,12 +79,13 @@ def report(
 
 
 def export(
-    folder: Annotated[Path, typer.Argument(help="Run, compare or sweep folder.")],
+    folder: Annotated[Path, folder_argument("Run, compare or sweep folder.")],
     what: Annotated[
         str,
         typer.Option(
             "--to",
             "-t",
+            metavar="KIND",
             help="trace (Chrome/Perfetto JSON of the worker timelines) "
             "or tensorboard (event files of the curves; needs tensorboardX).",
         ),
@@ -88,7 +93,8 @@ def export(
     out: Annotated[
         Optional[Path],
         out_option(
-            "File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard)."
+            "File (trace; default FOLDER/trace.json) or folder (tensorboard; default FOLDER/tensorboard).",
+            "PATH",
         ),
     ] = None,
 ) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -47,7 +47,11 @@ __all__ = [
 
 ScenarioArg = Annotated[
     str,
-    typer.Argument(help="Scenario file, or a preset name (netsim scenarios).", show_default=False),
+    typer.Argument(
+        metavar="SCENARIO",
+        help="Scenario file, or a preset name (netsim scenarios).",
+        show_default=False,
+    ),
 ]
 
 
@@ -56,12 +60,15 @@ SetOpt = Annotated[
     typer.Option(
         "--set",
         "-s",
+        metavar="KEY=VALUE",
         help="Override a scenario key: KEY=VALUE (dotted path; netsim keys lists them).",
     ),
 ]
 
 
-SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Override run.seed.")]
+SeedOpt = Annotated[
+    Optional[int], typer.Option("--seed", metavar="SEED", help="Override run.seed.")
+]
 
 
 def _path(value: str) -> Path:
@@ -73,9 +80,25 @@ def _path(value: str) -> Path:
     return Path(value)
 
 
-def out_option(help: str):
-    """The ``--out``/``-o`` option: a path (an empty one refused), described by *help*."""
-    return typer.Option("--out", "-o", parser=_path, metavar="<path>", help=help)
+def algorithm_option(help: str) -> Any:
+    """The ``--algorithm``/``-a`` option: one rule, described by *help*."""
+    return typer.Option("--algorithm", "-a", metavar="RULE", help=help)
+
+
+def folder_argument(help: str) -> Any:
+    """A command's FOLDER argument (a run, compare or sweep folder), described by *help*."""
+    return typer.Argument(metavar="FOLDER", help=help)
+
+
+def time_scale_option(help: str) -> Any:
+    """The ``--time-scale``/``-S`` option: real seconds per scenario time unit."""
+    return typer.Option("--time-scale", "-S", metavar="SECONDS", help=help)
+
+
+def out_option(help: str, metavar: str = "DIR") -> Any:
+    """The ``--out``/``-o`` option: a path (an empty one refused) shown as *metavar*,
+    described by *help*."""
+    return typer.Option("--out", "-o", parser=_path, metavar=metavar, help=help)
 
 
 OutOpt = Annotated[
@@ -95,7 +118,7 @@ DataOpt = Annotated[
     typer.Option(
         "--data-dir",
         parser=_path,
-        metavar="<path>",
+        metavar="DIR",
         help="Data directory (else data.dir, else $NETSIM_DATA_DIR).",
     ),
 ]
@@ -107,7 +130,10 @@ PlotsOpt = Annotated[
 
 
 WindowOpt = Annotated[
-    Optional[str], typer.Option("--window", help="Timeline window START,END in simulated time.")
+    Optional[str],
+    typer.Option(
+        "--window", metavar="START,END", help="Timeline window START,END in simulated time."
+    ),
 ]
 
 
@@ -123,6 +149,7 @@ VerdictTargetOpt = Annotated[
     Optional[float],
     typer.Option(
         "--target",
+        metavar="LOSS",
         help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
     ),
 ]
@@ -137,19 +164,28 @@ JsonOpt = Annotated[
 
 
 FigFormatOpt = Annotated[
-    str, typer.Option("--format", "-f", help="Figure formats, comma-separated: png, pdf, svg.")
+    str,
+    typer.Option(
+        "--format", "-f", metavar="FORMATS", help="Figure formats, comma-separated: png, pdf, svg."
+    ),
 ]
 
 
 DpiOpt = Annotated[
     Optional[int],
-    typer.Option("--dpi", help="Resolution of PNG figures, dots per inch (default 150)."),
+    typer.Option(
+        "--dpi", metavar="DPI", help="Resolution of PNG figures, dots per inch (default 150)."
+    ),
 ]
 
 
 XScaleOpt = Annotated[
     str,
-    typer.Option("--xscale", help="Axis of the loss/accuracy-vs-updates figures: linear or log."),
+    typer.Option(
+        "--xscale",
+        metavar="SCALE",
+        help="Axis of the loss/accuracy-vs-updates figures: linear or log.",
+    ),
 ]
 
 
@@ -164,17 +200,53 @@ WideOpt = Annotated[
 ]
 
 
-FoldersArg = Annotated[list[Path], typer.Argument(help="Run, compare or sweep folders.")]
+FoldersArg = Annotated[
+    list[Path], typer.Argument(metavar="FOLDER...", help="Run, compare or sweep folders.")
+]
 
+
+AlgorithmsOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--algorithms",
+        "-a",
+        metavar="RULES",
+        help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).",
+    ),
+]
+
+GroupingsOpt = Annotated[
+    str,
+    typer.Option(
+        "--groupings",
+        metavar="GROUPINGS",
+        help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2.",
+    ),
+]
+
+WeightingsOpt = Annotated[
+    str,
+    typer.Option(
+        "--weightings",
+        metavar="WEIGHTINGS",
+        help="GSGD with each group weighting, e.g. none,inverse_rate,fedat.",
+    ),
+]
+"""The variants of ``netsim compare``."""
 
 GridOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--grid", "-g", help="KEY=V1,V2,... (TOML values; see docs/CLI.md, Sweeps)."),
+    typer.Option(
+        "--grid",
+        "-g",
+        metavar="KEY=V1,V2,...",
+        help="KEY=V1,V2,... (TOML values; see docs/CLI.md, Sweeps).",
+    ),
 ]
 
 
 SeedsOpt = Annotated[
-    int, typer.Option("--seeds", help="Seeds per point: run.seed, run.seed+1, ...")
+    int, typer.Option("--seeds", metavar="N", help="Seeds per point: run.seed, run.seed+1, ...")
 ]
 
 
@@ -183,18 +255,22 @@ SweepJobsOpt = Annotated[
     typer.Option(
         "--jobs",
         "-j",
+        metavar="N",
         help="Local processes running the sweep (default: the CPUs; 1: this process). Not \\[\\[workers]], the simulated workers.",
     ),
 ]
 
 
 OldWorkersOpt = Annotated[
-    Optional[int], typer.Option("--workers", hidden=True, help="Old name of --jobs.")
+    Optional[int], typer.Option("--workers", metavar="N", hidden=True, help="Old name of --jobs.")
 ]
 
 
 SchedulerOpt = Annotated[
-    Optional[str], typer.Option("--scheduler", help="Dask scheduler address (tcp://host:8786).")
+    Optional[str],
+    typer.Option(
+        "--scheduler", metavar="ADDRESS", help="Dask scheduler address (tcp://host:8786)."
+    ),
 ]
 
 
@@ -206,7 +282,8 @@ ResumeOpt = Annotated[
 
 
 RoundsOpt = Annotated[
-    Optional[int], typer.Option("--rounds", help="Probe rounds (default: probe_rounds).")
+    Optional[int],
+    typer.Option("--rounds", metavar="N", help="Probe rounds (default: probe_rounds)."),
 ]
 
 
@@ -231,6 +308,7 @@ LrsOpt = Annotated[
     str,
     typer.Option(
         "--lrs",
+        metavar="ETAS",
         help="η grid, comma-separated, kept to (default: 5 values ×3 apart around GSGD's η, widened where its edge is best).",
     ),
 ]
@@ -238,18 +316,27 @@ LrsOpt = Annotated[
 
 VerifyOpt = Annotated[
     int,
-    typer.Option("--verify", help="Run the top N candidates in full; print predicted vs emulated."),
+    typer.Option(
+        "--verify",
+        metavar="N",
+        help="Run the top N candidates in full; print predicted vs emulated.",
+    ),
 ]
 
 
 BudgetOpt = Annotated[
-    Optional[float], typer.Option("--budget", help="Cap on the pilots' simulated seconds.")
+    Optional[float],
+    typer.Option("--budget", metavar="SECONDS", help="Cap on the pilots' simulated seconds."),
 ]
 
 
 TargetOpt = Annotated[
     Optional[float],
-    typer.Option("--target", help="Target loss (default: run.target_loss, else from the pilots)."),
+    typer.Option(
+        "--target",
+        metavar="LOSS",
+        help="Target loss (default: run.target_loss, else from the pilots).",
+    ),
 ]
 
 
@@ -257,6 +344,7 @@ AlikeOpt = Annotated[
     float,
     typer.Option(
         "--alike",
+        metavar="ALIKE",
         help="Skip groupings whose update rate, staleness and group size are within a factor e**ALIKE of an earlier candidate's (e.g. 0.2: ~30 % cheaper; default 0: race all).",
     ),
 ]
@@ -267,6 +355,7 @@ RaceJobsOpt = Annotated[
     typer.Option(
         "--jobs",
         "-j",
+        metavar="N",
         help="Processes the pilots (and the --verify runs) are spread over (default: the CPUs this process may use; 1: this process only). The result is the same for any value.",
     ),
 ]

@@ -35,6 +35,9 @@ from .options import (
     SeedOpt,
     SetOpt,
     WideOpt,
+    algorithm_option,
+    folder_argument,
+    time_scale_option,
 )
 from .progress import (
     with_progress,
@@ -47,13 +50,11 @@ def real(
     scenario: ScenarioArg,
     algorithm: Annotated[
         Optional[str],
-        typer.Option(
-            "--algorithm", "-a", help="Rule: ssgd, asgd, gsgd (hand groups), backup, kasync, ..."
-        ),
+        algorithm_option("Rule: ssgd, asgd, gsgd (hand groups), backup, kasync, ..."),
     ] = None,
     time_scale: Annotated[
         float,
-        typer.Option("--time-scale", "-S", help="Real seconds per scenario time unit."),
+        time_scale_option("Real seconds per scenario time unit."),
     ] = 0.05,
     set_: SetOpt = None,
     seed: SeedOpt = None,
@@ -61,7 +62,8 @@ def real(
     live: LiveOpt = True,
     data_dir: DataOpt = None,
     port: Annotated[
-        Optional[int], typer.Option(help="Rendezvous TCP port (default: a free one).")
+        Optional[int],
+        typer.Option(metavar="PORT", help="Rendezvous TCP port (default: a free one)."),
     ] = None,
     json_: JsonOpt = False,
     wide: WideOpt = False,
@@ -114,27 +116,35 @@ def real(
 
 
 def predict(
-    folder: Annotated[Path, typer.Argument(help="A real run's folder (netsim real's).")],
+    folder: Annotated[Path, folder_argument("A real run's folder (netsim real's).")],
     out: OutOpt = None,
     variants: Annotated[
         Optional[str],
-        typer.Option(help="Emulations to make: scenario, calibrated, replayed (comma-separated)."),
+        typer.Option(
+            metavar="VARIANTS",
+            help="Emulations to make: scenario, calibrated, replayed (comma-separated).",
+        ),
     ] = None,
     target: Annotated[
         Optional[float],
         typer.Option(
+            metavar="LOSS",
             help="Loss of the time-to-target row (default: half way from the real run's "
-            "initial to its final loss)."
+            "initial to its final loss).",
         ),
     ] = None,
     seeds: Annotated[
-        int, typer.Option(help="Emulations of each variant (seeds: the run's, then the next).")
+        int,
+        typer.Option(
+            metavar="N", help="Emulations of each variant (seeds: the run's, then the next)."
+        ),
     ] = 3,
     calibrate_from: Annotated[
         Optional[str],
         typer.Option(
+            metavar="FOLDERS",
             help="Real runs' folders the calibrated variant is fitted to, comma-separated "
-            "(default: FOLDER itself; others: held out)."
+            "(default: FOLDER itself; others: held out).",
         ),
     ] = None,
     live: LiveOpt = True,
@@ -183,16 +193,13 @@ def calibrate(
     folders: Annotated[
         list[Path],
         typer.Argument(
-            help="Real runs' folders (netsim real's); several sizes fit per-parameter parts."
+            metavar="FOLDER...",
+            help="Real runs' folders (netsim real's); several sizes fit per-parameter parts.",
         ),
     ],
     time_scale: Annotated[
         Optional[float],
-        typer.Option(
-            "--time-scale",
-            "-S",
-            help="Give the keys in units of this scale (default: the first run's).",
-        ),
+        time_scale_option("Give the keys in units of this scale (default: the first run's)."),
     ] = None,
     json_: JsonOpt = False,
 ) -> None:

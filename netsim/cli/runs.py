@@ -34,8 +34,10 @@ from .common import (
     table_width,
 )
 from .options import (
+    AlgorithmsOpt,
     DataOpt,
     GridOpt,
+    GroupingsOpt,
     JsonOpt,
     LiveOpt,
     OldWorkersOpt,
@@ -50,8 +52,11 @@ from .options import (
     SetOpt,
     SweepJobsOpt,
     VerdictTargetOpt,
+    WeightingsOpt,
     WideOpt,
     WindowOpt,
+    algorithm_option,
+    folder_argument,
     out_option,
 )
 from .progress import (
@@ -65,9 +70,7 @@ __all__ = ["run", "rerun", "compare", "sweep"]
 
 def run(
     scenario: ScenarioArg,
-    algorithm: Annotated[
-        Optional[str], typer.Option("--algorithm", "-a", help=f"Rule: {', '.join(RULES)}.")
-    ] = None,
+    algorithm: Annotated[Optional[str], algorithm_option(f"Rule: {', '.join(RULES)}.")] = None,
     set_: SetOpt = None,
     seed: SeedOpt = None,
     out: OutOpt = None,
@@ -109,7 +112,7 @@ def run(
 
 
 def rerun(
-    folder: Annotated[Path, typer.Argument(help="A run folder (holding scenario.toml).")],
+    folder: Annotated[Path, folder_argument("A run folder (holding scenario.toml).")],
     out: Annotated[
         Optional[Path], out_option("Folder of the new run (default: FOLDER-rerun, numbered).")
     ] = None,
@@ -165,26 +168,9 @@ def rerun(
 
 def compare(
     scenario: ScenarioArg,
-    algorithms: Annotated[
-        Optional[str],
-        typer.Option(
-            "--algorithms",
-            "-a",
-            help="Comma-separated rules, e.g. ssgd,asgd,gsgd (default: every configured rule).",
-        ),
-    ] = None,
-    groupings: Annotated[
-        str,
-        typer.Option(
-            "--groupings", help="GSGD with each grouping, e.g. auto,hand,equal:4,kmeans:2."
-        ),
-    ] = "",
-    weightings: Annotated[
-        str,
-        typer.Option(
-            "--weightings", help="GSGD with each group weighting, e.g. none,inverse_rate,fedat."
-        ),
-    ] = "",
+    algorithms: AlgorithmsOpt = None,
+    groupings: GroupingsOpt = "",
+    weightings: WeightingsOpt = "",
     set_: SetOpt = None,
     seed: SeedOpt = None,
     out: OutOpt = None,

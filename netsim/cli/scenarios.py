@@ -13,6 +13,8 @@ import typer
 from ..errors import ScenarioError
 from ..results import render
 from .common import (
+    Command,
+    Group,
     api,
     emit_json,
     fail,
@@ -40,21 +42,22 @@ __all__ = [
 ]
 
 
-topology_app = typer.Typer(no_args_is_help=True, help="Inspect network topologies.")
+topology_app = typer.Typer(cls=Group, no_args_is_help=True, help="Inspect network topologies.")
 
 
-@topology_app.command("list")
+@topology_app.command("list", cls=Command)
 def topology_list() -> None:
     """List the topology presets (./topologies and those shipped with netsim)."""
     out_console.print(render.topology_list_table(api.topologies()))
 
 
-@topology_app.command("show")
+@topology_app.command("show", cls=Command)
 def topology_show(
     name: Annotated[
         str,
         typer.Argument(
-            help="Preset name, .toml/.graphml file, or topohub:KEY (e.g. topohub:topozoo/Abilene, topohub:sndlib/polska)."
+            metavar="NAME",
+            help="Preset name, .toml/.graphml file, or topohub:KEY (e.g. topohub:topozoo/Abilene, topohub:sndlib/polska).",
         ),
     ],
 ) -> None:
@@ -92,12 +95,13 @@ def init(
     name: Annotated[
         str,
         typer.Argument(
+            metavar="NAME",
             help="Scenario name (letters, digits, _ and -), after a folder to write it in "
-            "(e.g. scenarios/mine)."
+            "(e.g. scenarios/mine).",
         ),
     ],
     out: Annotated[
-        Optional[Path], out_option("File or folder to write (default: NAME.toml).")
+        Optional[Path], out_option("File or folder to write (default: NAME.toml).", "PATH")
     ] = None,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing file.", metavar="")
@@ -117,12 +121,15 @@ def keys(
         Optional[Path],
         typer.Option(
             "--schema",
+            metavar="FILE",
             help="Write a JSON Schema of scenario files to this file ('-': stdout), for editors.",
         ),
     ] = None,
     match: Annotated[
         Optional[str],
-        typer.Argument(help="Show only keys containing this text, e.g. run. or gsgd."),
+        typer.Argument(
+            metavar="TEXT", help="Show only keys containing this text, e.g. run. or gsgd."
+        ),
     ] = None,
 ) -> None:
     """List every scenario key with its type, default, allowed values and unit."""
