@@ -396,28 +396,25 @@ def recommend(
     """
     from .rng import Streams
     from .sim.measurement import measure
+    from .tuning.race import RaceOptions
     from .tuning.race import recommend as race
     from .tuning.race import verify as check
 
     sc = _scenario(scenario)
     check_rounds(sc, rounds)
+    options = RaceOptions(
+        lrs=None if lrs is None else tuple(lrs),
+        budget_s=budget_s,
+        target=target,
+        alike=alike,
+        jobs=jobs,
+        scheduler=scheduler,
+    )
     prepared = prepare(sc)
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
-    rec = race(
-        sc,
-        prepared,
-        lrs=lrs,
-        budget_s=budget_s,
-        target=target,
-        measurement=m,
-        alike=alike,
-        jobs=jobs,
-        on_rung=on_rung,
-        on_progress=on_progress,
-        scheduler=scheduler,
-    )
+    rec = race(sc, prepared, options, measurement=m, on_rung=on_rung, on_progress=on_progress)
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
     size = data_bytes(prepared.dataset)
@@ -451,32 +448,45 @@ def plot(
     format: str | Sequence[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
+    target: float | None = None,
+    only: Sequence[str] | str | None = None,
 ) -> list[Path]:
     """Draw every figure for run, compare or sweep *folders* into *out* (default
     ``<folder>/plots``) in each of *format* (``png``, ``pdf``, ``svg``; a list or
     ``"png,pdf"``) at *dpi* (PNG); *xscale* ``log`` or ``linear`` for the updates
-    axis; return the file paths. Raises FolderError for a folder without runs,
-    ValueError for an unknown format or scale. For Figure objects see :func:`figures`."""
+    axis; *target*: the loss drawn as a line on the loss curves (default
+    ``run.target_loss`` when set); *only*: just these figures (``"timeline"``, ...).
+    Returns the file paths (a list whose ``skipped`` maps each figure not drawn to why,
+    e.g. ``bias`` and ``labels`` on IID data). Raises FolderError for a folder without runs,
+    ValueError for an unknown format, scale or figure. For Figure objects see :func:`figures`."""
     from .results.plots import plot_folders  # matplotlib is imported only when drawing
 
     formats = [f.strip() for f in format.split(",")] if isinstance(format, str) else list(format)
     if dpi is not None and not 10 <= dpi <= 1200:
         raise ValueError(f"dpi must be in 10..1200, got {dpi!r}")
-    return plot_folders(
-        folders, None if out is None else Path(out), window, formats=formats, dpi=dpi, xscale=xscale
-    )
+    where = None if out is None else Path(out)
+    return plot_folders(folders, where, window, formats, dpi, xscale, target, only)
 
 
-def figures(source: Any, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
+def figures(
+    source: Any,
+    *,
+    window: tuple[float, float] | None = None,
+    xscale: str = "log",
+    target: float | None = None,
+) -> dict:
     """The figures of *source* (a folder, Run, Comparison or list of runs) as
     matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
-    ``update_rate``, ``bias`` and ``labels`` with per-label accuracy), to restyle or save as
-    you like."""
+    ``update_rate``, ``bias`` and ``labels`` with per-label accuracy of skewed data), to
+    restyle or save as you like; *target* as for :func:`plot`."""
     from .results import plots
+    from .results.figset import loss_targets
 
     runs = _runs_of(source)
     out = {
-        name.removesuffix(".png"): plots.curve_figure(runs, y, x, xscale)
+        name.removesuffix(".png"): plots.curve_figure(
+            runs, y, x, xscale, loss_targets(runs, target)
+        )
         for (y, x), name in plots.CURVE_FILES.items()
     }
     timed = [r for r in runs if r.timeline is not None]

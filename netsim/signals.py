@@ -19,7 +19,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "install",
@@ -33,6 +33,13 @@ __all__ = [
 ]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stoppable(Protocol):
+    """What a signal asks to stop: a run that checks at each tick."""
+
+    def request_stop(self) -> None: ...
+
 
 _state: dict[str, Any] = {
     "depth": 0,
@@ -153,7 +160,7 @@ def held() -> Iterator[None]:
 
 
 @contextmanager
-def stoppable(sim) -> Iterator[None]:
+def stoppable(sim: Stoppable) -> Iterator[None]:
     """Inside :func:`held`: a signal asks *sim* (``request_stop``, ``stop_requested``) to stop at
     its next tick, a second one raises KeyboardInterrupt at once; a signal already held
     stops it at its first tick."""

@@ -376,13 +376,23 @@ def draw(
     formats: str = "png",
     dpi: int | None = None,
     xscale: str = "log",
+    target: float | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> list[Path]:
-    """Draw every figure of *folders*; say where they went (stderr)."""
+    """Draw every figure of *folders* (*only*: just these); say where they went and which
+    were skipped, and why (stderr)."""
     from ..results.runfolder import FolderError
 
     try:
         paths = api.plot(
-            *folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale
+            *folders,
+            out=out,
+            window=window,
+            format=split(formats),
+            dpi=dpi,
+            xscale=xscale,
+            target=target,
+            only=only,
         )
     except (FolderError, ValueError) as exc:
         fail(str(exc))
@@ -401,7 +411,12 @@ def draw(
     ) as exc:  # a malformed folder
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
-    note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
+    many = "figure" if len(paths) == 1 else "figures"
+    note(f"wrote {len(paths)} {many} to {folder}: {', '.join(p.name for p in paths)}")
+    from ..results.figset import skipped_text
+
+    for line in skipped_text(getattr(paths, "skipped", {}), only):
+        note(line)
     return paths
 
 

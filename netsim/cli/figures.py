@@ -38,9 +38,22 @@ def plot(
     format_: FigFormatOpt = "png",
     dpi: DpiOpt = None,
     xscale: XScaleOpt = "log",
+    target: Annotated[
+        Optional[float],
+        typer.Option(
+            "--target",
+            metavar="LOSS",
+            help="Target loss drawn on the loss curves (default: run.target_loss).",
+        ),
+    ] = None,
 ) -> None:
-    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
-    draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
+    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates.
+
+    With --window, only the timeline is redrawn (over that window)."""
+    span = parse_window_opt(window)
+    from ..results.figset import WINDOW_ONLY
+
+    draw(folders, out, span, format_, dpi, xscale, target, WINDOW_ONLY if span else None)
 
 
 def report(

@@ -150,7 +150,7 @@ VerdictTargetOpt = Annotated[
     typer.Option(
         "--target",
         metavar="LOSS",
-        help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
+        help="Target loss of the closing verdict, drawn on --plots loss curves too (default: run.target_loss, else half way from the initial loss to the best final loss).",
     ),
 ]
 

@@ -227,7 +227,7 @@ def compare(
         print_verdict(cmp, target)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
-        draw([out], None, window_range)
+        draw([out], None, window_range, target=target)
     raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
 
 
@@ -318,7 +318,7 @@ def sweep(
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     warned = state["progress"].warned if "progress" in state else []
-    _sweep_report(outcome, json_, wide, plots, window_range, warned)
+    _sweep_report(outcome, json_, wide, plots, window_range, warned, target)
     if not json_ and outcome.rows:
         print_verdict(outcome.path, target)
     raise typer.Exit(
@@ -326,10 +326,12 @@ def sweep(
     )
 
 
-def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, warned) -> None:
+def _sweep_report(
+    outcome, json_: bool, wide: bool, plots: bool, window_range, warned, target=None
+) -> None:
     """What ``netsim sweep`` prints when it is done: the table (or JSON), the files written,
-    the figures when asked, each failed run's message and the *warned* runs' warnings
-    ([(folder, warning)], the first ten)."""
+    the figures when asked (*target* drawn on the loss curves), each failed run's message
+    and the *warned* runs' warnings ([(folder, warning)], the first ten)."""
     if json_:
         emit_json(
             {
@@ -355,7 +357,7 @@ def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, w
         f"wrote {outcome.path}/sweep.csv, sweep_summary.csv"
     )
     if plots and outcome.rows:
-        draw([outcome.path], None, window_range)
+        draw([outcome.path], None, window_range, target=target)
     for folder, message in outcome.failures:
         err_console.print(
             f"[bold red]{escape(str(folder))}:[/] {escape(message)}",

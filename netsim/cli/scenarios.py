@@ -144,6 +144,10 @@ def keys(
             note(f"wrote {schema} (point your editor's TOML schema setting at it)")
         return
     specs = [k for k in api.keys() if match is None or match in k.key]
+    if match is not None and not specs:
+        from ..config.schema import no_match_text
+
+        fail(no_match_text(match, [k.key for k in api.keys()]))
     if json_:
         emit_json(
             [
