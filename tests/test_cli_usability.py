@@ -356,7 +356,7 @@ def test_ctrl_c_that_typer_turns_into_status_130_is_said(monkeypatch, capsys):
     def load(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(netsim.cli, "load", load)
+    monkeypatch.setattr(netsim.cli.runs, "load", load)
     monkeypatch.setattr(sys, "argv", ["netsim"])
     with pytest.raises(SystemExit) as stop:
         app(["run", "quickstart", "--no-live"], prog_name="netsim")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,7 @@ class Dynamics:
         if event.duration:
             self.returning.update(event.workers)
             self.env.timeout(event.duration).callbacks.append(
-                lambda _e, ids=event.workers: self._recover(ids, True)
+                partial(self._recover, event.workers, True)
             )
         for w in event.workers:
             if self.returning[w] <= 0:
@@ -89,9 +90,10 @@ class Dynamics:
             st.down = True
             st.crashes += 1
             st.job = None  # no pre-emption on top of the crash
+            assert st.process is not None  # a run with events has no lean workers
             st.process.interrupt("crash")
 
-    def _recover(self, ids: Sequence[int], logged_elsewhere: bool) -> None:
+    def _recover(self, ids: Sequence[int], logged_elsewhere: bool, _event: object = None) -> None:
         """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``)."""
         back = []
         for wid in ids:
@@ -109,11 +111,9 @@ class Dynamics:
                 st.revive.succeed()
             # the rule sends a model once the worker waits for one (after its revive, or after the
             # interrupt of a crash at this very instant), so it reads the model current then
-            self.env.timeout(0).callbacks.append(
-                lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n)
-            )
+            self.env.timeout(0).callbacks.append(partial(self._rejoin, wid, st.crashes))
 
-    def _rejoin(self, wid: int, crashes: int) -> None:
+    def _rejoin(self, wid: int, crashes: int, _event: object = None) -> None:
         st = self.states[wid]
         if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config.grid import toml_value
 from ..config.scenario import Scenario
@@ -127,7 +127,7 @@ def run_variants(
     sc: Scenario,
     plan: Sequence[Variant],
     out: Path | None,
-    progress: Callable[[Snapshot], None] | None,
+    progress: Callable[[Snapshot], object] | None,
     on_run: Callable[[str, Run], None] | None = None,
     overwrite: bool = False,
 ) -> Comparison:
@@ -138,7 +138,7 @@ def run_variants(
     as each run finishes. Call it inside :func:`netsim.signals.held`."""
     prepared = prepare(sc)
     runs: dict[str, Run] = {}
-    summaries: list[dict] = []
+    summaries: list[Any] = []  # summaries with their "folder"
     claimed = claim(out, overwrite=overwrite) if out is not None else None
     try:
         for k, v in enumerate(plan):
