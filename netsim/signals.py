@@ -21,7 +21,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-__all__ = ["install", "quiet", "finish", "held", "stoppable", "received", "STOP_SIGNALS"]
+__all__ = [
+    "install",
+    "quiet",
+    "finish",
+    "held",
+    "stoppable",
+    "received",
+    "sigterm_interrupts",
+    "STOP_SIGNALS",
+]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -165,3 +174,21 @@ def stoppable(sim: Stoppable) -> Iterator[None]:
         yield
     finally:
         _state["sim"] = previous
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (main thread only): a sweep stopped
+    by a job supervisor ends its pool and exits like one stopped from the terminal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)

@@ -22,7 +22,7 @@ from ..workload.timemodels import _PARAMS as DIST_PARAMS
 from ..workload.timemodels import TIME_MODELS
 from .scenario import parse_scenario
 
-__all__ = ["KeySpec", "scenario_keys", "json_schema"]
+__all__ = ["KeySpec", "scenario_keys", "json_schema", "no_match_text"]
 
 _KIND = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "table"}
 _JSON = {
@@ -375,3 +375,35 @@ def json_schema() -> dict:
 
 def schema_path_hint() -> Path:
     return Path("netsim-scenario.schema.json")
+
+
+def no_match_text(text: str, keys: list[str], shown: int = 3) -> str:
+    """What to say when no key contains *text*: the words of the keys (dotted parts and
+    their ``_`` pieces) close to it, each with the keys holding it (the first *shown*).
+
+    >>> no_match_text("untl", ["run.until", "run.timeline_until", "run.seed"])
+    "no key contains 'untl'; did you mean until (run.until, run.timeline_until)?"
+    >>> no_match_text("zzz", ["run.until"])
+    "no key contains 'zzz' (netsim keys lists them all)"
+    """
+    import difflib
+
+    words: dict[str, list[str]] = {}
+    for key in keys:
+        parts = key.split(".")
+        for word in dict.fromkeys([*parts, *(p for part in parts for p in part.split("_"))]):
+            words.setdefault(word, []).append(key)
+    close = difflib.get_close_matches(text, list(words), n=3, cutoff=0.75)
+    if close:  # the best word, and others only when as close as it
+        score = {w: difflib.SequenceMatcher(None, text, w).ratio() for w in close}
+        close = [w for w in close if score[w] >= score[close[0]] - 0.05]
+    if not close:
+        return f"no key contains {text!r} (netsim keys lists them all)"
+
+    def holders(word: str) -> str:
+        found = words[word]
+        more = f", … {len(found) - shown} more" if len(found) > shown else ""
+        return ", ".join(found[:shown]) + more
+
+    hints = " or ".join(f"{w} ({holders(w)})" for w in close)
+    return f"no key contains {text!r}; did you mean {hints}?"

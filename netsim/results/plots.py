@@ -20,6 +20,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from ..sim.records import class_rows
 from ..sim.summary import Summary
 from .atomic import written
+from .figset import IID_REASON, Drawn, check_only, loss_targets, one_unit, skewed_runs
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
@@ -111,12 +112,15 @@ def plot_folders(
     formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
-) -> list[Path]:
+    target: float | None = None,
+    only=None,
+) -> Drawn:
     """All figures for the runs found in *folders* (run, compare or sweep folders).
 
     *out_dir* defaults to ``<folder>/plots`` for one folder, else ``./plots``;
     *window* (start, end) in simulated time limits the timeline (then saved as
-    ``timeline_START-END``, so the full default timeline is kept).
+    ``timeline_START-END``, so the full default timeline is kept); *target* and *only*
+    as for :func:`plot_runs`.
     Raises :class:`netsim.results.runfolder.FolderError` for a folder without runs.
     """
     paths = [Path(f) for f in folders]
@@ -129,7 +133,7 @@ def plot_folders(
         if out_dir is not None
         else (paths[0] / "plots" if len(paths) == 1 else Path("plots"))
     )
-    return plot_runs(runs, out, window, formats=formats, dpi=dpi, xscale=xscale)
+    return plot_runs(runs, out, window, formats, dpi, xscale, target, only)
 
 
 def _folder_name(folder: Path, run: RunData) -> str:
@@ -143,40 +147,63 @@ def plot_runs(
     formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
-) -> list[Path]:
-    """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
-    ``update_rate``, ``bias`` and ``labels`` (runs with per-label accuracy) and
-    ``consensus`` (runs of rules without a PS) into *out_dir* in each of
-    *formats*; return their paths."""
+    target: float | None = None,
+    only=None,
+) -> Drawn:
+    """Write the four curve figures (the target loss drawn on the loss curves: *target*,
+    else the runs' ``run.target_loss``), the timeline (runs with a timeline), ``staleness``,
+    ``update_rate``, ``bias`` and ``labels`` (runs scored per label whose workers' labels
+    are skewed: :mod:`netsim.results.figset`) and ``consensus`` (runs of rules without a
+    PS) into *out_dir* in each of *formats*; *only*: just these figure names (e.g.
+    ``("timeline",)``). Returns their paths, with ``skipped`` naming what was not drawn and why."""
     formats = _check_formats(formats)
     if xscale not in XSCALES:
         raise ValueError(f"--xscale: {xscale!r} is not allowed (allowed: {', '.join(XSCALES)})")
+    wanted = check_only(only)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    paths, skipped = [], {}
+    targets = loss_targets(runs, target)
     for (y, x), name in CURVE_FILES.items():
-        paths += save(curve_figure(runs, y, x, xscale), out / name, formats, dpi)
+        if wanted is None or name[:-4] in wanted:
+            fig = curve_figure(runs, y, x, xscale, targets)
+            paths += save(fig, out / name, formats, dpi)
     timed = [r for r in runs if r.timeline is not None]
-    if timed:
+    if timed and (wanted is None or "timeline" in wanted):
         name = "timeline.png" if window is None else f"timeline_{window[0]:g}-{window[1]:g}.png"
         fig = timeline_figure(_first_per_group(timed)[:MAX_TIMELINES], window, _title_head(runs))
         paths += save(fig, out / name, formats, dpi)
-    paths += save(staleness_figure(runs), out / "staleness.png", formats, dpi)
-    paths += save(update_rate_figure(runs), out / "update_rate.png", formats, dpi)
-    for name, fig in optional_figures(runs).items():
+    elif not timed:
+        skipped["timeline"] = "no run recorded a timeline (run.timeline_until = 0)"
+    for name, draw in (("staleness", staleness_figure), ("update_rate", update_rate_figure)):
+        if wanted is None or name in wanted:
+            paths += save(draw(runs), out / f"{name}.png", formats, dpi)
+    for name, fig in optional_figures(runs, wanted, skipped).items():
         paths += save(fig, out / f"{name}.png", formats, dpi)
-    return paths
+    return Drawn(
+        paths, skipped if wanted is None else {k: skipped[k] for k in wanted if k in skipped}
+    )
 
 
-def optional_figures(runs: list[RunData]) -> dict[str, Figure]:
+def optional_figures(
+    runs: list[RunData], only=None, skipped: dict[str, str] | None = None
+) -> dict[str, Figure]:
     """The figures only some runs have data for, by name: ``bias`` and ``labels`` (runs
-    scored per label), ``consensus`` (runs whose workers hold their own models)."""
-    out = {}
-    if any(r.bias is not None for r in runs):
-        out["bias"] = bias_figure([r for r in runs if r.bias is not None])
-    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
-        out["labels"] = labels_figure(runs)
-    if any(_consensus(r) is not None for r in runs):
+    scored per label whose workers hold skewed labels), ``consensus`` (runs whose workers
+    hold their own models); *only*: just these names. The per-label figures of runs on IID
+    data are left out, the reason put in *skipped* (name → why)."""
+    out: dict[str, Figure] = {}
+    wanted = check_only(only)
+    skewed = skewed_runs(runs)
+    if (wanted is None or "bias" in wanted) and any(r.bias is not None for r in skewed):
+        out["bias"] = bias_figure([r for r in skewed if r.bias is not None])
+    if (wanted is None or "labels" in wanted) and any(
+        r.summary.get("bias", {}).get("class_accuracy") for r in skewed
+    ):
+        out["labels"] = labels_figure(skewed)
+    if not skewed and any(r.summary.get("bias") for r in runs) and skipped is not None:
+        skipped["bias"] = skipped["labels"] = IID_REASON
+    if (wanted is None or "consensus" in wanted) and any(_consensus(r) is not None for r in runs):
         out["consensus"] = consensus_figure(runs)
     return out
 
@@ -245,11 +272,16 @@ def mean_band(
 
 
 def curve_figure(
-    runs: list[RunData], y: str = "loss", x: str = "sim_time", xscale: str = "log"
+    runs: list[RunData],
+    y: str = "loss",
+    x: str = "sim_time",
+    xscale: str = "log",
+    targets: tuple | list = (),
 ) -> Figure:
     """*y* (loss or test_accuracy) against *x* (update or sim_time): one line per
     group of runs; a group of several seeds is drawn as its mean with a shaded
-    95 % CI band. *xscale* (log or linear) applies to the updates axis."""
+    95 % CI band. *xscale* (log or linear) applies to the updates axis; *targets*: target
+    losses drawn as dashed grey lines on a loss figure."""
     colors, dashes = _colors(runs), _dashes(runs)
     outside = len(colors) > 8  # a long legend goes to the right of the axes
     fig = Figure(figsize=(9.5 if outside else 7.5, 4.6), dpi=DPI, layout="constrained")
@@ -284,6 +316,17 @@ def curve_figure(
             ax.fill_between(xs, mean - half, mean + half, color=colors[group], alpha=0.2, lw=0)
     if log:
         ax.set_xscale("log")
+    for level in targets if y == "loss" else ():
+        ax.axhline(level, color="0.35", ls=(0, (4, 3)), lw=1.0, zorder=1)
+        ax.annotate(
+            f"target {level:.4g}",
+            (0.995, level),
+            xycoords=("axes fraction", "data"),
+            ha="right",
+            va="bottom",
+            fontsize="x-small",
+            color="0.3",
+        )
     if y == "test_accuracy":
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel(
@@ -411,7 +454,7 @@ def update_rate_figure(runs: list[RunData]) -> Figure:
     """Model updates per simulated time unit of each group, one panel per group of
     runs (mean over seeds)."""
     pooled, colors = _pooled(runs), _colors(runs)
-    unit = time_unit(runs)
+    unit = one_unit(time_unit(runs))
     fig, axes = _panels(
         len(pooled),
         f"Model updates per simulated {unit}, per group{_mean_note(runs)}\n{_title_head(runs)}",

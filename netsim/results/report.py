@@ -12,6 +12,7 @@ from pathlib import Path
 from ..config.grid import SEED_KEY
 from ..sim.summary import Summary
 from .atomic import written
+from .figset import one_unit
 from .plots import group_names, plot_runs
 from .runfolder import FolderError, RunData, find_runs
 from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
@@ -63,7 +64,8 @@ def report_blocks(
         (
             "p",
             f"{kind.capitalize()} folder `{folder}`: {len(runs)} run(s), {len(first['workers'])} workers, "
-            f"seed(s) {', '.join(map(str, seeds))}, simulated horizon {first['sim_time']:g} s. "
+            f"seed(s) {', '.join(map(str, seeds))}, simulated horizon {first['sim_time']:g} "
+            f"{first.get('time_unit', 's')}. "
             f"Written by netsim {_version()}; every figure and number below comes from the run files.",
         ),
     ]
@@ -211,7 +213,8 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
 
 def _group_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     names, t = group_names(summary), summary["sim_time"] or 1.0
-    header = ["group", "workers", "members", "updates", "updates / s", "mean staleness"]
+    per = f"updates / {one_unit(summary.get('time_unit', 's'))}"
+    header = ["group", "workers", "members", "updates", per, "mean staleness"]
     rows = [
         [
             str(g["id"]),
@@ -312,7 +315,7 @@ def write_report(
     folder = Path(folder)
     runs = find_runs(folder)
     path = Path(out) if out is not None else folder / f"report.{fmt}"
-    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window)
+    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window, target=target)
     blocks = report_blocks(folder, runs, pngs, target)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)

@@ -150,7 +150,8 @@ def _panel(ax: Axes, run: RunData, window: tuple[float, float]) -> None:
         fontsize="small",
     )
     ax.set_title(
-        f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} s",
+        f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} "
+        f"{run.summary.get('time_unit', 's')}",
         fontsize="small",
         loc="left",
     )

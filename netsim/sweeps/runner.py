@@ -163,6 +163,12 @@ def plan_sweep(
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_RUNS:
         raise ScenarioError("--seeds", f"{seeds!r} is not allowed (1..{MAX_RUNS})", str(path))
     axes = to_axes(grid)
+    if not axes and seeds == 1:
+        raise ScenarioError(
+            "--grid",
+            "nothing to sweep: give --grid KEY=V1,V2,... and/or --seeds N (one run: netsim run)",
+            str(path),
+        )
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:
             raise ScenarioError(

@@ -20,13 +20,8 @@ import numpy as np
 from ..results.runfolder import RunWriter, write_atomic
 from ..rng import Streams
 from ..rules.base import Push
-from ..sim.engine import (
-    DIVERGENCE_FACTOR,
-    divergence_limit,
-    evaluation_sets,
-    group_snapshots,
-    worker_stats,
-)
+from ..sim.evaluation import DIVERGENCE_FACTOR, divergence_limit, evaluation_sets
+from ..sim.outcome import group_snapshots, worker_stats
 from ..sim.records import Recorder, Result, Snapshot, class_accuracy
 from ..sim.server import ParameterServer
 from ..sim.summary import run_extras
