@@ -9,6 +9,7 @@ return a Figure; :func:`plot_runs` saves them all and returns the paths.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -106,7 +107,7 @@ def _check_formats(formats: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 def plot_folders(
-    folders: Iterable[str | Path],
+    folders: Iterable[str | os.PathLike],
     out_dir: str | Path | None = None,
     window: tuple[float, float] | None = None,
     formats: str | Iterable[str] = ("png",),

@@ -127,7 +127,7 @@ def run_variants(
     sc: Scenario,
     plan: Sequence[Variant],
     out: Path | None,
-    progress: Callable[[Snapshot], None] | None,
+    progress: Callable[[Snapshot], object] | None,
     on_run: Callable[[str, Run], None] | None = None,
     overwrite: bool = False,
 ) -> Comparison:
