@@ -113,7 +113,7 @@ def place(
         ps_host = None
     free = [h for h in all_hosts if h != ps_host]
     if hosts is not None:
-        workers = _given_hosts(G, hosts, n_workers, ps_host)
+        workers = _given(G, hosts, n_workers, ps_host)
     elif policy == "per_datacenter":
         workers = _per_datacenter(G, free, n_workers, counts)
     else:
@@ -136,10 +136,11 @@ def place(
     return ps_host, workers
 
 
-def _given_hosts(
+def _given(
     G: nx.Graph, hosts: Sequence[Hashable], n_workers: int, ps_host: Hashable | None
 ) -> list[Hashable]:
-    """*hosts* checked: existing hosts, *n_workers* of them, distinct, the PS host not among them."""
+    """The explicit worker *hosts*, checked: hosts of *G*, *n_workers* of them, distinct, not
+    the PS host."""
     workers = [_check_host(G, h, "worker host") for h in hosts]
     if len(workers) != n_workers:
         raise TopologyError("hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}")

@@ -7,7 +7,7 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from ..rules.base import stalled_on
 from .measurement import Measurement
 from .server import ParameterServer
 from .worker import COMM, COMPUTE
+
+if TYPE_CHECKING:
+    import simpy
 
 __all__ = ["Dynamics"]
 
@@ -90,11 +93,15 @@ class Dynamics:
             st.down = True
             st.crashes += 1
             st.job = None  # no pre-emption on top of the crash
-            assert st.process is not None  # a run with events has no lean workers
+            if st.process is None:
+                raise RuntimeError(f"worker {wid} has no process to crash (a lean worker)")
             st.process.interrupt("crash")
 
-    def _recover(self, ids: Sequence[int], logged_elsewhere: bool, _event: object = None) -> None:
-        """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``)."""
+    def _recover(
+        self, ids: Sequence[int], logged_elsewhere: bool, _event: simpy.Event | None = None
+    ) -> None:
+        """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``).
+        *_event*: the timeout that brought them back, if any."""
         back = []
         for wid in ids:
             self.returning[wid] -= 1
@@ -113,7 +120,7 @@ class Dynamics:
             # interrupt of a crash at this very instant), so it reads the model current then
             self.env.timeout(0).callbacks.append(partial(self._rejoin, wid, st.crashes))
 
-    def _rejoin(self, wid: int, crashes: int, _event: object = None) -> None:
+    def _rejoin(self, wid: int, crashes: int, _event: simpy.Event | None = None) -> None:
         st = self.states[wid]
         if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)
