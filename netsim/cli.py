@@ -1425,7 +1425,7 @@ def _race_options(lrs: str, verify: int, alike: float, jobs: int | None) -> list
 
 class _RaceEta:
     """The race's time left, from the share of its planned work done (``on_progress``:
-    :func:`netsim.tuning.race._done_share`) and the wall time since its first rung began."""
+    :func:`netsim.tuning.halving.done_share`) and the wall time since its first rung began."""
 
     def __init__(self):
         self.start: float | None = None  # when the first rung began (data and probes before)

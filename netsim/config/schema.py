@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -80,7 +81,12 @@ def _unit(key: str) -> str:
     return ""
 
 
-def _allowed(choices, positive, minimum, maximum) -> str:
+def _allowed(
+    choices: Iterable[object] | None,
+    positive: bool,
+    minimum: float | None,
+    maximum: float | None,
+) -> str:
     if choices is not None:
         return ", ".join(map(str, choices))
     parts = []
@@ -186,7 +192,7 @@ def _probes() -> list[tuple[str, dict]]:
             {"kind": "link", "time": 0.0, "link": ["h0", "s0"], "bandwidth": 1e9, "latency": 1e-3}
         ],
     }
-    extra = {
+    extra: dict[str, dict] = {
         "<data npz>": npz,
         "<data callable>": function,
         "<torch module>": torch,
@@ -208,8 +214,10 @@ def _with_schedules(out: dict) -> dict:
         if key.endswith(".lr_unit"):
             base = key[: -len("lr_unit")]
             for name, kept in template.items():
-                if base + name in out or kept is not None:
-                    listed[base + name] = out.get(base + name) or replace(kept, key=base + name)
+                if base + name in out:
+                    listed[base + name] = out[base + name]
+                elif kept is not None:
+                    listed[base + name] = replace(kept, key=base + name)
     return {**listed, **{k: v for k, v in out.items() if k not in listed}}
 
 

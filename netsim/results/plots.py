@@ -9,6 +9,8 @@ return a Figure; :func:`plot_runs` saves them all and returns the paths.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from ..sim.records import class_rows
+from ..sim.summary import Summary
 from .atomic import written
 from .figset import IID_REASON, Drawn, check_only, loss_targets, one_unit, skewed_runs
 from .runfolder import RunData, find_runs, relabel
@@ -75,7 +78,9 @@ def time_unit(runs: list[RunData]) -> str:
     return "/".join(units) if units else "s"
 
 
-def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None) -> list[Path]:
+def save(
+    fig: Figure, path: str | Path, formats: str | Iterable[str] = ("png",), dpi: int | None = None
+) -> list[Path]:
     """Save *fig* as ``path`` with each suffix of *formats* (png, pdf, svg); *dpi* for PNG."""
     formats = _check_formats(formats)
     path = Path(path)
@@ -84,15 +89,13 @@ def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None
         target = path.with_suffix(f".{fmt}")
         written(
             target,
-            lambda tmp, fmt=fmt: fig.savefig(
-                tmp, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"
-            ),
+            partial(fig.savefig, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"),
         )
         out.append(target)
     return out
 
 
-def _check_formats(formats) -> tuple[str, ...]:
+def _check_formats(formats: str | Iterable[str] | None) -> tuple[str, ...]:
     formats = (formats,) if isinstance(formats, str) else tuple(formats or ("png",))
     for fmt in formats:
         if fmt not in FIG_FORMATS:
@@ -103,10 +106,10 @@ def _check_formats(formats) -> tuple[str, ...]:
 
 
 def plot_folders(
-    folders,
+    folders: Iterable[str | Path],
     out_dir: str | Path | None = None,
     window: tuple[float, float] | None = None,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
     target: float | None = None,
@@ -120,24 +123,28 @@ def plot_folders(
     as for :func:`plot_runs`.
     Raises :class:`netsim.results.runfolder.FolderError` for a folder without runs.
     """
-    folders = [Path(f) for f in folders]
+    paths = [Path(f) for f in folders]
     runs = []
-    for folder in folders:
+    for folder in paths:
         found = find_runs(folder)
-        runs += relabel(found, lambda r, f=folder: f.name) if len(folders) > 1 else found
+        runs += relabel(found, partial(_folder_name, folder)) if len(paths) > 1 else found
     out = (
         Path(out_dir)
         if out_dir is not None
-        else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
+        else (paths[0] / "plots" if len(paths) == 1 else Path("plots"))
     )
     return plot_runs(runs, out, window, formats, dpi, xscale, target, only)
+
+
+def _folder_name(folder: Path, run: RunData) -> str:
+    return folder.name
 
 
 def plot_runs(
     runs: list[RunData],
     out_dir: str | Path,
     window: tuple[float, float] | None = None,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
     target: float | None = None,
@@ -238,7 +245,9 @@ def _first_per_group(runs: list[RunData]) -> list[RunData]:
     return list(seen.values())[:MAX_PANELS]
 
 
-def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
+def mean_band(
+    curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and Student-t CI half-width of several curves ``(x, y)`` on a common grid.
 
     The grid is every x of any curve up to the smallest last x (where all are
@@ -345,7 +354,7 @@ def _by_group(runs: list[RunData]) -> dict[str, list[RunData]]:
 def plot_curves(
     runs: list[RunData],
     out_dir: Path,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
 ) -> list[Path]:
@@ -356,7 +365,9 @@ def plot_curves(
     return paths
 
 
-def timeline_figure(runs: list[RunData], window=None, title: str = "") -> Figure:
+def timeline_figure(
+    runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""
+) -> Figure:
     """The worker timeline figure (see :func:`netsim.results.timeline.plot_timeline`)."""
     return timeline_fig(runs, window, title)
 
@@ -415,7 +426,7 @@ def staleness_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def group_names(summary: dict) -> list[str]:
+def group_names(summary: Summary) -> list[str]:
     """A short name per group: its worker class when it is exactly one class,
     ``id (class)`` for a lone worker, else the classes joined by ``+``."""
     cls = [w["worker_class"] for w in summary["workers"]]
@@ -484,6 +495,13 @@ def plot_bias(runs: list[RunData], path: Path) -> Path:
     return save(bias_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
 
 
+def _bias_of(run: RunData) -> dict:
+    """The bias.csv columns of *run* (the figure shows only runs with them)."""
+    if run.bias is None:
+        raise ValueError(f"{run.label}: the run has no per-label accuracy")
+    return run.bias
+
+
 def bias_figure(runs: list[RunData]) -> Figure:
     """Two panels against simulated time: the worst per-label test accuracy (one line per
     run), and each worker class's cumulative share of the model steps (the run's colour,
@@ -494,26 +512,30 @@ def bias_figure(runs: list[RunData]) -> Figure:
     labelled = set()
     classes = list(
         dict.fromkeys(
-            k[len("step_share_") :] for r in runs for k in r.bias if k.startswith("step_share_")
+            k[len("step_share_") :]
+            for r in runs
+            for k in _bias_of(r)
+            if k.startswith("step_share_")
         )
     )
     for r in runs:
-        t = r.bias["sim_time"]
+        bias = _bias_of(r)
+        t = bias["sim_time"]
         label = None if r.group in labelled else r.group
         labelled.add(r.group)
         worst.plot(
             t,
-            r.bias["worst_class_accuracy"],
+            bias["worst_class_accuracy"],
             color=colors[r.group],
             ls=dashes[r.group],
             label=label,
             lw=1.5,
         )
         for j, name in enumerate(classes):
-            if f"step_share_{name}" in r.bias:
+            if f"step_share_{name}" in bias:
                 share.plot(
                     t,
-                    r.bias[f"step_share_{name}"],
+                    bias[f"step_share_{name}"],
                     color=colors[r.group],
                     ls=LINESTYLES[j % len(LINESTYLES)],
                     lw=1.3,
@@ -548,7 +570,7 @@ def bias_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def label_holders(summary: dict) -> list[list[str]]:
+def label_holders(summary: Summary) -> list[list[str]]:
     """Per label, the worker classes holding training rows of it (class order), from
     ``data.label_histogram`` and ``workers`` of a summary (empty lists when absent)."""
     hist = summary.get("data", {}).get("label_histogram")
@@ -587,7 +609,7 @@ def labels_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def _consensus(r: RunData):
+def _consensus(r: RunData) -> tuple[np.ndarray, np.ndarray] | None:
     """(sim_time, consensus distance) per evaluation of a run whose workers hold their own
     models, or None."""
     values = r.summary.get("consensus_distance", {}).get("per_evaluation")

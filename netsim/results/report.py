@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..config.grid import SEED_KEY
+from ..sim.summary import Summary
 from .atomic import written
 from .figset import one_unit
 from .plots import group_names, plot_runs
@@ -58,7 +59,7 @@ def report_blocks(
     *target* or the default) after the runs. Pure apart from reading ``sweep.json``."""
     kind, first = _kind(folder), runs[0].summary
     seeds = sorted({r.summary["seed"] for r in runs})
-    blocks = [
+    blocks: list[tuple] = [
         ("h1", f"netsim report: {first['scenario']}"),
         (
             "p",
@@ -71,7 +72,7 @@ def report_blocks(
     if kind == "sweep":
         plan = json.loads((folder / "sweep.json").read_text())
         keys = [a["key"] for a in plan["axes"] if a["key"] != SEED_KEY]
-        rows = sweep_rows([(r.path.name, r.values, r.summary) for r in runs])
+        rows = sweep_rows([(_folder_name(r), r.values, r.summary) for r in runs])
         axes_text = "; ".join(f"`{a['key']}` ∈ {len(a['values'])} values" for a in plan["axes"])
         blocks += [
             ("h2", "Mean and 95 % confidence interval over seeds"),
@@ -119,6 +120,12 @@ def report_blocks(
     return blocks
 
 
+def _folder_name(run: RunData) -> str:
+    if run.path is None:
+        raise ValueError(f"{run.label}: a sweep's run has a folder")
+    return run.path.name
+
+
 def server_rows(runs: list[RunData]) -> tuple[list[str], list[list[str]]]:
     """The ``server`` record of each of *runs* (all with one) as a table."""
     header = ["run", "busy %", "mean queue", "mean wait", "mean service", "pushes", "sends"]
@@ -157,7 +164,7 @@ def run_notes(runs: list[RunData]) -> list[str]:
     return notes[:MAX_NOTES] + ([f"... and {more} more runs with a note"] if more > 0 else [])
 
 
-def _flatten(node, prefix: str = "") -> dict:
+def _flatten(node: object, prefix: str = "") -> dict:
     out = {}
     if isinstance(node, dict):
         for k, v in node.items():
@@ -170,7 +177,7 @@ def _flatten(node, prefix: str = "") -> dict:
     return out
 
 
-def _text(value, limit: int = 80) -> str:
+def _text(value: object, limit: int = 80) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -204,7 +211,7 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     return rows
 
 
-def _group_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
+def _group_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     names, t = group_names(summary), summary["sim_time"] or 1.0
     per = f"updates / {one_unit(summary.get('time_unit', 's'))}"
     header = ["group", "workers", "members", "updates", per, "mean staleness"]
