@@ -113,7 +113,7 @@ def plot_folders(
     dpi: int | None = None,
     xscale: str = "log",
     target: float | None = None,
-    only=None,
+    only: str | Iterable[str] | None = None,
 ) -> Drawn:
     """All figures for the runs found in *folders* (run, compare or sweep folders).
 
@@ -148,7 +148,7 @@ def plot_runs(
     dpi: int | None = None,
     xscale: str = "log",
     target: float | None = None,
-    only=None,
+    only: str | Iterable[str] | None = None,
 ) -> Drawn:
     """Write the four curve figures (the target loss drawn on the loss curves: *target*,
     else the runs' ``run.target_loss``), the timeline (runs with a timeline), ``staleness``,
@@ -186,7 +186,9 @@ def plot_runs(
 
 
 def optional_figures(
-    runs: list[RunData], only=None, skipped: dict[str, str] | None = None
+    runs: list[RunData],
+    only: str | Iterable[str] | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> dict[str, Figure]:
     """The figures only some runs have data for, by name: ``bias`` and ``labels`` (runs
     scored per label whose workers hold skewed labels), ``consensus`` (runs whose workers
