@@ -410,13 +410,19 @@ def draw(
         ValueError,
     ) as exc:  # a malformed folder
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
-    folder = paths[0].parent if paths else out
-    many = "figure" if len(paths) == 1 else "figures"
-    note(f"wrote {len(paths)} {many} to {folder}: {', '.join(p.name for p in paths)}")
     from ..results.figset import skipped_text
 
-    for line in skipped_text(getattr(paths, "skipped", {}), only):
+    skipped = getattr(paths, "skipped", {})
+    if only and not paths:  # the one figure asked for cannot be drawn: bad input
+        why = "; ".join(f"{k}: {v}" for k, v in skipped.items()) or "no data for it"
+        fail(f"{', '.join(map(str, folders))}: nothing to draw ({why})")
+    if paths:
+        many = "figure" if len(paths) == 1 else "figures"
+        note(f"wrote {len(paths)} {many} to {paths[0].parent}: {', '.join(p.name for p in paths)}")
+    for line in skipped_text(skipped, only):
         note(line)
+    if not paths:
+        note("no figure written")
     return paths
 
 
