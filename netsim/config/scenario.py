@@ -61,6 +61,20 @@ __all__ = [
     "MAX_SCENARIO_BYTES",
 ]
 
+SECTIONS = (
+    "name",
+    "description",
+    "run",
+    "data",
+    "model",
+    "workers",
+    "network",
+    "server",
+    "events",
+    "algorithms",
+)
+"""The top-level keys of a scenario file."""
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -257,6 +271,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     raw = copy.deepcopy(raw)
     algorithm_given = isinstance(raw.get("run"), dict) and "algorithm" in raw["run"]
     top = Table(raw, "")
+    top.unknown(SECTIONS)
     name = top.get("name", str, path.stem)
     top.get("description", str, "")
     run = read_run(top.table("run", {}))
