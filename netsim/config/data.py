@@ -9,8 +9,9 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..params import Table, check_path
-from ..workload.datasets import DIGITS_ROWS, LABELLINGS, MAX_FEATURES, SOURCES, train_rows
+from ..workload.datasets import MAX_FEATURES
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
+from ..workload.sources import SOURCES, labellings
 from .model import BINARY_MODELS, ModelSpec
 from .run import MAX_EVALUATED, evaluation_horizon
 
@@ -25,17 +26,17 @@ __all__ = [
     "check_dataset",
 ]
 
-DATA_SOURCES = SOURCES
+DATA_SOURCES = tuple(SOURCES)
+"""The registered data sources (when this module was imported; readers ask the registry)."""
 
 
-LABELINGS = tuple(dict.fromkeys(x for xs in LABELLINGS.values() for x in xs))
+LABELINGS = labellings()
 
 
 MAX_SAMPLES = 10_000_000
 
 
-MAX_VALUES = 50_000_000
-"""Synthetic data: most rows, and most rows × features (400 MB of float64); most features:
+"""Most ``data.n_samples`` (synthetic data); most features:
 :data:`~netsim.workload.datasets.MAX_FEATURES`."""
 
 
@@ -65,95 +66,38 @@ class DataSpec:
     """Source callable: the folder its module is imported from first (the scenario's)."""
 
     def n_labels(self) -> int | None:
-        """Number of distinct labels after labelling, when known without reading files (None for libsvm)."""
+        """Number of distinct labels after labelling, when known without reading files."""
         if self.labels in ("odd_even", "binary"):
             return 2
-        if self.source in ("digits", "mnist"):
-            return 10
-        return self.n_classes if self.source == "synthetic" else None
+        return SOURCES[self.source].n_labels(self)
 
 
 def read_data(t: Table, path: Path) -> DataSpec:
-    source = t.get("source", str, "digits", choices=DATA_SOURCES)
+    """``[data]``: the keys every source reads, then the source's own
+    (:meth:`~netsim.workload.sources.DataSource.read`)."""
+    source = SOURCES[t.get("source", str, "digits", choices=tuple(SOURCES))]
     directory = check_path(t.get("dir", str, None), t.key("dir"))
     if directory is not None:
         directory = str((path.parent / os.path.expanduser(directory)).resolve())
+    features, least = source.n_features
     spec = DataSpec(
-        source=source,
+        source=source.name,
         dir=directory,
-        labels=t.get(
-            "labels",
-            str,
-            "multiclass" if source in ("npz", "callable") else LABELLINGS[source][0],
-            choices=LABELLINGS[source],
-        ),
+        labels=t.get("labels", str, source.default_labels, choices=source.labellings),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
         train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
         test_file=check_path(t.get("test_file", str, None), t.key("test_file")),
-        n_features=t.get(
-            "n_features",
-            int,
-            0 if source != "synthetic" else 20,
-            minimum=1 if source == "synthetic" else 0,
-            maximum=MAX_FEATURES,
-        ),
+        n_features=t.get("n_features", int, features, minimum=least, maximum=MAX_FEATURES),
         n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),
         n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
-        path=_npz_path(t, path) if source == "npz" else None,
         min_rows=t.get("min_rows", int, 1, positive=True, maximum=MAX_SAMPLES),
-        **(_data_function(t, path) if source == "callable" else {}),
+        **source.read(t, path),
     )
-    if spec.source == "synthetic" and spec.n_samples * spec.n_features > MAX_VALUES:
-        raise ScenarioError(
-            t.key("n_samples"),
-            f"{spec.n_samples} rows × {spec.n_features} features is more than "
-            f"{MAX_VALUES:.0e} values (400 MB); lower n_samples or n_features",
-        )
+    source.check(spec, t)
     spec = replace(spec, partition=_partition(t, PartitionSpec(), spec.n_labels()))
-    if spec.test_file is not None and spec.train_file is None and spec.source == "libsvm":
-        raise ScenarioError(
-            t.key("test_file"),
-            "needs data.train_file (without it the default a9a and a9a.t are read)",
-        )
-    if spec.source in ("digits", "mnist") and spec.labels == "binary":
-        raise ScenarioError(
-            t.key("labels"), f"'binary' does not apply to {source} (allowed: odd_even, multiclass)"
-        )
-    if spec.source in ("libsvm", "synthetic") and spec.labels == "odd_even":
-        raise ScenarioError(
-            t.key("labels"),
-            f"'odd_even' applies to digit data only (allowed for {source}: binary, multiclass)",
-        )
     t.done()
     return spec
-
-
-def _data_function(t: Table, path: Path) -> dict:
-    """``data.function`` of source callable (``"package.module:function"``), imported from the
-    scenario's folder first: it must import and be callable (it is called when the data loads)."""
-    from ..workload.torch_nets import load_attribute
-
-    function = t.get("function", str)
-    given = check_path(t.get("function_dir", str, "."), t.key("function_dir"))
-    folder = (path.parent / os.path.expanduser(given)).resolve()
-    if t.has("function_dir") and not folder.is_dir():
-        raise ScenarioError(t.key("function_dir"), f"{folder} is not a folder (the function's)")
-    try:
-        found = load_attribute(function, folder, "package.module:function")
-    except ValueError as exc:
-        raise ScenarioError(t.key("function"), str(exc)) from None
-    if not callable(found):
-        raise ScenarioError(
-            t.key("function"), f"{function!r} is a {type(found).__name__}, not a function"
-        )
-    return {"function": function, "function_dir": str(folder)}
-
-
-def _npz_path(t: Table, path: Path) -> str:
-    """``data.path`` of source npz, resolved against the scenario's folder."""
-    given = check_path(t.get("path", str), t.key("path"))
-    return str((path.parent / os.path.expanduser(given)).resolve())
 
 
 def _partition(t: Table, base: PartitionSpec, n_labels: int | None) -> PartitionSpec:
@@ -212,11 +156,7 @@ def class_data(t: Table, data: DataSpec) -> tuple[PartitionSpec | None, tuple[in
 
 def known_train_rows(data: DataSpec) -> int | None:
     """Training rows, when known without reading files (digits, synthetic)."""
-    if data.source == "digits":
-        return train_rows(DIGITS_ROWS, data.test_fraction)
-    if data.source == "synthetic":
-        return train_rows(data.n_samples, data.test_fraction)
-    return None
+    return SOURCES[data.source].train_rows(data)
 
 
 def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
@@ -228,7 +168,7 @@ def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
             f"{data.source!r} has only {rows} training rows: lower data.min_rows or use fewer workers",
         )
     if n_workers > rows:
-        hint = "raise data.n_samples" if data.source == "synthetic" else "use a larger data set"
+        hint = SOURCES[data.source].rows_hint
         raise ScenarioError(
             "workers",
             f"{n_workers} workers but only {rows} training rows in data "
@@ -240,7 +180,11 @@ def binary_problem(model: ModelSpec, data: DataSpec, n_classes: int) -> str | No
     """Why a binary model cannot take data of *n_classes* classes (None when it can)."""
     if model.backend != "numpy" or model.name not in BINARY_MODELS or n_classes == 2:
         return None
-    two = "'odd_even'" if "odd_even" in LABELLINGS[data.source] else "'binary' with 2-class data"
+    two = (
+        "'odd_even'"
+        if "odd_even" in SOURCES[data.source].labellings
+        else "'binary' with 2-class data"
+    )
     return (
         f"{data.labels!r} gives {n_classes} classes, but model {model.name!r} needs 2 (use "
         f"labels = {two}, or model.name = 'softmax')"

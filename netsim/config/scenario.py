@@ -11,6 +11,7 @@ from ..errors import ScenarioError
 from ..params import Table, apply_overrides, check_value, set_path, show
 from ..rules import GROUPING_RULE, RULES, Rule, RuleContext
 from ..rules.schedules import read_update
+from ..workload.sources import SOURCES
 from .data import (
     DATA_SOURCES,
     LABELINGS,
@@ -173,10 +174,11 @@ class Scenario:
         """The scenario dict with every override applied, standing on its own: ``name``
         and ``run.algorithm`` written out, ``data.dir`` absolute (the directory read,
         including one from ``$NETSIM_DATA_DIR``), a topology file given by a relative
-        path (or read by an inline ``graphml`` spec), an npz or LIBSVM file and the folder a
-        torch module is imported from made absolute. Loading it again, from any folder, gives
+        path (or read by an inline ``graphml`` spec), the data source's files
+        (:meth:`~netsim.workload.sources.DataSource.resolve`) and the folder a torch module is
+        imported from made absolute. Loading it again, from any folder, gives
         the same scenario."""
-        from ..workload.loading import DataNotFoundError, data_file, resolve_data_dir
+        from ..workload.loading import resolve_data_dir
 
         raw = copy.deepcopy(self.raw)
         raw["name"] = self.name
@@ -198,18 +200,8 @@ class Scenario:
         ):  # an inline spec reading a file
             network["topology"]["graphml"] = str((here / network["topology"]["graphml"]).resolve())
         data = raw.get("data")
-        if isinstance(data, dict) and self.data.path is not None:  # npz, read from here
-            data["path"] = self.data.path
-        if isinstance(data, dict) and self.data.function_dir:  # callable, imported from here
-            data["function_dir"] = self.data.function_dir
-        if isinstance(data, dict) and self.data.source == "libsvm":
-            for key in ("train_file", "test_file"):  # as read: data folder, then here
-                try:
-                    found = data_file(getattr(self.data, key), self.data, f"data.{key}")
-                except DataNotFoundError:
-                    found = None  # not there: written as given, refused when loaded
-                if found is not None:
-                    data[key] = str(Path(found).resolve())
+        if isinstance(data, dict):  # the source's files, as read
+            SOURCES[self.data.source].resolve(self.data, data)
         if self.model.module_dir:
             raw["model"]["module_dir"] = self.model.module_dir
         for wc in raw.get("workers", []):  # a real run's folder replayed, made absolute
