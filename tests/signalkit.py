@@ -77,8 +77,8 @@ def make_inputs(where: Path, real: bool) -> dict[str, Path]:
         assert done.returncode == 0, done.stderr[-2000:]
     if real and not (where / "input-real").exists():
         inputs["real"] = where / "input-real"
-        done = subprocess.run(
-            [*NETSIM, *command("real", inputs["real"], {})],
+        done = subprocess.run(  # --unpaced: a loaded machine still makes predict's input
+            [*NETSIM, *command("real", inputs["real"], {}), "--unpaced"],
             capture_output=True,
             text=True,
             cwd=where,
