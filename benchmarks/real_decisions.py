@@ -102,6 +102,8 @@ def _real(args, name: str, config: Config, scale: float, k: int) -> tuple[Path, 
         )
         (folder / LOAD_FILE).write_text(f"{before}\n")
     summary = netsim.open_run(folder).summary
+    if summary["status"] == "interrupted":  # Ctrl-C or SIGTERM stopped the run: stop here
+        raise KeyboardInterrupt
     return folder, (before, summary["real"].get("load1_max"))
 
 
@@ -277,4 +279,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("\ninterrupted: the real runs made so far stay in --out (--reuse keeps them)")
+        raise SystemExit(130) from None
