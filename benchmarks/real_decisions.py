@@ -85,7 +85,7 @@ def _real(args, name: str, config: Config, scale: float, k: int) -> tuple[Path, 
     ScenarioError or RealRunFailed when refused or failed."""
     path, _, overrides = _spec(args, name)
     folder = Path(args.out) / name / f"{_slug(config)}-seed{k}"
-    if args.reuse and (folder / "summary.json").is_file() and (folder / LOAD_FILE).is_file():
+    if args.reuse and _kept(folder):
         before = float((folder / LOAD_FILE).read_text())
     else:
         before = os.getloadavg()[0]
@@ -105,6 +105,13 @@ def _real(args, name: str, config: Config, scale: float, k: int) -> tuple[Path, 
     if summary["status"] == "interrupted":  # Ctrl-C or SIGTERM stopped the run: stop here
         raise KeyboardInterrupt
     return folder, (before, summary["real"].get("load1_max"))
+
+
+def _kept(folder: Path) -> bool:
+    """Whether *folder* holds a finished real run to reuse (not one that was stopped)."""
+    if not ((folder / "summary.json").is_file() and (folder / LOAD_FILE).is_file()):
+        return False
+    return netsim.open_run(folder).summary["status"] != "interrupted"
 
 
 def _spec(args, name: str) -> tuple[Path, float, list[str]]:
