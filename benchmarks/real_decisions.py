@@ -38,8 +38,8 @@ core.
 Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds 3]
 [--scenarios paper,stragglers,...] [--reuse] [--quick]  (MNIST and PyTorch; --reuse keeps
 real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
-for the docs.) At rest on a 2-core machine a full run takes about 100 minutes, nearly all
-of it the 150 to 200 real runs of 10 to 30 s each.
+for the docs.) At rest on a 2-core machine a full run takes about 90 minutes: about 170 real runs
+of 10 to 30 s each and a few seconds to start (an hour), then the races and emulations.
 """
 
 from __future__ import annotations
