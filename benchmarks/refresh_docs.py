@@ -28,23 +28,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-PREVIOUS_RACE = [
-    "--option",
-    "factor=3",
-    "--option",
-    "first=0.037037037037037035",
-    "--option",
-    "finalists=2",
-    "--option",
-    "replicates=2",
-    "--option",
-    "tie=0.01",
-    "--option",
-    "guard=Infinity",
-]
-"""The race's settings before the widened benchmark (T/27 first rung, a third kept, 2 finalists,
-near-ties within 1 % to the fewest groups, no guard)."""
-
 REGRET_SUITES = {
     **{seed: (["--suite-seed", seed, "--n", "48"], seed) for seed in ("41", "40", "42", "43")},
     "kinds44": (["--generator", "kinds", "--suite-seed", "44", "--n", "30"], "k44"),
@@ -65,13 +48,11 @@ BLOCKS = {
     "bench_scaling": ("SCALING.md", ["bench_scaling.py", "--big"]),
     "bench_network": ("SCALING.md", ["bench_network.py", "--repeat", "5"]),
     **{
-        f"grouping_regret_{suite}{tag}": (
+        f"grouping_regret_{suite}": (
             "GROUPING.md",
-            ["grouping_regret.py", *args, "--workers", "1", "--cache", f".regret-cache/{cache}"]
-            + options,
+            ["grouping_regret.py", *args, "--workers", "1", "--cache", f".regret-cache/{cache}"],
         )
         for suite, (args, cache) in REGRET_SUITES.items()
-        for tag, options in (("", []), ("_previous", PREVIOUS_RACE))
     },
     "paper_grouping_logistic": (
         "GROUPING_GUIDE.md",
@@ -82,6 +63,7 @@ BLOCKS = {
         ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"]
         + ["--set", "model.name=smooth_svm"],
     ),
+    "paper_story": ("../README.md", ["paper_story.py", "--data-dir", "{data}"]),  # markdown
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "real_decisions": ("VALIDATION.md", ["real_decisions.py", "--data-dir", "{data}"]),  # markdown
     "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
@@ -91,13 +73,21 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "real_decisions", "stdlib_ps", "bench_scaling", "bench_network"} | {
-    f"grouping_regret_{s}{t}" for s in REGRET_SUITES for t in ("", "_previous")
-}
+MARKDOWN = {
+    "real_vs_netsim",
+    "real_decisions",
+    "stdlib_ps",
+    "bench_scaling",
+    "bench_network",
+    "paper_story",
+} | {f"grouping_regret_{s}" for s in REGRET_SUITES}
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
 """Blocks that keep only their script's output from the line starting so (a summary table
 after per-scenario lines)."""
 """Blocks whose script prints markdown (tables, headings): pasted as they are, not as text."""
+HEADLESS = {"paper_story"}
+"""Blocks of emulated results, not measurements: the same on every machine whose float
+kernels round alike, so no head line (command, date, machine); the block shows its command."""
 
 
 def machine() -> str:
@@ -180,7 +170,7 @@ def main() -> None:
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         print(f"{name}: running ...", flush=True)
         shown = [c.replace(args.data_dir, os.path.relpath(args.data_dir, ROOT)) for c in command]
-        head = block_head(shown)  # the load before the run
+        head = "" if name in HEADLESS else block_head(shown)  # the load before the run
         done = subprocess.run(
             [sys.executable, str(ROOT / "benchmarks" / command[0]), *command[1:]],
             capture_output=True,

@@ -201,7 +201,7 @@ VerdictTargetOpt = Annotated[
     Optional[float],
     typer.Option(
         "--target",
-        help="Target loss of the closing verdict (default: run.target_loss, else half way from the initial loss to the best final loss).",
+        help="Target loss of the closing verdict, drawn on --plots loss curves too (default: run.target_loss, else half way from the initial loss to the best final loss).",
     ),
 ]
 JsonOpt = Annotated[
@@ -850,7 +850,7 @@ def compare(
         _print_verdict(cmp, target)
     note(f"wrote {out}/compare.json and one folder per run")
     if plots:
-        draw([out], None, window_range)
+        draw([out], None, window_range, target=target)
     raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
 
 
@@ -873,13 +873,23 @@ def draw(
     formats: str = "png",
     dpi: int | None = None,
     xscale: str = "log",
+    target: float | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> list[Path]:
-    """Draw every figure of *folders*; say where they went (stderr)."""
+    """Draw every figure of *folders* (*only*: just these); say where they went and which
+    were skipped, and why (stderr)."""
     from .results.runfolder import FolderError
 
     try:
         paths = api.plot(
-            *folders, out=out, window=window, format=split(formats), dpi=dpi, xscale=xscale
+            *folders,
+            out=out,
+            window=window,
+            format=split(formats),
+            dpi=dpi,
+            xscale=xscale,
+            target=target,
+            only=only,
         )
     except (FolderError, ValueError) as exc:
         fail(str(exc))
@@ -898,7 +908,12 @@ def draw(
     ) as exc:  # a malformed folder
         fail(f"{', '.join(map(str, folders))}: cannot plot ({type(exc).__name__}: {exc})")
     folder = paths[0].parent if paths else out
-    note(f"wrote {len(paths)} figures to {folder}: {', '.join(p.name for p in paths)}")
+    many = "figure" if len(paths) == 1 else "figures"
+    note(f"wrote {len(paths)} {many} to {folder}: {', '.join(p.name for p in paths)}")
+    from .results.figset import skipped_text
+
+    for line in skipped_text(getattr(paths, "skipped", {}), only):
+        note(line)
     return paths
 
 
@@ -915,9 +930,20 @@ def plot(
     format_: FigFormatOpt = "png",
     dpi: DpiOpt = None,
     xscale: XScaleOpt = "log",
+    target: Annotated[
+        Optional[float],
+        typer.Option(
+            "--target", help="Target loss drawn on the loss curves (default: run.target_loss)."
+        ),
+    ] = None,
 ) -> None:
-    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates."""
-    draw(folders, out, parse_window_opt(window), format_, dpi, xscale)
+    """Draw loss/accuracy curves (mean and 95 % CI band over seeds), worker timeline, staleness and update rates.
+
+    With --window, only the timeline is redrawn (over that window)."""
+    span = parse_window_opt(window)
+    from .results.figset import WINDOW_ONLY
+
+    draw(folders, out, span, format_, dpi, xscale, target, WINDOW_ONLY if span else None)
 
 
 @app.command()
@@ -1149,7 +1175,7 @@ def sweep(
     except api.OutputError as exc:
         fail(str(exc), exc.code)
     warned = state["progress"].warned if "progress" in state else []
-    _sweep_report(outcome, json_, wide, plots, window_range, warned)
+    _sweep_report(outcome, json_, wide, plots, window_range, warned, target)
     if not json_ and outcome.rows:
         _print_verdict(outcome.path, target)
     raise typer.Exit(
@@ -1184,10 +1210,12 @@ def _sweep_bar():
     )
 
 
-def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, warned) -> None:
+def _sweep_report(
+    outcome, json_: bool, wide: bool, plots: bool, window_range, warned, target=None
+) -> None:
     """What ``netsim sweep`` prints when it is done: the table (or JSON), the files written,
-    the figures when asked, each failed run's message and the *warned* runs' warnings
-    ([(folder, warning)], the first ten)."""
+    the figures when asked (*target* drawn on the loss curves), each failed run's message
+    and the *warned* runs' warnings ([(folder, warning)], the first ten)."""
     if json_:
         emit_json(
             {
@@ -1213,7 +1241,7 @@ def _sweep_report(outcome, json_: bool, wide: bool, plots: bool, window_range, w
         f"wrote {outcome.path}/sweep.csv, sweep_summary.csv"
     )
     if plots and outcome.rows:
-        draw([outcome.path], None, window_range)
+        draw([outcome.path], None, window_range, target=target)
     for folder, message in outcome.failures:
         err_console.print(
             f"[bold red]{escape(str(folder))}:[/] {escape(message)}",
@@ -1391,7 +1419,7 @@ def _race_options(lrs: str, verify: int, alike: float, jobs: int | None) -> list
 
 class _RaceEta:
     """The race's time left, from the share of its planned work done (``on_progress``:
-    :func:`netsim.tuning.race._done_share`) and the wall time since its first rung began."""
+    :func:`netsim.tuning.halving.done_share`) and the wall time since its first rung began."""
 
     def __init__(self):
         self.start: float | None = None  # when the first rung began (data and probes before)
@@ -1556,6 +1584,10 @@ def keys(
             note(f"wrote {schema} (point your editor's TOML schema setting at it)")
         return
     specs = [k for k in api.keys() if match is None or match in k.key]
+    if match is not None and not specs:
+        from .config.schema import no_match_text
+
+        fail(no_match_text(match, [k.key for k in api.keys()]))
     if json_:
         emit_json(
             [

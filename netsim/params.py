@@ -6,6 +6,7 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Iterable
 from typing import Any
 
 from .errors import ScenarioError
@@ -48,7 +49,7 @@ class recording:
         _RECORDERS.append(self.seen)
         return self.seen
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         _RECORDERS.remove(self.seen)
 
 
@@ -59,7 +60,7 @@ class Table:
     naming the keys that are allowed.
     """
 
-    def __init__(self, data: Any, where: str):
+    def __init__(self, data: Any, where: str) -> None:
         if not isinstance(data, dict):
             raise ScenarioError(where, f"expected a table, got {show(data)}")
         self.data = data
@@ -79,7 +80,7 @@ class Table:
         kind: type | tuple,
         default: Any = MISSING,
         *,
-        choices=None,
+        choices: Iterable[Any] | None = None,
         positive: bool = False,
         minimum: float | None = None,
         maximum: float | None = None,
@@ -166,14 +167,16 @@ def show(value: Any, limit: int = 80) -> str:
     return _short(repr(value), limit)
 
 
-def _describe(kind, choices) -> str:
+def _describe(kind: type | tuple, choices: Iterable[Any] | None) -> str:
     if choices is not None:
         return "one of: " + ", ".join(map(str, choices))
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
 
 
-def _check_range(key, value, positive, minimum, maximum) -> None:
+def _check_range(
+    key: str, value: Any, positive: bool, minimum: float | None, maximum: float | None
+) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ScenarioError(key, f"{value!r} is not allowed (a finite number)")
     if positive and value <= 0:

@@ -77,8 +77,8 @@ def make_inputs(where: Path, real: bool) -> dict[str, Path]:
         assert done.returncode == 0, done.stderr[-2000:]
     if real and not (where / "input-real").exists():
         inputs["real"] = where / "input-real"
-        done = subprocess.run(
-            [*NETSIM, *command("real", inputs["real"], {})],
+        done = subprocess.run(  # --unpaced: a loaded machine still makes predict's input
+            [*NETSIM, *command("real", inputs["real"], {}), "--unpaced"],
             capture_output=True,
             text=True,
             cwd=where,
@@ -193,9 +193,9 @@ def trial(
         else:
             time.sleep(max(0.0, float(moment) - (time.monotonic() - start)))
         sent_at = time.monotonic() - start
-        ended_first = proc.poll() is not None
-        said_before = err_path.read_text()
-        if not ended_first:
+        said_before = err_path.read_text()  # then whether it is still running, then the kill:
+        ended_first = proc.poll() is not None or _exited(proc.pid)  # a last line written and
+        if not ended_first:  # the process gone in between counts as its end, not a lost signal
             os.kill(proc.pid, sig)
             if again is not None:
                 time.sleep(again)
@@ -243,6 +243,15 @@ def trial(
     if t.problems:
         t.outcome = "FAIL"
     return t
+
+
+def _exited(pid: int) -> bool:
+    """Whether process *pid* has exited and waits to be reaped (a zombie: a signal sent to it
+    now reaches no handler)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (OSError, IndexError):
+        return True
 
 
 def _reached(moment: str, name: str, stderr: str) -> bool:

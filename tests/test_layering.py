@@ -22,7 +22,7 @@ LAYERS = [
     {"sim"},  # the SimPy emulation: engine, server, workers, records
     {"results", "tuning"},  # run folders, tables, figures, reports; the grouping decision
     {"testbed"},  # real runs over torch.distributed, and the predictions held against them
-    {"sweeps"},  # grids of runs, executors
+    {"sweeps", "workflows"},  # grids of runs, executors; one run, compare, real, rerun
     {"api"},  # the one front door
     {"cli"},  # parse, call the API, render
     {"entry"},  # the `netsim` script: loads the app
@@ -42,6 +42,10 @@ PURE = [
     "grouping/clustering.py",
     "tuning/advisor.py",
     "tuning/candidates.py",
+    "tuning/options.py",
+    "tuning/scoring.py",
+    "tuning/evidence.py",
+    "tuning/pick.py",
 ]
 
 
@@ -235,6 +239,27 @@ def test_no_function_grows_past_eighty_lines():
         and node.end_lineno - node.lineno + 1 > MAX_LINES
     ]
     assert not long, f"split these (over {MAX_LINES} lines): {sorted(long)}"
+
+
+MAX_PARAMETERS = 8
+FEW_PARAMETERS = ("tuning",)
+"""Subpackages whose functions take at most MAX_PARAMETERS parameters (``self``/``cls`` aside;
+``*args``/``**kwargs`` count as none): settings travel as one value (``RaceOptions``)."""
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    many = []
+    for sub in FEW_PARAMETERS:
+        for path in (PKG / sub).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                a = node.args
+                names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+                count = len(names) - (names[:1] in (["self"], ["cls"]))
+                if count > MAX_PARAMETERS:
+                    many.append(f"{path.relative_to(PKG)}:{node.name} ({count})")
+    assert not many, f"over {MAX_PARAMETERS} parameters: {sorted(many)}"
 
 
 def _names_of_rules(path: Path, names: set[str]) -> list[str]:

@@ -198,7 +198,7 @@ class _Round:
 
     __slots__ = ("level", "frozen", "changes", "before")
 
-    def __init__(self, level: float, frozen: list, changes: list, before: int):
+    def __init__(self, level: float, frozen: list, changes: list, before: int) -> None:
         self.level, self.frozen, self.changes, self.before = level, frozen, changes, before
 
 
@@ -218,7 +218,7 @@ class LinkSharing:
         Every weight is 1 (plain max-min): :meth:`solve` then needs no flow order.
     """
 
-    def __init__(self, capacity: list[float], unit: bool):
+    def __init__(self, capacity: list[float], unit: bool) -> None:
         self.capacity = capacity
         self.unit = unit
         self.on: dict[int, dict] = {}
@@ -501,7 +501,8 @@ class LinkSharing:
             level = min(share.values())
             top = level * (1.0 + _RTOL)
             tight = {link for link, s in share.items() if s <= top}
-            gone, stay = [], []
+            gone: list = []  # flows (untyped here, see the module docstring)
+            stay: list = []
             for flow in active:
                 (gone if not tight.isdisjoint(flow.links) else stay).append(flow)
             for flow in gone:

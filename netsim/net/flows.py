@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -11,6 +12,9 @@ from .fairshare import LinkSharing
 from .hubqueues import HubQueues
 from .routing import route
 from .topology import validate_graph
+
+if TYPE_CHECKING:
+    import simpy
 
 __all__ = ["FlowNetwork", "TransferRecord"]
 
@@ -50,7 +54,7 @@ class _Batch:
 
     __slots__ = ("event", "left")
 
-    def __init__(self, event, left: int):
+    def __init__(self, event, left: int) -> None:
         self.event, self.left = event, left
 
 
@@ -60,6 +64,12 @@ class _Step:
     (concatenated, with their count per transfer), and whether no two share a link."""
 
     __slots__ = ("paths", "latency", "bottleneck", "links", "counts", "disjoint")
+    paths: list[tuple]
+    latency: np.ndarray
+    bottleneck: np.ndarray
+    links: np.ndarray
+    counts: np.ndarray
+    disjoint: bool
 
 
 class _Fast:
@@ -68,6 +78,15 @@ class _Fast:
     one for the batch (:meth:`FlowNetwork.transfer_many`)."""
 
     __slots__ = ("batch", "step", "pairs", "keys", "sizes", "bits", "start", "done", "live")
+    batch: _Batch
+    step: _Step
+    pairs: Sequence[tuple[Hashable, Hashable]]
+    keys: Sequence[Hashable]
+    sizes: Sequence[float]
+    bits: np.ndarray
+    start: float
+    done: np.ndarray
+    live: bool
 
 
 class _Solo:
@@ -77,6 +96,11 @@ class _Solo:
     (:meth:`FlowNetwork._unsolo`) when another flow arrives or a link changes first."""
 
     __slots__ = ("flow", "arrive", "rate", "done", "live")
+    flow: _Flow
+    arrive: float
+    rate: float
+    done: float
+    live: bool
 
     def sent(self, now: float) -> float:
         """Bits of it sent by *now* (s)."""
@@ -113,6 +137,25 @@ class _Flow:
     # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit);
     # seq: the order it was created in (see FlowNetwork._unsolo); order: the order it
     # started sending in; finish: see HubQueues (left and rate are stale while in a group)
+    src: Hashable
+    dst: Hashable
+    nbytes: float
+    bits: float
+    path: tuple
+    idx: tuple[int, ...]
+    links: tuple[int, ...]
+    weight: float
+    event: simpy.Event | None
+    start: float
+    batch: _Batch | None
+    gen: int
+    left: float
+    tol: float
+    rate: float
+    credited: float
+    seq: int
+    order: int
+    finish: float
 
 
 class FlowNetwork:
@@ -147,7 +190,7 @@ class FlowNetwork:
         If *G* is invalid. :exc:`ValueError` for a bad *sharing* or *header_bytes*.
     """
 
-    def __init__(self, env, G, *, sharing="maxmin", header_bytes=0):
+    def __init__(self, env, G, *, sharing="maxmin", header_bytes=0) -> None:
         if sharing not in ("maxmin", "rtt"):
             raise ValueError(f"sharing must be 'maxmin' or 'rtt', got {sharing!r}")
         if not header_bytes >= 0:
@@ -166,18 +209,20 @@ class FlowNetwork:
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
         self._cap = self.capacity.tolist()  # the same, as floats for the re-plans
         self._lat = self._latency.tolist()
-        self._routes = {}  # routing memo
-        self._paths = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
+        self._routes: dict = {}  # routing memo (see netsim.net.routing.route)
+        self._paths: dict[
+            tuple, tuple
+        ] = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
         self._finite_gen = 0  # changes when a link becomes finite or infinite
-        self._flows = []  # sending flows, in the order they started sending
+        self._flows: list[_Flow] = []  # sending flows, in the order they started sending
         self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
-        self._queues: HubQueues | None = None  # the flows sending, while they split by hubs
+        self._queues: HubQueues[_Flow] | None = None  # the flows sending, while they split by hubs
         self._orders = 0  # flows that started sending so far
         self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
-        self._arrived = []  # flows done with latency, not yet sending
-        self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
-        self._fast = None  # the _Fast batch in flight, if any
-        self._solo = None  # the _Solo transfer in flight, if any
+        self._arrived: list[_Flow] = []  # flows done with latency, not yet sending
+        self._steps: dict[tuple, _Step] = {}  # (pairs, keys) -> _Step, while the routes stand
+        self._fast: _Fast | None = None  # the _Fast batch in flight, if any
+        self._solo: _Solo | None = None  # the _Solo transfer in flight, if any
         self._early: list = []  # (arrive, flow) of solos made flows in their path latency
         self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
         self._seq = 0  # flows created so far
@@ -369,11 +414,10 @@ class FlowNetwork:
             self._credit(flow, flow.bits)
             self._deliver(flow)
 
-    def _unsolo(self) -> None:
+    def _unsolo(self, solo: _Solo) -> None:
         """Turn the solo transfer in flight into an ordinary flow, as it stands now: still
         in its path latency, sending with the bits it has left, or done."""
-        solo, self._solo = self._solo, None
-        solo.live = False
+        self._solo, solo.live = None, False
         flow, now = solo.flow, self.env.now
         if now < solo.arrive:  # it arrives by its own timeout, or with a later flow (_arrive)
             self._early.append((solo.arrive, flow))
@@ -436,12 +480,11 @@ class FlowNetwork:
             sent = np.minimum(sending * fast.step.bottleneck, fast.bits)
         return np.where(fast.done <= now, fast.bits, np.nan_to_num(sent, nan=0.0))
 
-    def _materialize(self) -> None:
+    def _materialize(self, fast: _Fast) -> None:
         """Turn the fast batch in flight into ordinary flows, as they stand now: the done
         ones count as delivered, the ones still in their path latency arrive later, the
         ones sending go on with the bits they have left."""
-        fast, self._fast = self._fast, None
-        fast.live = False
+        self._fast, fast.live = None, False
         now = self.env.now
         sent = self._fast_carried(fast)
         _add_at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
@@ -477,7 +520,7 @@ class FlowNetwork:
         for latency, flows in waiting.items():
             env.timeout(latency, flows).callbacks.append(self._on_arrival)
 
-    def _deliver(self, flow):
+    def _deliver(self, flow) -> None:
         batch = flow.batch
         if batch is None:
             flow.event.succeed(
@@ -488,18 +531,18 @@ class FlowNetwork:
         if not batch.left:
             batch.event.succeed(self.env.now)
 
-    def _arrive(self, flow):
+    def _arrive(self, flow) -> None:
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
         if (self._early or self._admitted) and not self._arrive_early(flow):
             return
         self._admit(flow)
 
-    def _admit(self, flow):
+    def _admit(self, flow) -> None:
         if self._fast is not None:  # it would share the network with the fast batch
-            self._materialize()
+            self._materialize(self._fast)
         if self._solo is not None:  # ... or with the solo transfer
-            self._unsolo()
+            self._unsolo(self._solo)
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
             flow.links = self._finite(flow.idx)
         if flow.bits == 0 or not flow.links:
@@ -523,7 +566,7 @@ class FlowNetwork:
             self._admit(early)
         return True
 
-    def _recross(self):
+    def _recross(self) -> None:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
@@ -542,7 +585,7 @@ class FlowNetwork:
                 flow.left = 0.0
                 flow.credited = flow.bits  # the rest goes at infinite rate: no link counts it
 
-    def _request_replan(self):
+    def _request_replan(self) -> None:
         if not self._replan_pending:
             self._replan_pending = True
             env = self.env
@@ -556,14 +599,14 @@ class FlowNetwork:
             # event succeeded now (NORMAL priority, next id), in one call
             env.timeout(0).callbacks.append(self._replan)
 
-    def _on_arrival(self, event):
+    def _on_arrival(self, event) -> None:
         """The flows of *event* (a tuple or list, its value) are through their path latency."""
         self._waking = True
         for flow in event._value:
             self._arrive(flow)
         self._woken()
 
-    def _on_timeout(self, event):
+    def _on_timeout(self, event) -> None:
         """The earliest completion planned by the re-plan of generation ``event._value``."""
         if event._value == self._generation:
             self._waking = True
@@ -588,7 +631,7 @@ class FlowNetwork:
                 carried[link] += more
             flow.credited = sent
 
-    def _advance(self):
+    def _advance(self) -> None:
         """Account for bits sent since the last update at the current rates."""
         dt = self.env.now - self._last
         if dt > 0 and self._flows:
@@ -596,14 +639,14 @@ class FlowNetwork:
                 flow.left -= flow.rate * dt
         self._last = self.env.now
 
-    def _replan(self, _event):
+    def _replan(self, _event) -> None:
         """Deliver the flows done by now, start the ones arrived, re-solve the rates and
         schedule the earliest completion. The arithmetic is the vectorised one it
         replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
         ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``; while the flows
         split by hubs, by their groups' virtual time (:meth:`_replan_hubs`)."""
         self._replan_pending = False
-        if self._queues is not None and self._replan_hubs():
+        if self._queues is not None and self._replan_hubs(self._queues):
             return
         now = self.env.now
         sharing = self._sharing
@@ -637,7 +680,8 @@ class FlowNetwork:
         self._generation += 1
         sharing.solve(flows)
         if len(flows) >= HUB_FLOWS and sharing.hubs is not None and sharing._least > 0:
-            self._queues = queues = HubQueues(sharing)  # serve them by virtual time from now
+            queues: HubQueues[_Flow] = HubQueues(sharing)  # serve them by virtual time from now
+            self._queues = queues
             queues.start(sharing.hubs, now)
             self._flows = []
             self._plan(queues.delay())
@@ -664,14 +708,14 @@ class FlowNetwork:
         self._sharing.add(flow)
         return bits
 
-    def _replan_hubs(self) -> bool:
+    def _replan_hubs(self, queues: HubQueues[_Flow]) -> bool:
         """:meth:`_replan` while the flows in flight split by hubs (``self._queues``): the
         groups are served up to now, the flows done leave, the ones arrived join their hub's
         group. False when a flow arrived does not fit the groups: the flows then leave them
         (``self._flows``, with their bits left) and the water-filling takes over, with that
         flow and the ones after it still to start."""
         now = self.env.now
-        queues, sharing = self._queues, self._sharing
+        sharing = self._sharing
         queues.advance(now)
         done = queues.due(4 * math.ulp(now))
         for flow in done:
@@ -714,7 +758,7 @@ class FlowNetwork:
             self._sharing.forget()
             self._last = self.env.now
 
-    def set_link(self, u, v, *, bandwidth=None, latency=None):
+    def set_link(self, u, v, *, bandwidth=None, latency=None) -> None:
         """Change the link between *u* and *v* (both directions) from now on.
 
         *bandwidth* (bit/s, >= 0; 0 cuts the link: flows crossing it stop until it comes
@@ -725,9 +769,9 @@ class FlowNetwork:
         if not self.graph.has_edge(u, v):
             raise KeyError(f"no link {u!r}-{v!r}")
         if self._fast is not None:
-            self._materialize()
+            self._materialize(self._fast)
         if self._solo is not None:
-            self._unsolo()
+            self._unsolo(self._solo)
         self._leave_hubs()
         self._advance()
         was_finite = np.isfinite(self.capacity)
@@ -799,6 +843,6 @@ class FlowNetwork:
                 carried[link] += sent
         fast = self._fast
         if fast is not None:
-            sent = self._fast_carried(fast)
-            np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
+            carried_fast = self._fast_carried(fast)
+            np.add.at(carried, fast.step.links, np.repeat(carried_fast, fast.step.counts))
         return carried

@@ -7,6 +7,8 @@ rows that do not fit the terminal's height are summarised in one row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -64,7 +66,7 @@ def bar_text(fraction: float, width: int) -> Text:
 def live_view(
     snap: Snapshot,
     title: str = "",
-    done=(),
+    done: Sequence[Snapshot] = (),
     position: str = "",
     eta: float | None = None,
     size: tuple[int, int] | None = None,

@@ -8,6 +8,7 @@ import math
 from rich.table import Table
 from rich.text import Text
 
+from ..sim.summary import Summary
 from .columns import COLUMN_PAD, fit_columns  # noqa: F401  (re-exported)
 from .columns import text_width as _text_width
 from .grouptable import (
@@ -110,7 +111,7 @@ def _fitted_table(
     return table
 
 
-def compare_table(summaries: list[dict], title: str = "", width: int | None = None) -> Table:
+def compare_table(summaries: list[Summary], title: str = "", width: int | None = None) -> Table:
     """One row per run (see :func:`netsim.results.tables.run_rows`); *width*: fit the columns
     to this many characters (:func:`fit_columns`), None: all columns."""
     header, rows = run_rows(summaries)
@@ -278,7 +279,7 @@ def _event_text(event: dict) -> str:
     return f"{what} at {event['time']:g} s"
 
 
-def race_line(summary: dict) -> str | None:
+def race_line(summary: Summary) -> str | None:
     """What ``grouping = "auto"`` chose in a run (its summary.json dict), in one line, and the
     timed events its race did not see; None for a run without the race."""
     g = summary.get("grouping") or {}
@@ -304,12 +305,12 @@ def recommendation_tables(
     rows: int | None = MAX_ROWS,
     width: int | None = None,
     members: bool = False,
-) -> list:
+) -> list[Table | Text]:
     """The measurement (per worker class; per worker with *members*), the candidates
     (predicted time to target with interval, η, shape: :func:`netsim.results.grouptable.candidates_table`
     fitted to *width*), the pick with its reason, predicted vs emulated when verified, and
     the verdict line."""
-    out = []
+    out: list[Table | Text] = []
     if rec.measurement is not None:
         out.append(
             _measured_table(rec, name, classes, hosts)

@@ -134,7 +134,7 @@ def _stoppable(flag: list):
         yield
         return
 
-    def handler(signum, frame):
+    def handler(signum, frame) -> None:
         if len(flag) >= 2:
             raise KeyboardInterrupt
         flag.append(signum)
@@ -198,7 +198,7 @@ def run_real(
                             progress(payload)
                         elif kind == "done":
                             summary = payload
-                    else:
+                    elif isinstance(obj, int):  # a child's sentinel: it ended
                         rank = watching.pop(obj)
                         procs[rank].join()
                         code = procs[rank].exitcode
@@ -312,7 +312,7 @@ class _Local:
     """The server's control channel when torchrun started it (no launcher): progress goes to
     *progress*, the summary is kept, and Ctrl-C or SIGTERM (*flag* set) asks it to stop."""
 
-    def __init__(self, progress, flag: list):
+    def __init__(self, progress, flag: list) -> None:
         self.progress, self.flag, self.summary, self.told = progress, flag, None, False
 
     def poll(self, timeout: float = 0.0) -> bool:

@@ -9,6 +9,7 @@ import signal
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from ..config.scenario import Scenario
 from ..sim.engine import Prepared
@@ -85,7 +86,7 @@ def setup_process() -> None:
     # tens of ms over torch's objects, a stall of the process in the middle of a message
 
 
-def connect(spec: RealSpec, rank: int):
+def connect(spec: RealSpec, rank: int) -> tuple[Any, Any]:
     """Join the run's process group as *rank*; returns (up, down): the groups pushes
     (worker → server) and models (server → worker) travel on, kept apart so the server
     receives and sends at once without the two streams waiting on each other."""

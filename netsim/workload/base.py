@@ -43,7 +43,7 @@ class Model:
     """True when the model takes any number of classes (False: exactly 2)."""
     """Registry key in :data:`MODELS`."""
 
-    def __init__(self, l2: float = 0.0, n_classes: int = 2):
+    def __init__(self, l2: float = 0.0, n_classes: int = 2) -> None:
         self.l2 = l2
         self.n_classes = n_classes
 

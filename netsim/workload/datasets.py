@@ -117,7 +117,7 @@ class DataNotFoundError(ScenarioError):
     scenario file sets ``file``.
     """
 
-    def __init__(self, message: str, file: str | None = None, key: str = "data.dir"):
+    def __init__(self, message: str, file: str | None = None, key: str = "data.dir") -> None:
         super().__init__(key, message, file)
 
 
@@ -180,8 +180,9 @@ def _find(names, dirs, what: str, how: str) -> list[Path]:
             next((d / (n + ext) for ext in ("", ".gz") if (d / (n + ext)).is_file()), None)
             for n in names
         ]
-        if all(found):
-            return found
+        paths = [f for f in found if f is not None]
+        if len(paths) == len(names):
+            return paths
         missing.append(f"{d} lacks {', '.join(n for n, f in zip(names, found) if f is None)}")
     where = "; ".join(missing) if dirs else f"no data directory given (need {', '.join(names)})"
     raise DataNotFoundError(f"{what} files (each plain or .gz) not found: {where}. {how}")
