@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..errors import ScenarioError
 from ..net.comm import NoServer
 from ..workload.base import Model
@@ -85,7 +83,7 @@ def form_groups(sim: Any, on_rung: Callable[[int, int, int], None]) -> float:
         sim.prepared.w0.size,
         rounds,
         sim.streams,
-        np.array([st.slowdown for st in sim.states], dtype=float),
+        [st.slowdown for st in sim.states],
     )
     if sim.dynamics.unmeasurable(m):
         return 0.0
