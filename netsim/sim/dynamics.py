@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,7 @@ class Dynamics:
         self.find_cut()
 
     # -- events ----------------------------------------------------------
-    def apply(self, events: Sequence[ClusterEvent]) -> Iterator:
+    def apply(self, events: Sequence[ClusterEvent]) -> Generator[simpy.Event, Any, None]:
         """A SimPy process: apply *events* at their times; each is logged in the run's events."""
         env, ps = self.env, self.ps
         for event in events:

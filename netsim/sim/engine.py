@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import time
 import zlib
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import simpy
@@ -13,10 +15,12 @@ import simpy
 from ..config.scenario import Scenario, check_dataset, labels_problem, shards_problem
 from ..config.server import check_server_horizon
 from ..errors import ScenarioError
-from ..net.comm import make_comm
+from ..net.comm import FixedLatency, NetworkComm, make_comm
 from ..rng import Streams
+from ..rules.base import Rule
 from ..workload.datasets import Dataset
 from ..workload.loading import load_data
+from ..workload.mlp import MLP
 from ..workload.models import Model, make_model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
 from ..workload.sources import SOURCES
@@ -30,6 +34,15 @@ from .servicequeue import check_server_model, install
 from .startup import form_groups, record_spans, start_workers
 from .summary import Summary
 from .worker import WorkerState
+
+if TYPE_CHECKING:
+    from ..config.scenario import DataSpec
+
+Process = Generator[simpy.Event, Any, None]
+"""A SimPy process body."""
+Decide = Callable[..., Any]
+"""The grouping decision injected into a run (:func:`netsim.tuning.race.decide`: scenario,
+prepared, measurement, rule, on_rung -> Recommendation)."""
 
 __all__ = [
     "Prepared",
@@ -69,13 +82,13 @@ class Prepared:
     w0: np.ndarray
     unused_rows: int = 0
 
-    def data_summary(self, spec, batch_size: int = 0) -> dict:
+    def data_summary(self, spec: DataSpec, batch_size: int = 0) -> dict:
         """The ``data`` entry of summary.json: partition, rows and label histogram per worker;
         ``workers_below_batch``: the workers with fewer rows than *batch_size* (each of
         their minibatches is their whole shard, smaller than the batch), when there are any."""
         ds = self.dataset
         p = spec.partition
-        params = {
+        params: dict[str, dict[str, object]] = {
             "iid": {},
             "dirichlet": {"alpha": p.alpha},
             "shards": {"classes_per_worker": p.classes_per_worker},
@@ -101,7 +114,7 @@ class Prepared:
         }
 
 
-def load_checked(scenario: Scenario, rng) -> Dataset:
+def load_checked(scenario: Scenario, rng: np.random.Generator) -> Dataset:
     """The scenario's data, checked against it (rows per worker, classes per model).
 
     Raises ScenarioError (file set): DataNotFoundError when files are missing, else for
@@ -130,7 +143,7 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
     return dataset
 
 
-def _entries(X) -> int:
+def _entries(X: Any) -> int:  # an ndarray or a scipy sparse matrix
     """Entries an evaluation reads in *X*: all of a dense array, the stored ones of a sparse matrix."""
     return int(X.nnz) if hasattr(X, "nnz") else int(X.size)
 
@@ -183,9 +196,10 @@ def prepare(scenario: Scenario) -> Prepared:
     if scenario.server is not None:  # before any run folder is claimed
         check_server_horizon(scenario.server, w0.size, scenario.run.until, scenario.path)
     if scenario.model.backend == "torch":
-        from ..workload.torch_model import examples_in_dtype
+        from ..workload.torch_model import TorchModel, examples_in_dtype
 
-        dataset = examples_in_dtype(dataset, model)
+        if isinstance(model, TorchModel):
+            dataset = examples_in_dtype(dataset, model)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)
 
@@ -211,7 +225,12 @@ def _model(
     else:
         model = make_model(spec.name, l2=spec.l2, n_classes=dataset.n_classes, hidden=spec.hidden)
         d = model.n_params(dataset.X_train.shape[1])
-        w0 = model.init_weights(dataset.X_train.shape[1], rng) if spec.init == "he" else None
+        he = spec.init == "he"  # the MLP's (the config allows it no other model)
+        w0 = (
+            model.init_weights(dataset.X_train.shape[1], rng)
+            if he and isinstance(model, MLP)
+            else None
+        )
     if w0 is None:
         w0 = np.zeros(d) if spec.init == "zeros" else rng.normal(0.0, spec.init_scale, d)
     return model, w0.astype(spec.master_dtype, copy=False)
@@ -268,15 +287,25 @@ class Simulation:
         prepared: Prepared | None = None,
         label: str | None = None,
         *,
-        rule=None,
+        rule: Rule | None = None,
         eval_set: tuple[np.ndarray, np.ndarray] | None = None,
         lean: bool = True,
-        decide=None,
-    ):
+        decide: Decide | None = None,
+    ) -> None:
         with building():  # see netsim.sim.collector
             self._build(scenario, algorithm, prepared, label, rule, eval_set, lean, decide)
 
-    def _build(self, scenario, algorithm, prepared, label, rule, eval_set, lean, decide) -> None:
+    def _build(
+        self,
+        scenario: Scenario,
+        algorithm: str | None,
+        prepared: Prepared | None,
+        label: str | None,
+        rule: Rule | None,
+        eval_set: tuple[np.ndarray, np.ndarray] | None,
+        lean: bool,
+        decide: Decide | None,
+    ) -> None:
         self.scenario = scenario
         self.algorithm = algorithm or scenario.run.algorithm
         self.label = label or self.algorithm
@@ -298,8 +327,12 @@ class Simulation:
             self.stop,
             run.max_updates,
         )
-        if self.rule.update.spares_1d:  # weight decay spares the 1-d parameters
-            self.ps.optimizer = self.rule.update.state(self.prepared.model.one_d_ranges())
+        if self.rule.update.spares_1d:  # weight decay spares the 1-d parameters (torch: config)
+            from ..workload.torch_model import TorchModel
+
+            model = self.prepared.model
+            if isinstance(model, TorchModel):
+                self.ps.optimizer = self.rule.update.state(model.one_d_ranges())
         self.grouping: dict | None = None
         self.interrupted = ""
         self._stop_requested = False
@@ -342,14 +375,14 @@ class Simulation:
         self.evaluator.evaluate()
 
     # -- stop requests and progress ----------------------------------------
-    def _progress(self, callback, every: float):
+    def _progress(self, callback: Callable[[Snapshot], object], every: float) -> Process:
         while True:
             yield self.env.timeout(every)
             self._honour_stop_request()
             callback(self.snapshot())
             self._honour_stop_request()  # a signal during the callback stops here, not one tick later
 
-    def _flusher(self, sink, every: float):
+    def _flusher(self, sink: Callable[[Recorder], object], every: float) -> Process:
         while True:
             yield self.env.timeout(every)
             self._honour_stop_request()
@@ -386,7 +419,12 @@ class Simulation:
             )
 
     # -- run --------------------------------------------------------------
-    def run(self, progress=None, progress_every: float | None = None, sink=None) -> Result:
+    def run(
+        self,
+        progress: Callable[[Snapshot], object] | None = None,
+        progress_every: float | None = None,
+        sink: Callable[[Recorder], object] | None = None,
+    ) -> Result:
         """Run to ``run.until`` (s) or ``run.max_updates``; *progress(snapshot)* is called
         with a :class:`Snapshot` every *progress_every* simulated seconds (default:
         1/200 of the horizon), and *sink(recorder)* (e.g. a RunWriter's ``flush``)
@@ -403,7 +441,12 @@ class Simulation:
             raise RunInterrupted(self._result(time.perf_counter() - self._wall)) from None
         return self.end()
 
-    def begin(self, progress=None, progress_every: float | None = None, sink=None) -> None:
+    def begin(
+        self,
+        progress: Callable[[Snapshot], object] | None = None,
+        progress_every: float | None = None,
+        sink: Callable[[Recorder], object] | None = None,
+    ) -> None:
         """Build the worker processes, form groups and start the rule (no time passes yet)."""
         scenario, env = self.scenario, self.env
         self._wall = time.perf_counter()
@@ -428,7 +471,11 @@ class Simulation:
         if scenario.events:
             env.process(self.dynamics.apply(scenario.events))
         deadline = env.timeout(scenario.run.until)
-        deadline.callbacks.append(lambda _: self.stop.triggered or self.stop.succeed("until"))
+        deadline.callbacks.append(self._at_deadline)
+
+    def _at_deadline(self, _event: simpy.Event) -> None:
+        if not self.stop.triggered:
+            self.stop.succeed("until")
 
     @property
     def stopped(self) -> bool:
@@ -479,7 +526,7 @@ class Simulation:
         return outcome.snapshot(self)
 
 
-def lean_blocker(scenario: Scenario, rule, comm) -> str:
+def lean_blocker(scenario: Scenario, rule: Rule, comm: FixedLatency | NetworkComm) -> str:
     """What keeps a run's workers from running as lean callbacks ('' : nothing).
 
     :class:`~netsim.sim.lean.LeanWorker` cannot be interrupted or inspected and pushes
@@ -505,10 +552,10 @@ def simulate(
     algorithm: str | None = None,
     *,
     prepared: Prepared | None = None,
-    progress=None,
+    progress: Callable[[Snapshot], object] | None = None,
     progress_every: float | None = None,
     label: str | None = None,
-    decide=None,
+    decide: Decide | None = None,
 ) -> Result:
     """Run *scenario* with *algorithm* (default ``run.algorithm``) and return its Result
     (labelled *label*, default the algorithm's name); *decide*: the grouping decision of
@@ -546,7 +593,7 @@ def free_cycles(size: int) -> None:
 def data_bytes(dataset: Dataset) -> int:
     """Bytes of *dataset*'s arrays (dense, or a CSR matrix's three arrays)."""
 
-    def nbytes(a) -> int:
+    def nbytes(a: Any) -> int:
         return (
             a.nbytes
             if isinstance(a, np.ndarray)

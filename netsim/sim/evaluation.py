@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from ..workload.base import Model
 from ..workload.datasets import Dataset
 from .records import class_accuracy
 from .server import ParameterServer
+
+if TYPE_CHECKING:
+    import simpy
 
 __all__ = ["Evaluator", "DIVERGENCE_FACTOR", "divergence_limit", "evaluation_sets"]
 
@@ -112,7 +115,7 @@ class Evaluator:
 
         return on_update
 
-    def every(self, every: float) -> Iterator:
+    def every(self, every: float) -> Generator[simpy.Event, Any, None]:
         """A SimPy process: evaluate every *every* simulated seconds."""
         env = self.ps.env
         while True:

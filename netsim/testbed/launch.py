@@ -10,20 +10,24 @@ worker died and why, and leaves no process behind.
 
 from __future__ import annotations
 
+import multiprocessing.queues
 import os
 import signal
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from types import FrameType
 
 import numpy as np
 
 from ..config.scenario import Scenario
 from ..errors import RealRunFailed
 from ..sim.engine import Prepared
+from ..sim.records import Snapshot
 from ..sim.worker import BatchSampler
 from .node import RealSpec, setup_child
 from .preflight import (
@@ -90,7 +94,9 @@ def server_seconds(w0: np.ndarray, repeats: int = 5) -> float:
     return float(np.median(times))
 
 
-def _child(role, spec: RealSpec, parent: int, args, errors) -> None:
+def _child(
+    role: int, spec: RealSpec, parent: int, args: tuple, errors: multiprocessing.queues.SimpleQueue
+) -> None:
     """A forked process's body: the server (role 0) or worker role − 1; never returns."""
     code = 0
     try:
@@ -128,13 +134,13 @@ def _describe(rank: int, exitcode: int | None, errors: dict, spec: RealSpec) -> 
 
 
 @contextmanager
-def _stoppable(flag: list):
+def _stoppable(flag: list) -> Iterator[None]:
     """Ctrl-C and SIGTERM add to *flag*; a third one raises KeyboardInterrupt (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def handler(signum, frame) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         if len(flag) >= 2:
             raise KeyboardInterrupt
         flag.append(signum)
@@ -153,7 +159,7 @@ def run_real(
     meta: dict,
     *,
     overwrite: bool = False,
-    progress=None,
+    progress: Callable[[Snapshot], object] | None = None,
 ) -> dict:
     """Run a real training (*spec_args*: the fields of :class:`RealSpec`) into *out*;
     returns its summary. *progress(snapshot)* is called as it goes. Raises RealRunFailed
@@ -229,7 +235,7 @@ def run_real(
     return summary
 
 
-def _pass_stop(flag: list, stop_sent: bool, ours, procs: dict) -> bool:
+def _pass_stop(flag: list, stop_sent: bool, ours: Connection, procs: dict) -> bool:
     """After a first signal (*flag*), tell the server to stop (once); after a second, end the
     workers now (the server still writes the folder). Returns whether the stop was sent."""
     if flag and not stop_sent:
@@ -239,21 +245,21 @@ def _pass_stop(flag: list, stop_sent: bool, ours, procs: dict) -> bool:
     return stop_sent or bool(flag)
 
 
-def _drain(errors_q, errors: dict[int, str]) -> None:
+def _drain(errors_q: multiprocessing.queues.SimpleQueue, errors: dict[int, str]) -> None:
     """Move the error reports waiting in *errors_q* into *errors* (rank → first line)."""
     while not errors_q.empty():
         rank, line, _ = errors_q.get()
         errors.setdefault(rank, line)
 
 
-def _longest(spec) -> float:
+def _longest(spec: RealSpec) -> float:
     """The longest typical iteration of a worker class (scenario time units)."""
     return max(
         wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in spec.scenario.workers
     )
 
 
-def _send(conn, message) -> None:
+def _send(conn: Connection, message: tuple) -> None:
     try:
         conn.send(message)
     except (BrokenPipeError, OSError):  # the server is gone; the sentinel says so
@@ -312,8 +318,9 @@ class _Local:
     """The server's control channel when torchrun started it (no launcher): progress goes to
     *progress*, the summary is kept, and Ctrl-C or SIGTERM (*flag* set) asks it to stop."""
 
-    def __init__(self, progress, flag: list) -> None:
-        self.progress, self.flag, self.summary, self.told = progress, flag, None, False
+    def __init__(self, progress: Callable[[Snapshot], object] | None, flag: list) -> None:
+        self.progress, self.flag, self.told = progress, flag, False
+        self.summary: dict | None = None
 
     def poll(self, timeout: float = 0.0) -> bool:
         if not self.flag or self.told:
@@ -321,11 +328,11 @@ class _Local:
             return False
         return True
 
-    def recv(self):
+    def recv(self) -> tuple[str]:
         self.told = True
         return ("stop",)
 
-    def send(self, message) -> None:
+    def send(self, message: tuple) -> None:
         kind, payload = message
         if kind == "progress" and self.progress is not None:
             self.progress(payload)
@@ -333,7 +340,15 @@ class _Local:
             self.summary = payload
 
 
-def run_role(spec_args: dict, rank: int, out: Path, meta: dict, *, overwrite=False, progress=None):
+def run_role(
+    spec_args: dict,
+    rank: int,
+    out: Path,
+    meta: dict,
+    *,
+    overwrite: bool = False,
+    progress: Callable[[Snapshot], object] | None = None,
+) -> dict | None:
     """This process's part of a real run started by torchrun (one process per rank, on
     one machine or many): rank 0 serves and writes *out* (returns the summary), rank
     w + 1 is worker w (returns None when the server says stop)."""

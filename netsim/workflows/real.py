@@ -90,11 +90,12 @@ def real(
     )
     meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
     meta["real"] = {"time_scale": time_scale, "host": rendezvous, "port": port}
+    callback = resolve_progress(progress)
     if role is not None:
-        if run_role(spec, role[0], folder, meta, overwrite=overwrite, progress=progress) is None:
+        if run_role(spec, role[0], folder, meta, overwrite=overwrite, progress=callback) is None:
             return None  # a worker's process: the run's folder is rank 0's
     else:
-        run_real(spec, folder, meta, overwrite=overwrite, progress=progress)
+        run_real(spec, folder, meta, overwrite=overwrite, progress=callback)
     return Run(read_run(folder))
 
 

@@ -13,7 +13,7 @@ sizes from a Dirichlet or a power law). Specified in ALGORITHMS.md §10.1.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -324,6 +324,6 @@ def partition(
     return out, n - sum(len(s) for s in out)
 
 
-def histograms(shards_: list[np.ndarray], y: np.ndarray, n_classes: int) -> list[list[int]]:
+def histograms(shards_: Sequence[np.ndarray], y: np.ndarray, n_classes: int) -> list[list[int]]:
     """Label histogram of each shard: list (P) of lists (n_classes) of row counts."""
     return [np.bincount(y[s], minlength=n_classes).astype(int).tolist() for s in shards_]
