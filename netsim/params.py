@@ -95,7 +95,9 @@ class Table:
             seen.append((self.key(name), kind, default, choices, positive, minimum, maximum))
         if name not in self.data:
             if default is MISSING:
-                raise ScenarioError(self.key(name), f"missing ({_describe(kind, choices)})")
+                raise ScenarioError(
+                    self.key(name), f"missing ({_describe(kind, choices)}){self._misspelt(name)}"
+                )
             return default
         value = self.data[name]
         kinds = kind if isinstance(kind, tuple) else (kind,)
@@ -115,6 +117,29 @@ class Table:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             _check_range(self.key(name), value, positive, minimum, maximum)
         return value
+
+    def _misspelt(self, name: str) -> str:
+        """``; found X: did you mean NAME?`` when a key of this table that no reader asked
+        for is close to the missing *name* (``[[worker]]`` for ``[[workers]]``), else ``""``."""
+        import difflib
+
+        unread = [str(k) for k in self.data if k not in self.known]
+        close = difflib.get_close_matches(name, unread, n=1)
+        return f"; found {self.key(close[0])}: did you mean {self.key(name)}?" if close else ""
+
+    def unknown(self, known: Iterable[str]) -> None:
+        """Raise, with a did-you-mean, on the first key not in *known* that is close to one
+        of them (a misspelt table), before the readers ask for what it should have been."""
+        import difflib
+
+        names = sorted(known)
+        for key in self.data:
+            if key not in names and (close := difflib.get_close_matches(str(key), names, n=1)):
+                raise ScenarioError(
+                    self.key(key),
+                    f"unknown key (did you mean {self.key(close[0])}? allowed here: "
+                    f"{', '.join(names)})",
+                )
 
     def table(self, name: str, default: Any = MISSING) -> "Table":
         """Sub-table *name* as a Table (an empty one when absent and default is {})."""

@@ -19,6 +19,7 @@ from ..workload.datasets import Dataset
 from ..workload.loading import load_data
 from ..workload.models import Model, make_model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
+from ..workload.sources import SOURCES
 from . import outcome
 from .collector import building
 from .dynamics import Dynamics
@@ -27,6 +28,7 @@ from .records import Recorder, Result, Snapshot
 from .server import ParameterServer
 from .servicequeue import check_server_model, install
 from .startup import form_groups, record_spans, start_workers
+from .summary import Summary
 from .worker import WorkerState
 
 __all__ = [
@@ -50,7 +52,7 @@ class RunInterrupted(KeyboardInterrupt):
     def __init__(self, result: Result):
         super().__init__(result.message)
         self.result = result
-        self.summary: dict | None = None
+        self.summary: Summary | None = None
         """The summary of the files written for it, when the run had a folder (the API's)."""
 
 
@@ -112,17 +114,7 @@ def load_checked(scenario: Scenario, rng) -> Dataset:
         raise
     # a malformed, truncated (EOFError, zlib.error from gzip) or unreadable file, or a size it cannot give
     except (ValueError, OSError, EOFError, zlib.error) as exc:
-        key = (
-            "data.train_file"
-            if scenario.data.train_file
-            else "data.dir"
-            if scenario.data.source in ("mnist", "libsvm")
-            else "data.path"
-            if scenario.data.source == "npz"
-            else "data.function"
-            if scenario.data.source == "callable"
-            else "data"
-        )
+        key = SOURCES[scenario.data.source].load_error_key(scenario.data)
         what = (
             str(exc)
             if isinstance(exc, ValueError)
@@ -145,8 +137,8 @@ def _entries(X) -> int:
 
 def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     """What :func:`prepare` would refuse about the data, for ``validate``: loads the
-    files of sources whose size is not known from the scenario alone (mnist, libsvm),
-    synthetic data (its size sets the evaluations' cost), and the data of any scenario
+    data of every source not ``sized`` (whose rows the scenario alone does not give, or
+    whose size sets the evaluations' cost: all but digits), and the data of any scenario
     whose partition could leave a worker without rows (a non-IID partition or a worker
     class with its own labels or partition), and cuts it.
 
@@ -158,13 +150,14 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
     skewed = scenario.data.partition.method != "iid" or any(
         wc.labels is not None or wc.partition is not None for wc in scenario.workers
     )
-    if scenario.data.source in ("mnist", "libsvm", "synthetic", "npz", "callable") or skewed:
+    source = SOURCES[scenario.data.source]
+    if not source.sized or skewed:
         streams = Streams(scenario.run.seed)
-        # the labels a partition cuts depend on the seed, except MNIST's (its files fix the split);
+        # the labels a partition cuts depend on the seed, unless the source's files fix the split;
         # the sizes the other checks read do not
         key = (
             scenario.data,
-            scenario.run.seed if skewed and scenario.data.source != "mnist" else None,
+            scenario.run.seed if skewed and not source.fixed_split else None,
         )
         if labels is not None and key in labels:
             y, n_labels, entries = labels[key]

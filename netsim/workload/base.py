@@ -23,7 +23,7 @@ class Model:
     The objective is the mean loss over the rows plus ``l2 / 2 * ||w||^2``.
     There is no bias term (the models use ``w^T x`` as in the GSGD paper); a
     constant feature can be appended by the data set (``add_bias=True`` in
-    :func:`netsim.workload.datasets.load_dataset`).
+    :func:`netsim.workload.sources.load_dataset`).
 
     Parameters
     ----------
