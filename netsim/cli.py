@@ -24,6 +24,7 @@ from .results import render
 from .results.left import interrupt_line
 from .rules import RULES
 from .signals import quiet
+from .workload.backends import BACKENDS
 
 __all__ = ["app", "main"]
 
@@ -1527,7 +1528,7 @@ def validate(
     out_console.print(
         f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
         f"data {sc.data.source}, model {sc.model.module or sc.model.name}"
-        f"{' (torch)' if sc.model.backend == 'torch' else ''}, algorithms {', '.join(sc.rules)}",
+        f"{BACKENDS[sc.model.backend].tag}, algorithms {', '.join(sc.rules)}",
         highlight=False,
         soft_wrap=True,  # one line whatever the path's length (scripts read it)
     )
