@@ -38,8 +38,8 @@ core.
 Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds 3]
 [--scenarios paper,stragglers,...] [--reuse] [--quick]  (MNIST and PyTorch; --reuse keeps
 real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
-for the docs.) At rest on a 2-core machine a full run takes about 100 minutes, nearly all
-of it the 150 to 200 real runs of 10 to 30 s each.
+for the docs.) At rest on a 2-core machine a full run takes about 90 minutes: about 170 real runs
+of 10 to 30 s each and a few seconds to start (an hour), then the races and emulations.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _real(args, name: str, config: Config, scale: float, k: int) -> tuple[Path, 
     ScenarioError or RealRunFailed when refused or failed."""
     path, _, overrides = _spec(args, name)
     folder = Path(args.out) / name / f"{_slug(config)}-seed{k}"
-    if args.reuse and (folder / "summary.json").is_file() and (folder / LOAD_FILE).is_file():
+    if args.reuse and _kept(folder):
         before = float((folder / LOAD_FILE).read_text())
     else:
         before = os.getloadavg()[0]
@@ -102,7 +102,16 @@ def _real(args, name: str, config: Config, scale: float, k: int) -> tuple[Path, 
         )
         (folder / LOAD_FILE).write_text(f"{before}\n")
     summary = netsim.open_run(folder).summary
+    if summary["status"] == "interrupted":  # Ctrl-C or SIGTERM stopped the run: stop here
+        raise KeyboardInterrupt
     return folder, (before, summary["real"].get("load1_max"))
+
+
+def _kept(folder: Path) -> bool:
+    """Whether *folder* holds a finished real run to reuse (not one that was stopped)."""
+    if not ((folder / "summary.json").is_file() and (folder / LOAD_FILE).is_file()):
+        return False
+    return netsim.open_run(folder).summary["status"] != "interrupted"
 
 
 def _spec(args, name: str) -> tuple[Path, float, list[str]]:
@@ -277,4 +286,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("\ninterrupted: the real runs made so far stay in --out (--reuse keeps them)")
+        raise SystemExit(130) from None

@@ -103,6 +103,10 @@ def session_processes(sid: int) -> list[int]:
     return found
 
 
+CPYTHON_RACE = "ignored due to race condition"
+"""What CPython writes when a signal lands while it installs its own handlers at startup
+(before site, before any of netsim's code): it drops the signal and the command runs on."""
+
 PACE_FAILED = "did not keep the time scale"
 """How a real run that a loaded machine could not keep at its time scale says so."""
 
@@ -158,7 +162,8 @@ class Trial:
     """'interrupted' (130, one line), 'ended' (the command was exiting: its last word said,
     signals ignored; it wrote nothing after the signal), 'after the end' (it had ended: no
     signal sent), 'startup' (killed before Python reached netsim's entry: no handler can
-    exist yet), 'too loaded' (a real run that ended failed by the pace check, exit 1, its folder
+    exist yet; interrupted in the ``.pth`` files of Python's site, a traceback there and none of
+    netsim's code on it; or dropped by CPython's own startup race, which it reports on stderr), 'too loaded' (a real run that ended failed by the pace check, exit 1, its folder
     whole: the machine, not the signal), or 'FAIL' (a command that wrote on after the signal and
     exited 0 lost it)."""
     problems: list[str] = field(default_factory=list)
@@ -182,7 +187,12 @@ def trial(
     with open(err_path, "w") as err:
         start = time.monotonic()
         proc = subprocess.Popen(
-            argv, cwd=where, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
+            argv,
+            cwd=where,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
         )
         if isinstance(moment, str):
             deadline = start + GRACE_S
@@ -211,7 +221,8 @@ def trial(
     stderr = err_path.read_text()
     t = Trial(name, sig, sent_at, stderr=stderr)
     said = [line for line in stderr.splitlines() if "interrupted" in line]
-    if "Traceback" in stderr or "Exception ignored" in stderr:
+    in_site = "<frozen site>" in stderr and "netsim" not in stderr  # the interpreter's startup
+    if ("Traceback" in stderr or "Exception ignored" in stderr) and not in_site:
         t.problems.append("a traceback: " + stderr.strip().splitlines()[-1][:200])
     if proc.returncode == 130:
         t.outcome = "interrupted"
@@ -223,6 +234,10 @@ def trial(
         t.problems.append("the signal was lost: the command went on (stderr grew) and exited 0")
     elif proc.returncode in (-sig, 128 + sig) and not stderr.strip():
         t.outcome = "startup"
+    elif in_site and proc.returncode != 0:
+        t.outcome = "startup"  # interrupted in the .pth files Python's site runs, before netsim
+    elif proc.returncode == 0 and CPYTHON_RACE in stderr:
+        t.outcome = "startup"  # CPython's own, before any Python code runs
     elif proc.returncode == 1 and PACE_FAILED in stderr and not said:
         t.outcome = "too loaded"  # a real run the machine could not keep at its time scale
     else:
@@ -243,6 +258,13 @@ def trial(
     if t.problems:
         t.outcome = "FAIL"
     return t
+
+
+def _default_sigint() -> None:
+    """In the command's process before it starts: SIGINT's default action, as in a terminal
+    (a harness started in the background, ``cmd &``, ignores SIGINT, and its children
+    would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _exited(pid: int) -> bool:

@@ -113,13 +113,7 @@ def place(
         ps_host = None
     free = [h for h in all_hosts if h != ps_host]
     if hosts is not None:
-        workers = [_check_host(G, h, "worker host") for h in hosts]
-        if len(workers) != n_workers:
-            raise TopologyError(
-                "hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}"
-            )
-        if len(set(workers)) != len(workers) or ps_host in workers:
-            raise TopologyError("hosts", f"must be distinct and exclude the PS host {ps_host!r}")
+        workers = _given(G, hosts, n_workers, ps_host)
     elif policy == "per_datacenter":
         workers = _per_datacenter(G, free, n_workers, counts)
     else:
@@ -140,6 +134,19 @@ def place(
             raise TopologyError("policy", f"must be one of {POLICIES}, got {policy!r}")
     _check_reachable(G, ps_host, workers)
     return ps_host, workers
+
+
+def _given(
+    G: nx.Graph, hosts: Sequence[Hashable], n_workers: int, ps_host: Hashable | None
+) -> list[Hashable]:
+    """The explicit worker *hosts*, checked: hosts of *G*, *n_workers* of them, distinct, not
+    the PS host."""
+    workers = [_check_host(G, h, "worker host") for h in hosts]
+    if len(workers) != n_workers:
+        raise TopologyError("hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}")
+    if len(set(workers)) != len(workers) or ps_host in workers:
+        raise TopologyError("hosts", f"must be distinct and exclude the PS host {ps_host!r}")
+    return workers
 
 
 def _check_reachable(G: nx.Graph, ps_host: Hashable | None, workers: list[Hashable]) -> None:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +54,17 @@ SKEW_LEVEL = 1e-6
 """Chance that a worker of IID data is taken for a skewed one (chi-square test per worker)."""
 
 
+Only = str | Iterable[str] | None
+"""Figure names to draw (a list, or ``"a,b"``); None: every figure."""
+
+
 class Drawn(list):
     """The paths of the figures written (a list of :class:`~pathlib.Path`) and ``skipped``:
     figure name → why it was not drawn."""
 
-    def __init__(self, paths=(), skipped: dict[str, str] | None = None):
+    def __init__(
+        self, paths: Iterable[str | Path] = (), skipped: dict[str, str] | None = None
+    ) -> None:
         super().__init__(Path(p) for p in paths)
         self.skipped = dict(skipped or {})
 
@@ -105,7 +112,7 @@ def loss_targets(runs: list, given: float | None = None) -> list[float]:
     return list(dict.fromkeys(float(t) for t in found if t))
 
 
-def check_only(only) -> tuple[str, ...] | None:
+def check_only(only: Only) -> tuple[str, ...] | None:
     """*only* (names or ``"a,b"``; None: every figure) as a tuple of known figure names;
     ValueError naming the allowed ones otherwise."""
     if only is None:
@@ -120,7 +127,7 @@ def check_only(only) -> tuple[str, ...] | None:
     return names
 
 
-def skipped_text(skipped: dict[str, str], only=None) -> list[str]:
+def skipped_text(skipped: dict[str, str], only: Only = None) -> list[str]:
     """Lines saying which figures were not drawn and why (figures sharing a reason on one
     line), and, with *only*, that the others were left as they were.
 

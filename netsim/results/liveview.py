@@ -165,7 +165,9 @@ def _plain_loss(snap: Snapshot, long: bool) -> str:
     if snap.loss is None:
         return "loss=" + loss_text(snap).removeprefix("loss ")
     if snap.evaluated_update == 0 and snap.updates > 0:
-        return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f})"
+        if long:
+            return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f})"
+        return "loss=- (not evaluated since t = 0)"
     if long:
         return f"loss={snap.loss:.5f} (t={snap.evaluated_at:.6g})"
     return f"loss={snap.loss:.5f}"

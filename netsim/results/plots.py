@@ -9,6 +9,7 @@ return a Figure; :func:`plot_runs` saves them all and returns the paths.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from ..sim.records import class_rows
 from ..sim.summary import Summary
 from .atomic import written
-from .figset import IID_REASON, Drawn, check_only, loss_targets, one_unit, skewed_runs
+from .figset import IID_REASON, Drawn, Only, check_only, loss_targets, one_unit, skewed_runs
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
@@ -106,14 +107,14 @@ def _check_formats(formats: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 def plot_folders(
-    folders: Iterable[str | Path],
+    folders: Iterable[str | os.PathLike],
     out_dir: str | Path | None = None,
     window: tuple[float, float] | None = None,
     formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
     target: float | None = None,
-    only=None,
+    only: Only = None,
 ) -> Drawn:
     """All figures for the runs found in *folders* (run, compare or sweep folders).
 
@@ -148,7 +149,7 @@ def plot_runs(
     dpi: int | None = None,
     xscale: str = "log",
     target: float | None = None,
-    only=None,
+    only: Only = None,
 ) -> Drawn:
     """Write the four curve figures (the target loss drawn on the loss curves: *target*,
     else the runs' ``run.target_loss``), the timeline (runs with a timeline), ``staleness``,
@@ -186,7 +187,7 @@ def plot_runs(
 
 
 def optional_figures(
-    runs: list[RunData], only=None, skipped: dict[str, str] | None = None
+    runs: list[RunData], only: Only = None, skipped: dict[str, str] | None = None
 ) -> dict[str, Figure]:
     """The figures only some runs have data for, by name: ``bias`` and ``labels`` (runs
     scored per label whose workers hold skewed labels), ``consensus`` (runs whose workers

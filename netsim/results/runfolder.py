@@ -602,12 +602,18 @@ def latest_folder(base: str | Path) -> Path:
         found = nxt
 
 
-def write_compare(summaries: list[Summary], out_dir: str | Path) -> None:
+def write_compare(summaries: list[CompareEntry], out_dir: str | Path) -> None:
     """compare.json: the list of the compared runs' summaries, each with its
     ``label`` and its ``folder`` (relative to *out_dir*); readers list only these.
     Written atomically, strict JSON."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out_dir) / "compare.json", strict_json(summaries, indent=2) + "\n")
+
+
+class CompareEntry(Summary):
+    """One run of ``compare.json``: its summary and the ``folder`` it is in."""
+
+    folder: str
 
 
 @dataclass(frozen=True)

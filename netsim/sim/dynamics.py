@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +16,9 @@ from ..rules.base import stalled_on
 from .measurement import Measurement
 from .server import ParameterServer
 from .worker import COMM, COMPUTE
+
+if TYPE_CHECKING:
+    import simpy
 
 __all__ = ["Dynamics"]
 
@@ -74,7 +78,7 @@ class Dynamics:
         if event.duration:
             self.returning.update(event.workers)
             self.env.timeout(event.duration).callbacks.append(
-                lambda _e, ids=event.workers: self._recover(ids, True)
+                partial(self._recover, event.workers, True)
             )
         for w in event.workers:
             if self.returning[w] <= 0:
@@ -89,10 +93,15 @@ class Dynamics:
             st.down = True
             st.crashes += 1
             st.job = None  # no pre-emption on top of the crash
+            if st.process is None:
+                raise RuntimeError(f"worker {wid} has no process to crash (a lean worker)")
             st.process.interrupt("crash")
 
-    def _recover(self, ids: Sequence[int], logged_elsewhere: bool) -> None:
-        """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``)."""
+    def _recover(
+        self, ids: Sequence[int], logged_elsewhere: bool, _event: simpy.Event | None = None
+    ) -> None:
+        """Bring crashed workers *ids* back; the rule sends them a model (``on_rejoin``).
+        *_event*: the timeout that brought them back, if any."""
         back = []
         for wid in ids:
             self.returning[wid] -= 1
@@ -109,11 +118,9 @@ class Dynamics:
                 st.revive.succeed()
             # the rule sends a model once the worker waits for one (after its revive, or after the
             # interrupt of a crash at this very instant), so it reads the model current then
-            self.env.timeout(0).callbacks.append(
-                lambda _e, wid=wid, n=st.crashes: self._rejoin(wid, n)
-            )
+            self.env.timeout(0).callbacks.append(partial(self._rejoin, wid, st.crashes))
 
-    def _rejoin(self, wid: int, crashes: int) -> None:
+    def _rejoin(self, wid: int, crashes: int, _event: simpy.Event | None = None) -> None:
         st = self.states[wid]
         if self.started and not st.down and st.crashes == crashes:
             self.rule.on_rejoin(self.ps, wid)

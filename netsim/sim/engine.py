@@ -29,6 +29,7 @@ from .records import Recorder, Result, Snapshot
 from .server import ParameterServer
 from .servicequeue import check_server_model, install
 from .startup import form_groups, record_spans, start_workers
+from .summary import Summary
 from .worker import WorkerState
 
 __all__ = [
@@ -52,7 +53,7 @@ class RunInterrupted(KeyboardInterrupt):
     def __init__(self, result: Result):
         super().__init__(result.message)
         self.result = result
-        self.summary: dict | None = None
+        self.summary: Summary | None = None
         """The summary of the files written for it, when the run had a folder (the API's)."""
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,7 +79,7 @@ def measure(
     n_params: int,
     rounds: int,
     streams: Streams,
-    slowdown: np.ndarray | None = None,
+    slowdown: Sequence[float] | None = None,
 ) -> Measurement:
     """Run *rounds* probe iterations of every worker at once on a private clock.
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..errors import ScenarioError
 from ..net.comm import NoServer
 from ..workload.base import Model
@@ -83,7 +85,7 @@ def form_groups(sim: Any, on_rung: Callable[[int, int, int], None]) -> float:
         sim.prepared.w0.size,
         rounds,
         sim.streams,
-        [st.slowdown for st in sim.states],
+        np.array([st.slowdown for st in sim.states], dtype=float),
     )
     if sim.dynamics.unmeasurable(m):
         return 0.0

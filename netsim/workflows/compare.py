@@ -12,7 +12,7 @@ from ..config.grid import toml_value
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
 from ..results.progress import LineProgress
-from ..results.runfolder import claim, write_compare
+from ..results.runfolder import CompareEntry, claim, write_compare
 from ..rules import GROUPING_RULE
 from ..sim.engine import RunInterrupted, data_bytes, free_cycles, prepare
 from ..sim.summary import Summary
@@ -127,7 +127,7 @@ def run_variants(
     sc: Scenario,
     plan: Sequence[Variant],
     out: Path | None,
-    progress: Callable[[Snapshot], None] | None,
+    progress: Callable[[Snapshot], object] | None,
     on_run: Callable[[str, Run], None] | None = None,
     overwrite: bool = False,
 ) -> Comparison:
@@ -138,7 +138,7 @@ def run_variants(
     as each run finishes. Call it inside :func:`netsim.signals.held`."""
     prepared = prepare(sc)
     runs: dict[str, Run] = {}
-    summaries: list[dict] = []
+    summaries: list[CompareEntry] = []
     claimed = claim(out, overwrite=overwrite) if out is not None else None
     try:
         for k, v in enumerate(plan):

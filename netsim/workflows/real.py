@@ -233,7 +233,7 @@ def predict(
         rows = compare_rows(
             [figures(real_run)], {v: [figures(r) for r in rs] for v, rs in runs.items()}
         )
-        paths = []
+        paths: list[Path] = []
         if plots:
             values = {"real": real_run, **{v: rs[0] for v, rs in runs.items()}}
             data = [replace(r.data, label=name, group=name) for name, r in values.items()]

@@ -149,7 +149,7 @@ class Runs(list):
 def run_into(
     sc: Scenario,
     out: Path | None,
-    progress: Callable[[Snapshot], None] | None,
+    progress: Callable[[Snapshot], object] | None,
     label: str | None = None,
     prepared: Prepared | None = None,
     overwrite: bool = False,

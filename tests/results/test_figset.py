@@ -119,3 +119,14 @@ def test_compare_and_plot_hand_their_target_to_the_figures(iid_dir, tmp_path, mo
     res = runner.invoke(app, ["plot", str(iid_dir), "--target", "0.45", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert [o["target"] for o in seen] == [0.5, 0.45] and seen[1]["only"] is None
+
+
+def test_window_without_a_timeline_is_refused_in_one_line(tmp_path):
+    run = tmp_path / "r"
+    args = ["run", QUICK, "-a", "asgd", *SHORT, "--set", "run.timeline_until=0", "--out", run]
+    assert runner.invoke(app, [str(a) for a in args]).exit_code == 0
+    res = runner.invoke(app, ["plot", str(run), "--window", "0,5", "--out", str(tmp_path / "p")])
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "nothing to draw (timeline: no run recorded a timeline" in res.stderr
+    res = runner.invoke(app, ["plot", str(run), "--out", str(tmp_path / "all")])
+    assert res.exit_code == 0 and "skipped timeline: no run recorded a timeline" in res.stderr
