@@ -12,6 +12,7 @@ import typer
 
 from ..errors import ScenarioError
 from ..results import render
+from ..workload.backends import BACKENDS
 from .common import (
     Command,
     Group,
@@ -85,7 +86,7 @@ def validate(
     out_console.print(
         f"{sc.path}: ok — {sc.n_workers} workers in {len(sc.workers)} classes, "
         f"data {sc.data.source}, model {sc.model.module or sc.model.name}"
-        f"{' (torch)' if sc.model.backend == 'torch' else ''}, algorithms {', '.join(sc.rules)}",
+        f"{BACKENDS[sc.model.backend].tag}, algorithms {', '.join(sc.rules)}",
         highlight=False,
         soft_wrap=True,  # one line whatever the path's length (scripts read it)
     )

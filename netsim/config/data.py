@@ -9,10 +9,11 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..params import Table, check_path
+from ..workload.backends import BACKENDS
 from ..workload.datasets import MAX_FEATURES
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.sources import SOURCES, labellings
-from .model import BINARY_MODELS, ModelSpec
+from .model import ModelSpec
 from .run import MAX_EVALUATED, evaluation_horizon
 
 __all__ = [
@@ -178,7 +179,7 @@ def check_rows(rows: int, n_workers: int, data: DataSpec) -> None:
 
 def binary_problem(model: ModelSpec, data: DataSpec, n_classes: int) -> str | None:
     """Why a binary model cannot take data of *n_classes* classes (None when it can)."""
-    if model.backend != "numpy" or model.name not in BINARY_MODELS or n_classes == 2:
+    if model.name not in BACKENDS[model.backend].binary_models or n_classes == 2:
         return None
     two = (
         "'odd_even'"
@@ -247,6 +248,4 @@ def _eval_width(model: ModelSpec, n_classes: int) -> int:
     """Multiply-adds per data entry of one evaluated row: 1 for the binary models, the
     classes for softmax, the first hidden width for the MLP or a torch network's first
     dense layer (a lower bound for a convolutional one, whose size is known only once built)."""
-    if model.backend == "torch":
-        return model.hidden[0] if model.name == "mlp" and model.hidden else 1
-    return {"softmax": n_classes, "mlp": model.hidden[0]}.get(model.name, 1)
+    return BACKENDS[model.backend].eval_width(model, n_classes)

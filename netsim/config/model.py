@@ -2,39 +2,19 @@
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ..params import Table, check_path
+from ..params import Table
 from ..rules import RULES
-from ..workload.models import BINARY, MODELS
-from ..workload.torch_nets import DTYPES as TORCH_DTYPES
-from ..workload.torch_nets import LOSSES as TORCH_LOSSES
-from ..workload.torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
+from ..workload.backends import BACKENDS
+from ..workload.backends.base import thaw
+from ..workload.models import MODELS
 
-__all__ = ["ModelSpec", "MODEL_NAMES", "BACKENDS"]
+__all__ = ["ModelSpec", "MODEL_NAMES", "read_model", "check_compact"]
 
 MODEL_NAMES = tuple(MODELS)
-
-
-BACKENDS = ("numpy", "torch")
-
-
-TORCH_INITS = ("default", "zeros", "normal")
-
-
-DEVICES = ("cpu", "cuda")
-
-
-MAX_THREADS = 256
-
-
-INITS = ("zeros", "normal", "he")
-
-
-BINARY_MODELS = BINARY
 
 
 @dataclass(frozen=True)
@@ -80,167 +60,16 @@ class ModelSpec:
 
     def kwargs_dict(self) -> dict:
         """*kwargs* as the keyword arguments of the module's constructor (lists, tables)."""
-        return {k: _thaw(v) for k, v in self.kwargs}
-
-
-def _freeze(value):
-    """A TOML value as a hashable one (tables → sorted pairs tagged ``dict``, arrays → tuples)."""
-    if isinstance(value, dict):
-        return ("__dict__", tuple(sorted((k, _freeze(v)) for k, v in value.items())))
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _thaw(value):
-    if isinstance(value, tuple) and len(value) == 2 and value[0] == "__dict__":
-        return {k: _thaw(v) for k, v in value[1]}
-    if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
-    return value
+        return {k: thaw(v) for k, v in self.kwargs}
 
 
 def read_model(t: Table, path: Path) -> ModelSpec:
-    backend = t.get("backend", str, "numpy", choices=BACKENDS)
-    spec = _torch_model(t, path) if backend == "torch" else _numpy_model(t)
+    """``[model]``: the family (``backend``), then the keys it reads
+    (:meth:`~netsim.workload.backends.Backend.read`)."""
+    backend = BACKENDS[t.get("backend", str, "numpy", choices=tuple(BACKENDS))]
+    spec = ModelSpec(backend=backend.name, **backend.read(t, path))
     t.done()
     return spec
-
-
-def _l2(t: Table, name: str, names) -> float:
-    """``l2``: a number >= 0, or a table of them per model name (*names*: the keys allowed)."""
-    l2 = t.get("l2", (float, dict), 0.0)
-    if isinstance(l2, dict):
-        per_model = t.table("l2")
-        for key in per_model.data:
-            per_model.get(key, float, minimum=0.0)
-            if key not in names:
-                raise ScenarioError(
-                    per_model.key(key), f"unknown model (allowed: {', '.join(names)})"
-                )
-        return float(per_model.data.get(name, 0.0))
-    return float(t.get("l2", float, 0.0, minimum=0.0))
-
-
-def _widths(t: Table, key: str, default: list, lo: int, hi: int | None) -> tuple[int, ...]:
-    """A list of *lo*..*hi* (None: any number of) positive integers."""
-    widths = t.get(key, list, default)
-    if not lo <= len(widths) <= (hi or len(widths)) or not all(
-        isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in widths
-    ):
-        count = f"{lo} or {hi}" if hi else f"{lo} or more"
-        raise ScenarioError(t.key(key), f"expected {count} layer widths > 0, got {widths!r}")
-    return tuple(widths)
-
-
-def _numpy_model(t: Table) -> ModelSpec:
-    name = t.get("name", str, "logistic", choices=MODEL_NAMES)
-    l2 = _l2(t, name, MODEL_NAMES)
-    init = t.get("init", str, "he" if name == "mlp" else "zeros", choices=INITS)
-    if name == "mlp" and init == "zeros":
-        raise ScenarioError(
-            t.key("init"),
-            "'zeros' leaves every hidden unit of the MLP identical (allowed: he, normal)",
-        )
-    if name != "mlp" and init == "he":
-        raise ScenarioError(
-            t.key("init"), f"'he' applies to the MLP only (allowed for {name}: zeros, normal)"
-        )
-    if name != "mlp" and t.has("hidden"):
-        raise ScenarioError(t.key("hidden"), f"applies to model 'mlp' only (model is {name!r})")
-    hidden = _widths(t, "hidden", [128], 1, 2)
-    if t.get("master_dtype", str, "float64", choices=TORCH_DTYPES) != "float64":
-        raise ScenarioError(
-            t.key("master_dtype"),
-            "'float32' needs backend = 'torch' (numpy models compute in float64; allowed: float64)",
-        )
-    return ModelSpec(
-        name=name,
-        l2=l2,
-        init=init,
-        init_scale=t.get("init_scale", float, 0.01, positive=True),
-        hidden=hidden,
-    )
-
-
-def _torch_model(t: Table, path: Path) -> ModelSpec:
-    """``[model] backend = "torch"``: a built-in network (*name*) or the user's *module*.
-    Its keys are read and checked before PyTorch is looked for, so that a scenario's errors
-    and ``netsim keys`` do not depend on whether it is installed."""
-    module = t.get("module", str, "")
-    if module and t.has("name"):
-        raise ScenarioError(
-            t.key("name"), "give either name (a built-in network) or module (your own), not both"
-        )
-    name = "" if module else t.get("name", str, MISSING_NAME, choices=TORCH_NETS)
-    if name == MISSING_NAME:
-        raise ScenarioError(
-            t.key("name"),
-            f"missing: a built-in network ({', '.join(TORCH_NETS)}) or "
-            "module = 'package.module:ClassName'",
-        )
-    kwargs = t.get("kwargs", dict, {})
-    for key in ("kwargs", "module_dir"):
-        if t.has(key) and not module:
-            raise ScenarioError(
-                t.key(key),
-                "applies to module only (the built-in networks take channels, hidden and kernel)",
-            )
-    module_dir = ""
-    if module:  # the scenario's folder by default; a run folder's scenario.toml names it
-        given = check_path(t.get("module_dir", str, "."), t.key("module_dir"))
-        module_dir = str((path.parent / os.path.expanduser(given)).resolve())
-        if t.has("module_dir") and not Path(module_dir).is_dir():
-            raise ScenarioError(
-                t.key("module_dir"), f"{module_dir} is not a folder (the module's folder)"
-            )
-    for key, nets in (("channels", ("cnn",)), ("kernel", ("cnn",)), ("hidden", ("cnn", "mlp"))):
-        if t.has(key) and name not in nets:
-            raise ScenarioError(
-                t.key(key), f"applies to name = {' or '.join(map(repr, nets))} only"
-            )
-    spec = ModelSpec(
-        backend="torch",
-        name=name,
-        module=module,
-        module_dir=module_dir,
-        kwargs=tuple((k, _freeze(v)) for k, v in sorted(kwargs.items())),
-        l2=0.0,
-        loss=t.get("loss", str, "cross_entropy", choices=TORCH_LOSSES),
-        init=t.get("init", str, "default", choices=TORCH_INITS),
-        init_scale=t.get("init_scale", float, 0.01, positive=True),
-        hidden=_widths(t, "hidden", [64] if name == "cnn" else [128], 0, None),
-        channels=_widths(t, "channels", [16, 32], 1, None),
-        kernel=t.get("kernel", int, 3, positive=True, maximum=15),
-        dtype=(dtype := t.get("dtype", str, "float32", choices=TORCH_DTYPES)),
-        master_dtype=t.get("master_dtype", str, dtype, choices=TORCH_DTYPES),
-        device=t.get("device", str, "cpu", choices=DEVICES),
-        threads=t.get("threads", int, 1, positive=True, maximum=MAX_THREADS),
-        stack=t.get("stack", bool, False),
-    )
-    spec = replace(spec, l2=_l2(t, spec.key, (spec.key,)))
-    if torch_missing():
-        raise ScenarioError(
-            t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
-        )
-    if module:
-        from ..workload.torch_nets import load_module_class
-
-        try:
-            load_module_class(module, Path(module_dir))
-        except ValueError as exc:
-            raise ScenarioError(t.key("module"), str(exc)) from None
-    if spec.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise ScenarioError(
-                t.key("device"), "'cuda' but torch sees no CUDA device here (allowed: cpu)"
-            )
-    return spec
-
-
-MISSING_NAME = "\0missing"
 
 
 def check_compact(run, model, rules: dict) -> None:
@@ -253,7 +82,7 @@ def check_compact(run, model, rules: dict) -> None:
             f"needs model.l2 = 0 (got {model.l2!r}): the L2 term of a "
             "gradient is a dense vector of the model the worker read",
         )
-    if model.name == "mlp" or model.backend == "torch":
+    if not BACKENDS[model.backend].low_rank(model):
         raise ScenarioError(
             "run.compact_gradients",
             "needs a linear numpy model (an MLP's or a torch "

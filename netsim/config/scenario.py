@@ -11,6 +11,7 @@ from ..errors import ScenarioError
 from ..params import Table, apply_overrides, check_value, set_path, show
 from ..rules import GROUPING_RULE, RULES, Rule, RuleContext
 from ..rules.schedules import read_update
+from ..workload.backends import BACKENDS
 from ..workload.sources import SOURCES
 from .data import (
     DATA_SOURCES,
@@ -290,7 +291,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     server = parse_server(top, network is not None)
     check_compact(run, model, rules)
     for rule_name, rule in rules.items():
-        if rule.update.spares_1d and model.backend != "torch":
+        if rule.update.spares_1d and not BACKENDS[model.backend].shapes_known:
             raise ScenarioError(
                 f"algorithms.{rule_name}.weight_decay_1d",
                 "false needs a torch model (its parameters' shapes tell the 1-d ones)",

@@ -18,10 +18,10 @@ from ..errors import ScenarioError
 from ..net.comm import FixedLatency, NetworkComm, make_comm
 from ..rng import Streams
 from ..rules.base import Rule
+from ..workload.backends import BACKENDS
 from ..workload.datasets import Dataset
 from ..workload.loading import load_data
-from ..workload.mlp import MLP
-from ..workload.models import Model, make_model
+from ..workload.models import Model
 from ..workload.partition import ClassData, PartitionError, histograms, partition
 from ..workload.sources import SOURCES
 from . import outcome
@@ -195,11 +195,7 @@ def prepare(scenario: Scenario) -> Prepared:
     model, w0 = _model(scenario, dataset, streams.rng("init"))
     if scenario.server is not None:  # before any run folder is claimed
         check_server_horizon(scenario.server, w0.size, scenario.run.until, scenario.path)
-    if scenario.model.backend == "torch":
-        from ..workload.torch_model import TorchModel, examples_in_dtype
-
-        if isinstance(model, TorchModel):
-            dataset = examples_in_dtype(dataset, model)
+    dataset = BACKENDS[scenario.model.backend].examples(dataset, model)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)
 
@@ -209,28 +205,11 @@ def _model(
 ) -> tuple[Model, np.ndarray]:
     """The scenario's model for *dataset* and its initial weights (n_params,), drawn from *rng*."""
     spec = scenario.model
-    if spec.backend == "torch":
-        from ..workload.torch_model import make_torch_model
-
-        seed = int(rng.integers(2**63))  # the module's own initialisation, under torch's generator
-        try:
-            model = make_torch_model(
-                spec, dataset.input_shape, dataset.n_classes, seed, scenario.n_workers
-            )
-        except ScenarioError as exc:
-            exc.file = exc.file or scenario.path
-            raise
-        d = model.n_params()
-        w0 = model.initial_weights() if spec.init == "default" else None
-    else:
-        model = make_model(spec.name, l2=spec.l2, n_classes=dataset.n_classes, hidden=spec.hidden)
-        d = model.n_params(dataset.X_train.shape[1])
-        he = spec.init == "he"  # the MLP's (the config allows it no other model)
-        w0 = (
-            model.init_weights(dataset.X_train.shape[1], rng)
-            if he and isinstance(model, MLP)
-            else None
-        )
+    try:
+        model, w0, d = BACKENDS[spec.backend].build(spec, dataset, rng, scenario.n_workers)
+    except ScenarioError as exc:
+        exc.file = exc.file or scenario.path
+        raise
     if w0 is None:
         w0 = np.zeros(d) if spec.init == "zeros" else rng.normal(0.0, spec.init_scale, d)
     return model, w0.astype(spec.master_dtype, copy=False)

@@ -249,12 +249,16 @@ def check_server_model(scenario, load, memo: dict | None = None) -> None:
     keeps each data spec's (features, classes) across the points of a sweep; *load*
     (scenario, rng) -> dataset reads the data (the engine's ``load_checked``)."""
     spec = scenario.server
-    if spec is None or scenario.model.backend != "numpy":
+    if spec is None:
         return
     if not (spec.gradient_time_per_param or spec.apply_time_per_param):
         return
     from ..rng import Streams
-    from ..workload.models import make_model
+    from ..workload.backends import BACKENDS
+
+    family = BACKENDS[scenario.model.backend]
+    if not family.params_known:
+        return  # counted when the model is built
 
     key = ("server: features, classes", scenario.data)
     if memo is not None and key in memo:
@@ -264,6 +268,5 @@ def check_server_model(scenario, load, memo: dict | None = None) -> None:
         features, classes = dataset.X_train.shape[1], dataset.n_classes
         if memo is not None:
             memo[key] = (features, classes)
-    m = scenario.model
-    d = make_model(m.name, l2=m.l2, n_classes=classes, hidden=m.hidden).n_params(features)
+    d = family.n_params(scenario.model, features, classes)
     check_server_horizon(spec, d, scenario.run.until, scenario.path)

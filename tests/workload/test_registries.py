@@ -1,0 +1,121 @@
+"""Data sources and model families are asked, never named: no ``source ==`` / ``backend ==``
+switch outside their registries, and a new source is one module and one registry line."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from netsim.config.scenario import parse_scenario
+from netsim.errors import ScenarioError
+from netsim.sim.engine import prepare
+from netsim.workload.backends import BACKENDS
+from netsim.workload.sources import SOURCES
+
+PKG = Path(__file__).resolve().parents[2] / "netsim"
+HOMES = ("workload/sources/", "workload/backends/")
+
+
+def _named(node: ast.AST) -> str | None:
+    """``source`` / ``backend`` when *node* is that name or an attribute of it."""
+    name = getattr(node, "attr", None) or getattr(node, "id", None)
+    return name if name in ("source", "backend") else None
+
+
+def _strings(node: ast.AST) -> bool:
+    """A string constant, or a tuple/list/set of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    elts = getattr(node, "elts", None)
+    return bool(elts) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts
+    )
+
+
+def switches(path: Path) -> list[str]:
+    """``line: source == 'x'`` for every comparison of a source or backend with names."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_named(s) for s in sides) and any(_strings(s) for s in sides):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_source_or_backend_is_switched_on_by_name_outside_the_registries():
+    found = {
+        rel: hits
+        for path in sorted(PKG.rglob("*.py"))
+        if not (rel := str(path.relative_to(PKG))).startswith(HOMES) and (hits := switches(path))
+    }
+    assert not found, f"ask the registry (SOURCES, BACKENDS) instead: {found}"
+
+
+def test_the_check_finds_a_switch(tmp_path):
+    """The check above is not vacuous: it finds each form of a switch."""
+    f = tmp_path / "m.py"
+    f.write_text(
+        "a = spec.source == 'mnist'\nb = backend != 'torch'\nc = s.source in ('npz', 'x')\n"
+        "d = spec.name == 'mlp'\n"
+    )
+    assert [h.split(":")[0] for h in switches(f)] == ["1", "2", "3"]
+
+
+TOY = '''
+import numpy as np
+
+from netsim.workload.sources.base import DataSource
+
+
+class Stripes(DataSource):
+    """12 training rows and 4 test rows of 3 features; the label is the row's parity."""
+
+    name = "stripes"
+    labellings = ("binary", "multiclass")
+    default_labels = "binary"
+    sized = True
+
+    def arrays(self, request, rng):
+        X = np.arange(48, dtype=float).reshape(16, 3)
+        y = np.arange(16) % 2
+        return X[:12], y[:12], X[12:], y[12:], 2, "stripes", None
+
+    def train_rows(self, spec):
+        return 12
+'''
+
+
+def test_a_new_source_is_one_module_and_one_registry_line(tmp_path, monkeypatch):
+    """A source written in a module of its own, registered by one line, runs a scenario;
+    its rows are the ones it returns and the scenario's row check asks it."""
+    (tmp_path / "stripes_source.py").write_text(TOY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import stripes_source
+
+    monkeypatch.setitem(SOURCES, "stripes", stripes_source.Stripes())  # the registry line
+    raw = {
+        "run": {"until": 2.0, "algorithm": "asgd"},
+        "data": {"source": "stripes"},
+        "workers": [{"name": "a", "count": 3, "compute": 1.0}],
+        "algorithms": {"asgd": {"lr": 0.1}},
+    }
+    sc = parse_scenario(raw, tmp_path / "s.toml")
+    assert sc.data.source == "stripes" and sc.data.labels == "binary"
+    ds = prepare(sc).dataset
+    assert ds.X_train.shape == (12, 3) and ds.X_test[0].tolist() == [36.0, 37.0, 38.0]
+    assert ds.y_train.tolist() == [0, 1] * 6
+    too_many = {**raw, "workers": [{"name": "a", "count": 13, "compute": 1.0}]}
+    with pytest.raises(ScenarioError) as err:  # 13 workers, 12 rows: the source's train_rows
+        parse_scenario(too_many, tmp_path / "s.toml")
+    assert err.value.key == "workers" and "only 12 training rows" in str(err.value)
+    sys.modules.pop("stripes_source", None)
+
+
+def test_every_family_and_source_is_registered_under_its_own_name():
+    assert all(name == s.name for name, s in SOURCES.items())
+    assert all(name == b.name for name, b in BACKENDS.items())
+    assert list(BACKENDS)[0] == "numpy" and list(SOURCES)[0] == "digits"  # the defaults
