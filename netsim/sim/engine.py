@@ -477,6 +477,7 @@ class Simulation:
         prep = self.prepared
         X, y = prep.dataset.X_train, prep.dataset.y_train
         self.model = model = prep.model.for_run(scenario.run.seed)
+        self.ps.vectors = model.vectors
         gradient = model.gradient
         residual = model.residual if scenario.run.compact_gradients else None
         late = (

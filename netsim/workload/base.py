@@ -39,6 +39,9 @@ class Model:
     """
 
     name: str = ""
+    vectors = None
+    """Where a run's model-sized vectors come from (a :class:`~netsim.workload.buffers.Buffers`,
+    set by a model's :meth:`for_run`), or None: new arrays."""
     multiclass: bool = False
     """True when the model takes any number of classes (False: exactly 2)."""
     """Registry key in :data:`MODELS`."""
