@@ -66,13 +66,12 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
-import inspect
 import json
 import math
 import pickle
 import sys
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +85,7 @@ from netsim.sim.measurement import measure
 from netsim.sweeps.executors import connect, dask_results, default_workers, local_results
 from netsim.tuning.advise import advise
 from netsim.tuning.candidates import ONE_GROUP, candidate_groupings, canonical
-from netsim.tuning.race import lr_grid, mean_curve, recommend
+from netsim.tuning.race import RaceOptions, RecommendError, lr_grid, mean_curve, recommend
 
 SEEDS = 3
 HOLDOUT = 12
@@ -453,7 +452,7 @@ def recommend_item(item: tuple):
     sc = item_scenario(raw, seed)
     wall = time.perf_counter()
     prep = prepare(sc)
-    rec = recommend(sc, prep, **options)
+    rec = recommend(sc, prep, RaceOptions(**options))
     wall = time.perf_counter() - wall
     finals = [(p.groups, p.lr) for p in rec.pilots if p.rung == len(rec.rungs) - 1]
     return {
@@ -623,7 +622,7 @@ def main(argv=None) -> int:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a keyword of netsim.tuning.race.recommend for the race (e.g. last=1, replicates=3)",
+        help="a field of netsim.tuning.race.RaceOptions for the race (e.g. last=1, replicates=3)",
     )
     args = ap.parse_args(argv)
     options = {} if args.alike is None else {"alike": args.alike}
@@ -631,12 +630,12 @@ def main(argv=None) -> int:
         ap.error(f"--holdout must be >= 1, got {args.holdout}")
     if args.ceiling < 0:
         ap.error(f"--ceiling must be >= 0, got {args.ceiling}")
-    keywords = set(inspect.signature(recommend).parameters) - {"scenario", "prepared"}
+    keywords = {f.name for f in fields(RaceOptions)}
     for text in args.option:
         key, _, value = text.partition("=")
         if key not in keywords:
             ap.error(
-                f"--option {text!r}: {key!r} is not a keyword of recommend "
+                f"--option {text!r}: {key!r} is not a field of RaceOptions "
                 f"(allowed: {', '.join(sorted(keywords))})"
             )
         try:
@@ -645,6 +644,10 @@ def main(argv=None) -> int:
             ap.error(
                 f"--option {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE"
             )
+    try:
+        RaceOptions(**options)
+    except RecommendError as err:
+        ap.error(f"--option: {err}")
     if args.paper:
         root = Path(__file__).resolve().parents[1]
         sc = load_scenario(root / "scenarios" / "gsgd_paper.toml", args.set, data_dir=args.data_dir)

@@ -10,7 +10,7 @@ and holds, verbatim, what the command of :data:`BLOCKS` printed, headed by the c
 the machine it ran on (CPU, cores, kernel, Python, numpy, torch, load average before the
 run). No figure in those blocks is typed by hand; this script is the only writer.
 
-Usage: python benchmarks/refresh_docs.py [NAME ...] [--list] [--data-dir DIR]
+Usage: python benchmarks/refresh_docs.py [NAME ...] [--list] [--data-dir DIR] [--extra ARG ...]
 (default: every block; each command runs in a fresh process, BLAS single-threaded)
 """
 
@@ -27,23 +27,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-
-PREVIOUS_RACE = [
-    "--option",
-    "factor=3",
-    "--option",
-    "first=0.037037037037037035",
-    "--option",
-    "finalists=2",
-    "--option",
-    "replicates=2",
-    "--option",
-    "tie=0.01",
-    "--option",
-    "guard=Infinity",
-]
-"""The race's settings before the widened benchmark (T/27 first rung, a third kept, 2 finalists,
-near-ties within 1 % to the fewest groups, no guard)."""
 
 REGRET_SUITES = {
     **{seed: (["--suite-seed", seed, "--n", "48"], seed) for seed in ("41", "40", "42", "43")},
@@ -65,13 +48,11 @@ BLOCKS = {
     "bench_scaling": ("SCALING.md", ["bench_scaling.py", "--big"]),
     "bench_network": ("SCALING.md", ["bench_network.py", "--repeat", "5"]),
     **{
-        f"grouping_regret_{suite}{tag}": (
+        f"grouping_regret_{suite}": (
             "GROUPING.md",
-            ["grouping_regret.py", *args, "--workers", "1", "--cache", f".regret-cache/{cache}"]
-            + options,
+            ["grouping_regret.py", *args, "--workers", "1", "--cache", f".regret-cache/{cache}"],
         )
         for suite, (args, cache) in REGRET_SUITES.items()
-        for tag, options in (("", []), ("_previous", PREVIOUS_RACE))
     },
     "paper_grouping_logistic": (
         "GROUPING_GUIDE.md",
@@ -82,7 +63,9 @@ BLOCKS = {
         ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"]
         + ["--set", "model.name=smooth_svm"],
     ),
+    "paper_story": ("../README.md", ["paper_story.py", "--data-dir", "{data}"]),  # markdown
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
+    "real_decisions": ("VALIDATION.md", ["real_decisions.py", "--data-dir", "{data}"]),  # markdown
     "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
@@ -90,13 +73,21 @@ BLOCKS = {
     ),
 }
 """Block name → (docs page, the benchmark's command line; ``{data}`` is the data folder)."""
-MARKDOWN = {"real_vs_netsim", "stdlib_ps", "bench_scaling", "bench_network"} | {
-    f"grouping_regret_{s}{t}" for s in REGRET_SUITES for t in ("", "_previous")
-}
+MARKDOWN = {
+    "real_vs_netsim",
+    "real_decisions",
+    "stdlib_ps",
+    "bench_scaling",
+    "bench_network",
+    "paper_story",
+} | {f"grouping_regret_{s}" for s in REGRET_SUITES}
 FROM = {name: "| recommender |" for name in MARKDOWN if name.startswith("grouping_regret")}
 """Blocks that keep only their script's output from the line starting so (a summary table
 after per-scenario lines)."""
 """Blocks whose script prints markdown (tables, headings): pasted as they are, not as text."""
+HEADLESS = {"paper_story"}
+"""Blocks of emulated results, not measurements: the same on every machine whose float
+kernels round alike, so no head line (command, date, machine); the block shows its command."""
 
 
 def machine() -> str:
@@ -160,20 +151,26 @@ def main() -> None:
     )
     parser.add_argument("--list", action="store_true", help="print the blocks and their commands")
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        help="one more argument for the benchmarks' command lines (repeatable), e.g. --extra=--reuse",
+    )
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in BLOCKS]
     if unknown:
         parser.error(f"unknown block(s) {', '.join(unknown)} (allowed: {', '.join(BLOCKS)})")
     for name in args.names or list(BLOCKS):
         page, command = BLOCKS[name]
-        command = [c.replace("{data}", args.data_dir) for c in command]
+        command = [c.replace("{data}", args.data_dir) for c in command] + args.extra
         if args.list:
             print(f"{name:18s} docs/{page}: python benchmarks/{' '.join(command)}")
             continue
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         print(f"{name}: running ...", flush=True)
         shown = [c.replace(args.data_dir, os.path.relpath(args.data_dir, ROOT)) for c in command]
-        head = block_head(shown)  # the load before the run
+        head = "" if name in HEADLESS else block_head(shown)  # the load before the run
         done = subprocess.run(
             [sys.executable, str(ROOT / "benchmarks" / command[0]), *command[1:]],
             capture_output=True,

@@ -11,6 +11,8 @@ failure, and the load average before and after.
 
 'startup' counts trials killed before Python reached netsim's entry (the interpreter
 and its site imports, before any handler can exist): SIGTERM's default action there.
+'too loaded' counts real runs that a loaded machine could not keep at their time scale:
+they end failed by the pace check (exit 1, the folder whole, a scale named), signal or not.
 
 Usage: python benchmarks/signal_harness.py [--n 20] [--seed 0] [--commands run,compare,...]
 """

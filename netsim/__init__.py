@@ -7,6 +7,7 @@ README.md for the layout of the subpackages.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 _HOMES = {
     **dict.fromkeys(
@@ -30,7 +31,7 @@ _HOMES = {
 the subpackages do not pay for the whole API."""
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _HOMES:
         value = getattr(importlib.import_module(_HOMES[name], __name__), name)
         globals()[name] = value

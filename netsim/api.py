@@ -15,73 +15,63 @@ Results convert to pandas DataFrames when pandas is installed
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
-from .config.grid import toml_value
 from .config.network_plan import SHIPPED_TOPOLOGIES, load_named_topology
-from .config.scenario import MAX_GRADIENTS, Scenario, load_scenario
-from .errors import ScenarioError
+from .config.scenario import Scenario
 from .net.topology_io import list_presets
 from .net.topology_stats import describe
 from .presets import list_scenarios
 from .results.atomic import written
 from .results.model_file import load_model
-from .results.progress import LineProgress
 from .results.progress import resolve as resolve_progress
-from .results.provenance import differences, run_meta
 from .results.runfolder import (
-    PHASES,
     FolderError,
     OutputError,
     RunData,
-    RunWriter,
-    check_writable,
     claim,
     find_runs,
     folder_name,
-    from_result,
     latest_folder,
     read_run,
     unique_folder,
-    write_compare,
 )
-from .rules import GROUPING_RULE, RULES
-from .signals import held, stoppable
+from .rules import RULES
+from .signals import held, sigterm_interrupts
 from .sim.engine import (
     Prepared,
     RunInterrupted,
-    Simulation,
     data_bytes,
     free_cycles,
     prepare,
 )
-from .sim.records import Result
-from .sim.summary import Summary, flat
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
-from .tuning.advise import advise
-from .tuning.race import decide
+from .workflows.advice import advise_info, check_rounds, quick_dict
+from .workflows.compare import Comparison, Variant, run_variants, variants
+from .workflows.real import Prediction, calibrate, predict, real
+from .workflows.rerun import Rerun, rerun
+from .workflows.runs import (
+    Overrides,
+    PathArg,
+    Progress,
+    Run,
+    Runs,
+    default_out,
+    load,
+    override_list,
+    run_into,
+)
+from .workflows.runs import frame as _frame
+from .workflows.runs import old_name as _old_name
+from .workflows.runs import scenario_of as _scenario
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .sim.records import Snapshot
     from .tuning.race import Recommendation
-
-PathArg = Union[str, "os.PathLike[str]"]
-"""A file or folder: a string or a path."""
-Overrides = Union[Mapping[str, Any], Sequence[str], None]
-"""``--set`` overrides: ``{"run.until": 50}`` or ``["run.until=50"]``."""
-Progress = Union["Callable[[Snapshot], None]", bool, str, None]
-"""A snapshot callback, True (a line on stderr), ``"auto"`` (that, in Jupyter only) or None."""
 
 __all__ = [
     "RULES",
@@ -91,6 +81,7 @@ __all__ = [
     "run",
     "real",
     "predict",
+    "calibrate",
     "Prediction",
     "rerun",
     "default_out",
@@ -121,6 +112,7 @@ __all__ = [
     "Variant",
     "RunInterrupted",
     "OutputError",
+    "FolderError",
     "SweepError",
     "SweepFailed",
     "exit_status",
@@ -140,178 +132,6 @@ def exit_status(statuses: Iterable[str]) -> int:
     """
     codes = [EXIT_STATUS.get(s, 1) for s in statuses]
     return 130 if 130 in codes else max(codes, default=0)
-
-
-@contextmanager
-def _naming(out: Path) -> Iterator[None]:
-    """An interrupt (KeyboardInterrupt) leaving the block gets ``folder`` = *out*: the folder
-    a command chose itself, for the caller to say what it holds."""
-    try:
-        yield
-    except KeyboardInterrupt as exc:
-        exc.folder = out  # type: ignore[attr-defined]
-        raise
-
-
-@contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (main thread only): a sweep stopped
-    by a job supervisor ends its pool and exits like one stopped from the terminal."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-def _frame(columns: dict) -> "pd.DataFrame":
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("DataFrames need pandas: pip install 'netsim[pandas]'") from None
-    return pd.DataFrame(columns)
-
-
-def _overrides(overrides: Overrides) -> list[str]:
-    if overrides is None:
-        return []
-    if isinstance(overrides, dict):
-        return [f"{key}={toml_value(value)}" for key, value in overrides.items()]
-    return list(overrides)
-
-
-def _scenario(
-    scenario: Scenario | PathArg,
-    overrides: Overrides = None,
-    seed: int | None = None,
-    data_dir: PathArg | None = None,
-) -> Scenario:
-    """A loaded Scenario (a file or preset name is loaded) with the CLI's options applied:
-    *overrides* (``--set``), *seed* (``--seed``), *data_dir* (``--data-dir``)."""
-    if not isinstance(scenario, Scenario):
-        return load(scenario, overrides, seed=seed, data_dir=data_dir)
-    extra = _overrides(overrides) + ([f"run.seed={seed}"] if seed is not None else [])
-    if data_dir is not None:
-        extra.append(f"data.dir={toml_value(str(Path(data_dir).resolve()))}")
-    return scenario.with_overrides(extra) if extra else scenario
-
-
-def _old_name(old: str, new: str) -> Callable[..., Any]:
-    """A method kept under its old name *old*: it warns (DeprecationWarning) and calls *new*."""
-
-    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        import warnings
-
-        warnings.warn(f"{old}() is now {new}()", DeprecationWarning, stacklevel=2)
-        return getattr(self, new)(*args, **kwargs)
-
-    method.__name__ = old
-    method.__doc__ = f"Old name of :meth:`{new}` (deprecated)."
-    return method
-
-
-class Run:
-    """One run: ``summary`` (its :class:`~netsim.sim.summary.Summary`, as in summary.json), columns ``curve``, ``updates``
-    and ``timeline`` (dicts of ndarrays), ``label``, ``path`` (its folder or None)
-    and, for a run made in this session, ``result`` (the :class:`netsim.sim.records.Result`)."""
-
-    def __init__(self, data: RunData, result: Result | None = None):
-        self.data = data
-        self.result = result
-
-    @property
-    def summary(self) -> Summary:
-        return self.data.summary
-
-    curve = property(lambda self: self.data.curve)
-    updates = property(lambda self: self.data.updates)
-    timeline = property(lambda self: self.data.timeline)
-    path = property(lambda self: self.data.path)
-    label = property(lambda self: self.data.label)
-    status = property(lambda self: self.data.summary["status"])
-
-    def curve_frame(self) -> "pd.DataFrame":
-        """DataFrame: update, sim_time (s), loss, test_accuracy — one row per evaluation."""
-        return _frame(self.curve)
-
-    def to_pandas(self) -> "pd.DataFrame":
-        """DataFrame of the curve (as :meth:`curve_frame`); ``updates_frame`` and ``timeline_frame`` give the rest."""
-        return self.curve_frame()
-
-    to_frame = _old_name("to_frame", "to_pandas")
-
-    def updates_frame(self) -> "pd.DataFrame":
-        """DataFrame: version, sim_time (s), worker, group, staleness — one row per applied gradient
-        (and server_wait, server_service with a ``[server]``: docs/SERVER.md)."""
-        return _frame(self.updates)
-
-    def timeline_frame(self) -> "pd.DataFrame":
-        """DataFrame: worker, phase (idle|comm|compute|down; busy on the server's row, worker -1,
-        with a ``[server]``), start, end (s); empty without a timeline."""
-        tl = self.timeline or {"worker": [], "phase": [], "start": [], "end": []}
-        return _frame({**tl, "phase": [PHASES[p] for p in tl["phase"]]})
-
-    def __repr__(self) -> str:
-        s = self.summary
-        loss = "-" if s["final_loss"] is None else f"{s['final_loss']:.5f}"
-        return (
-            f"<Run {s['scenario']} {self.label} seed={s['seed']}: {s['updates']} updates, "
-            f"loss {loss}, status {s['status']}>"
-        )
-
-
-class Comparison(dict):
-    """Runs by label (``ssgd``, ``gsgd[auto]``, ...), plus ``path`` and the written ``plots``."""
-
-    def __init__(
-        self, runs: dict[str, Run], path: Path | None = None, plots: list[Path] | None = None
-    ):
-        super().__init__(runs)
-        self.path = path
-        self.plots = plots or []
-
-    @property
-    def summaries(self) -> list[Summary]:
-        return [r.summary for r in self.values()]
-
-    def to_pandas(self) -> "pd.DataFrame":
-        """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
-        return _summary_frame(self.values())
-
-    frame = _old_name("frame", "to_pandas")
-    to_frame = _old_name("to_frame", "to_pandas")
-
-    def curves_frame(self) -> "pd.DataFrame":
-        """DataFrame of every curve, long form, with a ``label`` column."""
-        cols: dict[str, list] = {"label": []}
-        for name, r in self.items():
-            cols["label"] += [name] * len(r.curve["update"])
-            for k, v in r.curve.items():
-                cols.setdefault(k, []).extend(v.tolist())
-        return _frame(cols)
-
-
-def _summary_frame(runs: Iterable["Run"]) -> "pd.DataFrame":
-    rows = [flat(r.summary) for r in runs]
-    return _frame({k: [row[k] for row in rows] for k in (rows[0] if rows else {})})
-
-
-class Runs(list):
-    """The runs read back from a folder (a list of :class:`Run`), with ``to_pandas()``."""
-
-    def to_pandas(self) -> "pd.DataFrame":
-        """DataFrame: one row per run with the summary fields (as in sweep.csv)."""
-        return _summary_frame(self)
-
-    frame = _old_name("frame", "to_pandas")
-    to_frame = _old_name("to_frame", "to_pandas")
 
 
 class Sweep:
@@ -350,40 +170,11 @@ class Sweep:
         return [Run(d) for d in find_runs(self.path)]
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One run of a comparison: its ``label``, ``folder`` name, scenario and rule."""
-
-    label: str
-    folder: str
-    scenario: Scenario
-    algorithm: str
-
-
 def version() -> str:
     """The netsim version (installed metadata, else the source tree's)."""
     from .results.provenance import netsim_version
 
     return netsim_version()
-
-
-def load(
-    path: PathArg,
-    overrides: Overrides = None,
-    *,
-    seed: int | None = None,
-    algorithm: str | None = None,
-    data_dir: PathArg | None = None,
-) -> Scenario:
-    """Load and validate a scenario; *overrides* is ``{"run.until": 600}`` or
-    ``["run.until=600"]`` (values are TOML, as with ``--set``). Raises ScenarioError."""
-    return load_scenario(
-        path,
-        _overrides(overrides),
-        seed=seed,
-        algorithm=algorithm,
-        data_dir=str(data_dir) if data_dir is not None else None,
-    )
 
 
 def run(
@@ -418,419 +209,12 @@ def run(
     files are written with status ``interrupted`` and RunInterrupted (a
     KeyboardInterrupt with ``.result`` and ``.summary``) is raised.
     """
-    progress = resolve_progress(progress)
+    callback = resolve_progress(progress)
     sc = _scenario(scenario, overrides, seed, data_dir)
     if algorithm is not None:
         sc = sc.with_algorithm(algorithm)
-    started = datetime.now(timezone.utc)
-    own = prepared is None  # data loaded here is freed before returning (free_cycles)
-    prepared = prepared if prepared is not None else prepare(sc)
-    sim = Simulation(sc, None, prepared, label, decide=decide)
-    if out is None:
-        with held(), stoppable(sim):
-            result = sim.run(progress, progress_every)
-        done = Run(from_result(result), result)
-    else:
-        meta = run_meta(sc, prepared.dataset.source, started, label or sc.run.algorithm)
-        with held():  # from the claim to summary.json: a signal stops the run, never the writing
-            writer = RunWriter(Path(out), overwrite=overwrite, scenario=sc, meta=meta)
-            try:
-                with stoppable(sim):
-                    result = sim.run(progress, progress_every, sink=writer.flush)
-            except RunInterrupted as stop:
-                stop.summary = writer.finish(stop.result)
-                raise
-            except BaseException:
-                writer.close()
-                raise
-            done = Run(from_result(result, Path(out), writer.finish(result)), result)
-    if own:
-        size = data_bytes(prepared.dataset)
-        del sim, prepared
-        free_cycles(size)
-    return done
-
-
-def real(
-    scenario: Scenario | PathArg,
-    algorithm: str | None = None,
-    *,
-    time_scale: float,
-    out: PathArg | None = None,
-    progress: Progress = None,
-    label: str | None = None,
-    overwrite: bool = False,
-    overrides: Overrides = None,
-    seed: int | None = None,
-    data_dir: PathArg | None = None,
-    host: str = "127.0.0.1",
-    port: int | None = None,
-) -> Run | None:
-    """Train *scenario* for real with rule *algorithm*: one parameter-server process and one
-    process per worker over ``torch.distributed`` (gloo), each scenario time unit lasting
-    *time_scale* real seconds (docs/VALIDATION.md). Writes the run folder *out* (default
-    ``runs/<scenario>-real-<rule>``, numbered) as an emulated run does, plus
-    ``measured_gradients.csv`` and ``measured_updates.csv``; returns the Run.
-
-    Refused before any process starts (ScenarioError): torch missing, a rule or feature
-    emulated only, a time scale ≤ 0 or too small for this machine, more workers than it
-    can run, a port in use (*port* None: a free one on *host*). A run stopped by Ctrl-C or
-    SIGTERM, or whose worker died, ends every process and keeps its folder with status
-    ``interrupted`` or ``failed``; nothing is raised for them (see ``Run.status``).
-
-    Under ``torchrun`` (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set),
-    this process plays its rank only: rank 0 serves and writes the folder, rank w + 1 is
-    worker w (it returns None); the world size must be the workers + 1."""
-    from .testbed.launch import check_real, prepare_spec, run_real, run_role
-    from .testbed.node import torchrun_rank
-
-    sc = _scenario(scenario, overrides, seed, data_dir)
-    algorithm = algorithm or sc.run.algorithm
-    sc = sc.with_algorithm(algorithm)
-    role = torchrun_rank()
-    rendezvous: str | None = host
-    if role is None:
-        port = check_real(sc, algorithm, time_scale, host, port)
-    else:  # started by torchrun: its rendezvous (env://), one process per rank
-        rendezvous, port = None, check_real(sc, algorithm, time_scale, None, None)
-        if role[1] != sc.n_workers + 1:
-            raise ScenarioError(
-                "torchrun",
-                f"--nproc-per-node × --nnodes is {role[1]}; the scenario needs "
-                f"{sc.n_workers + 1} processes (the server and one per worker)",
-                sc.path,
-            )
-    folder = Path(out) if out is not None else default_out(sc, f"real-{algorithm}")
-    if role is None or role[0] == 0:
-        check_writable(folder)
-    started = datetime.now(timezone.utc)
-    prepared = prepare(sc)
-    spec = prepare_spec(sc, algorithm, time_scale, label or algorithm, prepared, rendezvous, port)
-    meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
-    meta["real"] = {"time_scale": time_scale, "host": rendezvous, "port": port}
-    if role is not None:
-        if run_role(spec, role[0], folder, meta, overwrite=overwrite, progress=progress) is None:
-            return None  # a worker's process: the run's folder is rank 0's
-    else:
-        run_real(spec, folder, meta, overwrite=overwrite, progress=progress)
-    return Run(read_run(folder))
-
-
-class Prediction:
-    """netsim's predictions of a real run (:func:`predict`): ``real`` (its Run), ``runs``
-    (variant → its emulated Runs, one per seed), ``target`` (the loss of the time-to-target
-    row), ``n`` (the N of the time-of-update-N row), ``rows`` (one dict per figure:
-    ``metric``, ``label``, ``real``, then per variant its mean over the seeds, ``<variant>_ci``
-    the half-width of its 95 % interval and ``<variant>_gap`` the relative error of the
-    mean), ``calibration`` (the fit's quality and notes, or None), ``path`` and ``plots``."""
-
-    def __init__(
-        self, real: Run, runs: dict, target: float, rows: list, path: Path, plots: list[Path]
-    ):
-        self.real, self.runs, self.target = real, runs, target
-        self.rows, self.path, self.plots = rows, path, plots
-        self.n = 0
-        self.calibration: dict | None = None
-        self.skipped = ""
-        """Why a variant of the default set was left out ('' : none was)."""
-
-    def to_pandas(self) -> "pd.DataFrame":
-        """DataFrame: one row per compared figure (see ``rows``)."""
-        return _frame({k: [r.get(k) for r in self.rows] for k in self.rows[0]})
-
-
-def _checked_variants(variants: Sequence[str], seeds: int) -> list[str]:
-    """predict's *variants* as a list, each one known and *seeds* at least 1 (ScenarioError)."""
-    from .testbed.predict import VARIANTS
-
-    for v in variants:
-        if v not in VARIANTS:
-            raise ScenarioError(
-                "--variants", f"{v!r} is not allowed (allowed: {', '.join(VARIANTS)})"
-            )
-    if seeds < 1:
-        raise ScenarioError("--seeds", f"{seeds} is not allowed (emulations per variant, >= 1)")
-    return list(variants)
-
-
-def _prediction_fit(
-    variants: list[str], chosen: bool, sources: Sequence[PathArg], scale: float
-) -> tuple[dict | None, str]:
-    """The calibration of predict's ``calibrated`` variant (None when not asked for) and why
-    it was left out ('' : it was not): a run that cannot be fitted drops the variant from
-    the default set (*chosen* False: neither the variants nor *sources* given), else FolderError."""
-    if "calibrated" not in variants:
-        return None, ""
-    try:
-        return calibrate(list(sources), time_scale=scale), ""
-    except FolderError as exc:
-        if chosen:
-            raise
-        variants.remove("calibrated")  # the default set: the others still compare
-        return None, f"calibrated variant left out: {exc}"
-
-
-def _emulate_seeds(
-    scenario: Scenario, variant: str, seeds: int, out: Path, progress: Progress
-) -> list[Run]:
-    """*scenario* emulated with *seeds* seeds (its own, then the next ones) into
-    ``out/<variant>`` and ``out/<variant>-seed<k>``."""
-    return [
-        run(
-            scenario,
-            out=out / (variant if k == 0 else f"{variant}-seed{k}"),
-            progress=progress,
-            label=variant,
-            overwrite=True,
-            seed=scenario.run.seed + k,
-        )
-        for k in range(seeds)
-    ]
-
-
-def predict(
-    folder: PathArg,
-    *,
-    out: PathArg | None = None,
-    variants: Sequence[str] | None = None,
-    target: float | None = None,
-    progress: Progress = "auto",
-    plots: bool = True,
-    data_dir: PathArg | None = None,
-    seeds: int = 3,
-    calibrate_from: Sequence[PathArg] | None = None,
-) -> Prediction:
-    """Emulate the scenario of the real run in *folder* (``netsim real``'s) as netsim would
-    predict it, in each of *variants* (default all of ``scenario``, ``calibrated``,
-    ``replayed``: :mod:`netsim.testbed.predict`), each with *seeds* seeds (the run's seed,
-    then the next ones), into *out* (default ``<folder>-predict``, numbered), and compare:
-    updates, gradients applied, staleness per update, idle %, final loss, the time to
-    *target* (default ``run.target_loss``, else half way from the real run's initial to its
-    final loss) and the time of update N (half the real run's updates). ``calibrated`` fits
-    the real runs in *calibrate_from* (default this one; others: held out). With *plots*,
-    the figures of the first seed's runs in ``out/plots``. Raises FolderError for a folder
-    that is not a real run's, or one that cannot be calibrated from when ``calibrated`` or
-    *calibrate_from* was asked for (with the default variants it is left out, ``skipped``
-    says why)."""
-    from .results.plots import plot_runs
-    from .testbed.predict import (
-        VARIANTS,
-        compare_rows,
-        default_target,
-        half_updates,
-        metrics,
-        variant_scenario,
-    )
-
-    folder = Path(folder)
-    real_run = Run(read_run(folder))
-    if "real" not in real_run.summary:
-        raise FolderError(f"{folder}: not a real run's folder (netsim real writes one)")
-    sc = load(folder / "scenario.toml", data_dir=data_dir)
-    chosen = variants is not None or bool(calibrate_from)  # asked for: a failed fit is an error
-    variants = _checked_variants(variants or VARIANTS, seeds)
-    scale = float(real_run.summary["real"]["time_scale"])
-    fit, skipped = _prediction_fit(variants, chosen, calibrate_from or [folder], scale)
-    target = target or sc.run.target_loss or default_target([real_run.curve])
-    n = half_updates([real_run.summary])
-    out = (
-        Path(out) if out is not None else unique_folder(folder.with_name(folder.name + "-predict"))
-    )
-    with (
-        _naming(out),
-        held(),
-    ):  # a signal stops the emulation going; it acts once the figures are drawn
-        cal = fit["calibration"] if fit is not None else None
-        runs = {
-            v: _emulate_seeds(variant_scenario(sc, folder, v, cal, scale), v, seeds, out, progress)
-            for v in variants
-        }
-
-        def figures(r: Run) -> dict:
-            return metrics(r.summary, r.curve, r.updates, target, n)
-
-        rows = compare_rows(
-            [figures(real_run)], {v: [figures(r) for r in rs] for v, rs in runs.items()}
-        )
-        paths = []
-        if plots:
-            values = {"real": real_run, **{v: rs[0] for v, rs in runs.items()}}
-            data = [replace(r.data, label=name, group=name) for name, r in values.items()]
-            paths = plot_runs(data, out / "plots")
-        pred = Prediction(real_run, runs, target, rows, out, paths)
-        pred.n, pred.skipped = n, skipped
-        if fit is not None:
-            pred.calibration = {
-                k: fit[k] for k in ("server", "latencies", "quality", "notes", "scale")
-            }
-        return pred
-
-
-def calibrate(folders: PathArg | Sequence[PathArg], *, time_scale: float | None = None) -> dict:
-    """Fit the ``[server]`` keys and per-class latencies to the real runs in *folders* (one
-    folder or several; several of different model sizes also give the per-parameter parts):
-    :func:`netsim.testbed.calibrate_io.calibrate_folders`'s dict, in the units of
-    *time_scale* (default: the first run's scale). Raises FolderError naming the folder or
-    file that cannot be fitted (not a real run, too few updates)."""
-    from .testbed.calibrate_io import NotCalibratable, calibrate_folders
-
-    if isinstance(folders, (str, os.PathLike)):
-        folders = [folders]
-    if time_scale is not None:
-        from .testbed.preflight import check_time_scale
-
-        check_time_scale(time_scale)
-    try:
-        return calibrate_folders([Path(f) for f in folders], time_scale)
-    except NotCalibratable as exc:
-        raise FolderError(str(exc)) from None
-
-
-def default_out(scenario: Scenario, kind: str | None = None, *, resume: bool = False) -> Path:
-    """The default output folder of a command: ``runs/<scenario>-<kind>`` (*kind*
-    defaults to the scenario's algorithm), numbered ``-2``, ``-3``, ... so nothing
-    is overwritten; with *resume*, the last folder of that series."""
-    base = Path("runs") / f"{folder_name(scenario.name)}-{kind or scenario.run.algorithm}"
-    return latest_folder(base) if resume else unique_folder(base)
-
-
-def rerun(
-    folder: PathArg,
-    *,
-    out: PathArg | None = None,
-    progress: Progress = "auto",
-    data_dir: PathArg | None = None,
-) -> "Rerun":
-    """Run the scenario a run folder recorded (its ``scenario.toml``, overrides applied)
-    again, with the same rule and label, into *out* (default ``<folder>-rerun``, numbered; for a
-    run inside a compare or sweep folder, ``<that folder>-<run>-rerun`` beside it).
-
-    Returns a :class:`Rerun`: the new ``run`` and the files that ``differ`` from the
-    original (empty when reproduced byte for byte, wall times aside). An original that
-    did not end (interrupted, or killed before writing ``summary.json``) is rerun but not
-    compared: ``Rerun.not_compared`` says why.
-    Raises FolderError when *folder* holds no ``scenario.toml``.
-    """
-    folder = Path(folder)
-    if not (folder / "scenario.toml").is_file():
-        raise FolderError(
-            f"{folder}: no scenario.toml (not a run folder, or one written before run folders "
-            "recorded their scenario; run it again with netsim run)"
-        )
-    try:
-        summary = (
-            json.loads((folder / "summary.json").read_text())
-            if (folder / "summary.json").is_file()
-            else None
-        )
-        meta = (
-            json.loads((folder / "meta.json").read_text())
-            if (folder / "meta.json").is_file()
-            else {}
-        )
-        algorithm = summary["algorithm"] if summary is not None else None
-        label = summary.get("label") if summary is not None else meta.get("label")
-        overrides = tuple(meta.get("overrides", [])) if meta else None
-    except (ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
-        raise FolderError(
-            f"{folder}: summary.json or meta.json is not a run's ({type(exc).__name__}: {exc})"
-        ) from None
-    sc = load(folder / "scenario.toml", data_dir=data_dir)
-    sc = replace(sc, overrides=overrides) if overrides is not None else sc
-    home = folder.resolve()  # "." and "sub/.." have no name of their own
-    if out is None:  # beside the original; a run of a compare or sweep folder: beside that folder
-        parent = home.parent
-        grouped = (parent / "compare.json").is_file() or (parent / "sweep.json").is_file()
-        base = (
-            parent.with_name(f"{parent.name}-{home.name}-rerun")
-            if grouped
-            else home.with_name(home.name + "-rerun")
-        )
-        out = unique_folder(base)
-    out = Path(out)
-    with _naming(out):
-        new = run(sc, algorithm, out=out, progress=progress, label=label)
-    if summary is None:
-        why = "the original has no summary.json (it was stopped before it ended, e.g. killed)"
-    elif summary.get("status") == "interrupted":
-        why = (
-            f"the original was interrupted at simulated time {summary.get('sim_time', 0):g}, "
-            "where the rerun went on to the end"
-        )
-    else:
-        return Rerun(new, folder, differences(folder, out))
-    return Rerun(new, folder, [], not_compared=why)
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """A rerun: the new ``run``, the ``original`` folder and the files that ``differ``
-    (names); ``not_compared``: why the two were not compared ('' : they were)."""
-
-    run: "Run"
-    original: Path
-    differ: list
-    not_compared: str = ""
-
-    @property
-    def identical(self) -> bool:
-        return not self.differ and not self.not_compared
-
-
-def variants(
-    scenario: Scenario,
-    algorithms: Sequence[str] | str | None = None,
-    groupings: Sequence[str] | str | None = None,
-    weightings: Sequence[str] | str | None = None,
-) -> list[Variant]:
-    """The runs a comparison makes: every rule of *algorithms* (default: all
-    configured, unless *groupings* or *weightings* are given), then GSGD once per
-    grouping of *groupings* (``auto``, ``hand``, ``kmeans:K``, ``equal:K``), labelled
-    ``gsgd[auto]``, ..., then GSGD once per group weighting of *weightings*
-    (``none``, ``inverse_rate``, ``fedat``), labelled ``gsgd[fedat]``, ... (not the
-    scenario's own weighting when plain ``gsgd`` runs too: that run is the same).
-
-    Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
-    """
-    algorithms, groupings, weightings = (_names(x) for x in (algorithms, groupings, weightings))
-    names = (
-        list(algorithms)
-        if algorithms
-        else ([] if groupings or weightings else list(scenario.rules))
-    )
-    out = [Variant(name, name, scenario.with_algorithm(name), name) for name in names]
-    rule = GROUPING_RULE
-    for option, values in (("--groupings", groupings), ("--weightings", weightings)):
-        if values and rule not in scenario.rules:
-            raise ScenarioError(option, f"needs an [algorithms.{rule}] table", scenario.path)
-    for g in groupings:
-        variant = scenario.with_overrides(
-            [f"algorithms.{rule}.grouping={toml_value(g)}", f'run.algorithm="{rule}"']
-        )
-        out.append(Variant(f"{rule}[{g}]", f"{rule}-" + g.replace(":", "-"), variant, rule))
-    for g in weightings:
-        variant = scenario.with_overrides(
-            [f"algorithms.{rule}.group_weighting={toml_value(g)}", f'run.algorithm="{rule}"']
-        )
-        if rule in names and variant.rules[rule].grouping == scenario.rules[rule].grouping:
-            continue  # the scenario's own weighting: the plain run of the rule is this one
-        out.append(Variant(f"{rule}[{g}]", f"{rule}-{g}", variant, rule))
-    labels = [v.label for v in out]
-    for v in out:
-        if labels.count(v.label) > 1:
-            raise ScenarioError("--algorithms", f"{v.label!r} is asked for twice", scenario.path)
-    return out
-
-
-def _names(value: Sequence[str] | str | None) -> list[str]:
-    """A list of names from a list or a comma-separated string (``"ssgd,asgd"``).
-
-    >>> _names("ssgd, asgd"), _names(["gsgd"]), _names(None)
-    (['ssgd', 'asgd'], ['gsgd'], [])
-    """
-    if isinstance(value, str):
-        return [x.strip() for x in value.split(",") if x.strip()]
-    return list(value or [])
+    where = Path(out) if out is not None else None
+    return run_into(sc, where, callback, label, prepared, overwrite, progress_every)
 
 
 def compare(
@@ -862,47 +246,15 @@ def compare(
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    progress = resolve_progress(progress)
+    callback = resolve_progress(progress)
     sc = _scenario(scenario, overrides, seed, data_dir)
     plan = variants(sc, algorithms, groupings, weightings)
-    prepared = prepare(sc)
-    runs: dict[str, Run] = {}
-    summaries: list[dict] = []
+    where = Path(out) if out is not None else None
     with held():  # a signal stops the run going, and takes effect once compare.json says so
-        claimed = claim(Path(out), overwrite=overwrite) if out is not None else None
-        try:
-            for k, v in enumerate(plan):
-                if isinstance(progress, LineProgress):
-                    progress.position = f"[{k + 1}/{len(plan)}]"
-                folder = Path(out) / v.folder if out is not None else None
-                try:
-                    done = run(
-                        v.scenario,
-                        v.algorithm,
-                        out=folder,
-                        progress=progress,
-                        label=v.label,
-                        prepared=prepared,
-                    )
-                except RunInterrupted as stop:
-                    if out is not None and stop.summary is not None:
-                        write_compare(summaries + [{**stop.summary, "folder": v.folder}], Path(out))
-                    raise
-                if out is not None:
-                    summaries.append({**done.summary, "folder": v.folder})
-                    write_compare(summaries, Path(out))
-                runs[v.label] = done
-                if on_run is not None:
-                    on_run(v.label, runs[v.label])
-        finally:
-            if claimed is not None:
-                claimed.release()
-        size = data_bytes(prepared.dataset)
-        del prepared
-        free_cycles(size)  # the runs' data, loaded once above
-        if out is None:
-            return Comparison(runs)
-        return Comparison(runs, Path(out), plot(out, window=window) if plots else [])
+        cmp = run_variants(sc, plan, where, callback, on_run, overwrite)
+        if plots and where is not None:
+            cmp.plots = plot(where, window=window)
+        return cmp
 
 
 def sweep(
@@ -941,14 +293,14 @@ def sweep(
         scenario,
         grid,
         seeds=seeds,
-        sets=_overrides(overrides),
+        sets=override_list(overrides),
         data_dir=str(data_dir) if data_dir is not None else None,
     )
     if out is None:
         base = Path("runs") / f"{folder_name(plan.name)}-sweep"
         out = latest_folder(base) if resume else unique_folder(base)
     out = Path(out)
-    with _sigterm_interrupts():
+    with sigterm_interrupts():
         outcome = run_sweep(
             plan,
             out,
@@ -974,53 +326,6 @@ def sweep(
             f"{out}: every run of the sweep failed ({len(outcome.failures)}); {folder}: {message}{hint}"
         )
     return Sweep(outcome)
-
-
-def advise_info(
-    scenario: Scenario | PathArg,
-    rounds: int | None = None,
-    *,
-    overrides: Overrides = None,
-    seed: int | None = None,
-    data_dir: PathArg | None = None,
-) -> dict:
-    """The closed-form advisor's evidence: measure the workers, cluster them and rank
-    candidate groupings (see :func:`netsim.tuning.advise.advise`); also ``classes`` and
-    ``hosts`` per worker (the tables of ``netsim group --quick``)."""
-    sc = _scenario(scenario, overrides, seed, data_dir)
-    _check_rounds(sc, rounds)
-    info = advise(sc, rounds)
-    info["classes"] = sc.worker_class_names()
-    info["hosts"] = list(sc.network.worker_hosts) if sc.network else [""] * sc.n_workers
-    return info
-
-
-def _check_rounds(sc: Scenario, rounds: int | None) -> None:
-    most = max(1, int(MAX_GRADIENTS // sc.n_workers))
-    if rounds is not None and not 1 <= rounds <= most:
-        raise ScenarioError(
-            "--rounds",
-            f"{rounds!r} is not allowed (1..{most}: at most {MAX_GRADIENTS:.0e} "
-            "probe iterations over all workers)",
-            sc.path,
-        )
-
-
-def quick_dict(info: dict) -> dict:
-    """What ``netsim group --quick --json`` prints, from :func:`advise_info`'s *info*: the
-    chosen clustering, η_sync and the advisor's ranking."""
-    chosen = info["grouping"]
-    return {
-        "method": "quick",
-        "chosen": {
-            "method": chosen.method,
-            "k": chosen.k,
-            "groups": [list(g) for g in chosen.groups],
-            "reason": chosen.reason,
-        },
-        "lr_sync": info["lr_sync"],
-        "ranking": [p.as_dict() for p in info["ranking"]],
-    }
 
 
 def recommendation_dict(rec: "Recommendation", classes: list[str] | None = None) -> dict:
@@ -1091,28 +396,25 @@ def recommend(
     """
     from .rng import Streams
     from .sim.measurement import measure
+    from .tuning.race import RaceOptions
     from .tuning.race import recommend as race
     from .tuning.race import verify as check
 
     sc = _scenario(scenario)
-    _check_rounds(sc, rounds)
+    check_rounds(sc, rounds)
+    options = RaceOptions(
+        lrs=None if lrs is None else tuple(lrs),
+        budget_s=budget_s,
+        target=target,
+        alike=alike,
+        jobs=jobs,
+        scheduler=scheduler,
+    )
     prepared = prepare(sc)
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
-    rec = race(
-        sc,
-        prepared,
-        lrs=lrs,
-        budget_s=budget_s,
-        target=target,
-        measurement=m,
-        alike=alike,
-        jobs=jobs,
-        on_rung=on_rung,
-        on_progress=on_progress,
-        scheduler=scheduler,
-    )
+    rec = race(sc, prepared, options, measurement=m, on_rung=on_rung, on_progress=on_progress)
     if verify:
         check(sc, rec, prepared, verify, jobs=jobs)
     size = data_bytes(prepared.dataset)
@@ -1146,32 +448,45 @@ def plot(
     format: str | Sequence[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
+    target: float | None = None,
+    only: Sequence[str] | str | None = None,
 ) -> list[Path]:
     """Draw every figure for run, compare or sweep *folders* into *out* (default
     ``<folder>/plots``) in each of *format* (``png``, ``pdf``, ``svg``; a list or
     ``"png,pdf"``) at *dpi* (PNG); *xscale* ``log`` or ``linear`` for the updates
-    axis; return the file paths. Raises FolderError for a folder without runs,
-    ValueError for an unknown format or scale. For Figure objects see :func:`figures`."""
+    axis; *target*: the loss drawn as a line on the loss curves (default
+    ``run.target_loss`` when set); *only*: just these figures (``"timeline"``, ...).
+    Returns the file paths (a list whose ``skipped`` maps each figure not drawn to why,
+    e.g. ``bias`` and ``labels`` on IID data). Raises FolderError for a folder without runs,
+    ValueError for an unknown format, scale or figure. For Figure objects see :func:`figures`."""
     from .results.plots import plot_folders  # matplotlib is imported only when drawing
 
     formats = [f.strip() for f in format.split(",")] if isinstance(format, str) else list(format)
     if dpi is not None and not 10 <= dpi <= 1200:
         raise ValueError(f"dpi must be in 10..1200, got {dpi!r}")
-    return plot_folders(
-        folders, None if out is None else Path(out), window, formats=formats, dpi=dpi, xscale=xscale
-    )
+    where = None if out is None else Path(out)
+    return plot_folders(folders, where, window, formats, dpi, xscale, target, only)
 
 
-def figures(source: Any, *, window: tuple[float, float] | None = None, xscale: str = "log") -> dict:
+def figures(
+    source: Any,
+    *,
+    window: tuple[float, float] | None = None,
+    xscale: str = "log",
+    target: float | None = None,
+) -> dict:
     """The figures of *source* (a folder, Run, Comparison or list of runs) as
     matplotlib Figures by name (``loss_vs_time``, ..., ``timeline``, ``staleness``,
-    ``update_rate``, ``bias`` and ``labels`` with per-label accuracy), to restyle or save as
-    you like."""
+    ``update_rate``, ``bias`` and ``labels`` with per-label accuracy of skewed data), to
+    restyle or save as you like; *target* as for :func:`plot`."""
     from .results import plots
+    from .results.figset import loss_targets
 
     runs = _runs_of(source)
     out = {
-        name.removesuffix(".png"): plots.curve_figure(runs, y, x, xscale)
+        name.removesuffix(".png"): plots.curve_figure(
+            runs, y, x, xscale, loss_targets(runs, target)
+        )
         for (y, x), name in plots.CURVE_FILES.items()
     }
     timed = [r for r in runs if r.timeline is not None]

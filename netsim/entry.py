@@ -13,16 +13,24 @@ from __future__ import annotations
 import signal
 import sys
 
-from .signals import finish, install
+from .signals import STOP_SIGNALS, finish, install
 
 __all__ = ["main"]
 
 
 def main() -> None:
     """Run the ``netsim`` command line on ``sys.argv``."""
+    # SIGINT and SIGTERM wait at the kernel while the app's modules load (a signal a C
+    # extension's import consumed would be lost), and arrive, handled, once they have
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     install()
     try:
         from .cli import app
+
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted while starting\n")
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -32,7 +32,7 @@ class ScenarioError(Exception):
         The scenario file; set by the loader when it knows it.
     """
 
-    def __init__(self, key: str, message: str, file: str | None = None):
+    def __init__(self, key: str, message: str, file: str | None = None) -> None:
         super().__init__(key, message, file)
         self.key = key
         self.message = message

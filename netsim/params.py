@@ -6,6 +6,7 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Iterable
 from typing import Any
 
 from .errors import ScenarioError
@@ -48,7 +49,7 @@ class recording:
         _RECORDERS.append(self.seen)
         return self.seen
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         _RECORDERS.remove(self.seen)
 
 
@@ -59,7 +60,7 @@ class Table:
     naming the keys that are allowed.
     """
 
-    def __init__(self, data: Any, where: str):
+    def __init__(self, data: Any, where: str) -> None:
         if not isinstance(data, dict):
             raise ScenarioError(where, f"expected a table, got {show(data)}")
         self.data = data
@@ -79,7 +80,7 @@ class Table:
         kind: type | tuple,
         default: Any = MISSING,
         *,
-        choices=None,
+        choices: Iterable[Any] | None = None,
         positive: bool = False,
         minimum: float | None = None,
         maximum: float | None = None,
@@ -94,7 +95,9 @@ class Table:
             seen.append((self.key(name), kind, default, choices, positive, minimum, maximum))
         if name not in self.data:
             if default is MISSING:
-                raise ScenarioError(self.key(name), f"missing ({_describe(kind, choices)})")
+                raise ScenarioError(
+                    self.key(name), f"missing ({_describe(kind, choices)}){self._misspelt(name)}"
+                )
             return default
         value = self.data[name]
         kinds = kind if isinstance(kind, tuple) else (kind,)
@@ -114,6 +117,29 @@ class Table:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             _check_range(self.key(name), value, positive, minimum, maximum)
         return value
+
+    def _misspelt(self, name: str) -> str:
+        """``; found X: did you mean NAME?`` when a key of this table that no reader asked
+        for is close to the missing *name* (``[[worker]]`` for ``[[workers]]``), else ``""``."""
+        import difflib
+
+        unread = [str(k) for k in self.data if k not in self.known]
+        close = difflib.get_close_matches(name, unread, n=1)
+        return f"; found {self.key(close[0])}: did you mean {self.key(name)}?" if close else ""
+
+    def unknown(self, known: Iterable[str]) -> None:
+        """Raise, with a did-you-mean, on the first key not in *known* that is close to one
+        of them (a misspelt table), before the readers ask for what it should have been."""
+        import difflib
+
+        names = sorted(known)
+        for key in self.data:
+            if key not in names and (close := difflib.get_close_matches(str(key), names, n=1)):
+                raise ScenarioError(
+                    self.key(key),
+                    f"unknown key (did you mean {self.key(close[0])}? allowed here: "
+                    f"{', '.join(names)})",
+                )
 
     def table(self, name: str, default: Any = MISSING) -> "Table":
         """Sub-table *name* as a Table (an empty one when absent and default is {})."""
@@ -166,14 +192,16 @@ def show(value: Any, limit: int = 80) -> str:
     return _short(repr(value), limit)
 
 
-def _describe(kind, choices) -> str:
+def _describe(kind: type | tuple, choices: Iterable[Any] | None) -> str:
     if choices is not None:
         return "one of: " + ", ".join(map(str, choices))
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
 
 
-def _check_range(key, value, positive, minimum, maximum) -> None:
+def _check_range(
+    key: str, value: Any, positive: bool, minimum: float | None, maximum: float | None
+) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ScenarioError(key, f"{value!r} is not allowed (a finite number)")
     if positive and value <= 0:

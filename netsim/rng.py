@@ -25,7 +25,7 @@ class Streams:
         The scenario seed (non-negative).
     """
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int) -> None:
         self.seed = seed
 
     def seed_sequence(self, name: str, index: int = 0) -> np.random.SeedSequence:

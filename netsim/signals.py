@@ -19,11 +19,27 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["install", "quiet", "finish", "held", "stoppable", "received", "STOP_SIGNALS"]
+__all__ = [
+    "install",
+    "quiet",
+    "finish",
+    "held",
+    "stoppable",
+    "received",
+    "sigterm_interrupts",
+    "STOP_SIGNALS",
+]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stoppable(Protocol):
+    """What a signal asks to stop: a run that checks at each tick."""
+
+    def request_stop(self) -> None: ...
+
 
 _state: dict[str, Any] = {
     "depth": 0,
@@ -144,7 +160,7 @@ def held() -> Iterator[None]:
 
 
 @contextmanager
-def stoppable(sim) -> Iterator[None]:
+def stoppable(sim: Stoppable) -> Iterator[None]:
     """Inside :func:`held`: a signal asks *sim* (``request_stop``, ``stop_requested``) to stop at
     its next tick, a second one raises KeyboardInterrupt at once; a signal already held
     stops it at its first tick."""
@@ -158,3 +174,21 @@ def stoppable(sim) -> Iterator[None]:
         yield
     finally:
         _state["sim"] = previous
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does (main thread only): a sweep stopped
+    by a job supervisor ends its pool and exits like one stopped from the terminal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)

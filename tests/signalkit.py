@@ -77,8 +77,8 @@ def make_inputs(where: Path, real: bool) -> dict[str, Path]:
         assert done.returncode == 0, done.stderr[-2000:]
     if real and not (where / "input-real").exists():
         inputs["real"] = where / "input-real"
-        done = subprocess.run(
-            [*NETSIM, *command("real", inputs["real"], {})],
+        done = subprocess.run(  # --unpaced: a loaded machine still makes predict's input
+            [*NETSIM, *command("real", inputs["real"], {}), "--unpaced"],
             capture_output=True,
             text=True,
             cwd=where,
@@ -103,10 +103,24 @@ def session_processes(sid: int) -> list[int]:
     return found
 
 
+CPYTHON_RACE = "ignored due to race condition"
+"""What CPython writes when a signal lands while it installs its own handlers at startup
+(before site, before any of netsim's code): it drops the signal and the command runs on."""
+
+PACE_FAILED = "did not keep the time scale"
+"""How a real run that a loaded machine could not keep at its time scale says so."""
+
+
+def too_loaded(summary: dict) -> bool:
+    """Whether a real run ended ``failed`` because the machine could not keep its pace (a
+    correct end on a loaded machine: exit status 1, the folder whole, a scale named)."""
+    return summary.get("status") == "failed" and PACE_FAILED in summary.get("message", "")
+
+
 def folder_problems(out: Path) -> list[str]:
     """What is not whole under *out*: a run folder (one holding curve.csv or summary.json)
-    without a summary of status ok or interrupted, a CSV without header or with a partial
-    row, a lock file left."""
+    without a summary of status ok or interrupted (or a real run failed by the pace check:
+    :func:`too_loaded`), a CSV without header or with a partial row, a lock file left."""
     problems: list[str] = []
     if not out.exists():
         return problems
@@ -127,11 +141,12 @@ def folder_problems(out: Path) -> list[str]:
                 problems.append(f"{rel}: a row of another width than its header")
         elif path.is_dir() and ((path / "curve.csv").exists() or (path / "summary.json").exists()):
             try:
-                status = json.loads((path / "summary.json").read_text())["status"]
+                summary = json.loads((path / "summary.json").read_text())
+                status = summary["status"]
             except (OSError, ValueError, KeyError) as exc:
                 problems.append(f"{rel}: no readable summary ({type(exc).__name__})")
                 continue
-            if status not in ("ok", "interrupted"):
+            if status not in ("ok", "interrupted") and not too_loaded(summary):
                 problems.append(f"{rel}: status {status}")
     return problems
 
@@ -147,7 +162,10 @@ class Trial:
     """'interrupted' (130, one line), 'ended' (the command was exiting: its last word said,
     signals ignored; it wrote nothing after the signal), 'after the end' (it had ended: no
     signal sent), 'startup' (killed before Python reached netsim's entry: no handler can
-    exist yet), or 'FAIL' (a command that wrote on after the signal and exited 0 lost it)."""
+    exist yet; interrupted in the ``.pth`` files of Python's site, a traceback there and none of
+    netsim's code on it; or dropped by CPython's own startup race, which it reports on stderr), 'too loaded' (a real run that ended failed by the pace check, exit 1, its folder
+    whole: the machine, not the signal), or 'FAIL' (a command that wrote on after the signal and
+    exited 0 lost it)."""
     problems: list[str] = field(default_factory=list)
     stderr: str = ""
 
@@ -169,7 +187,12 @@ def trial(
     with open(err_path, "w") as err:
         start = time.monotonic()
         proc = subprocess.Popen(
-            argv, cwd=where, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
+            argv,
+            cwd=where,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
         )
         if isinstance(moment, str):
             deadline = start + GRACE_S
@@ -180,9 +203,9 @@ def trial(
         else:
             time.sleep(max(0.0, float(moment) - (time.monotonic() - start)))
         sent_at = time.monotonic() - start
-        ended_first = proc.poll() is not None
-        said_before = err_path.read_text()
-        if not ended_first:
+        said_before = err_path.read_text()  # then whether it is still running, then the kill:
+        ended_first = proc.poll() is not None or _exited(proc.pid)  # a last line written and
+        if not ended_first:  # the process gone in between counts as its end, not a lost signal
             os.kill(proc.pid, sig)
             if again is not None:
                 time.sleep(again)
@@ -198,7 +221,8 @@ def trial(
     stderr = err_path.read_text()
     t = Trial(name, sig, sent_at, stderr=stderr)
     said = [line for line in stderr.splitlines() if "interrupted" in line]
-    if "Traceback" in stderr or "Exception ignored" in stderr:
+    in_site = "<frozen site>" in stderr and "netsim" not in stderr  # the interpreter's startup
+    if ("Traceback" in stderr or "Exception ignored" in stderr) and not in_site:
         t.problems.append("a traceback: " + stderr.strip().splitlines()[-1][:200])
     if proc.returncode == 130:
         t.outcome = "interrupted"
@@ -210,6 +234,12 @@ def trial(
         t.problems.append("the signal was lost: the command went on (stderr grew) and exited 0")
     elif proc.returncode in (-sig, 128 + sig) and not stderr.strip():
         t.outcome = "startup"
+    elif in_site and proc.returncode != 0:
+        t.outcome = "startup"  # interrupted in the .pth files Python's site runs, before netsim
+    elif proc.returncode == 0 and CPYTHON_RACE in stderr:
+        t.outcome = "startup"  # CPython's own, before any Python code runs
+    elif proc.returncode == 1 and PACE_FAILED in stderr and not said:
+        t.outcome = "too loaded"  # a real run the machine could not keep at its time scale
     else:
         t.problems.append(f"exit status {proc.returncode}: {stderr.strip()[-300:]}")
     deadline = time.monotonic() + 5.0
@@ -228,6 +258,22 @@ def trial(
     if t.problems:
         t.outcome = "FAIL"
     return t
+
+
+def _default_sigint() -> None:
+    """In the command's process before it starts: SIGINT's default action, as in a terminal
+    (a harness started in the background, ``cmd &``, ignores SIGINT, and its children
+    would inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _exited(pid: int) -> bool:
+    """Whether process *pid* has exited and waits to be reaped (a zombie: a signal sent to it
+    now reaches no handler)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (OSError, IndexError):
+        return True
 
 
 def _reached(moment: str, name: str, stderr: str) -> bool:

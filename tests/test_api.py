@@ -67,7 +67,9 @@ def test_compare_and_frames(tmp_path):
     assert frame["algorithm"].tolist() == ["ssgd", "gsgd"] and (frame["updates"] > 0).all()
     long = cmp.curves_frame()
     assert set(long["label"]) == {"ssgd", "gsgd"} and len(long) == 10
-    assert len(cmp.plots) == 9 and all(p.is_file() for p in cmp.plots)  # labels.png too
+    # 4 curves, timeline, staleness, update rate; no bias/labels on IID data
+    assert len(cmp.plots) == 7 and all(p.is_file() for p in cmp.plots)
+    assert set(cmp.plots.skipped) == {"bias", "labels"}
     assert [r.summary["algorithm"] for r in netsim.open_runs(tmp_path)] == ["ssgd", "gsgd"]
     # the same rule run alone gives the same numbers as inside the comparison
     alone = netsim.run(netsim.load(QUICK, SMALL), "gsgd")

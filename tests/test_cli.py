@@ -309,3 +309,22 @@ def test_a_piped_table_of_many_classes_is_whole(tmp_path):
     assert shares.count("/") == 7 and shares in cells
     assert cells[:3] == ["asgd", "16", str(summary["updates"])]
     assert len(row) > 160  # wider than the console's default for a pipe
+
+
+COMMANDS = (
+    "run real predict calibrate rerun compare plot report export sweep group validate init "
+    "keys scenarios"
+).split()
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in COMMANDS), ["topology", "show"]])
+def test_help_names_values_by_what_they_are(command):
+    """Help shows a value by its meaning (``KEY=VALUE``, ``DIR``, ``RULES``), never by its
+    Python type (``<list[str]>``, ``<path>``), and a flag with nothing after it."""
+    res = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "160"})
+    assert res.exit_code == 0, res.output
+    types = {"<str>", "<int>", "<float>", "<bool>", "<path>", "<list[str]>", "<list[Path]>"}
+    assert not [t for t in types if t in res.stdout], res.stdout
+    if command == ["sweep"]:
+        for shown in ("KEY=V1,V2,...", "KEY=VALUE", "SCENARIO", "DIR", "START,END", "LOSS"):
+            assert shown in res.stdout, shown

@@ -1,8 +1,9 @@
-"""docs/ALGORITHMS.md: every rule has a section, and every "ALGORITHMS.md §X" citation resolves."""
+"""The docs: ALGORITHMS.md sections and citations, dotted netsim names, figure blocks."""
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,27 @@ def test_every_dotted_netsim_reference_resolves():
             if not _resolves(name):
                 stale.add(f"{path.relative_to(ROOT)}: {name}")
     assert not stale, sorted(stale)
+
+
+_MARKER = re.compile(r"<!-- refresh_docs: (\S+) (begin|end) -->")
+
+
+def test_every_figure_block_has_its_markers_and_its_command():
+    """benchmarks/refresh_docs.py writes each block of its BLOCKS between a begin and an end
+    marker of its page; every marker pair in docs/ and README names a block it writes, once."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from refresh_docs import BLOCKS
+    finally:
+        sys.path.pop(0)
+    found: dict[str, list[tuple[str, str]]] = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        shown = page.name if page.parent.name == "docs" else f"../{page.name}"
+        for name, end in _MARKER.findall(page.read_text(encoding="utf-8")):
+            found.setdefault(name, []).append((shown, end))
+    assert set(found) == set(BLOCKS), (
+        sorted(set(BLOCKS) - set(found)),
+        sorted(set(found) - set(BLOCKS)),
+    )
+    for name, (page, _) in BLOCKS.items():
+        assert found[name] == [(page, "begin"), (page, "end")], (name, found[name])

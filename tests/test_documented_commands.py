@@ -28,6 +28,9 @@ TRAINS = {"run", "compare", "sweep", "group", "real"}
 UNTIL = {"real": 2.0, "group": 20.0}
 """Horizon per subcommand (scenario time units); others: :data:`DEFAULT_UNTIL`."""
 DEFAULT_UNTIL = 5.0
+AUTO_UNTIL = 40.0
+"""Horizon of a comparison with ``--groupings auto``: its GSGD measures the workers first
+(5 probe rounds of the slowest: 15 units on the paper's cluster), then races and trains."""
 READERS = {"plot", "report", "predict", "rerun", "export"}
 """Subcommands that read a folder an earlier command wrote."""
 
@@ -62,7 +65,9 @@ def prepared(command: str, data: Path) -> list[str]:
     argv = shlex.split(command)
     sub = argv[1]
     if sub in TRAINS:
-        argv += ["--set", f"run.until={UNTIL.get(sub, DEFAULT_UNTIL):g}"]
+        auto = "--groupings" in argv and "auto" in argv[argv.index("--groupings") + 1].split(",")
+        until = AUTO_UNTIL if auto else UNTIL.get(sub, DEFAULT_UNTIL)
+        argv += ["--set", f"run.until={until:g}"]
         if sub in ("run", "compare", "sweep"):
             argv.append("--no-live")
     return argv

@@ -93,7 +93,7 @@ def test_rerun_and_predict_on_a_full_disk_are_one_line_and_status_1(
     command, tmp_path, capsys, monkeypatch
 ):
     """Their runs' OutputError (a full or read-only disk) was an 84-line traceback."""
-    import netsim.api as api
+    import netsim.workflows.runs as runs
     from netsim.results.runfolder import OutputError
 
     out = tmp_path / "run"
@@ -105,7 +105,7 @@ def test_rerun_and_predict_on_a_full_disk_are_one_line_and_status_1(
     def full(*args, **kwargs):
         raise OutputError(f"{tmp_path}/new: cannot write: No space left on device", 1)
 
-    monkeypatch.setattr(api, "run", full)
+    monkeypatch.setattr(runs, "run_into", full)
     status, err = _netsim(capsys, command, str(out), "--no-live", "--out", str(tmp_path / "new"))
     assert status == 1 and "No space left on device" in err
     assert len(err.strip().splitlines()) == 1, err

@@ -77,7 +77,7 @@ def test_wheel_holds_the_presets(wheel_file):
         assert f"netsim/presets/scenarios/{f.name}" in names
     for f in (ROOT / "topologies").glob("*.toml"):
         assert f"netsim/presets/topologies/{f.name}" in names
-    assert "netsim/presets/__init__.py" in names and "netsim/cli.py" in names
+    assert "netsim/presets/__init__.py" in names and "netsim/cli/__init__.py" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "netsim = netsim.entry:main" in zipfile.ZipFile(wheel_file).read(entry).decode()
 

@@ -46,7 +46,7 @@ def test_a_signal_leaves_one_line_no_process_and_whole_folders(inputs, name, sig
     if name == "predict" and "real" not in made:
         made.update(signalkit.make_inputs(where, real=True))
     trial = signalkit.trial(name, sig, moment, where, made)
-    assert trial.outcome in ("interrupted", "ended", "after the end"), (
+    assert trial.outcome in ("interrupted", "ended", "after the end", "too loaded"), (
         f"{trial}\n{trial.stderr[-3000:]}"
     )
 

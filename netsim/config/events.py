@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import ScenarioError
 from ..params import Table, show
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["ClusterEvent", "parse_events", "KINDS"]
 
@@ -70,7 +74,7 @@ def _workers(t: Table, classes: dict, n_workers: int) -> tuple:
 
 
 def parse_events(
-    items: list, *, until: float, classes: dict, n_workers: int, graph=None
+    items: list, *, until: float, classes: dict, n_workers: int, graph: nx.Graph | None = None
 ) -> tuple[ClusterEvent, ...]:
     """Validate ``[[events]]``: kinds, times inside the run, known workers and links."""
     events = []

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ScenarioError
 from ..net.placement import place
@@ -12,6 +14,9 @@ from ..net.topology import hosts as list_hosts
 from ..net.topology_io import is_file, load_topology
 from ..params import Table
 from ..presets import preset_dir
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "NetworkPlan",
@@ -43,9 +48,9 @@ class NetworkPlan:
     (train a small model while the network carries, say, a 100 MB one).
     """
 
-    graph: object
-    ps_host: str | None
-    worker_hosts: tuple
+    graph: nx.Graph
+    ps_host: Hashable | None
+    worker_hosts: tuple[Hashable, ...]
     sharing: str = "maxmin"
     bytes_per_value: int = 4
     header_bytes: int = 64

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ..workload.timemodels import _PARAMS as DIST_PARAMS
 from ..workload.timemodels import TIME_MODELS
 from .scenario import parse_scenario
 
-__all__ = ["KeySpec", "scenario_keys", "json_schema"]
+__all__ = ["KeySpec", "scenario_keys", "json_schema", "no_match_text"]
 
 _KIND = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "table"}
 _JSON = {
@@ -80,7 +81,12 @@ def _unit(key: str) -> str:
     return ""
 
 
-def _allowed(choices, positive, minimum, maximum) -> str:
+def _allowed(
+    choices: Iterable[object] | None,
+    positive: bool,
+    minimum: float | None,
+    maximum: float | None,
+) -> str:
     if choices is not None:
         return ", ".join(map(str, choices))
     parts = []
@@ -186,7 +192,7 @@ def _probes() -> list[tuple[str, dict]]:
             {"kind": "link", "time": 0.0, "link": ["h0", "s0"], "bandwidth": 1e9, "latency": 1e-3}
         ],
     }
-    extra = {
+    extra: dict[str, dict] = {
         "<data npz>": npz,
         "<data callable>": function,
         "<torch module>": torch,
@@ -208,8 +214,10 @@ def _with_schedules(out: dict) -> dict:
         if key.endswith(".lr_unit"):
             base = key[: -len("lr_unit")]
             for name, kept in template.items():
-                if base + name in out or kept is not None:
-                    listed[base + name] = out.get(base + name) or replace(kept, key=base + name)
+                if base + name in out:
+                    listed[base + name] = out[base + name]
+                elif kept is not None:
+                    listed[base + name] = replace(kept, key=base + name)
     return {**listed, **{k: v for k, v in out.items() if k not in listed}}
 
 
@@ -367,3 +375,35 @@ def json_schema() -> dict:
 
 def schema_path_hint() -> Path:
     return Path("netsim-scenario.schema.json")
+
+
+def no_match_text(text: str, keys: list[str], shown: int = 3) -> str:
+    """What to say when no key contains *text*: the words of the keys (dotted parts and
+    their ``_`` pieces) close to it, each with the keys holding it (the first *shown*).
+
+    >>> no_match_text("untl", ["run.until", "run.timeline_until", "run.seed"])
+    "no key contains 'untl'; did you mean until (run.until, run.timeline_until)?"
+    >>> no_match_text("zzz", ["run.until"])
+    "no key contains 'zzz' (netsim keys lists them all)"
+    """
+    import difflib
+
+    words: dict[str, list[str]] = {}
+    for key in keys:
+        parts = key.split(".")
+        for word in dict.fromkeys([*parts, *(p for part in parts for p in part.split("_"))]):
+            words.setdefault(word, []).append(key)
+    close = difflib.get_close_matches(text, list(words), n=3, cutoff=0.75)
+    if close:  # the best word, and others only when as close as it
+        score = {w: difflib.SequenceMatcher(None, text, w).ratio() for w in close}
+        close = [w for w in close if score[w] >= score[close[0]] - 0.05]
+    if not close:
+        return f"no key contains {text!r} (netsim keys lists them all)"
+
+    def holders(word: str) -> str:
+        found = words[word]
+        more = f", … {len(found) - shown} more" if len(found) > shown else ""
+        return ", ".join(found[:shown]) + more
+
+    hints = " or ".join(f"{w} ({holders(w)})" for w in close)
+    return f"no key contains {text!r}; did you mean {hints}?"

@@ -21,7 +21,7 @@ def _key(name: str) -> str:
     return name if _BARE.match(name) else json.dumps(name)
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     """One TOML value.
 
     >>> _value(0.1), _value(True), _value([1, "a"]), _value({"dist": "constant", "value": 2.0})
@@ -36,7 +36,7 @@ def _value(v) -> str:
     return toml_value(v)
 
 
-def _is_table_array(v) -> bool:
+def _is_table_array(v: object) -> bool:
     return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -98,13 +100,13 @@ def kmeans_groups(X: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
         return KMeans(n_clusters=k, n_init=10, random_state=int(seed) % 2**32).fit(X).labels_
 
 
-def _one_thread():
+def _one_thread() -> Any:
     """A context limiting OpenMP to one thread (threadpoolctl)."""
     return _controller().limit(limits=1, user_api="openmp")
 
 
 @functools.cache
-def _controller():
+def _controller() -> Any:
     """The native thread pools, looked up once per process (after scikit-learn's k-means has
     loaded its OpenMP runtime; a lookup costs ~40 ms, a limit from it ~70 µs)."""
     from threadpoolctl import ThreadpoolController
@@ -188,7 +190,7 @@ def choose_grouping(
     times: np.ndarray,
     *,
     k_max: int = 8,
-    hand=None,
+    hand: Sequence[Sequence[int]] | None = None,
     jitter: bool = False,
     seed: int = 0,
     min_silhouette: float = 0.6,
@@ -204,6 +206,8 @@ def choose_grouping(
     name, k = parse_method(method, n)
     mean = times.mean(axis=1)
     if name == "hand":
+        if hand is None:
+            raise ValueError("grouping 'hand' needs the hand groups")
         return Grouping(
             "hand", len(hand), tuple(tuple(g) for g in hand), {}, "given in the scenario"
         )

@@ -22,9 +22,20 @@ any way of sending a step's messages (:func:`allreduce`: a flow network's transf
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator, Hashable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import simpy
+
+    from .flows import FlowNetwork
+
 __all__ = ["ALGORITHMS", "schedule", "allreduce", "run_steps"]
 
 ALGORITHMS = ("ring", "halving_doubling")
+
+Step = list[tuple[int, int, float]]
+"""One step of a schedule: the ``(sender, receiver, share of the vector)`` transfers run at once."""
 
 
 def _ring(n: int) -> list[list[tuple[int, int, float]]]:
@@ -64,7 +75,13 @@ def schedule(algorithm: str, n: int) -> list[list[tuple[int, int, float]]]:
     return _ring(n) if algorithm == "ring" else _halving_doubling(n)
 
 
-def allreduce(net, hosts, nbytes: float, algorithm: str = "ring", key=None):
+def allreduce(
+    net: FlowNetwork,
+    hosts: Iterable[Hashable],
+    nbytes: float,
+    algorithm: str = "ring",
+    key: Hashable = None,
+) -> simpy.Process:
     """Start an all-reduce of a vector of *nbytes* bytes among *hosts* (in ring order) on
     *net* (a :class:`~netsim.net.flows.FlowNetwork`); *key* tells the flows of concurrent
     collectives apart for ECMP. Returns a SimPy process whose value is the time it took (s).
@@ -84,12 +101,14 @@ def allreduce(net, hosts, nbytes: float, algorithm: str = "ring", key=None):
     )
 
 
-def run_steps(env, steps, send):
+def run_steps(
+    env: simpy.Environment, steps: list[Step], send: Callable[[Step], simpy.Event | None]
+) -> simpy.Process:
     """Run *steps* one after the other: ``send(step)`` starts a step's messages and returns
     the event of their arrival (None: they take no time). Returns a SimPy process whose
     value is the time it all took (s)."""
 
-    def run():
+    def run() -> Generator[simpy.Event, object, float]:
         start = env.now
         for step in steps:
             event = send(step)

@@ -8,16 +8,55 @@ fixed per-worker latency model; a network model offers the same two methods.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Protocol
 
 import networkx as nx
+import simpy
 
-from .collectives import run_steps
+from .collectives import Step, run_steps
 from .flows import FlowNetwork
 
 __all__ = ["FixedLatency", "NetworkComm", "NoServer", "make_comm", "exchange"]
 
+Message = tuple[int, int, float]
+"""A peer message: from worker, to worker, share of the model."""
 
-def make_comm(env, pull_s, push_s, plan, n_params: int):
+
+class Comm(Protocol):
+    """What a worker asks of a communication model: per worker, the event of a pull or a
+    push (None: it takes no time), and the shortest each can take (s)."""
+
+    instant: list[bool]
+
+    def pull(self, worker: int) -> simpy.Event | None: ...
+    def push(self, worker: int) -> simpy.Event | None: ...
+    def min_times(self, worker: int) -> tuple[float, float]: ...
+
+
+class Plan(Protocol):
+    """The network part of a scenario (:class:`netsim.config.network_plan.NetworkPlan`)."""
+
+    @property
+    def graph(self) -> nx.Graph: ...
+    @property
+    def ps_host(self) -> Hashable | None: ...
+    @property
+    def worker_hosts(self) -> Sequence[Hashable]: ...
+    @property
+    def sharing(self) -> str: ...
+    @property
+    def header_bytes(self) -> int: ...
+    def payload_bytes(self, n_params: int) -> float: ...
+
+
+def make_comm(
+    env: simpy.Environment,
+    pull_s: Iterable[float],
+    push_s: Iterable[float],
+    plan: Plan | None,
+    n_params: int,
+) -> tuple[FixedLatency | NetworkComm, FlowNetwork | None]:
     """The communication model of a scenario: (comm, FlowNetwork or None).
 
     Fixed latencies *pull_s*, *push_s* (s per worker) without a network *plan*;
@@ -30,7 +69,12 @@ def make_comm(env, pull_s, push_s, plan, n_params: int):
     return NetworkComm(net, plan.ps_host, plan.worker_hosts, payload, payload), net
 
 
-def exchange(env, comm, workers, steps):
+def exchange(
+    env: simpy.Environment,
+    comm: FixedLatency | NetworkComm,
+    workers: Iterable[int],
+    steps: list[Step],
+) -> simpy.Process:
     """Run *steps* (as :func:`netsim.net.collectives.schedule` gives them, indices into
     *workers*) as worker-to-worker messages of *comm* (``comm.peers``), one step after the
     other. Returns a SimPy process whose value is the time it took (s)."""
@@ -44,14 +88,14 @@ class NoServer:
     """The workers' view of *comm* under a rule without a parameter server: the model is
     the worker's own, so pulls and pushes take no time (``peer`` messages do)."""
 
-    def __init__(self, comm):
+    def __init__(self, comm: FixedLatency | NetworkComm) -> None:
         self.comm = comm
         self.instant = [True] * len(comm.instant)
 
-    def pull(self, worker: int):
+    def pull(self, worker: int) -> None:
         return None
 
-    def push(self, worker: int):
+    def push(self, worker: int) -> None:
         return None
 
     def min_times(self, worker: int) -> tuple[float, float]:
@@ -67,7 +111,9 @@ class FixedLatency:
     pull_s, push_s : sequence of float, one per worker (s); 0 means instantaneous.
     """
 
-    def __init__(self, env, pull_s, push_s):
+    def __init__(
+        self, env: simpy.Environment, pull_s: Iterable[float], push_s: Iterable[float]
+    ) -> None:
         self.env = env
         self.pull_s = list(pull_s)
         self.push_s = list(push_s)
@@ -87,19 +133,19 @@ class FixedLatency:
             if a > horizon or b > horizon
         ]
 
-    def peers(self, messages):
+    def peers(self, messages: Sequence[Message]) -> simpy.Event | None:
         """Event that fires when every message ``(a, b, share)`` (from worker *a* to worker
         *b*, *share* of the model; the latency does not depend on size) has arrived: the
         longest of *a*'s push latency plus *b*'s pull latency, or None if that is 0."""
         delay = max((self.push_s[a] + self.pull_s[b] for a, b, _ in messages), default=0.0)
         return self.env.timeout(delay) if delay else None
 
-    def pull(self, worker: int):
+    def pull(self, worker: int) -> simpy.Event | None:
         """Event that fires when *worker* has received the model, or None if at once."""
         delay = self.pull_s[worker]
         return self.env.timeout(delay) if delay else None
 
-    def push(self, worker: int):
+    def push(self, worker: int) -> simpy.Event | None:
         """Event that fires when *worker*'s gradient reached the PS, or None if at once."""
         delay = self.push_s[worker]
         return self.env.timeout(delay) if delay else None
@@ -119,7 +165,14 @@ class NetworkComm:
     model_bytes, grad_bytes : int, message sizes (bytes).
     """
 
-    def __init__(self, net, ps_host, worker_hosts, model_bytes: int, grad_bytes: int):
+    def __init__(
+        self,
+        net: FlowNetwork,
+        ps_host: Hashable | None,
+        worker_hosts: Iterable[Hashable],
+        model_bytes: float,
+        grad_bytes: float,
+    ) -> None:
         self.net = net
         self.ps_host = ps_host
         self.hosts = list(worker_hosts)
@@ -172,7 +225,7 @@ class NetworkComm:
             capacity = data["bandwidth"]
             if capacity > 0 and data["latency"] + bits / capacity <= horizon:
                 usable.add_edge(u, v)
-        part = {}
+        part: dict[Hashable, int] = {}
         for k, nodes in enumerate(nx.connected_components(usable)):
             part.update(dict.fromkeys(nodes, k))
         counts = Counter(part[h] for h in self.hosts)
@@ -182,7 +235,7 @@ class NetworkComm:
         main = next(part[h] for h in self.hosts if counts[part[h]] == best)
         return [w for w, h in enumerate(self.hosts) if part[h] != main]
 
-    def peers(self, messages):
+    def peers(self, messages: Sequence[Message]) -> simpy.Event | None:
         """Event that fires when every message ``(a, b, share)`` (*share* of the model from
         worker *a* to worker *b*) has arrived, the messages sent at once."""
         hosts = self.hosts
@@ -192,14 +245,14 @@ class NetworkComm:
             [("peer", a, b) for a, b, _ in messages],
         )
 
-    def pull(self, worker: int):
+    def pull(self, worker: int) -> simpy.Event | None:
         if self.instant[worker]:
             return None
         return self.net.transfer(
             self.ps_host, self.hosts[worker], self.model_bytes, flow_key=("pull", worker)
         )
 
-    def push(self, worker: int):
+    def push(self, worker: int) -> simpy.Event | None:
         if self.instant[worker]:
             return None
         return self.net.transfer(

@@ -19,7 +19,11 @@ last solve, it resumes that solve from the first round that froze one of them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Protocol
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["LinkSharing", "max_min_rates", "progressive_filling", "water_fill"]
 
@@ -28,7 +32,9 @@ _RTOL = 1e-12
 saturated in the same step (saves iterations on symmetric topologies)."""
 
 
-def _check(capacities, weights, n_flows):
+def _check(
+    capacities: ArrayLike, weights: ArrayLike | None, n_flows: int
+) -> tuple[np.ndarray, np.ndarray]:
     cap = np.asarray(capacities, dtype=float)
     if cap.ndim != 1:
         raise ValueError(f"capacities must have shape (n_links,), got shape {cap.shape}")
@@ -46,7 +52,14 @@ def _check(capacities, weights, n_flows):
     return cap, w
 
 
-def progressive_filling(link_idx, flow_idx, capacities, weights=None, *, n_flows):
+def progressive_filling(
+    link_idx: np.ndarray,
+    flow_idx: np.ndarray,
+    capacities: ArrayLike,
+    weights: ArrayLike | None = None,
+    *,
+    n_flows: int,
+) -> np.ndarray:
     """Weighted max-min fair rates from a coordinate-list incidence.
 
     Parameters
@@ -116,7 +129,9 @@ def water_fill(links: np.ndarray, flows: np.ndarray, cap: np.ndarray, w: np.ndar
     return rates
 
 
-def max_min_rates(incidence, capacities, weights=None):
+def max_min_rates(
+    incidence: Any, capacities: ArrayLike, weights: ArrayLike | None = None
+) -> np.ndarray:
     """Weighted max-min fair rates of flows sharing links.
 
     Parameters
@@ -183,7 +198,7 @@ _ABSENT = object()
 """A key a round's journal found missing (see :class:`_Round`)."""
 
 
-def _restore(values: dict, key, value) -> None:
+def _restore(values: dict, key: int, value: object) -> None:
     """Put *value* back at *key* of *values* (remove the key when *value* is _ABSENT)."""
     if value is _ABSENT:
         values.pop(key, None)
@@ -198,8 +213,18 @@ class _Round:
 
     __slots__ = ("level", "frozen", "changes", "before")
 
-    def __init__(self, level: float, frozen: list, changes: list, before: int):
+    def __init__(self, level: float, frozen: list, changes: list, before: int) -> None:
         self.level, self.frozen, self.changes, self.before = level, frozen, changes, before
+
+
+class SharedFlow(Protocol):
+    """A flow as :class:`LinkSharing` sees it: the finite-capacity *links* it crosses (link
+    indices, not empty), its *weight* (> 0) and the *rate* (bit/s) :meth:`LinkSharing.solve`
+    sets."""
+
+    links: tuple[int, ...]
+    weight: float
+    rate: float
 
 
 class LinkSharing:
@@ -218,7 +243,7 @@ class LinkSharing:
         Every weight is 1 (plain max-min): :meth:`solve` then needs no flow order.
     """
 
-    def __init__(self, capacity: list[float], unit: bool):
+    def __init__(self, capacity: list[float], unit: bool) -> None:
         self.capacity = capacity
         self.unit = unit
         self.on: dict[int, dict] = {}
@@ -238,7 +263,7 @@ class LinkSharing:
         self._fresh = True  # a flow added or the capacities changed since the last solve
         self._least = min(capacity, default=0.0)  # the least capacity of any link
 
-    def add(self, flow) -> None:
+    def add(self, flow: SharedFlow) -> None:
         on, share, cap = self.on, self._share, self.capacity
         self._fresh = True
         for link in flow.links:
@@ -250,7 +275,7 @@ class LinkSharing:
                 crossing[flow] = None
                 share[link] = cap[link] / len(crossing)
 
-    def remove(self, flow) -> None:
+    def remove(self, flow: SharedFlow) -> None:
         on, share, cap = self.on, self._share, self.capacity
         self._gone.append(flow)
         for link in flow.links:
@@ -278,7 +303,7 @@ class LinkSharing:
         self._gone = []
         self._fresh = True
 
-    def solve(self, flows) -> None:
+    def solve(self, flows: Sequence[SharedFlow]) -> None:
         """Set the max-min fair ``rate`` of every flow of *flows* (all added, in the
         order they were added)."""
         self.level = None
@@ -300,7 +325,7 @@ class LinkSharing:
         if flows:
             self._water(len(flows), 0, 0, (self._share, {}, {}))
 
-    def _hubs(self, flows) -> bool:
+    def _hubs(self, flows: Sequence[SharedFlow]) -> bool:
         """Give every flow the share of its hub, when the flows split into at most
         :data:`_HUBS` groups, each the flows crossing one link of the least capacity of all
         (its hub), and no link is crossed by flows of two groups (a PS's pushes and its
@@ -485,7 +510,7 @@ class LinkSharing:
             return
         self._water(n, start, done, (share, count, remaining))
 
-    def _solve_weighted(self, flows) -> None:
+    def _solve_weighted(self, flows: Sequence[SharedFlow]) -> None:
         """Water-filling with weights, summing loads and taken capacity per link in the
         order of *flows* (then of each flow's links), as ``np.bincount`` does."""
         cap = self.capacity
@@ -501,7 +526,8 @@ class LinkSharing:
             level = min(share.values())
             top = level * (1.0 + _RTOL)
             tight = {link for link, s in share.items() if s <= top}
-            gone, stay = [], []
+            gone: list[SharedFlow] = []
+            stay: list[SharedFlow] = []
             for flow in active:
                 (gone if not tight.isdisjoint(flow.links) else stay).append(flow)
             for flow in gone:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -11,6 +12,10 @@ from .fairshare import LinkSharing
 from .hubqueues import HubQueues
 from .routing import route
 from .topology import validate_graph
+
+if TYPE_CHECKING:
+    import networkx as nx
+    import simpy
 
 __all__ = ["FlowNetwork", "TransferRecord"]
 
@@ -39,10 +44,17 @@ class TransferRecord(NamedTuple):
 
     src: object
     dst: object
-    nbytes: int
+    nbytes: float
     start: float
     end: float
     path: tuple
+
+
+Pair = tuple[Hashable, Hashable]
+"""A transfer's (source host, destination host)."""
+Found = tuple[tuple, tuple[int, ...], float, tuple[int, ...]]
+"""A path as :meth:`FlowNetwork._path` finds it: its directed links, their indices, its
+latency (s) and the indices of its finite links."""
 
 
 class _Batch:
@@ -50,7 +62,7 @@ class _Batch:
 
     __slots__ = ("event", "left")
 
-    def __init__(self, event, left: int):
+    def __init__(self, event: simpy.Event, left: int) -> None:
         self.event, self.left = event, left
 
 
@@ -60,6 +72,12 @@ class _Step:
     (concatenated, with their count per transfer), and whether no two share a link."""
 
     __slots__ = ("paths", "latency", "bottleneck", "links", "counts", "disjoint")
+    paths: list[tuple]
+    latency: np.ndarray
+    bottleneck: np.ndarray
+    links: np.ndarray
+    counts: np.ndarray
+    disjoint: bool
 
 
 class _Fast:
@@ -68,6 +86,15 @@ class _Fast:
     one for the batch (:meth:`FlowNetwork.transfer_many`)."""
 
     __slots__ = ("batch", "step", "pairs", "keys", "sizes", "bits", "start", "done", "live")
+    batch: _Batch
+    step: _Step
+    pairs: Sequence[tuple[Hashable, Hashable]]
+    keys: Sequence[Hashable]
+    sizes: Sequence[float]
+    bits: np.ndarray
+    start: float
+    done: np.ndarray
+    live: bool
 
 
 class _Solo:
@@ -77,6 +104,11 @@ class _Solo:
     (:meth:`FlowNetwork._unsolo`) when another flow arrives or a link changes first."""
 
     __slots__ = ("flow", "arrive", "rate", "done", "live")
+    flow: _Flow
+    arrive: float
+    rate: float
+    done: float
+    live: bool
 
     def sent(self, now: float) -> float:
         """Bits of it sent by *now* (s)."""
@@ -113,6 +145,25 @@ class _Flow:
     # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit);
     # seq: the order it was created in (see FlowNetwork._unsolo); order: the order it
     # started sending in; finish: see HubQueues (left and rate are stale while in a group)
+    src: Hashable
+    dst: Hashable
+    nbytes: float
+    bits: float
+    path: tuple
+    idx: tuple[int, ...]
+    links: tuple[int, ...]
+    weight: float
+    event: simpy.Event | None
+    start: float
+    batch: _Batch | None
+    gen: int
+    left: float
+    tol: float
+    rate: float
+    credited: float
+    seq: int
+    order: int
+    finish: float
 
 
 class FlowNetwork:
@@ -147,7 +198,14 @@ class FlowNetwork:
         If *G* is invalid. :exc:`ValueError` for a bad *sharing* or *header_bytes*.
     """
 
-    def __init__(self, env, G, *, sharing="maxmin", header_bytes=0):
+    def __init__(
+        self,
+        env: simpy.Environment,
+        G: nx.Graph,
+        *,
+        sharing: str = "maxmin",
+        header_bytes: float = 0,
+    ) -> None:
         if sharing not in ("maxmin", "rtt"):
             raise ValueError(f"sharing must be 'maxmin' or 'rtt', got {sharing!r}")
         if not header_bytes >= 0:
@@ -166,18 +224,20 @@ class FlowNetwork:
         self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
         self._cap = self.capacity.tolist()  # the same, as floats for the re-plans
         self._lat = self._latency.tolist()
-        self._routes = {}  # routing memo
-        self._paths = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
+        self._routes: dict = {}  # routing memo (see netsim.net.routing.route)
+        self._paths: dict[
+            tuple, tuple
+        ] = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
         self._finite_gen = 0  # changes when a link becomes finite or infinite
-        self._flows = []  # sending flows, in the order they started sending
+        self._flows: list[_Flow] = []  # sending flows, in the order they started sending
         self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
-        self._queues: HubQueues | None = None  # the flows sending, while they split by hubs
+        self._queues: HubQueues[_Flow] | None = None  # the flows sending, while they split by hubs
         self._orders = 0  # flows that started sending so far
         self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
-        self._arrived = []  # flows done with latency, not yet sending
-        self._steps = {}  # (pairs, keys) -> _Step, while the routes stand
-        self._fast = None  # the _Fast batch in flight, if any
-        self._solo = None  # the _Solo transfer in flight, if any
+        self._arrived: list[_Flow] = []  # flows done with latency, not yet sending
+        self._steps: dict[tuple, _Step] = {}  # (pairs, keys) -> _Step, while the routes stand
+        self._fast: _Fast | None = None  # the _Fast batch in flight, if any
+        self._solo: _Solo | None = None  # the _Solo transfer in flight, if any
         self._early: list = []  # (arrive, flow) of solos made flows in their path latency
         self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
         self._seq = 0  # flows created so far
@@ -191,7 +251,7 @@ class FlowNetwork:
 
     # ------------------------------------------------------------------ paths
 
-    def _path(self, src, dst, flow_key):
+    def _path(self, src: Hashable, dst: Hashable, flow_key: object) -> Found:
         """``(path, idx, latency, finite)``: the directed links from *src* to *dst*, their
         indices, the sum of their latencies (s) and the indices of the finite ones."""
         key = (src, dst, flow_key)
@@ -219,7 +279,9 @@ class FlowNetwork:
             total += lat[i]
         return total
 
-    def min_transfer_time(self, src, dst, nbytes, *, flow_key=None):
+    def min_transfer_time(
+        self, src: Hashable, dst: Hashable, nbytes: float, *, flow_key: object = None
+    ) -> float:
         """Time (s) to deliver *nbytes* from *src* to *dst* on an idle network.
 
         Path latency plus ``8 * (nbytes + header_bytes) / bottleneck``, on the
@@ -236,7 +298,16 @@ class FlowNetwork:
 
     # --------------------------------------------------------------- transfers
 
-    def _new_flow(self, src, dst, nbytes, found, start, batch, bits=None) -> _Flow:
+    def _new_flow(
+        self,
+        src: Hashable,
+        dst: Hashable,
+        nbytes: float,
+        found: Found,
+        start: float,
+        batch: _Batch | None,
+        bits: float | None = None,
+    ) -> _Flow:
         """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`_path`'s
         tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
         send (default all of them, header included)."""
@@ -252,7 +323,9 @@ class FlowNetwork:
         flow.seq = self._seq = self._seq + 1
         return flow
 
-    def transfer(self, src, dst, nbytes, *, flow_key=None):
+    def transfer(
+        self, src: Hashable, dst: Hashable, nbytes: float, *, flow_key: object = None
+    ) -> simpy.Event:
         """Start sending *nbytes* from host *src* to host *dst*.
 
         Parameters
@@ -272,16 +345,17 @@ class FlowNetwork:
             raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
         found = self._path(src, dst, flow_key)
         flow = self._new_flow(src, dst, nbytes, found, self.env.now, None)
+        event = cast("simpy.Event", flow.event)  # a flow outside a batch has its own
         if self._idle() and self._send_solo(flow, found[2]):
-            return flow.event
+            return event
         latency = found[2]
         if latency > 0:
             self._leave(flow, latency)
         else:
             self._arrive(flow)
-        return flow.event
+        return event
 
-    def _leave(self, flow, latency: float) -> None:
+    def _leave(self, flow: _Flow, latency: float) -> None:
         """Start *flow*'s path latency (s): transfers started at one instant with one
         latency share its timeout (they arrive together, in the order they started)."""
         now = self.env.now
@@ -295,7 +369,9 @@ class FlowNetwork:
         else:
             flows.append(flow)
 
-    def transfer_many(self, pairs, sizes, keys):
+    def transfer_many(
+        self, pairs: Sequence[Pair], sizes: Sequence[float], keys: Sequence[Hashable]
+    ) -> simpy.Event:
         """Start one transfer per ``(src, dst)`` of *pairs*, of *sizes* bytes with ECMP
         *keys* (sequences of one length): the same flows as that many :meth:`transfer`
         calls, with one event for all of them (transfers with one path latency also share
@@ -334,7 +410,7 @@ class FlowNetwork:
             or self._solo is not None
         )
 
-    def _send_solo(self, flow, latency: float) -> bool:
+    def _send_solo(self, flow: _Flow, latency: float) -> bool:
         """Send *flow* (path latency *latency*, s) as a :class:`_Solo` when its end is known
         now: it has bits to send, no cut link, and one timeout from now lands on the very
         float a re-plan at its arrival would have scheduled (``arrive + bits / rate``).
@@ -361,7 +437,7 @@ class FlowNetwork:
         self.env.timeout(wait, solo).callbacks.append(self._solo_done)
         return True
 
-    def _solo_done(self, event) -> None:
+    def _solo_done(self, event: simpy.Event) -> None:
         solo = event._value
         if solo.live:
             self._solo, solo.live = None, False
@@ -369,11 +445,10 @@ class FlowNetwork:
             self._credit(flow, flow.bits)
             self._deliver(flow)
 
-    def _unsolo(self) -> None:
+    def _unsolo(self, solo: _Solo) -> None:
         """Turn the solo transfer in flight into an ordinary flow, as it stands now: still
         in its path latency, sending with the bits it has left, or done."""
-        solo, self._solo = self._solo, None
-        solo.live = False
+        self._solo, solo.live = None, False
         flow, now = solo.flow, self.env.now
         if now < solo.arrive:  # it arrives by its own timeout, or with a later flow (_arrive)
             self._early.append((solo.arrive, flow))
@@ -388,7 +463,7 @@ class FlowNetwork:
         self._arrived.append(flow)
         self._request_replan()
 
-    def _step(self, pairs, keys) -> _Step:
+    def _step(self, pairs: Sequence[Pair], keys: Sequence[Hashable]) -> _Step:
         """The :class:`_Step` of these transfers (cached until the routes change)."""
         memo = (tuple(pairs), tuple(keys))
         step = self._steps.get(memo)
@@ -405,7 +480,14 @@ class FlowNetwork:
             self._steps[memo] = step
         return step
 
-    def _send_fast(self, batch, step, pairs, keys, sizes) -> None:
+    def _send_fast(
+        self,
+        batch: _Batch,
+        step: _Step,
+        pairs: Sequence[Pair],
+        keys: Sequence[Hashable],
+        sizes: Sequence[float],
+    ) -> None:
         """Send the batch as a :class:`_Fast` one: one timeout, at its last transfer's end."""
         now = self.env.now
         fast = _Fast()
@@ -420,7 +502,7 @@ class FlowNetwork:
         if end < math.inf:  # else a link of a path is cut: it ends only if it comes back
             self.env.timeout(end - now).callbacks.append(lambda _ev: self._fast_done(fast))
 
-    def _fast_done(self, fast) -> None:
+    def _fast_done(self, fast: _Fast) -> None:
         if not fast.live:  # sent on as flows (another transfer came, or a link changed)
             return
         self._fast, fast.live = None, False
@@ -428,7 +510,7 @@ class FlowNetwork:
         fast.batch.left = 0
         fast.batch.event.succeed(self.env.now)
 
-    def _fast_carried(self, fast) -> np.ndarray:
+    def _fast_carried(self, fast: _Fast) -> np.ndarray:
         """Bits per transfer of *fast* sent by now (n_transfers,)."""
         now = self.env.now
         sending = np.maximum(now - (fast.start + fast.step.latency), 0.0)
@@ -436,12 +518,11 @@ class FlowNetwork:
             sent = np.minimum(sending * fast.step.bottleneck, fast.bits)
         return np.where(fast.done <= now, fast.bits, np.nan_to_num(sent, nan=0.0))
 
-    def _materialize(self) -> None:
+    def _materialize(self, fast: _Fast) -> None:
         """Turn the fast batch in flight into ordinary flows, as they stand now: the done
         ones count as delivered, the ones still in their path latency arrive later, the
         ones sending go on with the bits they have left."""
-        fast, self._fast = self._fast, None
-        fast.live = False
+        self._fast, fast.live = None, False
         now = self.env.now
         sent = self._fast_carried(fast)
         _add_at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
@@ -462,7 +543,13 @@ class FlowNetwork:
         if not batch.left:
             batch.event.succeed(now)
 
-    def _start_flows(self, batch, pairs, sizes, keys) -> None:
+    def _start_flows(
+        self,
+        batch: _Batch,
+        pairs: Sequence[Pair],
+        sizes: Sequence[float],
+        keys: Sequence[Hashable],
+    ) -> None:
         """The transfers of *batch* as ordinary flows, one timeout per path latency."""
         env = self.env
         waiting: dict[float, list] = {}
@@ -477,10 +564,10 @@ class FlowNetwork:
         for latency, flows in waiting.items():
             env.timeout(latency, flows).callbacks.append(self._on_arrival)
 
-    def _deliver(self, flow):
+    def _deliver(self, flow: _Flow) -> None:
         batch = flow.batch
         if batch is None:
-            flow.event.succeed(
+            cast("simpy.Event", flow.event).succeed(
                 TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start, self.env.now, flow.path)
             )
             return
@@ -488,18 +575,18 @@ class FlowNetwork:
         if not batch.left:
             batch.event.succeed(self.env.now)
 
-    def _arrive(self, flow):
+    def _arrive(self, flow: _Flow) -> None:
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
         if (self._early or self._admitted) and not self._arrive_early(flow):
             return
         self._admit(flow)
 
-    def _admit(self, flow):
+    def _admit(self, flow: _Flow) -> None:
         if self._fast is not None:  # it would share the network with the fast batch
-            self._materialize()
+            self._materialize(self._fast)
         if self._solo is not None:  # ... or with the solo transfer
-            self._unsolo()
+            self._unsolo(self._solo)
         if flow.gen != self._finite_gen:  # a link changed finiteness since it started
             flow.links = self._finite(flow.idx)
         if flow.bits == 0 or not flow.links:
@@ -508,7 +595,7 @@ class FlowNetwork:
         self._arrived.append(flow)
         self._request_replan()
 
-    def _arrive_early(self, flow) -> bool:
+    def _arrive_early(self, flow: _Flow) -> bool:
         """Let the former solos due now that were created before *flow* arrive first, as
         their path-latency timeout, created with them, would have; False when *flow* is a
         former solo that has arrived so already (its own timeout fires later)."""
@@ -523,7 +610,7 @@ class FlowNetwork:
             self._admit(early)
         return True
 
-    def _recross(self):
+    def _recross(self) -> None:
         """A link became finite or infinite: recompute which links each flow about to
         send or sending shares its rate on. One left with none sends the rest of its
         bits at once (infinite rate): it is delivered at the next re-plan (now)."""
@@ -542,7 +629,7 @@ class FlowNetwork:
                 flow.left = 0.0
                 flow.credited = flow.bits  # the rest goes at infinite rate: no link counts it
 
-    def _request_replan(self):
+    def _request_replan(self) -> None:
         if not self._replan_pending:
             self._replan_pending = True
             env = self.env
@@ -556,14 +643,14 @@ class FlowNetwork:
             # event succeeded now (NORMAL priority, next id), in one call
             env.timeout(0).callbacks.append(self._replan)
 
-    def _on_arrival(self, event):
+    def _on_arrival(self, event: simpy.Event) -> None:
         """The flows of *event* (a tuple or list, its value) are through their path latency."""
         self._waking = True
         for flow in event._value:
             self._arrive(flow)
         self._woken()
 
-    def _on_timeout(self, event):
+    def _on_timeout(self, event: simpy.Event) -> None:
         """The earliest completion planned by the re-plan of generation ``event._value``."""
         if event._value == self._generation:
             self._waking = True
@@ -577,7 +664,7 @@ class FlowNetwork:
             self._deferred = False
             self._replan(None)
 
-    def _credit(self, flow, sent: float) -> None:
+    def _credit(self, flow: _Flow, sent: float) -> None:
         """Count *sent* bits of *flow* (its total so far) on its links: a flow's bits are
         added to the per-link totals when it is delivered (or its links change), not at
         every re-plan; :meth:`_carried` adds those of the flows still sending."""
@@ -588,7 +675,7 @@ class FlowNetwork:
                 carried[link] += more
             flow.credited = sent
 
-    def _advance(self):
+    def _advance(self) -> None:
         """Account for bits sent since the last update at the current rates."""
         dt = self.env.now - self._last
         if dt > 0 and self._flows:
@@ -596,14 +683,14 @@ class FlowNetwork:
                 flow.left -= flow.rate * dt
         self._last = self.env.now
 
-    def _replan(self, _event):
+    def _replan(self, _event: simpy.Event | None) -> None:
         """Deliver the flows done by now, start the ones arrived, re-solve the rates and
         schedule the earliest completion. The arithmetic is the vectorised one it
         replaced, flow by flow: ``left -= rate * dt`` at every re-plan, done when
         ``left <= 1e-9 * bits`` or ``left / rate <= 4 * spacing(now)``; while the flows
         split by hubs, by their groups' virtual time (:meth:`_replan_hubs`)."""
         self._replan_pending = False
-        if self._queues is not None and self._replan_hubs():
+        if self._queues is not None and self._replan_hubs(self._queues):
             return
         now = self.env.now
         sharing = self._sharing
@@ -637,7 +724,8 @@ class FlowNetwork:
         self._generation += 1
         sharing.solve(flows)
         if len(flows) >= HUB_FLOWS and sharing.hubs is not None and sharing._least > 0:
-            self._queues = queues = HubQueues(sharing)  # serve them by virtual time from now
+            queues: HubQueues[_Flow] = HubQueues(sharing)  # serve them by virtual time from now
+            self._queues = queues
             queues.start(sharing.hubs, now)
             self._flows = []
             self._plan(queues.delay())
@@ -655,7 +743,7 @@ class FlowNetwork:
                             delay = wait
             self._plan(delay)
 
-    def _sending(self, flow) -> float:
+    def _sending(self, flow: _Flow) -> float:
         """*flow* starts sending now: its bits left (those not sent as a solo), tolerance
         and order are set and it is added to the link sharing. Returns its bits left."""
         flow.left = bits = flow.bits - flow.credited
@@ -664,14 +752,14 @@ class FlowNetwork:
         self._sharing.add(flow)
         return bits
 
-    def _replan_hubs(self) -> bool:
+    def _replan_hubs(self, queues: HubQueues[_Flow]) -> bool:
         """:meth:`_replan` while the flows in flight split by hubs (``self._queues``): the
         groups are served up to now, the flows done leave, the ones arrived join their hub's
         group. False when a flow arrived does not fit the groups: the flows then leave them
         (``self._flows``, with their bits left) and the water-filling takes over, with that
         flow and the ones after it still to start."""
         now = self.env.now
-        queues, sharing = self._queues, self._sharing
+        sharing = self._sharing
         queues.advance(now)
         done = queues.due(4 * math.ulp(now))
         for flow in done:
@@ -714,7 +802,14 @@ class FlowNetwork:
             self._sharing.forget()
             self._last = self.env.now
 
-    def set_link(self, u, v, *, bandwidth=None, latency=None):
+    def set_link(
+        self,
+        u: Hashable,
+        v: Hashable,
+        *,
+        bandwidth: float | None = None,
+        latency: float | None = None,
+    ) -> None:
         """Change the link between *u* and *v* (both directions) from now on.
 
         *bandwidth* (bit/s, >= 0; 0 cuts the link: flows crossing it stop until it comes
@@ -725,9 +820,9 @@ class FlowNetwork:
         if not self.graph.has_edge(u, v):
             raise KeyError(f"no link {u!r}-{v!r}")
         if self._fast is not None:
-            self._materialize()
+            self._materialize(self._fast)
         if self._solo is not None:
-            self._unsolo()
+            self._unsolo(self._solo)
         self._leave_hubs()
         self._advance()
         was_finite = np.isfinite(self.capacity)
@@ -753,7 +848,9 @@ class FlowNetwork:
 
     # ------------------------------------------------------------- statistics
 
-    def link_utilisation(self, sim_time=None):
+    def link_utilisation(
+        self, sim_time: float | None = None
+    ) -> list[tuple[Hashable, Hashable, float]]:
         """Busiest links first: ``[(u, v, utilisation), ...]`` for every directed link.
 
         Utilisation is ``bytes carried * 8 / (bandwidth * sim_time)``, bytes
@@ -769,11 +866,11 @@ class FlowNetwork:
         carried = self._carried()
         with np.errstate(divide="ignore", invalid="ignore"):
             util = np.where(self.capacity > 0, carried / (self.capacity * sim_time), 0.0)
-        util = [float(f"{x:.12g}") for x in util.tolist()]
-        order = sorted(range(len(self.links)), key=lambda i: -util[i])
-        return [(*self.links[i], util[i]) for i in order]
+        shares = [float(f"{x:.12g}") for x in util.tolist()]
+        order = sorted(range(len(self.links)), key=lambda i: -shares[i])
+        return [(*self.links[i], shares[i]) for i in order]
 
-    def bytes_carried(self):
+    def bytes_carried(self) -> dict[Pair, float]:
         """Bytes carried so far per directed link, ``{(u, v): bytes}``."""
         self._advance()
         return {link: float(b) / 8.0 for link, b in zip(self.links, self._carried(), strict=True)}
@@ -799,6 +896,6 @@ class FlowNetwork:
                 carried[link] += sent
         fast = self._fast
         if fast is not None:
-            sent = self._fast_carried(fast)
-            np.add.at(carried, fast.step.links, np.repeat(sent, fast.step.counts))
+            carried_fast = self._fast_carried(fast)
+            np.add.at(carried, fast.step.links, np.repeat(carried_fast, fast.step.counts))
         return carried

@@ -20,10 +20,28 @@ again when it leaves) and ``finish`` (the served bits it is done at, set here).
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from .fairshare import _HUBS  # at most this many groups, as LinkSharing finds them
 
+if TYPE_CHECKING:
+    from .fairshare import LinkSharing
+
 __all__ = ["HubQueues"]
+
+
+class QueuedFlow(Protocol):
+    """A flow as the queues see it (see the module's docstring); bits, bit/s."""
+
+    links: tuple[int, ...]
+    tol: float
+    order: int
+    left: float
+    finish: float
+    rate: float
+
+
+F = TypeVar("F", bound=QueuedFlow)
 
 _FORMER = 8
 """Hubs remembered after their group emptied: a flow alone on its links, which crosses
@@ -36,11 +54,12 @@ class _Group:
 
     __slots__ = ("hub", "served", "since", "rate", "heap")
 
-    def __init__(self, hub: int, now: float, rate: float):
-        self.hub, self.served, self.since, self.rate, self.heap = hub, 0.0, now, rate, []
+    def __init__(self, hub: int, now: float, rate: float) -> None:
+        self.hub, self.served, self.since, self.rate = hub, 0.0, now, rate
+        self.heap: list[tuple[float, int, Any]] = []  # (finish, order, flow)
 
 
-class HubQueues:
+class HubQueues(Generic[F]):
     """The groups of the flows in flight, while they split by hubs.
 
     Parameters
@@ -51,10 +70,10 @@ class HubQueues:
         :meth:`join` and after :meth:`due`.
     """
 
-    def __init__(self, sharing):
+    def __init__(self, sharing: LinkSharing) -> None:
         self.sharing = sharing
         self.groups: dict[int, _Group] = {}
-        self.group_of: dict = {}  # flow -> its group
+        self.group_of: dict[F, _Group] = {}  # flow -> its group
         self._former: dict[int, None] = {}
 
     def start(self, hubs: list, now: float) -> None:
@@ -81,7 +100,7 @@ class HubQueues:
                 group.served += group.rate * dt
             group.since = now
 
-    def due(self, tiny: float) -> list:
+    def due(self, tiny: float) -> list[F]:
         """Take out the flows done by now (as served): those at the top of their group with
         ``left <= tol`` or ``left / rate <= tiny`` (s); in the order they started sending."""
         done = []
@@ -115,7 +134,7 @@ class HubQueues:
                 if len(self._former) > _FORMER:
                     del self._former[next(iter(self._former))]
 
-    def join(self, flow, now: float) -> bool:
+    def join(self, flow: F, now: float) -> bool:
         """Add *flow* (already added to the sharing, ``left`` bits to send) to the group
         of the hub it crosses, or to a new group when it shares no link: False when the
         flows would no longer split by hubs (nothing changed here then)."""
@@ -140,10 +159,10 @@ class HubQueues:
         if group is None:
             if len(groups) == _HUBS:
                 return False
-            hub = self._new_hub(links)
-            if hub is None:
+            new = self._new_hub(links)
+            if new is None:
                 return False
-            group = groups[hub] = _Group(hub, now, 0.0)
+            group = groups[new] = _Group(new, now, 0.0)
         flow.finish = finish = group.served + flow.left
         heapq.heappush(group.heap, (finish, flow.order, flow))
         group_of[flow] = group
@@ -172,7 +191,7 @@ class HubQueues:
                     best = wait
         return best
 
-    def release(self) -> list:
+    def release(self) -> list[F]:
         """Take out every flow, with its ``left`` bits and ``rate``, in the order they
         started sending (the groups are then empty)."""
         flows = []
@@ -186,11 +205,11 @@ class HubQueues:
         flows.sort(key=_order)
         return flows
 
-    def left(self, flow, now: float) -> float:
+    def left(self, flow: F, now: float) -> float:
         """Bits *flow* (in a group) has left to send at *now* (s), without serving the groups."""
         group = self.group_of[flow]
         return flow.finish - (group.served + group.rate * (now - group.since))
 
 
-def _order(flow) -> int:
+def _order(flow: QueuedFlow) -> int:
     return flow.order

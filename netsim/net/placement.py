@@ -3,43 +3,48 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
 from .topology import TopologyError, natural_key
 from .topology import hosts as list_hosts
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = ["place", "POLICIES"]
 
 POLICIES = ("packed", "spread", "per_datacenter", "random")
 
 
-def _check_host(G, name, what):
+def _check_host(G: nx.Graph, name: Hashable, what: str) -> Hashable:
     if name not in G or G.nodes[name].get("role") != "host":
         raise TopologyError(f"{what} {name!r}", "is not a host of the topology")
     return name
 
 
-def _interleave(groups):
+def _interleave(groups: list[list[Hashable]]) -> list[Hashable]:
     """Round-robin over lists: [[a, b], [c]] -> [a, c, b]."""
-    out = []
+    out: list[Hashable] = []
     for layer in itertools.zip_longest(*groups):
         out.extend(x for x in layer if x is not None)
     return out
 
 
-def _rack(G, h):
+def _rack(G: nx.Graph, h: Hashable) -> Hashable:
     switches = sorted((n for n in G.adj[h] if G.nodes[n].get("role") != "host"), key=natural_key)
     return switches[0] if switches else h
 
 
-def _spread(G, candidates):
+def _spread(G: nx.Graph, candidates: list[Hashable]) -> list[Hashable]:
     """Hosts ordered so that consecutive picks alternate datacenter, pod, then rack."""
 
-    def split(items, level):
+    def split(items: list[Hashable], level: int) -> list[Hashable]:
         if level == 3:
             return items
-        keys = {}
+        keys: dict[Hashable, list[Hashable]] = {}
         for h in items:
             attrs = G.nodes[h]
             key = (attrs.get("dc"), attrs.get("pod"), _rack(G, h))[level]
@@ -50,8 +55,16 @@ def _spread(G, candidates):
 
 
 def place(
-    G, n_workers, *, policy="packed", ps_host=None, hosts=None, counts=None, rng=None, with_ps=True
-):
+    G: nx.Graph,
+    n_workers: int,
+    *,
+    policy: str = "packed",
+    ps_host: Hashable | None = None,
+    hosts: Sequence[Hashable] | None = None,
+    counts: dict[int, int] | Sequence[int] | None = None,
+    rng: np.random.Generator | None = None,
+    with_ps: bool = True,
+) -> tuple[Hashable | None, list[Hashable]]:
     """Pick the PS host and *n_workers* distinct worker hosts.
 
     Parameters
@@ -100,13 +113,7 @@ def place(
         ps_host = None
     free = [h for h in all_hosts if h != ps_host]
     if hosts is not None:
-        workers = [_check_host(G, h, "worker host") for h in hosts]
-        if len(workers) != n_workers:
-            raise TopologyError(
-                "hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}"
-            )
-        if len(set(workers)) != len(workers) or ps_host in workers:
-            raise TopologyError("hosts", f"must be distinct and exclude the PS host {ps_host!r}")
+        workers = _given(G, hosts, n_workers, ps_host)
     elif policy == "per_datacenter":
         workers = _per_datacenter(G, free, n_workers, counts)
     else:
@@ -129,7 +136,20 @@ def place(
     return ps_host, workers
 
 
-def _check_reachable(G, ps_host, workers) -> None:
+def _given(
+    G: nx.Graph, hosts: Sequence[Hashable], n_workers: int, ps_host: Hashable | None
+) -> list[Hashable]:
+    """The explicit worker *hosts*, checked: hosts of *G*, *n_workers* of them, distinct, not
+    the PS host."""
+    workers = [_check_host(G, h, "worker host") for h in hosts]
+    if len(workers) != n_workers:
+        raise TopologyError("hosts", f"must list n_workers={n_workers} hosts, got {len(workers)}")
+    if len(set(workers)) != len(workers) or ps_host in workers:
+        raise TopologyError("hosts", f"must be distinct and exclude the PS host {ps_host!r}")
+    return workers
+
+
+def _check_reachable(G: nx.Graph, ps_host: Hashable | None, workers: list[Hashable]) -> None:
     """Every worker host reaches the PS host (without a PS, *ps_host* None: the first worker's)."""
     hub = ps_host if ps_host is not None else workers[0]
     reachable = nx.node_connected_component(G, hub)
@@ -139,7 +159,12 @@ def _check_reachable(G, ps_host, workers) -> None:
             raise TopologyError(f"worker host {w!r}", f"has no path to {what}")
 
 
-def _per_datacenter(G, free, n_workers, counts):
+def _per_datacenter(
+    G: nx.Graph,
+    free: list[Hashable],
+    n_workers: int,
+    counts: dict[int, int] | Sequence[int] | None,
+) -> list[Hashable]:
     if counts is None:
         raise TopologyError(
             "counts", "policy 'per_datacenter' needs counts per datacenter, got None"
@@ -151,7 +176,7 @@ def _per_datacenter(G, free, n_workers, counts):
             raise TopologyError(f"counts[{dc!r}]", f"must be an integer >= 0, got {n!r}")
     if sum(counts.values()) != n_workers:
         raise TopologyError("counts", f"must sum to n_workers={n_workers}, got {counts!r}")
-    workers = []
+    workers: list[Hashable] = []
     for dc, n in counts.items():
         pool = [h for h in free if G.nodes[h].get("dc") == dc]
         if not isinstance(n, int) or not 0 <= n <= len(pool):

@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator, Hashable, Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import simpy
 
 from .flows import FlowNetwork
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 __all__ = ["probe"]
 
+Process = Generator[simpy.Event, Any, None]
+"""A SimPy process body."""
 
-def _ping_pull_push(env, net, ps, worker, probe_bytes, model_bytes, grad_bytes, out, i, r):
+
+def _ping_pull_push(
+    env: simpy.Environment,
+    net: FlowNetwork,
+    ps: Hashable,
+    worker: Hashable,
+    probe_bytes: float,
+    model_bytes: float,
+    grad_bytes: float,
+    out: dict[str, np.ndarray],
+    i: int,
+    r: int,
+) -> Process:
     """One worker: probe to the PS and back, then pull the model and push a gradient."""
     t0 = env.now
     yield net.transfer(worker, ps, probe_bytes)
@@ -22,13 +42,29 @@ def _ping_pull_push(env, net, ps, worker, probe_bytes, model_bytes, grad_bytes, 
     out["pull_push"][r, i] = env.now - t1
 
 
-def _alone(env, net, ps, workers, sizes, out, rounds):
+def _alone(
+    env: simpy.Environment,
+    net: FlowNetwork,
+    ps: Hashable,
+    workers: list[Hashable],
+    sizes: tuple[float, float, float],
+    out: dict[str, np.ndarray],
+    rounds: int,
+) -> Process:
     for r in range(rounds):
         for i, w in enumerate(workers):
             yield env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
 
 
-def _loaded(env, net, ps, workers, sizes, out, rounds):
+def _loaded(
+    env: simpy.Environment,
+    net: FlowNetwork,
+    ps: Hashable,
+    workers: list[Hashable],
+    sizes: tuple[float, float, float],
+    out: dict[str, np.ndarray],
+    rounds: int,
+) -> Process:
     for r in range(rounds):
         yield env.all_of(
             [
@@ -39,18 +75,18 @@ def _loaded(env, net, ps, workers, sizes, out, rounds):
 
 
 def probe(
-    G,
-    ps_host,
-    worker_hosts,
+    G: nx.Graph,
+    ps_host: Hashable,
+    worker_hosts: Iterable[Hashable],
     *,
-    model_bytes,
-    grad_bytes,
-    probe_bytes=64,
-    rounds=3,
-    load=False,
-    sharing="maxmin",
-    header_bytes=0,
-):
+    model_bytes: float,
+    grad_bytes: float,
+    probe_bytes: float = 64,
+    rounds: int = 3,
+    load: bool = False,
+    sharing: str = "maxmin",
+    header_bytes: float = 0,
+) -> dict[str, np.ndarray]:
     """Measure each worker's round-trip and pull+push times to the PS.
 
     Runs a private :class:`simpy.Environment` and :class:`FlowNetwork` on *G*.
@@ -92,7 +128,7 @@ def probe(
         raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
     workers = list(worker_hosts)
     sizes = (probe_bytes, model_bytes, grad_bytes)
-    result = {}
+    result: dict[str, np.ndarray] = {}
     modes = [("", _alone)] + ([("_loaded", _loaded)] if load else [])
     for suffix, driver in modes:
         env = simpy.Environment()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Hashable, Iterator
 from typing import NamedTuple
 
 import networkx as nx
@@ -34,14 +35,23 @@ __all__ = ["route", "equal_cost_paths", "path_count", "flow_hash"]
 
 _RTOL = 1e-9
 
+Node = Hashable
+"""A node of the topology (hosts and switches are named by strings)."""
+Link = tuple[Node, Node]
+"""A directed link ``(u, v)``."""
+Cache = dict | None
+"""The caller's memo (see the module docstring), or None."""
+Hops = tuple[dict[Node, tuple[Node, ...]], dict[Node, int]]
+"""``(next_hops, count)``: each node's next hops toward the root, its number of paths."""
 
-def flow_hash(flow_key):
+
+def flow_hash(flow_key: object) -> int:
     """Stable 64-bit hash of ``repr(flow_key)`` (BLAKE2b; not Python's salted ``hash``)."""
     digest = hashlib.blake2b(repr(flow_key).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
 
 
-def _rank(G, cache):
+def _rank(G: nx.Graph, cache: Cache) -> dict[Node, int]:
     """``{node: position in natural order}``, the tie order of equal-cost hops."""
     if cache is not None and "rank" in cache:
         return cache["rank"]
@@ -51,7 +61,7 @@ def _rank(G, cache):
     return rank
 
 
-def _adjacency(G, cache):
+def _adjacency(G: nx.Graph, cache: Cache) -> dict[Node, tuple[tuple[Node, dict], ...]]:
     """``{u: ((v, edge attributes), ...)}`` in *G*'s neighbour order; plain tuples, read fast."""
     if cache is not None and "adj" in cache:
         return cache["adj"]
@@ -61,7 +71,7 @@ def _adjacency(G, cache):
     return adj
 
 
-def _dag(G, root, cache):
+def _dag(G: nx.Graph, root: Node, cache: Cache) -> Hops:
     """Shortest-path DAG rooted at *root*.
 
     Two stages: Dijkstra (networkx) gives each node's least latency ``d``; a link ``u - v``
@@ -80,7 +90,8 @@ def _dag(G, root, cache):
         return cache[key]
     adj = _adjacency(G, cache)
     dist = nx.single_source_dijkstra_path_length(G, root, weight="latency")
-    level, preds, order = {root: 0}, {root: []}, [root]
+    level, order = {root: 0}, [root]
+    preds: dict[Node, list[Node]] = {root: []}
     frontier = [root]
     while frontier:
         found = []
@@ -108,7 +119,7 @@ def _dag(G, root, cache):
     return next_hops, count
 
 
-def _root(src, dst, cache):
+def _root(src: Node, dst: Node, cache: Cache) -> Node:
     """The endpoint whose DAG serves the pair: *dst* if its DAG is cached, else *src*
     if its DAG is, else the one that was an endpoint more often (*dst* on ties).
 
@@ -126,7 +137,7 @@ def _root(src, dst, cache):
     return dst if uses[dst] >= uses[src] else src
 
 
-def _pair(G, src, dst, cache):
+def _pair(G: nx.Graph, src: Node, dst: Node, cache: Cache) -> Hops:
     """``(next_hops, count)`` restricted to what a walk from *src* to *dst* needs.
 
     Uses the DAG rooted at the endpoint chosen by :func:`_root`. For *src*, the
@@ -139,7 +150,7 @@ def _pair(G, src, dst, cache):
     key = ("pair", src, dst)
     if cache is not None and key in cache:
         return cache[key]
-    if _root(src, dst, cache) == dst:
+    if cache is None or _root(src, dst, cache) == dst:
         next_hops, count = _dag(G, dst, cache)
         if src not in count:
             raise TopologyError(f"route {src!r} -> {dst!r}", "no path")
@@ -150,7 +161,9 @@ def _pair(G, src, dst, cache):
     return _inverted(G, src, dst, back, cache)
 
 
-def _inverted(G, src, dst, back, cache):
+def _inverted(
+    G: nx.Graph, src: Node, dst: Node, back: dict[Node, tuple[Node, ...]], cache: dict
+) -> Hops:
     """``(next_hops, count)`` toward *dst* on the shortest src->dst paths, from *back*, the
     next hops toward *src* of the DAG rooted at *src* (memoised per pair).
 
@@ -169,14 +182,15 @@ def _inverted(G, src, dst, back, cache):
         return succ, count
     # Walk back from dst level by level (a node's next hops toward src are all one hop
     # nearer src), so every node comes after all its successors toward dst.
-    succ, order, frontier = {dst: []}, [dst], [dst]
+    after: dict[Node, list[Node]] = {dst: []}
+    order, frontier = [dst], [dst]
     while frontier:
         found = []
         for v in frontier:
             for u in back[v]:
-                s = succ.get(u)
+                s = after.get(u)
                 if s is None:
-                    succ[u] = [v]
+                    after[u] = [v]
                     found.append(u)
                 else:
                     s.append(v)
@@ -185,10 +199,10 @@ def _inverted(G, src, dst, back, cache):
     rank = _rank(G, cache).__getitem__
     count = {dst: 1}
     for u in order[1:]:
-        s = succ[u]
+        s = after[u]
         s.sort(key=rank)
         count[u] = sum(count[v] for v in s)
-    succ = {u: tuple(s) for u, s in succ.items()}
+    succ = {u: tuple(s) for u, s in after.items()}
     cache[key] = (succ, count)
     return succ, count
 
@@ -204,7 +218,7 @@ class _FatTree(NamedTuple):
     down: dict  # (core, pod id) -> the agg of that pod linked to the core
 
 
-def _fat_tree_arity(n_nodes):
+def _fat_tree_arity(n_nodes: int) -> int | None:
     """The k with ``k**3/4 + 5*k**2/4 == n_nodes`` (the node count of ``fat_tree(k)``), or None."""
     k = 2
     while k**3 // 4 + 5 * k * k // 4 < n_nodes:
@@ -212,7 +226,7 @@ def _fat_tree_arity(n_nodes):
     return k if k**3 // 4 + 5 * k * k // 4 == n_nodes else None
 
 
-def _fat_tree_plan(k):
+def _fat_tree_plan(k: int) -> tuple[_FatTree, list[Link]]:
     """``(layout, links)`` of ``fat_tree(k)`` from its naming scheme; links as (u, v).
 
     Counting up ``i`` in ``p{p}-agg{i}`` and ``c`` in ``core{c}`` is natural order.
@@ -234,7 +248,7 @@ def _fat_tree_plan(k):
     return ft, links
 
 
-def _fat_tree_layout(G):
+def _fat_tree_layout(G: nx.Graph) -> _FatTree | None:
     """The layout of *G* if it is exactly ``fat_tree(k)`` with one latency, else None.
 
     *G* qualifies when it has the nodes and links (by name) of
@@ -263,7 +277,7 @@ def _fat_tree_layout(G):
     return ft if 0 <= latencies[0] and math.isfinite(8 * latencies[0]) else None
 
 
-def _fat_tree(G, cache):
+def _fat_tree(G: nx.Graph, cache: Cache) -> _FatTree | None:
     """:func:`_fat_tree_layout` of *G*, memoised in *cache*."""
     if cache is not None and "fat_tree" in cache:
         return cache["fat_tree"]
@@ -273,14 +287,14 @@ def _fat_tree(G, cache):
     return ft
 
 
-def _fat_tree_count(ft, es, ed):
+def _fat_tree_count(ft: _FatTree, es: Node, ed: Node) -> int:
     """Number of equal-cost paths between hosts under edge switches *es* and *ed*."""
     if es == ed:
         return 1
     return ft.half if ft.pod[es] == ft.pod[ed] else ft.half * ft.half
 
 
-def _fat_tree_route(ft, src, dst, flow_key):
+def _fat_tree_route(ft: _FatTree, src: Node, dst: Node, flow_key: object) -> list[Link]:
     """:func:`route` between distinct hosts of a fat-tree with layout *ft*."""
     es, ed = ft.edge[src], ft.edge[dst]
     if es == ed:
@@ -296,7 +310,7 @@ def _fat_tree_route(ft, src, dst, flow_key):
     return [(src, es), (es, agg), (agg, core), (core, agg2), (agg2, ed), (ed, dst)]
 
 
-def path_count(G, src, dst, *, cache=None):
+def path_count(G: nx.Graph, src: Node, dst: Node, *, cache: Cache = None) -> int:
     """Number of equal-cost shortest paths from *src* to *dst* (1 if equal)."""
     if src == dst:
         return 1
@@ -306,7 +320,9 @@ def path_count(G, src, dst, *, cache=None):
     return _pair(G, src, dst, cache)[1][src]
 
 
-def route(G, src, dst, *, flow_key=None, cache=None):
+def route(
+    G: nx.Graph, src: Node, dst: Node, *, flow_key: object = None, cache: Cache = None
+) -> list[Link]:
     """The path of one flow from *src* to *dst* as directed links.
 
     Parameters
@@ -354,7 +370,7 @@ def route(G, src, dst, *, flow_key=None, cache=None):
     return path
 
 
-def equal_cost_paths(G, src, dst, *, cache=None):
+def equal_cost_paths(G: nx.Graph, src: Node, dst: Node, *, cache: Cache = None) -> list[list[Link]]:
     """Every equal-cost path from *src* to *dst*, as lists of directed links.
 
     In the order used by :func:`route` (always by the general algorithm). The
@@ -365,7 +381,7 @@ def equal_cost_paths(G, src, dst, *, cache=None):
         return [[]]
     next_hops, _ = _pair(G, src, dst, cache)
 
-    def walk(u):
+    def walk(u: Node) -> Iterator[list[Link]]:
         if u == dst:
             yield []
             return

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import networkx as nx
 
@@ -51,19 +52,19 @@ class TopologyError(ValueError):
     the attributes ``element`` and ``message``.
     """
 
-    def __init__(self, element, message):
+    def __init__(self, element: str, message: str) -> None:
         super().__init__(f"{element}: {message}")
         self.element = element
         self.message = message
 
 
-def natural_key(node):
+def natural_key(node: object) -> tuple:
     """Sort key putting ``h2`` before ``h10`` (works for str and int nodes)."""
     parts = re.split(r"(\d+)", str(node))
     return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
 
 
-def hosts(G):
+def hosts(G: nx.Graph) -> list:
     """The nodes of *G* whose ``role`` is ``"host"``, in natural order."""
     return sorted((n for n, r in G.nodes(data="role") if r == "host"), key=natural_key)
 
@@ -72,19 +73,19 @@ MAX_LINKS = 200_000
 """Most links a built topology may have (a bigger graph does not fit the flow model's memory)."""
 
 
-def _size(name, links):
+def _size(name: str, links: float) -> None:
     """Refuse a builder call that would make more than MAX_LINKS links."""
     if links > MAX_LINKS:
         raise TopologyError(name, f"would build {links:.3g} links; at most {MAX_LINKS} are allowed")
 
 
-def _count(name, value, minimum=1):
+def _count(name: str, value: object, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise TopologyError(name, f"must be an integer >= {minimum}, got {value!r}")
     return value
 
 
-def _link(name_bw, bandwidth, name_lat, latency):
+def _link(name_bw: str, bandwidth: object, name_lat: str, latency: object) -> dict[str, float]:
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) or not bandwidth >= 0:
         raise TopologyError(name_bw, f"must be >= 0 bit/s (0: cut), got {bandwidth!r}")
     if (
@@ -96,7 +97,7 @@ def _link(name_bw, bandwidth, name_lat, latency):
     return {"bandwidth": float(bandwidth), "latency": float(latency)}
 
 
-def star(n_hosts, *, bandwidth=10e9, latency=5e-6):
+def star(n_hosts: int, *, bandwidth: float = 10e9, latency: float = 5e-6) -> nx.Graph:
     """Hosts ``h0`` ... ``h{n_hosts-1}`` around one switch ``s0``.
 
     Parameters
@@ -124,7 +125,16 @@ def star(n_hosts, *, bandwidth=10e9, latency=5e-6):
     return G
 
 
-def _add_leaf_spine(G, prefix, racks, hosts_per_rack, spines, host_link, fabric_link, extra):
+def _add_leaf_spine(
+    G: nx.Graph,
+    prefix: str,
+    racks: int,
+    hosts_per_rack: int,
+    spines: int,
+    host_link: dict[str, float],
+    fabric_link: dict[str, float],
+    extra: dict[str, object],
+) -> None:
     for s in range(spines):
         G.add_node(f"{prefix}spine{s}", role="spine", **extra)
     for r in range(racks):
@@ -139,15 +149,15 @@ def _add_leaf_spine(G, prefix, racks, hosts_per_rack, spines, host_link, fabric_
 
 
 def leaf_spine(
-    racks,
-    hosts_per_rack,
-    spines,
+    racks: int,
+    hosts_per_rack: int,
+    spines: int,
     *,
-    host_bandwidth=10e9,
-    fabric_bandwidth=40e9,
-    host_latency=1e-6,
-    fabric_latency=1e-6,
-):
+    host_bandwidth: float = 10e9,
+    fabric_bandwidth: float = 40e9,
+    host_latency: float = 1e-6,
+    fabric_latency: float = 1e-6,
+) -> nx.Graph:
     """Two-tier Clos: every leaf (ToR) ``leaf{r}`` links to every ``spine{s}``.
 
     Parameters
@@ -175,7 +185,7 @@ def leaf_spine(
     return G
 
 
-def fat_tree(k, *, bandwidth=10e9, latency=1e-6):
+def fat_tree(k: int, *, bandwidth: float = 10e9, latency: float = 1e-6) -> nx.Graph:
     """Al-Fares k-ary fat-tree with uniform links.
 
     ``k`` pods, each with ``k/2`` edge switches ``p{p}-edge{i}`` and ``k/2``
@@ -239,7 +249,7 @@ _DC_KEYS = {
 }
 
 
-def _add_datacenter(G, i, spec):
+def _add_datacenter(G: nx.Graph, i: int, spec: object) -> None:
     where = f"dcs[{i}]"
     if not isinstance(spec, dict):
         raise TopologyError(where, f"must be a dict, got {spec!r}")
@@ -274,7 +284,7 @@ def _add_datacenter(G, i, spec):
         G.add_edge(f"dc{i}-spine{s}", f"dc{i}-gw", **gateway)
 
 
-def multi_datacenter(dcs, wan):
+def multi_datacenter(dcs: list[dict], wan: list[tuple[int, int, float, float]]) -> nx.Graph:
     """Leaf-spine datacenters joined by WAN links between their gateways.
 
     Datacenter ``i`` is a :func:`leaf_spine` whose node names are prefixed
@@ -325,7 +335,7 @@ def multi_datacenter(dcs, wan):
     return G
 
 
-BUILDERS = {
+BUILDERS: dict[str, Callable[..., nx.Graph]] = {
     "star": star,
     "leaf_spine": leaf_spine,
     "fat_tree": fat_tree,
@@ -334,11 +344,11 @@ BUILDERS = {
 """Builder functions by the name used in topology specs."""
 
 
-def _number(value):
+def _number(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float))
 
 
-def validate_graph(G):
+def validate_graph(G: nx.Graph) -> nx.Graph:
     """Check *G* against the attribute vocabulary and return it unchanged.
 
     Raises :exc:`TopologyError` naming the offending node or edge for a

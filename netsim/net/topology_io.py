@@ -25,6 +25,7 @@ Parallel edges merge (bandwidths add, shortest latency kept); self-loops go.
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from pathlib import Path
 
@@ -40,7 +41,7 @@ _SOURCES = ("builder", "graphml", "topohub")
 _KEYS = {"builder", "args", "graphml", "topohub", "bandwidth", "latency", "description"}
 
 
-def great_circle_latency(lat1, lon1, lat2, lon2):
+def great_circle_latency(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     """One-way latency (s) over the great circle between two points (degrees) at 2/3 c."""
     p1, p2 = math.radians(lat1), math.radians(lat2)
     dp, dl = p2 - p1, math.radians(lon2 - lon1)
@@ -48,12 +49,14 @@ def great_circle_latency(lat1, lon1, lat2, lon2):
     return 2 * _EARTH_RADIUS_M * math.asin(min(1.0, math.sqrt(a))) / _FIBRE_SPEED_M_S
 
 
-def list_presets(directory):
+def list_presets(directory: str | os.PathLike) -> list[str]:
     """Names (file stems) of the ``*.toml`` presets in *directory*, sorted."""
     return sorted(p.stem for p in Path(directory).glob("*.toml"))
 
 
-def load_topology(spec_or_path, *, base_dir=None):
+def load_topology(
+    spec_or_path: dict | str | os.PathLike, *, base_dir: str | os.PathLike | None = None
+) -> nx.Graph:
     """Build and validate the topology described by *spec_or_path*.
 
     Parameters
@@ -103,7 +106,7 @@ def load_topology(spec_or_path, *, base_dir=None):
     return _from_spec(spec, str(path), path.parent)
 
 
-def is_file(path) -> bool:
+def is_file(path: str | os.PathLike) -> bool:
     """``Path(path).is_file()``, False for names the OS refuses (too long, NUL bytes, ...)."""
     try:
         return Path(path).is_file()
@@ -120,7 +123,7 @@ _KINDS = {
 }
 
 
-def _from_spec(spec, where, base):
+def _from_spec(spec: object, where: str, base: str | os.PathLike) -> nx.Graph:
     if not isinstance(spec, dict):
         raise TopologyError(where, f"must be a table, got {spec!r}")
     unknown = sorted(set(spec) - _KEYS)
@@ -161,7 +164,7 @@ def _from_spec(spec, where, base):
         raise TopologyError(f"{where} [{err.element}]", err.message) from err
 
 
-def _build(spec, where):
+def _build(spec: dict, where: str) -> nx.Graph:
     name = spec["builder"]
     if name not in BUILDERS:
         raise TopologyError(
@@ -176,7 +179,7 @@ def _build(spec, where):
         raise TopologyError(f"{where} [args]", f"bad arguments for {name}: {err}") from err
 
 
-def _read_graphml(path, where):
+def _read_graphml(path: Path, where: str) -> nx.Graph:
     if not is_file(path):
         raise TopologyError(f"{where} [graphml]", f"no such file {str(path)!r}")
     try:
@@ -185,7 +188,7 @@ def _read_graphml(path, where):
         raise TopologyError(str(path), f"unparsable GraphML: {err}") from err
 
 
-def _read_topohub(key, where):
+def _read_topohub(key: str, where: str) -> nx.Graph:
     try:
         import topohub
     except ImportError as err:
@@ -206,12 +209,12 @@ def _read_topohub(key, where):
     return G
 
 
-def _coords(attrs):
+def _coords(attrs: dict) -> tuple[float, float] | None:
     lat, lon = attrs.get("Latitude"), attrs.get("Longitude")
     return None if lat is None or lon is None else (float(lat), float(lon))
 
 
-def _normalise(H, bandwidth, latency):
+def _normalise(H: nx.Graph, bandwidth: float, latency: float) -> nx.Graph:
     """A simple undirected nx.Graph in the netsim vocabulary from a foreign graph."""
     G = nx.Graph(name=H.graph.get("name", ""))
     for n, attrs in H.nodes(data=True):

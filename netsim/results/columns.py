@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = ["COLUMN_PAD", "fit_columns", "text_width"]
 
 COLUMN_PAD = 3
@@ -9,7 +11,7 @@ COLUMN_PAD = 3
 
 
 def fit_columns(
-    header: list[str], rows: list[list[str]], width: int | None, priority=()
+    header: list[str], rows: list[list[str]], width: int | None, priority: Sequence[str] = ()
 ) -> list[int]:
     """Indices of the columns of a table that fit in *width* characters (None: all), in
     table order, without cutting a cell: each column takes its longest cell or header word

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .grouptable import FAR, candidate_rows, plain_name, shape_text
+from .grouptable import FAR, Recommendation, candidate_rows, plain_name, shape_text
 from .runfolder import strict_json, write_atomic
 from .tables import to_csv
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 
 __all__ = ["recommendation_dict", "write_recommendation", "predicted_figure"]
 
 
-def recommendation_dict(rec, classes: list[str] | None = None) -> dict:
+def recommendation_dict(rec: Recommendation, classes: list[str] | None = None) -> dict:
     """The recommendation as ``netsim group --json`` prints it: :meth:`Recommendation.as_dict`
     with each candidate's plain name and shape (``one group (SSGD)``, ``8 × 2``)."""
     out = rec.as_dict()
@@ -27,7 +32,9 @@ def recommendation_dict(rec, classes: list[str] | None = None) -> dict:
     return out
 
 
-def write_recommendation(rec, out: str | Path, classes: list[str] | None = None) -> list[Path]:
+def write_recommendation(
+    rec: Recommendation, out: str | Path, classes: list[str] | None = None
+) -> list[Path]:
     """Write the three files into *out* (created when missing); returns their paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -45,7 +52,9 @@ def write_recommendation(rec, out: str | Path, classes: list[str] | None = None)
     return paths
 
 
-def predicted_figure(rec, classes: list[str] | None = None, rows: int = 20):
+def predicted_figure(
+    rec: Recommendation, classes: list[str] | None = None, rows: int = 20
+) -> Figure:
     """Horizontal bars: each candidate's predicted time to the target loss (dot) and its
     interval (line), the race's first *rows* candidates, the pick on top; candidates not
     predicted to get there within 100 horizons are left out (named in the title)."""

@@ -9,12 +9,47 @@ the member lists are in ``--members`` and the JSON.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.table import Table
 from rich.text import Text
 
 from ..grouping import ONE_GROUP, SINGLETONS
 from .columns import fit_columns, text_width
+
+if TYPE_CHECKING:
+    from ..sim.measurement import Measurement
+
+
+class Recommendation(Protocol):
+    """What the renderers read of the race's pick (:class:`netsim.tuning.evidence.Recommendation`;
+    results do not import tuning): the grouping *name*, its *groups* and η, the target,
+    the evidence (*pilots*, best first by :meth:`ranking`) and what the race cost."""
+
+    name: str
+    groups: tuple[tuple[int, ...], ...]
+    lr: float
+    target: float
+    target_source: str
+    reason: str
+    pilots: list[Any]
+    rungs: list[float]
+    measurement: Measurement | None
+    sim_s: float
+    wall_s: float
+    horizon: float
+    verified: list[dict[str, Any]]
+    pruned: dict[str, str]
+    unseen: list[dict[str, Any]]
+
+    @property
+    def separated(self) -> bool: ...
+    @property
+    def pick(self) -> Any: ...
+    def ranking(self) -> list[Any]: ...
+    def as_dict(self) -> dict[str, Any]: ...
+
 
 __all__ = [
     "PLAIN",
@@ -60,7 +95,7 @@ def plain_name(name: str) -> str:
     return PLAIN.get(name, name)
 
 
-def shape_text(groups, classes: list[str] | None = None) -> str:
+def shape_text(groups: Sequence[Sequence[int]], classes: list[str] | None = None) -> str:
     """A partition in a few characters: ``3 classes`` when each group holds exactly the
     workers of one worker class (and there are two classes or more), ``8 × 2`` for 8 groups
     of 2, else the group sizes in order (``4+4+8``; past 8 groups ``11 groups of 1–4``).
@@ -88,12 +123,12 @@ def shape_text(groups, classes: list[str] | None = None) -> str:
     return f"{len(sizes)} groups of {min(sizes)}–{max(sizes)}"
 
 
-def members_text(groups) -> str:
+def members_text(groups: Sequence[Sequence[int]]) -> str:
     """``[0,1] [2,3]`` (every worker id, nothing cut)."""
     return " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
 
 
-def _num(x) -> str:
+def _num(x: float | None) -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
 
 
@@ -126,7 +161,7 @@ def interval_text(low: float, high: float, horizon: float = math.inf) -> str:
 
 
 def candidate_rows(
-    rec, classes: list[str] | None = None, members: bool = False
+    rec: Recommendation, classes: list[str] | None = None, members: bool = False
 ) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) of the race's candidates in its order (the pick first,
     marked ``→``); *members*: a last column with every group's worker ids."""
@@ -155,7 +190,7 @@ def candidate_rows(
 
 
 def candidates_table(
-    rec,
+    rec: Recommendation,
     classes: list[str] | None = None,
     width: int | None = None,
     members: bool = False,
@@ -201,10 +236,12 @@ def candidates_table(
     return table
 
 
-def class_rows(rec, classes: list[str]) -> tuple[list[str], list[list[str]]]:
+def class_rows(rec: Recommendation, classes: list[str]) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of the measurement per worker class: its workers, mean iteration,
     compute and communication times (s), RTT (ms), and the pick's groups that hold them."""
     m = rec.measurement
+    if m is None:
+        raise ValueError("the recommendation holds no measurement")
     group_of = {w: k for k, g in enumerate(rec.groups) for w in g}
     order: dict[str, list[int]] = {}
     for w, c in enumerate(classes):
@@ -246,12 +283,12 @@ def _ids_text(ids: list[int]) -> str:
     return ",".join(parts)
 
 
-def _best_of(rec, name: str):
+def _best_of(rec: Recommendation, name: str) -> Any:
     """The race's best-ranked candidate of grouping *name* (None when not raced)."""
     return next((p for p in rec.ranking() if p.name == name), None)
 
 
-def group_verdict(rec, classes: list[str] | None = None) -> str:
+def group_verdict(rec: Recommendation, classes: list[str] | None = None) -> str:
     """One line: the pick, its predicted time to the target, and how much faster it is
     predicted to be than the hand groups, one group (SSGD) and singletons (ASGD), each at
     its best-ranked η (``1.42× faster than hand (86.1 s)``)."""

@@ -7,6 +7,8 @@ rows that do not fit the terminal's height are summarised in one row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -64,7 +66,7 @@ def bar_text(fraction: float, width: int) -> Text:
 def live_view(
     snap: Snapshot,
     title: str = "",
-    done=(),
+    done: Sequence[Snapshot] = (),
     position: str = "",
     eta: float | None = None,
     size: tuple[int, int] | None = None,
@@ -163,7 +165,9 @@ def _plain_loss(snap: Snapshot, long: bool) -> str:
     if snap.loss is None:
         return "loss=" + loss_text(snap).removeprefix("loss ")
     if snap.evaluated_update == 0 and snap.updates > 0:
-        return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f})"
+        if long:
+            return f"loss=- (not evaluated since t = 0; initial {snap.loss:.5f})"
+        return "loss=- (not evaluated since t = 0)"
     if long:
         return f"loss={snap.loss:.5f} (t={snap.evaluated_at:.6g})"
     return f"loss={snap.loss:.5f}"

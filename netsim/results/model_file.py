@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -25,7 +27,7 @@ MODEL_FILE = "model.npz"
 STATE_DICT_FILE = "model.pt"
 
 
-def _atomic(path: Path, write) -> None:
+def _atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """``write(binary file)`` into a temporary file beside *path*, then renamed over it
     (:func:`netsim.results.atomic.written`)."""
 
@@ -61,7 +63,7 @@ def write_model(folder: str | Path, w: np.ndarray, info: dict) -> None:
         arrays["input_shape"] = np.array(info["input_shape"], dtype=np.int64)
         arrays["n_classes"] = np.array(info["n_classes"], dtype=np.int64)
         arrays.update({f"buffer:{k}": v for k, v in info["buffers"].items()})
-    _atomic(folder / MODEL_FILE, lambda fh: np.savez(fh, **arrays))
+    _atomic(folder / MODEL_FILE, lambda fh: np.savez(fh, allow_pickle=True, **arrays))
     if info["backend"] == "torch":
         import torch
 
@@ -72,7 +74,7 @@ def write_model(folder: str | Path, w: np.ndarray, info: dict) -> None:
         _atomic(folder / STATE_DICT_FILE, lambda fh: torch.save(state, fh))
 
 
-def load_model(folder: str | os.PathLike):
+def load_model(folder: str | os.PathLike) -> Any:
     """The trained model of run folder *folder*: for a torch model, the ``nn.Module`` its
     scenario builds (``scenario.toml`` in the folder), with the final parameters and
     buffers loaded (in evaluation mode); for a numpy model, the final weight vector
@@ -82,7 +84,7 @@ def load_model(folder: str | os.PathLike):
     path = folder / MODEL_FILE
     if not path.is_file():
         raise ScenarioError(
-            "model", f"{path} not found: a run folder keeps its model once the run ends", path
+            "model", f"{path} not found: a run folder keeps its model once the run ends", str(path)
         )
     with np.load(path, allow_pickle=False) as z:
         w = z["w"]
@@ -98,7 +100,7 @@ def load_model(folder: str | os.PathLike):
     scenario_file = folder / "scenario.toml"
     if not scenario_file.is_file():
         raise ScenarioError(
-            "model", f"{scenario_file} not found: it says which module to build", scenario_file
+            "model", f"{scenario_file} not found: it says which module to build", str(scenario_file)
         )
     spec = load_scenario(scenario_file).model
     try:
@@ -106,7 +108,9 @@ def load_model(folder: str | os.PathLike):
             module = build_module(spec, input_shape, n_classes)
     except Exception as exc:  # noqa: BLE001  the user's constructor: no traceback
         key = "model.module" if spec.module else "model.name"
-        raise ScenarioError(key, f"building the module failed ({exc})", scenario_file) from None
+        raise ScenarioError(
+            key, f"building the module failed ({exc})", str(scenario_file)
+        ) from None
     state = torch.load(folder / STATE_DICT_FILE, weights_only=True)
     module = module.to(dtype=getattr(torch, spec.dtype))  # as it trained (load_state_dict casts)
     module.load_state_dict(state)

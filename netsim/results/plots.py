@@ -9,6 +9,9 @@ return a Figure; :func:`plot_runs` saves them all and returns the paths.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +19,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from ..sim.records import class_rows
+from ..sim.summary import Summary
 from .atomic import written
+from .figset import IID_REASON, Drawn, Only, check_only, loss_targets, one_unit, skewed_runs
 from .runfolder import RunData, find_runs, relabel
 from .timeline import DPI, timeline_fig
 
@@ -74,7 +79,9 @@ def time_unit(runs: list[RunData]) -> str:
     return "/".join(units) if units else "s"
 
 
-def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None) -> list[Path]:
+def save(
+    fig: Figure, path: str | Path, formats: str | Iterable[str] = ("png",), dpi: int | None = None
+) -> list[Path]:
     """Save *fig* as ``path`` with each suffix of *formats* (png, pdf, svg); *dpi* for PNG."""
     formats = _check_formats(formats)
     path = Path(path)
@@ -83,15 +90,13 @@ def save(fig: Figure, path: str | Path, formats=("png",), dpi: int | None = None
         target = path.with_suffix(f".{fmt}")
         written(
             target,
-            lambda tmp, fmt=fmt: fig.savefig(
-                tmp, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"
-            ),
+            partial(fig.savefig, format=fmt, dpi=dpi if fmt == "png" and dpi else "figure"),
         )
         out.append(target)
     return out
 
 
-def _check_formats(formats) -> tuple[str, ...]:
+def _check_formats(formats: str | Iterable[str] | None) -> tuple[str, ...]:
     formats = (formats,) if isinstance(formats, str) else tuple(formats or ("png",))
     for fmt in formats:
         if fmt not in FIG_FORMATS:
@@ -102,74 +107,104 @@ def _check_formats(formats) -> tuple[str, ...]:
 
 
 def plot_folders(
-    folders,
+    folders: Iterable[str | os.PathLike],
     out_dir: str | Path | None = None,
     window: tuple[float, float] | None = None,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
-) -> list[Path]:
+    target: float | None = None,
+    only: Only = None,
+) -> Drawn:
     """All figures for the runs found in *folders* (run, compare or sweep folders).
 
     *out_dir* defaults to ``<folder>/plots`` for one folder, else ``./plots``;
     *window* (start, end) in simulated time limits the timeline (then saved as
-    ``timeline_START-END``, so the full default timeline is kept).
+    ``timeline_START-END``, so the full default timeline is kept); *target* and *only*
+    as for :func:`plot_runs`.
     Raises :class:`netsim.results.runfolder.FolderError` for a folder without runs.
     """
-    folders = [Path(f) for f in folders]
+    paths = [Path(f) for f in folders]
     runs = []
-    for folder in folders:
+    for folder in paths:
         found = find_runs(folder)
-        runs += relabel(found, lambda r, f=folder: f.name) if len(folders) > 1 else found
+        runs += relabel(found, partial(_folder_name, folder)) if len(paths) > 1 else found
     out = (
         Path(out_dir)
         if out_dir is not None
-        else (folders[0] / "plots" if len(folders) == 1 else Path("plots"))
+        else (paths[0] / "plots" if len(paths) == 1 else Path("plots"))
     )
-    return plot_runs(runs, out, window, formats=formats, dpi=dpi, xscale=xscale)
+    return plot_runs(runs, out, window, formats, dpi, xscale, target, only)
+
+
+def _folder_name(folder: Path, run: RunData) -> str:
+    return folder.name
 
 
 def plot_runs(
     runs: list[RunData],
     out_dir: str | Path,
     window: tuple[float, float] | None = None,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
-) -> list[Path]:
-    """Write the four curve figures, the timeline (runs with a timeline), ``staleness``,
-    ``update_rate``, ``bias`` and ``labels`` (runs with per-label accuracy) and
-    ``consensus`` (runs of rules without a PS) into *out_dir* in each of
-    *formats*; return their paths."""
+    target: float | None = None,
+    only: Only = None,
+) -> Drawn:
+    """Write the four curve figures (the target loss drawn on the loss curves: *target*,
+    else the runs' ``run.target_loss``), the timeline (runs with a timeline), ``staleness``,
+    ``update_rate``, ``bias`` and ``labels`` (runs scored per label whose workers' labels
+    are skewed: :mod:`netsim.results.figset`) and ``consensus`` (runs of rules without a
+    PS) into *out_dir* in each of *formats*; *only*: just these figure names (e.g.
+    ``("timeline",)``). Returns their paths, with ``skipped`` naming what was not drawn and why."""
     formats = _check_formats(formats)
     if xscale not in XSCALES:
         raise ValueError(f"--xscale: {xscale!r} is not allowed (allowed: {', '.join(XSCALES)})")
+    wanted = check_only(only)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    paths, skipped = [], {}
+    targets = loss_targets(runs, target)
     for (y, x), name in CURVE_FILES.items():
-        paths += save(curve_figure(runs, y, x, xscale), out / name, formats, dpi)
+        if wanted is None or name[:-4] in wanted:
+            fig = curve_figure(runs, y, x, xscale, targets)
+            paths += save(fig, out / name, formats, dpi)
     timed = [r for r in runs if r.timeline is not None]
-    if timed:
+    if timed and (wanted is None or "timeline" in wanted):
         name = "timeline.png" if window is None else f"timeline_{window[0]:g}-{window[1]:g}.png"
         fig = timeline_figure(_first_per_group(timed)[:MAX_TIMELINES], window, _title_head(runs))
         paths += save(fig, out / name, formats, dpi)
-    paths += save(staleness_figure(runs), out / "staleness.png", formats, dpi)
-    paths += save(update_rate_figure(runs), out / "update_rate.png", formats, dpi)
-    for name, fig in optional_figures(runs).items():
+    elif not timed:
+        skipped["timeline"] = "no run recorded a timeline (run.timeline_until = 0)"
+    for name, draw in (("staleness", staleness_figure), ("update_rate", update_rate_figure)):
+        if wanted is None or name in wanted:
+            paths += save(draw(runs), out / f"{name}.png", formats, dpi)
+    for name, fig in optional_figures(runs, wanted, skipped).items():
         paths += save(fig, out / f"{name}.png", formats, dpi)
-    return paths
+    return Drawn(
+        paths, skipped if wanted is None else {k: skipped[k] for k in wanted if k in skipped}
+    )
 
 
-def optional_figures(runs: list[RunData]) -> dict[str, Figure]:
+def optional_figures(
+    runs: list[RunData], only: Only = None, skipped: dict[str, str] | None = None
+) -> dict[str, Figure]:
     """The figures only some runs have data for, by name: ``bias`` and ``labels`` (runs
-    scored per label), ``consensus`` (runs whose workers hold their own models)."""
-    out = {}
-    if any(r.bias is not None for r in runs):
-        out["bias"] = bias_figure([r for r in runs if r.bias is not None])
-    if any(r.summary.get("bias", {}).get("class_accuracy") for r in runs):
-        out["labels"] = labels_figure(runs)
-    if any(_consensus(r) is not None for r in runs):
+    scored per label whose workers hold skewed labels), ``consensus`` (runs whose workers
+    hold their own models); *only*: just these names. The per-label figures of runs on IID
+    data are left out, the reason put in *skipped* (name → why)."""
+    out: dict[str, Figure] = {}
+    wanted = check_only(only)
+    skewed = skewed_runs(runs)
+    if (wanted is None or "bias" in wanted) and any(r.bias is not None for r in skewed):
+        out["bias"] = bias_figure([r for r in skewed if r.bias is not None])
+    if (wanted is None or "labels" in wanted) and any(
+        r.summary.get("bias", {}).get("class_accuracy") for r in skewed
+    ):
+        out["labels"] = labels_figure(skewed)
+    if not skewed and any(r.summary.get("bias") for r in runs) and skipped is not None:
+        skipped["bias"] = skipped["labels"] = IID_REASON
+    if (wanted is None or "consensus" in wanted) and any(_consensus(r) is not None for r in runs):
         out["consensus"] = consensus_figure(runs)
     return out
 
@@ -211,7 +246,9 @@ def _first_per_group(runs: list[RunData]) -> list[RunData]:
     return list(seen.values())[:MAX_PANELS]
 
 
-def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
+def mean_band(
+    curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and Student-t CI half-width of several curves ``(x, y)`` on a common grid.
 
     The grid is every x of any curve up to the smallest last x (where all are
@@ -236,11 +273,16 @@ def mean_band(curves: list[tuple[np.ndarray, np.ndarray]], level: float = 0.95):
 
 
 def curve_figure(
-    runs: list[RunData], y: str = "loss", x: str = "sim_time", xscale: str = "log"
+    runs: list[RunData],
+    y: str = "loss",
+    x: str = "sim_time",
+    xscale: str = "log",
+    targets: tuple | list = (),
 ) -> Figure:
     """*y* (loss or test_accuracy) against *x* (update or sim_time): one line per
     group of runs; a group of several seeds is drawn as its mean with a shaded
-    95 % CI band. *xscale* (log or linear) applies to the updates axis."""
+    95 % CI band. *xscale* (log or linear) applies to the updates axis; *targets*: target
+    losses drawn as dashed grey lines on a loss figure."""
     colors, dashes = _colors(runs), _dashes(runs)
     outside = len(colors) > 8  # a long legend goes to the right of the axes
     fig = Figure(figsize=(9.5 if outside else 7.5, 4.6), dpi=DPI, layout="constrained")
@@ -275,6 +317,17 @@ def curve_figure(
             ax.fill_between(xs, mean - half, mean + half, color=colors[group], alpha=0.2, lw=0)
     if log:
         ax.set_xscale("log")
+    for level in targets if y == "loss" else ():
+        ax.axhline(level, color="0.35", ls=(0, (4, 3)), lw=1.0, zorder=1)
+        ax.annotate(
+            f"target {level:.4g}",
+            (0.995, level),
+            xycoords=("axes fraction", "data"),
+            ha="right",
+            va="bottom",
+            fontsize="x-small",
+            color="0.3",
+        )
     if y == "test_accuracy":
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel(
@@ -302,7 +355,7 @@ def _by_group(runs: list[RunData]) -> dict[str, list[RunData]]:
 def plot_curves(
     runs: list[RunData],
     out_dir: Path,
-    formats=("png",),
+    formats: str | Iterable[str] = ("png",),
     dpi: int | None = None,
     xscale: str = "log",
 ) -> list[Path]:
@@ -313,7 +366,9 @@ def plot_curves(
     return paths
 
 
-def timeline_figure(runs: list[RunData], window=None, title: str = "") -> Figure:
+def timeline_figure(
+    runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""
+) -> Figure:
     """The worker timeline figure (see :func:`netsim.results.timeline.plot_timeline`)."""
     return timeline_fig(runs, window, title)
 
@@ -372,7 +427,7 @@ def staleness_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def group_names(summary: dict) -> list[str]:
+def group_names(summary: Summary) -> list[str]:
     """A short name per group: its worker class when it is exactly one class,
     ``id (class)`` for a lone worker, else the classes joined by ``+``."""
     cls = [w["worker_class"] for w in summary["workers"]]
@@ -400,7 +455,7 @@ def update_rate_figure(runs: list[RunData]) -> Figure:
     """Model updates per simulated time unit of each group, one panel per group of
     runs (mean over seeds)."""
     pooled, colors = _pooled(runs), _colors(runs)
-    unit = time_unit(runs)
+    unit = one_unit(time_unit(runs))
     fig, axes = _panels(
         len(pooled),
         f"Model updates per simulated {unit}, per group{_mean_note(runs)}\n{_title_head(runs)}",
@@ -441,6 +496,13 @@ def plot_bias(runs: list[RunData], path: Path) -> Path:
     return save(bias_figure(runs), path, (Path(path).suffix.lstrip(".") or "png",))[0]
 
 
+def _bias_of(run: RunData) -> dict:
+    """The bias.csv columns of *run* (the figure shows only runs with them)."""
+    if run.bias is None:
+        raise ValueError(f"{run.label}: the run has no per-label accuracy")
+    return run.bias
+
+
 def bias_figure(runs: list[RunData]) -> Figure:
     """Two panels against simulated time: the worst per-label test accuracy (one line per
     run), and each worker class's cumulative share of the model steps (the run's colour,
@@ -451,26 +513,30 @@ def bias_figure(runs: list[RunData]) -> Figure:
     labelled = set()
     classes = list(
         dict.fromkeys(
-            k[len("step_share_") :] for r in runs for k in r.bias if k.startswith("step_share_")
+            k[len("step_share_") :]
+            for r in runs
+            for k in _bias_of(r)
+            if k.startswith("step_share_")
         )
     )
     for r in runs:
-        t = r.bias["sim_time"]
+        bias = _bias_of(r)
+        t = bias["sim_time"]
         label = None if r.group in labelled else r.group
         labelled.add(r.group)
         worst.plot(
             t,
-            r.bias["worst_class_accuracy"],
+            bias["worst_class_accuracy"],
             color=colors[r.group],
             ls=dashes[r.group],
             label=label,
             lw=1.5,
         )
         for j, name in enumerate(classes):
-            if f"step_share_{name}" in r.bias:
+            if f"step_share_{name}" in bias:
                 share.plot(
                     t,
-                    r.bias[f"step_share_{name}"],
+                    bias[f"step_share_{name}"],
                     color=colors[r.group],
                     ls=LINESTYLES[j % len(LINESTYLES)],
                     lw=1.3,
@@ -505,7 +571,7 @@ def bias_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def label_holders(summary: dict) -> list[list[str]]:
+def label_holders(summary: Summary) -> list[list[str]]:
     """Per label, the worker classes holding training rows of it (class order), from
     ``data.label_histogram`` and ``workers`` of a summary (empty lists when absent)."""
     hist = summary.get("data", {}).get("label_histogram")
@@ -544,7 +610,7 @@ def labels_figure(runs: list[RunData]) -> Figure:
     return fig
 
 
-def _consensus(r: RunData):
+def _consensus(r: RunData) -> tuple[np.ndarray, np.ndarray] | None:
     """(sim_time, consensus distance) per evaluation of a run whose workers hold their own
     models, or None."""
     values = r.summary.get("consensus_distance", {}).get("per_evaluation")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from typing import TextIO
 
 from ..sim.records import Snapshot
 from .render import plain_line
@@ -27,7 +29,9 @@ class LineProgress:
     *position*: the run's place in a series (``[2/5]``), set by the caller between runs.
     """
 
-    def __init__(self, stream=None, every_s: float = 0.5, position: str = ""):
+    def __init__(
+        self, stream: TextIO | None = None, every_s: float = 0.5, position: str = ""
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.every_s = every_s
         self.position = position
@@ -47,7 +51,7 @@ class LineProgress:
         self.stream.flush()
 
 
-def resolve(progress):
+def resolve(progress: object) -> Callable[[Snapshot], object] | None:
     """The callback meant by an API *progress* argument: a callable as given; True → a
     :class:`LineProgress` on stderr; ``"auto"`` → one inside a notebook, else None;
     None/False → None."""

@@ -12,6 +12,10 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config.scenario import Scenario
 
 __all__ = [
     "run_meta",
@@ -80,7 +84,9 @@ def data_checksums(source: str) -> dict[str, str]:
     return out
 
 
-def run_meta(scenario, data_source: str, started: datetime | None = None, label: str = "") -> dict:
+def run_meta(
+    scenario: Scenario, data_source: str, started: datetime | None = None, label: str = ""
+) -> dict:
     """The ``meta.json`` dict of a run of *scenario* (a Scenario) on data from *data_source*."""
     started = started or datetime.now(timezone.utc)
     return {
@@ -103,7 +109,7 @@ def _summary_without_wall(path: Path) -> dict:
     """summary.json without its wall-clock fields (``WALL_KEYS`` and, at any depth, keys
     ending in ``wall_s``, e.g. the recommender's pilot costs)."""
 
-    def strip(value):
+    def strip(value: Any) -> Any:  # a JSON value
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items() if not k.endswith("wall_s")}
         if isinstance(value, list):

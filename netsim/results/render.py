@@ -4,14 +4,18 @@ topology tables, plain progress lines. Pure functions of data; nothing is printe
 from __future__ import annotations
 
 import math
+from collections.abc import Container, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
+from ..sim.summary import Summary
 from .columns import COLUMN_PAD, fit_columns  # noqa: F401  (re-exported)
 from .columns import text_width as _text_width
 from .grouptable import (
     MAX_ROWS,
+    Recommendation,
     candidates_table,
     class_rows,
     group_verdict,
@@ -21,6 +25,11 @@ from .grouptable import far_text as _far_text  # noqa: F401  (kept for callers)
 from .grouptable import interval_text as _interval_text
 from .liveview import live_view, plain_line
 from .tables import mean_ci_rows, run_rows
+
+if TYPE_CHECKING:
+    from ..config.schema import KeySpec
+    from ..grouping.clustering import Grouping
+    from ..sim.measurement import Measurement
 
 __all__ = [
     "compare_table",
@@ -38,7 +47,7 @@ __all__ = [
 ]
 
 
-def _fmt(value, spec: str = ".4g") -> str:
+def _fmt(value: object, spec: str = ".4g") -> str:
     return (
         "-"
         if value is None or (isinstance(value, float) and math.isnan(value))
@@ -66,7 +75,9 @@ RUN_PRIORITY = (
 (the gradient and step shares by worker class after all of these)."""
 
 
-def _table(header: list[str], rows: list[list[str]], title: str = "", left=(0,)) -> Table:
+def _table(
+    header: list[str], rows: list[list[str]], title: str = "", left: Container[int] = (0,)
+) -> Table:
     """A rich Table of text *rows*; columns whose index is in *left* are left-aligned.
     The first column (the run's label) is never wrapped or cut: narrow consoles wrap the others."""
     table = Table(title=title or None)
@@ -84,9 +95,9 @@ def _fitted_table(
     header: list[str],
     rows: list[list[str]],
     title: str,
-    left=(0,),
+    left: Container[int] = (0,),
     width: int | None = None,
-    priority=(),
+    priority: Sequence[str] = (),
 ) -> Table:
     """A results table whose cells are never cut: each column exactly as wide as its longest
     cell or header word; with a *width* (the terminal's), the columns that do not fit are
@@ -110,7 +121,7 @@ def _fitted_table(
     return table
 
 
-def compare_table(summaries: list[dict], title: str = "", width: int | None = None) -> Table:
+def compare_table(summaries: list[Summary], title: str = "", width: int | None = None) -> Table:
     """One row per run (see :func:`netsim.results.tables.run_rows`); *width*: fit the columns
     to this many characters (:func:`fit_columns`), None: all columns."""
     header, rows = run_rows(summaries)
@@ -133,7 +144,7 @@ def sweep_table(table: list[dict], keys: list[str], title: str, width: int | Non
     )
 
 
-def keys_table(specs) -> Table:
+def keys_table(specs: Iterable[KeySpec]) -> Table:
     """Every scenario key: type, default, allowed values, unit."""
     rows = [
         [
@@ -191,7 +202,7 @@ def measurement_table(info: dict, title: str) -> Table:
     return _table(header, rows, title, left=(1, 2))
 
 
-def silhouette_table(grouping) -> Table:
+def silhouette_table(grouping: Grouping) -> Table:
     """The automatic grouping's criterion per K, the chosen K marked."""
     rows = [
         [str(k), f"{v:.4f}" + ("  ←" if k == grouping.k else "")]
@@ -200,7 +211,7 @@ def silhouette_table(grouping) -> Table:
     return _table(["K", "silhouette"], rows, "silhouette per K (auto)", left=())
 
 
-def ranking_table(predictions) -> Table:
+def ranking_table(predictions: Iterable[Any]) -> Table:  # netsim.tuning.advisor.Prediction
     """Advisor predictions, best first: update rate, staleness, its η, predicted progress
     (fresh synchronous steps per second)."""
     rows = [
@@ -223,7 +234,7 @@ def ranking_table(predictions) -> Table:
     )
 
 
-def short_groups(groups, limit: int = 60) -> str:
+def short_groups(groups: Iterable[Iterable[int]], limit: int = 60) -> str:
     """``[0,1] [2,3]``, cut to *limit* characters."""
     text = " ".join("[" + ",".join(map(str, g)) + "]" for g in groups)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -260,7 +271,7 @@ def topology_table(name: str, info: dict) -> Table:
 
 
 # ---- grouping recommendation (netsim group) ----------------------------------------------------
-def _num_text(x) -> str:
+def _num_text(x: float | None) -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.4g}"
 
 
@@ -278,7 +289,7 @@ def _event_text(event: dict) -> str:
     return f"{what} at {event['time']:g} s"
 
 
-def race_line(summary: dict) -> str | None:
+def race_line(summary: Summary) -> str | None:
     """What ``grouping = "auto"`` chose in a run (its summary.json dict), in one line, and the
     timed events its race did not see; None for a run without the race."""
     g = summary.get("grouping") or {}
@@ -297,24 +308,25 @@ def race_line(summary: dict) -> str | None:
 
 
 def recommendation_tables(
-    rec,
+    rec: Recommendation,
     name: str,
     classes: list[str],
     hosts: list | None = None,
     rows: int | None = MAX_ROWS,
     width: int | None = None,
     members: bool = False,
-) -> list:
+) -> list[Table | Text]:
     """The measurement (per worker class; per worker with *members*), the candidates
     (predicted time to target with interval, η, shape: :func:`netsim.results.grouptable.candidates_table`
     fitted to *width*), the pick with its reason, predicted vs emulated when verified, and
     the verdict line."""
-    out = []
-    if rec.measurement is not None:
+    out: list[Table | Text] = []
+    m = rec.measurement
+    if m is not None:
         out.append(
-            _measured_table(rec, name, classes, hosts)
+            _measured_table(rec, m, name, classes, hosts)
             if members
-            else _class_table(rec, name, classes, width)
+            else _class_table(rec, m, name, classes, width)
         )
     out.append(candidates_table(rec, classes, width, members, rows))
     out.append(
@@ -338,9 +350,10 @@ def recommendation_tables(
     return out
 
 
-def _class_table(rec, name: str, classes: list[str], width: int | None) -> Table:
+def _class_table(
+    rec: Recommendation, m: Measurement, name: str, classes: list[str], width: int | None
+) -> Table:
     """The recommendation's measurement per worker class (--members: per worker)."""
-    m = rec.measurement
     header, rows = class_rows(rec, classes)
     return _fitted_table(
         header,
@@ -351,9 +364,10 @@ def _class_table(rec, name: str, classes: list[str], width: int | None) -> Table
     )
 
 
-def _measured_table(rec, name: str, classes: list[str], hosts: list | None) -> Table:
+def _measured_table(
+    rec: Recommendation, m: Measurement, name: str, classes: list[str], hosts: list | None
+) -> Table:
     """The recommendation's measurement, per worker, with the group it is picked into."""
-    m = rec.measurement
     pick_of = {w: k for k, g in enumerate(rec.groups) for w in g}
     t = Table(
         title=f"{name}: measured over {m.iteration.shape[1]} probe rounds ({m.duration:.4g} s simulated)"
@@ -379,7 +393,7 @@ def _measured_table(rec, name: str, classes: list[str], hosts: list | None) -> T
     return t
 
 
-def _verified_table(rec) -> Table:
+def _verified_table(rec: Recommendation) -> Table:
     """Predicted against emulated time to target for the candidates run in full."""
     v = Table(title="verified: predicted vs emulated in full (scenario seed, whole training set)")
     for col in (
@@ -405,7 +419,7 @@ def _verified_table(rec) -> Table:
     return v
 
 
-def _gap_text(gap, points: bool = False) -> str:
+def _gap_text(gap: float | None, points: bool = False) -> str:
     if gap is None:
         return ""
     return f" ({gap:+.2f} pt)" if points else f" ({gap:+.1%})"

@@ -10,7 +10,9 @@ from importlib import metadata
 from pathlib import Path
 
 from ..config.grid import SEED_KEY
+from ..sim.summary import Summary
 from .atomic import written
+from .figset import one_unit
 from .plots import group_names, plot_runs
 from .runfolder import FolderError, RunData, find_runs
 from .tables import mean_ci, mean_ci_rows, run_rows, sweep_rows
@@ -57,19 +59,20 @@ def report_blocks(
     *target* or the default) after the runs. Pure apart from reading ``sweep.json``."""
     kind, first = _kind(folder), runs[0].summary
     seeds = sorted({r.summary["seed"] for r in runs})
-    blocks = [
+    blocks: list[tuple] = [
         ("h1", f"netsim report: {first['scenario']}"),
         (
             "p",
             f"{kind.capitalize()} folder `{folder}`: {len(runs)} run(s), {len(first['workers'])} workers, "
-            f"seed(s) {', '.join(map(str, seeds))}, simulated horizon {first['sim_time']:g} s. "
+            f"seed(s) {', '.join(map(str, seeds))}, simulated horizon {first['sim_time']:g} "
+            f"{first.get('time_unit', 's')}. "
             f"Written by netsim {_version()}; every figure and number below comes from the run files.",
         ),
     ]
     if kind == "sweep":
         plan = json.loads((folder / "sweep.json").read_text())
         keys = [a["key"] for a in plan["axes"] if a["key"] != SEED_KEY]
-        rows = sweep_rows([(r.path.name, r.values, r.summary) for r in runs])
+        rows = sweep_rows([(_folder_name(r), r.values, r.summary) for r in runs])
         axes_text = "; ".join(f"`{a['key']}` ∈ {len(a['values'])} values" for a in plan["axes"])
         blocks += [
             ("h2", "Mean and 95 % confidence interval over seeds"),
@@ -117,6 +120,12 @@ def report_blocks(
     return blocks
 
 
+def _folder_name(run: RunData) -> str:
+    if run.path is None:
+        raise ValueError(f"{run.label}: a sweep's run has a folder")
+    return run.path.name
+
+
 def server_rows(runs: list[RunData]) -> tuple[list[str], list[list[str]]]:
     """The ``server`` record of each of *runs* (all with one) as a table."""
     header = ["run", "busy %", "mean queue", "mean wait", "mean service", "pushes", "sends"]
@@ -155,7 +164,7 @@ def run_notes(runs: list[RunData]) -> list[str]:
     return notes[:MAX_NOTES] + ([f"... and {more} more runs with a note"] if more > 0 else [])
 
 
-def _flatten(node, prefix: str = "") -> dict:
+def _flatten(node: object, prefix: str = "") -> dict:
     out = {}
     if isinstance(node, dict):
         for k, v in node.items():
@@ -168,7 +177,7 @@ def _flatten(node, prefix: str = "") -> dict:
     return out
 
 
-def _text(value, limit: int = 80) -> str:
+def _text(value: object, limit: int = 80) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -202,9 +211,10 @@ def parameter_rows(runs: list[RunData]) -> list[list[str]]:
     return rows
 
 
-def _group_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
+def _group_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     names, t = group_names(summary), summary["sim_time"] or 1.0
-    header = ["group", "workers", "members", "updates", "updates / s", "mean staleness"]
+    per = f"updates / {one_unit(summary.get('time_unit', 's'))}"
+    header = ["group", "workers", "members", "updates", per, "mean staleness"]
     rows = [
         [
             str(g["id"]),
@@ -305,7 +315,7 @@ def write_report(
     folder = Path(folder)
     runs = find_runs(folder)
     path = Path(out) if out is not None else folder / f"report.{fmt}"
-    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window)
+    pngs = plot_runs(runs, path.parent / f"{path.stem}_figures", window, target=target)
     blocks = report_blocks(folder, runs, pngs, target)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(blocks, path.parent) if fmt == "md" else render_html(blocks)

@@ -25,17 +25,23 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
-from ..sim.records import PHASES, Result, bias_rows
+from ..sim.records import PHASES, Recorder, Result, bias_rows
 from ..sim.summary import Summary, problems, summarize
 from .atomic import written
 from .model_file import write_model
+
+if TYPE_CHECKING:
+    from ..config.scenario import Scenario
 
 __all__ = [
     "RunData",
@@ -96,7 +102,7 @@ class FolderError(ValueError):
     """A folder is missing, holds no run, or holds a malformed file; the message names it."""
 
 
-def _read_json(path: Path):
+def _read_json(path: Path) -> Any:
     """The JSON value in *path*; FolderError naming the file when it cannot be read."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -104,7 +110,7 @@ def _read_json(path: Path):
         raise FolderError(f"{path}: not readable JSON ({type(exc).__name__}: {exc})") from None
 
 
-def _check_summary(summary, path: Path) -> Summary:
+def _check_summary(summary: Any, path: Path) -> Summary:
     """FolderError naming *path* unless *summary* keeps the contract (:class:`Summary`)."""
     if problem := problems(summary, where=str(path)):
         raise FolderError(problem)
@@ -120,13 +126,13 @@ class OutputError(RuntimeError):
     """An output folder cannot be used (``code`` 2: taken by another run or holding
     its results) or written (``code`` 1: disk full, read-only); one-line message."""
 
-    def __init__(self, message: str, code: int = 1):
+    def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
 
 
 # -- strict JSON ----------------------------------------------------------------------------
-def _finite(value):
+def _finite(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -138,7 +144,7 @@ def _finite(value):
     return value
 
 
-def strict_json(value, **kwargs) -> str:
+def strict_json(value: object, **kwargs: Any) -> str:
     """JSON text with NaN and ±inf as ``null`` (``allow_nan=False``: never invalid JSON).
 
     >>> strict_json({"loss": float("nan"), "x": [1.0, float("inf")]})
@@ -147,7 +153,7 @@ def strict_json(value, **kwargs) -> str:
     return json.dumps(_finite(value), allow_nan=False, **kwargs)
 
 
-def summary_json(summary: dict) -> str:
+def summary_json(summary: Summary) -> str:
     """The summary as stable, strict JSON text (same summary → same bytes)."""
     return strict_json(summary, indent=2) + "\n"
 
@@ -205,9 +211,9 @@ class Claim:
     The lock goes with the process, however it ends; :meth:`release` frees it earlier.
     """
 
-    def __init__(self, path: Path, fd: int):
+    def __init__(self, path: Path, fd: int) -> None:
         self.path = path
-        self._fd = fd
+        self._fd: int | None = fd
 
     def release(self) -> None:
         """Free the folder: the lock file is removed (while still locked), then the lock."""
@@ -220,7 +226,7 @@ class Claim:
             self._fd = None
 
 
-def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> Claim:
+def claim(out: str | os.PathLike, *, overwrite: bool = False, reuse: bool = False) -> Claim:
     """Take *out* for writing: create it, lock it, and refuse it when it holds results
     of another run, unless *overwrite* (then they are removed first) or *reuse*
     (the caller keeps them, e.g. a resumed sweep).
@@ -239,7 +245,9 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
             f"{path}: cannot create the output folder: {exc.strerror or exc}", code
         ) from None
     try:
-        import fcntl
+        import fcntl as posix_locks
+
+        fcntl: ModuleType | None = posix_locks
     except ImportError:  # not POSIX: no locking
         fcntl = None
     if fcntl is not None:
@@ -275,7 +283,7 @@ def claim(out: str | Path, *, overwrite: bool = False, reuse: bool = False) -> C
 
 # -- writing one run ------------------------------------------------------------------------
 @contextmanager
-def _unbroken():
+def _unbroken() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back (they are delivered after the block) while rows are
     written, so a chunk and the count of rows written never disagree."""
     if (
@@ -297,44 +305,45 @@ class _Table:
     Rows go straight to the file (no buffer); when a write fails (a full disk) the file is
     cut back to its last complete row, so a reader never sees half a row."""
 
-    def __init__(self, path: Path, header, eager: bool):
+    def __init__(self, path: Path, header: Sequence[str], eager: bool) -> None:
         self.path = path
         self.header = header
-        self.fh = None
+        self.fh: io.FileIO | None = None
         self.done = 0
         self.size = 0
         """Bytes of complete rows in the file."""
         if eager:
             self._open()
 
-    def _open(self) -> None:
-        self.fh = open(self.path, "wb", buffering=0)
+    def _open(self) -> io.FileIO:
+        fh = self.fh = open(self.path, "wb", buffering=0)
         try:
-            self._append((",".join(self.header) + "\n").encode())
+            self._append(fh, (",".join(self.header) + "\n").encode())
         except OSError:  # not even the header: no file rather than an empty one
-            self.fh.close()
+            fh.close()
             self.fh = None
             try:
                 self.path.unlink()
             except OSError:
                 pass
             raise
+        return fh
 
-    def _append(self, data: bytes) -> None:
+    def _append(self, fh: io.FileIO, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
-                view = view[self.fh.write(view) :]
+                view = view[fh.write(view) :]
         except OSError:
             try:
-                os.ftruncate(self.fh.fileno(), self.size)  # drop the part of a row that was written
-                self.fh.seek(self.size)
+                os.ftruncate(fh.fileno(), self.size)  # drop the part of a row that was written
+                fh.seek(self.size)
             except OSError:
                 pass
             raise
         self.size += len(data)
 
-    def widen(self, header) -> None:
+    def widen(self, header: Sequence[str]) -> None:
         """Start the file again with *header* when no row is written yet (else nothing)."""
         if self.done == 0 and self.header != header:
             self.close()
@@ -342,15 +351,14 @@ class _Table:
             self.size = 0
             self._open()
 
-    def write(self, rows) -> None:
+    def write(self, rows: Iterable[Iterable[object]]) -> None:
         """Append *rows* (lists of values already formatted) in one write."""
         if not rows:
             return
-        if self.fh is None:
-            self._open()
+        fh = self.fh if self.fh is not None else self._open()
         text = io.StringIO()
         csv.writer(text, lineterminator="\n").writerows(rows)
-        self._append(text.getvalue().encode())
+        self._append(fh, text.getvalue().encode())
 
     def close(self) -> None:
         if self.fh is not None:
@@ -378,9 +386,9 @@ class RunWriter:
         *,
         overwrite: bool = False,
         lock: bool = True,
-        scenario=None,
+        scenario: Scenario | None = None,
         meta: dict | None = None,
-    ):
+    ) -> None:
         self.path = Path(out)
         self.claim = claim(self.path, overwrite=overwrite) if lock else None
         if not lock:
@@ -404,7 +412,7 @@ class RunWriter:
             self._abandon()
             raise
 
-    def flush(self, rec, force: bool = False) -> None:
+    def flush(self, rec: Recorder, force: bool = False) -> None:
         """Write the rows of *rec* (a :class:`~netsim.sim.records.Recorder`) not written yet,
         in chunks: unless *force*, only once :data:`FLUSH_ROWS` wait or
         :data:`FLUSH_SECONDS` have passed since the last write."""
@@ -423,7 +431,7 @@ class RunWriter:
             self._abandon()
             raise _disk_error(self.path, exc) from None
 
-    def _write(self, rec) -> None:
+    def _write(self, rec: Recorder) -> None:
         n = len(rec.curve)
         self.curve.write(
             [[u, repr(t), repr(l), repr(a)] for u, t, l, a in rec.curve[self.curve.done : n]]
@@ -440,7 +448,9 @@ class RunWriter:
             rec.group[i:n],
             rec.staleness[i:n],
         ]
-        if rec.server_wait is not None:  # a server that takes time: its two columns
+        if (
+            rec.server_wait is not None and rec.server_service is not None
+        ):  # a server that takes time
             self.updates.widen(SERVER_UPDATES)
             n = min(n, len(rec.server_wait), len(rec.server_service))
             columns += [map(repr, rec.server_wait[i:n]), map(repr, rec.server_service[i:n])]
@@ -468,7 +478,7 @@ class RunWriter:
         )
         self.timeline.done = n
 
-    def finish(self, result: Result) -> dict:
+    def finish(self, result: Result) -> Summary:
         """Write everything left and the summary; return the summary dict."""
         rec = result.records
         try:
@@ -535,9 +545,9 @@ def write_run(
     *,
     overwrite: bool = True,
     lock: bool = True,
-    scenario=None,
+    scenario: Scenario | None = None,
     meta: dict | None = None,
-) -> dict:
+) -> Summary:
     """Write a finished run's folder at once (summary.json, curve.csv, updates.csv, bias.csv, and
     dropped.csv / timeline.csv when there is something to put in them; with *scenario*
     (the Scenario that ran) its resolved ``scenario.toml``, with *meta* ``meta.json``);
@@ -592,12 +602,18 @@ def latest_folder(base: str | Path) -> Path:
         found = nxt
 
 
-def write_compare(summaries: list[dict], out_dir: str | Path) -> None:
+def write_compare(summaries: list[CompareEntry], out_dir: str | Path) -> None:
     """compare.json: the list of the compared runs' summaries, each with its
     ``label`` and its ``folder`` (relative to *out_dir*); readers list only these.
     Written atomically, strict JSON."""
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out_dir) / "compare.json", strict_json(summaries, indent=2) + "\n")
+
+
+class CompareEntry(Summary):
+    """One run of ``compare.json``: its summary and the ``folder`` it is in."""
+
+    folder: str
 
 
 @dataclass(frozen=True)
@@ -652,7 +668,7 @@ def _header(path: Path) -> list[str]:
         return []
 
 
-def _columns(path: Path, names, kinds) -> dict:
+def _columns(path: Path, names: Sequence[str], kinds: Sequence[Callable[[str], Any]]) -> dict:
     """Columns of a CSV file with a header row; FolderError naming the file and line
     when it is unreadable or a cell is not of its column's type."""
     body = _rows(path)
@@ -670,7 +686,7 @@ def _columns(path: Path, names, kinds) -> dict:
     return out
 
 
-def _cell_ok(row, i, kind) -> bool:
+def _cell_ok(row: list[str], i: int, kind: Callable[[str], Any]) -> bool:
     try:
         kind(row[i])
         return True
@@ -678,7 +694,7 @@ def _cell_ok(row, i, kind) -> bool:
         return False
 
 
-def check_complete(path: Path, summary: dict, curve_rows: int, update_rows: int) -> None:
+def check_complete(path: Path, summary: Summary, curve_rows: int, update_rows: int) -> None:
     """FolderError when the files of run folder *path* disagree with its ``summary.json``:
     ``updates.csv`` must hold one row per applied gradient and ``curve.csv`` at least the
     first evaluation (a truncated or emptied file, or files of another run)."""
@@ -738,13 +754,15 @@ def read_run(
 def _bias_columns(header: list[str], rows: list[list]) -> dict:
     """bias.csv rows (text or numbers; empty or None = no value) → float columns, NaN for no value."""
 
-    def num(v):
+    def num(v: str | float | None) -> float:
         return np.nan if v is None or v == "" else float(v)
 
     return {name: np.array([num(r[i]) for r in rows], dtype=float) for i, name in enumerate(header)}
 
 
-def from_result(result: Result, path: Path | None = None, summary: dict | None = None) -> RunData:
+def from_result(
+    result: Result, path: Path | None = None, summary: Summary | None = None
+) -> RunData:
     """The same columns straight from an in-memory Result (no files)."""
     rec = result.records
     curve = {name: np.array([row[i] for row in rec.curve]) for i, name in enumerate(CURVE)}
@@ -885,7 +903,7 @@ def _check_writable(out: Path) -> None:
         probe = probe.parent
 
 
-def relabel(runs: list[RunData], prefix_of) -> list[RunData]:
+def relabel(runs: list[RunData], prefix_of: Callable[[RunData], str]) -> list[RunData]:
     """Prefix labels and groups with ``prefix_of(run)`` (to tell runs of several folders apart)."""
     return [
         replace(r, label=f"{prefix_of(r)}: {r.label}", group=f"{prefix_of(r)}: {r.group}")

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..config.grid import SEED_KEY, format_value
-from ..sim.summary import flat, worst_class_accuracy
+from ..sim.summary import Summary, flat, worst_class_accuracy
 
 __all__ = [
     "worst_class_accuracy",
@@ -36,14 +36,14 @@ METRICS = (
 """Summary fields averaged over seeds in the mean/CI table."""
 
 
-def share_text(summary: dict, kind: str = "gradient") -> str:
+def share_text(summary: Summary, kind: str = "gradient") -> str:
     """Shares (%) by worker class of the applied gradients (*kind* ``gradient``) or of
     the model steps (``step``), in class order: ``52/31/17`` (see :func:`share_header`)."""
     shares = summary.get("bias", {}).get(f"{kind}_share_by_class", {})
     return "/".join(f"{100 * x:.0f}" for x in shares.values())
 
 
-def share_header(summaries: list[dict], kind: str = "gradient") -> str:
+def share_header(summaries: list[Summary], kind: str = "gradient") -> str:
     """Column title for :func:`share_text`: ``grad % of worker classes fast/medium/slow`` (the
     first run's class names), or their initials (``.../f/m/s``) when the names are long and
     the initials differ; *kind* ``data_acc``: the title of :func:`class_data_text`."""
@@ -56,7 +56,7 @@ def share_header(summaries: list[dict], kind: str = "gradient") -> str:
     return f"{head} worker classes {'/'.join(names)}".rstrip()
 
 
-def worst_label_text(summary: dict) -> str:
+def worst_label_text(summary: Summary) -> str:
     """The worst-predicted label and its test accuracy: ``4: 0.2230`` (``-`` without one)."""
     bias = summary.get("bias", {})
     if bias.get("worst_class_accuracy") is None:
@@ -64,7 +64,7 @@ def worst_label_text(summary: dict) -> str:
     return f"{bias['worst_class']}: {bias['worst_class_accuracy']:.4f}"
 
 
-def class_data_text(summary: dict) -> str:
+def class_data_text(summary: Summary) -> str:
     """Test accuracy on each worker class's own data (its label mix), in class order:
     ``0.91/0.90/0.55`` (``-`` for a class without tested rows, or without the figures)."""
     acc = summary.get("bias", {}).get("accuracy_on_class_data")
@@ -73,7 +73,7 @@ def class_data_text(summary: dict) -> str:
     return "/".join("-" if a is None else f"{a:.2f}" for a in acc.values())
 
 
-def sweep_rows(points: list[tuple[str, dict, dict]]) -> list[dict]:
+def sweep_rows(points: list[tuple[str, dict, Summary]]) -> list[dict]:
     """One row per run: ``point`` (folder name), the swept values by key, then
     :func:`netsim.sim.summary.flat` (``algorithm``/``seed`` only when not swept).
 
@@ -123,7 +123,7 @@ def mean_ci(rows: list[dict], keys: list[str]) -> list[dict]:
     return table
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
@@ -142,7 +142,7 @@ def to_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def _num(value, spec: str) -> str:
+def _num(value: object, spec: str) -> str:
     return (
         "-"
         if value is None or (isinstance(value, float) and math.isnan(value))
@@ -151,7 +151,7 @@ def _num(value, spec: str) -> str:
 
 
 def run_rows(
-    summaries: list[dict], labels: list[str] | None = None
+    summaries: list[Summary], labels: list[str] | None = None
 ) -> tuple[list[str], list[list[str]]]:
     """(header, rows of text) comparing runs, one row per run labelled by
     *labels* (default: each summary's ``label``): updates, time, loss, accuracy, staleness per gradient (mean, p95,

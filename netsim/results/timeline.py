@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -51,16 +53,22 @@ def parse_window(text: str) -> tuple[float, float]:
 
     Raises ValueError with a one-line reason unless 0 <= START < END, both finite.
     """
-    parts = text.split(",")
     try:
-        start, end = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+        values = [float(p) for p in text.split(",")]
     except ValueError:
-        start = end = None
-    if start is None or not (np.isfinite(start) and np.isfinite(end)) or not 0 <= start < end:
+        values = []
+    if len(values) != 2 or not (np.isfinite(values).all() and 0 <= values[0] < values[1]):
         raise ValueError(
             f"--window: expected START,END in simulated seconds with 0 <= START < END, got {text!r}"
         )
-    return start, end
+    return values[0], values[1]
+
+
+def _spans(run: RunData) -> dict:
+    """The timeline columns of *run* (the figure shows only runs with one)."""
+    if run.timeline is None:
+        raise ValueError(f"{run.label}: the run has no timeline")
+    return run.timeline
 
 
 def default_window(runs: list[RunData]) -> tuple[float, float]:
@@ -68,7 +76,7 @@ def default_window(runs: list[RunData]) -> tuple[float, float]:
     compute span), capped at the recorded horizon."""
     ends, slowest = [], 0.0
     for r in runs:
-        tl = r.timeline
+        tl = _spans(r)
         ends.append(float(tl["end"].max()) if len(tl["end"]) else r.summary["sim_time"])
         computing = tl["phase"] == PHASES.index("compute")
         for w in np.unique(tl["worker"][computing]):
@@ -88,8 +96,8 @@ def _rows(n_workers: int) -> np.ndarray:
     return np.unique(np.linspace(0, n_workers - 1, MAX_ROWS).round().astype(int))
 
 
-def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
-    tl, (a, b) = run.timeline, window
+def _panel(ax: Axes, run: RunData, window: tuple[float, float]) -> None:
+    tl, (a, b) = _spans(run), window
     classes = [w["worker_class"] for w in run.summary["workers"]]
     shown = _rows(len(classes))
     row_of = {int(w): i for i, w in enumerate(shown)}
@@ -142,7 +150,8 @@ def _panel(ax, run: RunData, window: tuple[float, float]) -> None:
         fontsize="small",
     )
     ax.set_title(
-        f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} s",
+        f"{run.label}: {run.summary['updates']} updates in {run.summary['sim_time']:g} "
+        f"{run.summary.get('time_unit', 's')}",
         fontsize="small",
         loc="left",
     )
@@ -161,7 +170,9 @@ def plot_timeline(
     return written(path, lambda tmp: fig.savefig(tmp, format=fmt))
 
 
-def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""):
+def timeline_fig(
+    runs: list[RunData], window: tuple[float, float] | None = None, title: str = ""
+) -> Figure:
     """One panel per run (all with a timeline), rows = workers, spans coloured by
     phase, within *window* (start, end) of simulated time (default: :func:`default_window`).
     Spans cut by the window are clipped; boundaries between consecutive computations
@@ -178,9 +189,9 @@ def timeline_fig(runs: list[RunData], window: tuple[float, float] | None = None,
     shown = ["compute", "comm", "idle"] + [
         p
         for p in ("down", "busy")
-        if any((r.timeline["phase"] == PHASES.index(p)).any() for r in runs)
+        if any((_spans(r)["phase"] == PHASES.index(p)).any() for r in runs)
     ]
-    handles = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
+    handles: list[Artist] = [Patch(facecolor=PHASE_COLORS[p], label=PHASE_NAMES[p]) for p in shown]
     handles.append(
         Line2D([], [], color=UPDATE_COLOR, linewidth=0.8, label="model update at the PS")
     )

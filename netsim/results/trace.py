@@ -25,7 +25,7 @@ US = 1e6
 """Trace microseconds per simulated time unit."""
 
 
-def _meta(kind: str, pid: int, tid: int, **args) -> dict:
+def _meta(kind: str, pid: int, tid: int, **args: object) -> dict:
     """A Chrome-trace metadata event *kind* (process or thread name, sort index)."""
     return {"name": kind, "ph": "M", "pid": pid, "tid": tid, "args": args}
 

@@ -10,9 +10,14 @@ every run that learns at all reaches early enough for the times to differ.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .runfolder import RunData
 
 __all__ = ["default_target", "first_time", "Entry", "entries", "verdict_line", "verdict"]
 
@@ -27,7 +32,7 @@ def default_target(initial_loss: float, best_final_loss: float) -> float:
     return initial_loss - 0.5 * (initial_loss - best_final_loss)
 
 
-def first_time(times, losses, target: float) -> float | None:
+def first_time(times: np.ndarray, losses: np.ndarray, target: float) -> float | None:
     """The first evaluation time (s) at which *losses* is at or below *target*, None
     when never. *times*, *losses*: arrays of shape (n_evaluations,).
 
@@ -49,14 +54,14 @@ class Entry:
     finals: list
 
 
-def entries(runs, target: float | None = None) -> tuple[list[Entry], float, str]:
+def entries(runs: Sequence[RunData], target: float | None = None) -> tuple[list[Entry], float, str]:
     """Group *runs* (:class:`~netsim.results.runfolder.RunData`; runs sharing ``group``
     are seeds of one item) and time each to the target. Returns (entries, target, how
     the target was set: ``given``, ``scenario`` or ``default``)."""
     finals = [_final(r) for r in runs]
     source = "given"
     if target is None:
-        set_ = [r.summary.get("target_loss") for r in runs if r.summary.get("target_loss")]
+        set_ = [t for t in (r.summary.get("target_loss") for r in runs) if t]
         if set_:
             target, source = float(set_[0]), "scenario"
         else:
@@ -79,7 +84,7 @@ def entries(runs, target: float | None = None) -> tuple[list[Entry], float, str]
     return list(out.values()), float(target), source
 
 
-def _final(r) -> float:
+def _final(r: RunData) -> float:
     f = r.summary.get("final_loss")
     return float(f) if r.summary["status"] == "ok" and f is not None else math.nan
 
@@ -101,7 +106,7 @@ def _separate(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return abs(a[0] - b[0]) > a[1] + b[1]
 
 
-def _intervals(best, second) -> str:
+def _intervals(best: tuple[float, float], second: tuple[float, float]) -> str:
     if math.isnan(best[1]) or math.isnan(second[1]):
         return ""
     return (
@@ -154,7 +159,7 @@ def verdict_line(items: list[Entry], target: float, source: str, unit: str = "s"
     return f"{head}: {time_text}; {loss_text}"
 
 
-def verdict(runs, target: float | None = None) -> str:
+def verdict(runs: Sequence[RunData], target: float | None = None) -> str:
     """The verdict line of *runs* (:class:`~netsim.results.runfolder.RunData`) against
     *target* (None: the scenario's, else :func:`default_target`)."""
     items, level, source = entries(runs, target)

@@ -14,6 +14,7 @@ from .base import (
     RoundTimer,
     Rule,
     RuleContext,
+    ServerActions,
     read_count,
     read_lr,
     read_round_timeout,
@@ -94,7 +95,7 @@ class ABS(Rule):
         c: float = 1.0,
         smoothing: float = 0.9,
         round_timeout: float = 0.0,
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.round_timeout = round_timeout
         self.k0 = k0
@@ -128,7 +129,7 @@ class ABS(Rule):
             round_timeout=read_round_timeout(table),
         )
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.n_workers_ = len(self.group_index())
         self.k_ = self.k0
         self.tau_max_ = tau_max(self.n_workers_, self.k_, self.c)
@@ -140,13 +141,13 @@ class ABS(Rule):
         self.timer_.open(ps, lambda: self._expire(ps))
         ps.send(range(self.n_workers_))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.buffer_.append(push)
         if len(self.buffer_) < self.k_ and not self.timer_.expired:
             return
         self._close(ps)
 
-    def _expire(self, ps) -> None:
+    def _expire(self, ps: ServerActions) -> None:
         if not self.buffer_:
             self.timer_.expired = True
             return
@@ -157,14 +158,14 @@ class ABS(Rule):
     def holds(self, worker: int) -> bool:
         return any(p.worker == worker for p in self.buffer_)
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
         return round_needs(
             self.k_ - len(self.buffer_), others, bool(self.buffer_), bool(self.round_timeout)
         )
 
-    def _close(self, ps) -> None:
+    def _close(self, ps: ServerActions) -> None:
         pushes, self.buffer_ = self.buffer_, []
         ps.apply(pushes, self.lr, 0)
         self.timer_.open(ps, lambda: self._expire(ps))

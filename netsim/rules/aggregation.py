@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .base import Push
 
 __all__ = ["mean_by_worker", "weighted_mean_by_worker"]
 
 _by_worker = attrgetter("worker")
 
 
-def mean_by_worker(pushes, out: np.ndarray | None = None) -> np.ndarray:
+def mean_by_worker(pushes: Sequence[Push], out: np.ndarray | None = None) -> np.ndarray:
     """Mean of the pushes' gradients, summed in increasing worker id order.
 
     Summing in a fixed order (not arrival order) makes the result independent of

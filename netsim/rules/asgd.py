@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Push, Rule
+from .base import Push, Rule, ServerActions
 
 __all__ = ["ASGD"]
 
@@ -19,11 +19,11 @@ class ASGD(Rule):
     lean = True
     solo = True
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.group_of_ = self.group_index()
         ps.send(range(len(self.group_of_)))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         ps.apply_one(push, self.lr, self.group_of_[push.worker])
         ps.send((push.worker,))
 

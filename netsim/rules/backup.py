@@ -10,6 +10,7 @@ from .base import (
     RoundTimer,
     Rule,
     RuleContext,
+    ServerActions,
     read_lr,
     read_round_timeout,
     round_needs,
@@ -61,7 +62,7 @@ class Backup(Rule):
         backups: int = 0,
         late_policy: str = "finish_then_drop",
         round_timeout: float = 0.0,
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.backups = backups
         self.late_policy = late_policy
@@ -105,7 +106,7 @@ class Backup(Rule):
         """N, the gradients averaged per step."""
         return n_workers - self.backups
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.n_workers_ = len(self.group_index())
         self.n_ = self.aggregate_count(self.n_workers_)
         self.buffer_: list[Push] = []
@@ -113,7 +114,7 @@ class Backup(Rule):
         self.timer_.open(ps, lambda: self._expire(ps))
         ps.send(range(self.n_workers_))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         if push.version != ps.version:
             ps.drop(push, f"late: step {push.version} already applied")
             ps.send((push.worker,))
@@ -123,7 +124,7 @@ class Backup(Rule):
             return
         self._close(ps)
 
-    def _close(self, ps) -> None:
+    def _close(self, ps: ServerActions) -> None:
         ps.apply(self.buffer_, self.lr, 0)
         took = sorted(p.worker for p in self.buffer_)
         self.buffer_ = []
@@ -135,7 +136,7 @@ class Backup(Rule):
                     ps.preempt(wid)
         ps.send(took)
 
-    def _expire(self, ps) -> None:
+    def _expire(self, ps: ServerActions) -> None:
         if not self.buffer_:
             self.timer_.expired = True
             return
@@ -150,7 +151,7 @@ class Backup(Rule):
     def holds(self, worker: int) -> bool:
         return any(p.worker == worker for p in self.buffer_)
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
         return round_needs(

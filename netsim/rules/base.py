@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -38,12 +39,20 @@ class Push:
 
     __slots__ = ("worker", "grad", "version", "sent", "samples")
 
-    def __init__(self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int):
+    def __init__(
+        self, worker: int, grad: np.ndarray, version: int, sent: float, samples: int
+    ) -> None:
         self.worker = worker
         self.grad = grad
         self.version = version
         self.sent = sent
         self.samples = samples
+
+
+class Dense(Protocol):
+    """A gradient held in compact form."""
+
+    def dense(self) -> np.ndarray: ...
 
 
 class CompactPush(Push):
@@ -53,7 +62,9 @@ class CompactPush(Push):
 
     __slots__ = ("compact",)
 
-    def __init__(self, worker: int, compact, version: int, sent: float, samples: int):
+    def __init__(
+        self, worker: int, compact: Dense, version: int, sent: float, samples: int
+    ) -> None:
         self.worker = worker
         self.compact = compact
         self.version = version
@@ -63,6 +74,10 @@ class CompactPush(Push):
     @property
     def grad(self) -> np.ndarray:
         return self.compact.dense()
+
+    @grad.setter
+    def grad(self, value: np.ndarray) -> None:
+        raise AttributeError("a compact push builds its gradient; it cannot be set")
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,12 @@ class ServerActions(Protocol):
 
     version: int
     w: np.ndarray
-    now: float
     group_updates: list[int]
+
+    @property
+    def now(self) -> float: ...
+    @property
+    def rng(self) -> np.random.Generator: ...  # rules without a PS: peers chosen at random
 
     def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
     def apply_one(self, push: Push, lr: float, group: int) -> None: ...  # consumes push.grad
@@ -99,15 +118,29 @@ class ServerActions(Protocol):
         scale: float = 1.0,
         owned: bool = False,
     ) -> None: ...
-    def send(self, workers) -> None: ...
+    def send(self, workers: Iterable[int]) -> None: ...
     def drop(self, push: Push, reason: str) -> None: ...
     def preempt(self, worker: int) -> None: ...
     def reading(self, worker: int) -> int | None: ...
-    def call_later(self, delay: float, callback) -> None: ...
-    def record_event(self, kind: str, **fields) -> None: ...
+    def call_later(self, delay: float, callback: Callable[[], object]) -> None: ...
+    def record_event(self, kind: str, **fields: object) -> None: ...
     def is_down(self, worker: int) -> bool: ...
     def reset_groups(self, n_groups: int) -> None: ...
     def collect(self, worker: int, blocks: int, first: int = 0) -> tuple[Push, int] | None: ...
+
+    # rules without a parameter server (each worker holds its own model)
+    def use_replicas(self) -> None: ...
+    def exchange(
+        self,
+        workers: Iterable[int],
+        steps: list[list[tuple[int, int, float]]],
+        callback: Callable[[], object],
+    ) -> None: ...
+    def group_step(
+        self, members: Sequence[int], pushes: list[Push], lr: float, group: int
+    ) -> None: ...
+    def local_step(self, push: Push, lr: float, group: int) -> None: ...
+    def average_models(self, members: Sequence[int], spread: Iterable[int] = ()) -> None: ...
 
 
 class Rule:
@@ -166,7 +199,7 @@ class Rule:
         lets the model go. The numbers are the same either way."""
         return False
 
-    def __init__(self, lr: float, groups: list[list[int]]):
+    def __init__(self, lr: float, groups: list[list[int]]) -> None:
         self.lr = lr
         self.groups = groups
 
@@ -314,12 +347,12 @@ class RoundTimer:
     it at once. With ``seconds == 0`` nothing is ever scheduled.
     """
 
-    def __init__(self, seconds: float = 0.0):
+    def __init__(self, seconds: float = 0.0) -> None:
         self.seconds = seconds
         self.round = 0
         self.expired = False
 
-    def open(self, ps: ServerActions, expire) -> None:
+    def open(self, ps: ServerActions, expire: Callable[[], object]) -> None:
         self.round += 1
         self.expired = False
         if self.seconds:
@@ -371,7 +404,7 @@ def read_lr(table: Table, ctx: RuleContext) -> float:
 class KRule(Rule):
     """A rule with one integer knob ``k`` (1..P) and one reporting group of all workers."""
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1):
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1) -> None:
         super().__init__(lr, groups)
         self.k = k
 
@@ -384,7 +417,7 @@ class KRule(Rule):
         return cls(read_lr(table, ctx), cls.default_groups(ctx), k=read_count(table, "k", ctx))
 
 
-def read_count(table: Table, name: str, ctx: RuleContext, default=None) -> int:
+def read_count(table: Table, name: str, ctx: RuleContext, default: int | None = None) -> int:
     """A worker count such as K: an integer in ``1 .. n_workers`` (required if *default* is None)."""
     value = table.get(name, int) if default is None else table.get(name, int, default)
     if not 1 <= value <= ctx.n_workers:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..errors import ScenarioError
 from ..params import Table
-from .base import Push, Rule, RuleContext, read_lr
+from .base import Push, Rule, RuleContext, ServerActions, read_lr
 
 __all__ = ["DCASGDConstant", "DCASGDAdaptive", "dc_delta", "mean_square", "adaptive_lambda"]
 
 
 # -- pure math ---------------------------------------------------------------
-def dc_delta(w: np.ndarray, w_bak: np.ndarray, g: np.ndarray, lr: float, lam) -> np.ndarray:
+def dc_delta(
+    w: np.ndarray, w_bak: np.ndarray, g: np.ndarray, lr: float, lam: float | np.ndarray
+) -> np.ndarray:
     """The DC-ASGD step ``η·(g + λ ⊙ g ⊙ g ⊙ (w − w_bak))``, to subtract from *w*.
 
     Parameters
@@ -76,7 +80,7 @@ class DCASGDConstant(Rule):
     default_lambda0 = 0.04
     momentum_defined = False
 
-    def __init__(self, lr: float, groups: list[list[int]], *, lambda0: float = 0.04):
+    def __init__(self, lr: float, groups: list[list[int]], *, lambda0: float = 0.04) -> None:
         super().__init__(lr, groups)
         self.lambda0 = lambda0
 
@@ -89,25 +93,25 @@ class DCASGDConstant(Rule):
             lambda0=table.get("lambda0", float, cls.default_lambda0, minimum=0.0),
         )
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.group_of_ = self.group_index()
         self.backup_: dict[int, tuple[int, np.ndarray]] = {}
         self._send(ps, range(len(self.group_of_)))
 
-    def _send(self, ps, workers) -> None:
+    def _send(self, ps: ServerActions, workers: Sequence[int]) -> None:
         for m in workers:
             self.backup_[m] = (ps.version, ps.w)
         ps.send(workers)
 
-    def on_rejoin(self, ps, worker: int) -> None:
+    def on_rejoin(self, ps: ServerActions, worker: int) -> None:
         """A worker back from a crash gets the current model and a fresh backup of it."""
         self._send(ps, (worker,))
 
-    def compensation(self, g: np.ndarray):
+    def compensation(self, g: np.ndarray) -> float | np.ndarray:
         """λ for this gradient (a scalar here)."""
         return self.lambda0
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         m = push.worker
         version, w_bak = self.backup_.pop(m)
         if version != push.version:  # every send goes to a waiting worker, so it reads at once
@@ -151,7 +155,7 @@ class DCASGDAdaptive(DCASGDConstant):
         lambda0: float = 2.0,
         m: float = 0.95,
         eps: float = 1e-7,
-    ):
+    ) -> None:
         super().__init__(lr, groups, lambda0=lambda0)
         self.m = m
         self.eps = eps
@@ -171,7 +175,7 @@ class DCASGDAdaptive(DCASGDConstant):
             eps=table.get("eps", float, 1e-7, positive=True),
         )
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.ms_ = np.zeros_like(ps.w)
         super().start(ps)
 

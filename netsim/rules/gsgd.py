@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ScenarioError
 from ..grouping.clustering import Grouping, choose_grouping, parse_method
 from ..params import Table
-from .base import Need, Push, Rule, RuleContext, read_lr
+from .base import Need, Push, Rule, RuleContext, ServerActions, read_lr
 
 __all__ = ["GSGD", "GroupingSpec", "parse_groups", "group_weights", "WEIGHTINGS"]
 
@@ -17,7 +20,7 @@ WEIGHTINGS = ("none", "inverse_rate", "fedat")
 """Bias-aware group weightings of GSGD (see :func:`group_weights`)."""
 
 
-def group_weights(updates, method: str) -> np.ndarray:
+def group_weights(updates: ArrayLike, method: str) -> np.ndarray:
     """Per-group step weights (K,), mean 1, countering how often each group updates.
 
     *updates* (K,) are the groups' update counts so far; with ``c = updates + 1``
@@ -100,7 +103,9 @@ class GSGD(Rule):
     source = "Gao & Chen, J. USTC 50(8), 2020; ALGORITHMS.md §1c"
     lean = True
 
-    def __init__(self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()):
+    def __init__(
+        self, lr: float, groups: list[list[int]], grouping: GroupingSpec = GroupingSpec()
+    ) -> None:
         super().__init__(lr, groups)
         self.grouping = grouping
 
@@ -146,11 +151,11 @@ class GSGD(Rule):
         of candidate (grouping, η) pairs (:mod:`netsim.tuning.race`) and calls :meth:`adopt`."""
         return self.grouping.method in ("auto", "race")
 
-    def piloted(self, groups, lr: float) -> "GSGD":
+    def piloted(self, groups: Iterable[Iterable[int]], lr: float) -> "GSGD":
         """A copy with fixed *groups* and step *lr*, the other options kept (a race's pilot)."""
         return GSGD(lr, [list(g) for g in groups], replace(self.grouping, method="hand"))
 
-    def adopt(self, groups, lr: float) -> None:
+    def adopt(self, groups: Iterable[Iterable[int]], lr: float) -> None:
         """Use the recommended *groups* and step *lr* (before ``start``)."""
         self.set_groups(groups)
         self.lr = float(lr)
@@ -159,7 +164,7 @@ class GSGD(Rule):
         """The grouping this rule's method makes of measured *times* (n_workers, rounds), s."""
         return choose(self.grouping, self.groups, times, seed, method)
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         n = len(self.group_index())
         self._regroup_to(self.groups)
         self.buffers_: list[dict] = [{} for _ in self.groups]
@@ -178,14 +183,14 @@ class GSGD(Rule):
         if self.grouping.regroup_every_s:
             self._schedule_regroup(ps)
 
-    def _schedule_regroup(self, ps) -> None:
-        def tick():
+    def _schedule_regroup(self, ps: ServerActions) -> None:
+        def tick() -> None:
             self._regroup(ps)
             self._schedule_regroup(ps)
 
         ps.call_later(self.grouping.regroup_every_s, tick)
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         wid = push.worker
         if self.observing_:
             seen = self.observed_[wid]
@@ -197,17 +202,15 @@ class GSGD(Rule):
         if len(buffer) == len(self.groups[k]) or self.expired_[k]:
             self._update(ps, k)
 
-    def _open_round(self, ps, k: int) -> None:
+    def _open_round(self, ps: ServerActions, k: int) -> None:
         """Group *k* starts a round: a fresh round id and, with a timeout, its timer."""
         self.rounds_[k] = self.next_round_
         self.next_round_ += 1
         self.expired_[k] = False
         if self.grouping.timeout:
-            ps.call_later(
-                self.grouping.timeout, lambda k=k, r=self.rounds_[k]: self._timeout(ps, k, r)
-            )
+            ps.call_later(self.grouping.timeout, partial(self._timeout, ps, k, self.rounds_[k]))
 
-    def on_rejoin(self, ps, worker: int) -> None:
+    def on_rejoin(self, ps: ServerActions, worker: int) -> None:
         if self.holds(worker):  # pushed in its group's open round: waits for its end
             return
         self.sent_at_[worker] = ps.now
@@ -216,7 +219,7 @@ class GSGD(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.buffers_[self.group_of_[worker]]
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         needs = []
         for k, members in enumerate(self.groups):
             missing = tuple(w for w in members if w not in self.buffers_[k])
@@ -226,7 +229,7 @@ class GSGD(Rule):
                 needs.append(Need(len(missing), missing))
         return needs
 
-    def _update(self, ps, k: int) -> None:
+    def _update(self, ps: ServerActions, k: int) -> None:
         buffer = self.buffers_[k]  # {worker id: push}
         pushes = list(buffer.values())
         if self.grouping.weighting == "none":
@@ -245,7 +248,7 @@ class GSGD(Rule):
         if every and ps.version % every == 0:
             self._regroup(ps)
 
-    def _counts_before(self, ps) -> list[int]:
+    def _counts_before(self, ps: ServerActions) -> list[int]:
         """The groups' update counts before this simulated instant. Updates at one instant
         are simultaneous: counting the ones the PS happened to apply first would give the
         later groups other weights (two identical groups finishing together would not
@@ -254,7 +257,7 @@ class GSGD(Rule):
             self.counted_at_, self.counted_ = ps.now, list(ps.group_updates)
         return self.counted_
 
-    def _timeout(self, ps, k: int, round_id: int) -> None:
+    def _timeout(self, ps: ServerActions, k: int, round_id: int) -> None:
         if k >= len(self.groups) or self.rounds_[k] != round_id:
             return
         if not self.buffers_[k]:
@@ -265,7 +268,7 @@ class GSGD(Rule):
         ps.record_event("group_timeout", group=k, present=present, missing=missing)
         self._update(ps, k)
 
-    def _regroup(self, ps) -> None:
+    def _regroup(self, ps: ServerActions) -> None:
         if any(not seen for seen in self.observed_):
             return
         width = min(len(seen) for seen in self.observed_)
@@ -294,11 +297,11 @@ class GSGD(Rule):
             if len(self.buffers_[k]) == len(g):
                 self._update(ps, k)
 
-    def _regroup_to(self, groups) -> None:
+    def _regroup_to(self, groups: Iterable[Iterable[int]]) -> None:
         self.groups = [list(g) for g in groups]
         self.group_of_ = self.group_index()
 
-    def set_groups(self, groups) -> None:
+    def set_groups(self, groups: Iterable[Iterable[int]]) -> None:
         """Use *groups* (lists of worker ids) from now on (before ``start``)."""
         self.groups = [list(g) for g in groups]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import KRule, Need, Push
+from .base import KRule, Need, Push, ServerActions
 
 __all__ = ["KAsync"]
 
@@ -28,11 +28,11 @@ class KAsync(KRule):
     )
     lean = True
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.buffer_: list[Push] = []
         ps.send(range(len(self.group_index())))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.buffer_.append(push)
         if len(self.buffer_) == self.k:
             ps.apply(self.buffer_, self.lr, 0)
@@ -43,7 +43,7 @@ class KAsync(KRule):
     def holds(self, worker: int) -> bool:
         return any(p.worker == worker for p in self.buffer_)
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         pushed = {p.worker for p in self.buffer_}
         others = tuple(w for w in range(len(self.group_index())) if w not in pushed)
         return [Need(self.k - len(self.buffer_), others)]

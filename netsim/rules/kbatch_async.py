@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Push
+from .base import Push, ServerActions
 from .kasync import KAsync
 
 __all__ = ["KBatchAsync"]
@@ -28,7 +28,7 @@ class KBatchAsync(KAsync):
         "Dutta, Wang, Joshi et al., AISTATS 2018 (JSAIT 2021, arXiv 2003.10579); ALGORITHMS.md §6.2"
     )
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.buffer_.append(push)
         if len(self.buffer_) == self.k:
             ps.apply(self.buffer_, self.lr, 0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import KRule, Push
+from .base import KRule, Push, ServerActions
 
 __all__ = ["KBatchSync"]
 
@@ -31,12 +31,12 @@ class KBatchSync(KRule):
     def reads_current(self) -> bool:
         return True
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.n_workers_ = len(self.group_index())
         self.buffer_: list[Push] = []
         ps.send(range(self.n_workers_))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         if push.version != ps.version:
             ps.drop(push, f"late: step {push.version} already applied")
         else:

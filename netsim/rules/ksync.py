@@ -36,7 +36,7 @@ class KSync(Backup):
 
     def __init__(
         self, lr: float, groups: list[list[int]], *, k: int = 1, round_timeout: float = 0.0
-    ):
+    ) -> None:
         super().__init__(lr, groups, late_policy="cancel", round_timeout=round_timeout)
         self.k = k
 

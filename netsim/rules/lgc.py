@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..params import Table
 from .aggregation import weighted_mean_by_worker
-from .base import Need, Push, Rule, RuleContext, read_count, read_lr
+from .base import Need, Push, Rule, RuleContext, ServerActions, read_count, read_lr
 
 __all__ = ["LGC"]
 
@@ -51,7 +51,7 @@ class LGC(Rule):
     description = "LGC-style live gradient compensation: fastest K gradients + stragglers' partial blocks + their one-step-delayed rest"
     source = "after Xu, Huang, Song, Lan, IEEE INFOCOM 2021 (reconstruction); ALGORITHMS.md §4"
 
-    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1, blocks: int = 4):
+    def __init__(self, lr: float, groups: list[list[int]], *, k: int = 1, blocks: int = 4) -> None:
         super().__init__(lr, groups)
         self.k = k
         self.blocks = blocks
@@ -71,7 +71,7 @@ class LGC(Rule):
             )
         return cls(lr, cls.default_groups(ctx), k=k, blocks=blocks)
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.n_workers_ = len(self.group_index())
         self.fresh_: list[Push] = []
         self.delayed_: list[Push] = []
@@ -80,7 +80,7 @@ class LGC(Rule):
         ] = {}  # wid -> (rows, Σ n·g, blocks done)
         ps.send(range(self.n_workers_))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         j = push.worker
         tau = ps.version - push.version
         taken = self.taken_.pop(j, None)
@@ -103,17 +103,17 @@ class LGC(Rule):
     def holds(self, worker: int) -> bool:
         return any(p.worker == worker for p in self.fresh_)
 
-    def on_rejoin(self, ps, worker: int) -> None:
+    def on_rejoin(self, ps: ServerActions, worker: int) -> None:
         """Back from a crash: the blocks taken from the lost iteration no longer refer to a push to come."""
         self.taken_.pop(worker, None)
         super().on_rejoin(ps, worker)
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         pushed = {p.worker for p in self.fresh_}
         others = tuple(w for w in range(self.n_workers_) if w not in pushed)
         return [Need(self.k - len(self.fresh_), others)]
 
-    def _close(self, ps) -> None:
+    def _close(self, ps: ServerActions) -> None:
         """End of round: fresh + partial + delayed, one sample-weighted update."""
         fresh = sorted(p.worker for p in self.fresh_)
         parts = self.fresh_ + self.delayed_

@@ -17,6 +17,8 @@ Weight decay may spare some entries (the 1-d parameters: biases, norm scales and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 __all__ = ["OPTIMIZERS", "Adam", "decayed"]
@@ -25,7 +27,7 @@ OPTIMIZERS = ("sgd", "adam", "adamw")
 """Server optimizers (``[algorithms.X] optimizer``)."""
 
 
-def decayed(w: np.ndarray, rate: float, spared) -> np.ndarray:
+def decayed(w: np.ndarray, rate: float, spared: Iterable[tuple[int, int]]) -> np.ndarray:
     """``rate · w`` with the entries of the ranges *spared* ``[(lo, hi), ...]`` zero; a new
     array of *w*'s dtype and shape (d,)."""
     out = np.multiply(w, rate)
@@ -46,7 +48,14 @@ class Adam:
     spared : ranges ``(lo, hi)`` of entries weight decay leaves alone.
     """
 
-    def __init__(self, betas, eps: float, weight_decay: float, decoupled: bool, spared=()):
+    def __init__(
+        self,
+        betas: Iterable[float],
+        eps: float,
+        weight_decay: float,
+        decoupled: bool,
+        spared: Iterable[tuple[int, int]] = (),
+    ) -> None:
         self.beta1, self.beta2 = (float(b) for b in betas)
         self.eps = float(eps)
         self.weight_decay = float(weight_decay)
@@ -62,7 +71,7 @@ class Adam:
         wd = self.weight_decay
         if wd and not self.decoupled:
             g += decayed(w, wd, self.spared)
-        if self.m is None:
+        if self.m is None or self.v is None:
             self.m, self.v = np.zeros_like(g), np.zeros_like(g)
         m, v = self.m, self.v
         self.t += 1

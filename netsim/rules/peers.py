@@ -11,12 +11,15 @@ own model (``ps.use_replicas``), changed by ``ps.group_step``, ``ps.local_step``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+
+import numpy as np
 
 from ..errors import ScenarioError
 from ..net.collectives import ALGORITHMS, schedule
 from ..params import Table
-from .base import Need, Push, Rule, RuleContext, read_lr
+from .base import Need, Push, Rule, RuleContext, ServerActions, read_lr
 from .gsgd import GroupingSpec, choose, parse_groups, read_grouping, read_groups
 
 __all__ = ["AllReduce", "ADPSGD", "PartialAllReduce", "GroupAllReduce", "SWAP"]
@@ -43,7 +46,7 @@ class AllReduce(Rule):
     source = "Patarasuk & Yuan, JPDC 2009 (ring); Sergeev & Del Balso 2018 (Horovod); ALGORITHMS.md §12.1"
     peer = True
 
-    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring"):
+    def __init__(self, lr: float, groups: list[list[int]], *, collective: str = "ring") -> None:
         super().__init__(lr, groups)
         self.collective = collective
 
@@ -55,19 +58,19 @@ class AllReduce(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return [list(range(ctx.n_workers))]
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.buffer_: dict[int, Push] = {}
         self.reducing_ = False
         ps.send(self.groups[0])
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.buffer_[push.worker] = push
         if len(self.buffer_) == len(self.groups[0]):
             self.reducing_ = True
             steps = schedule(self.collective, len(self.groups[0]))
             ps.exchange(self.groups[0], steps, lambda: self._close(ps))
 
-    def _close(self, ps) -> None:
+    def _close(self, ps: ServerActions) -> None:
         ps.apply(list(self.buffer_.values()), self.lr, 0)
         self.buffer_ = {}
         self.reducing_ = False
@@ -76,7 +79,7 @@ class AllReduce(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.buffer_
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         everyone = tuple(self.groups[0])
         if self.reducing_:  # the all-reduce needs every member alive and reachable
             return [Need(len(everyone), everyone)]
@@ -101,14 +104,14 @@ class ADPSGD(Rule):
     carries_on = True
     replicated = True
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         ps.use_replicas()
         self.index_ = self.group_index()
         self.n_ = len(self.index_)
         self.swapping_: dict[int, int] = {}  # worker -> the peer it swaps with now
         ps.send(range(self.n_))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         i = push.worker
         if self.n_ == 1:
             ps.local_step(push, self.lr, self.index_[i])
@@ -118,7 +121,7 @@ class ADPSGD(Rule):
         j += j >= i  # uniform among the others
         self.swapping_[i] = j
 
-        def swapped():
+        def swapped() -> None:
             del self.swapping_[i]
             ps.average_models((i, j))
             ps.local_step(push, self.lr, self.index_[i])
@@ -129,7 +132,7 @@ class ADPSGD(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.swapping_
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         # a swap in flight needs both ends; otherwise any push of a worker not swapping
         needs = [Need(2, (i, j)) for i, j in self.swapping_.items()]
         free = tuple(w for w in range(self.n_) if w not in self.swapping_)
@@ -153,7 +156,7 @@ class PartialAllReduce(Rule):
 
     def __init__(
         self, lr: float, groups: list[list[int]], *, group_size: int = 2, collective: str = "ring"
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.group_size = group_size
         self.collective = collective
@@ -177,13 +180,13 @@ class PartialAllReduce(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return [list(range(ctx.n_workers))]
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         ps.use_replicas()
         self.queue_: list[Push] = []
         self.in_flight_: list[list[int]] = []  # the members of each group all-reducing
         ps.send(range(len(self.group_index())))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         self.queue_.append(push)
         if len(self.queue_) < self.group_size:
             return
@@ -191,7 +194,7 @@ class PartialAllReduce(Rule):
         members = sorted(p.worker for p in pushes)
         self.in_flight_.append(members)
 
-        def reduced():
+        def reduced() -> None:
             ps.group_step(members, pushes, self.lr, 0)
             self.in_flight_.remove(members)
             ps.send(members)
@@ -203,7 +206,7 @@ class PartialAllReduce(Rule):
             p.worker == worker for p in self.queue_
         )
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         # a group all-reducing needs all its members; a new group, enough more pushes
         needs = [Need(len(members), tuple(members)) for members in self.in_flight_]
         busy = {p.worker for p in self.queue_}.union(*self.in_flight_)
@@ -236,7 +239,7 @@ class GroupAllReduce(Rule):
         *,
         collective: str = "ring",
         grouping: GroupingSpec = GroupingSpec(),
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.collective = collective
         self.grouping = grouping
@@ -253,7 +256,7 @@ class GroupAllReduce(Rule):
         """Measure first unless the groups are given by hand."""
         return 0 if self.grouping.method == "hand" else self.grouping.probe_rounds
 
-    def on_measured(self, iteration, seed: int) -> dict:
+    def on_measured(self, iteration: np.ndarray, seed: int) -> dict:
         chosen = choose(self.grouping, self.groups, iteration, seed)
         self.groups = [list(members) for members in chosen.groups]
         return chosen.as_dict()
@@ -265,12 +268,12 @@ class GroupAllReduce(Rule):
         """``grouping = "auto"``: the race picks the groups and η, as for GSGD."""
         return self.grouping.method in ("auto", "race")
 
-    def adopt(self, groups, lr: float) -> None:
+    def adopt(self, groups: Iterable[Iterable[int]], lr: float) -> None:
         """Use the race's *groups* and step *lr* (before ``start``)."""
         self.groups = [list(g) for g in groups]
         self.lr = float(lr)
 
-    def piloted(self, groups, lr: float) -> "GroupAllReduce":
+    def piloted(self, groups: Iterable[Iterable[int]], lr: float) -> "GroupAllReduce":
         """A copy with fixed *groups* and step *lr*, the other options kept (a race's pilot)."""
         return GroupAllReduce(
             lr,
@@ -283,7 +286,7 @@ class GroupAllReduce(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return parse_groups([[name] for name in ctx.classes], "groups", ctx)
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         ps.use_replicas()
         self.index_ = self.group_index()
         self.buffers_: list[dict[int, Push]] = [{} for _ in self.groups]
@@ -292,7 +295,7 @@ class GroupAllReduce(Rule):
         for members in self.groups:
             ps.send(members)
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         k = self.index_[push.worker]
         members = self.groups[k]
         buffer = self.buffers_[k]
@@ -301,17 +304,18 @@ class GroupAllReduce(Rule):
             return
         self.busy_.add(k)
 
-        def reduced():
+        def reduced() -> None:
             ps.group_step(members, list(buffer.values()), self.lr, k)
             buffer.clear()
             if len(self.groups) == 1:
-                return self._next(ps, k)
+                self._next(ps, k)
+                return
             other = int(ps.rng.integers(len(self.groups) - 1))
             other += other >= k
             pair = (members[0], self.groups[other][0])
             self.partner_[k] = pair[1]
 
-            def gossiped():
+            def gossiped() -> None:
                 del self.partner_[k]
                 ps.average_models(pair, spread=list(members) + list(self.groups[other]))
                 self._next(ps, k)
@@ -320,7 +324,7 @@ class GroupAllReduce(Rule):
 
         ps.exchange(members, schedule(self.collective, len(members)), reduced)
 
-    def _next(self, ps, k: int) -> None:
+    def _next(self, ps: ServerActions, k: int) -> None:
         self.busy_.discard(k)
         ps.send(self.groups[k])
 
@@ -328,7 +332,7 @@ class GroupAllReduce(Rule):
         k = self.index_[worker]
         return k in self.busy_ or worker in self.buffers_[k]
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         needs = []
         for k, (members, buffer) in enumerate(zip(self.groups, self.buffers_, strict=True)):
             if k in self.busy_:  # all-reducing or gossiping: every member must be there

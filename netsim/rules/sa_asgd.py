@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Push, Rule
+from .base import Push, Rule, ServerActions
 
 __all__ = ["SAASGD"]
 
@@ -23,11 +23,11 @@ class SAASGD(Rule):
     source = "Zhang, Gupta, Lian, Liu, IJCAI 2016 (arXiv 1511.05950); ALGORITHMS.md §6.3"
     lean = True
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.group_of_ = self.group_index()
         ps.send(range(len(self.group_of_)))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         tau = ps.version - push.version
         ps.apply([push], self.lr / max(1, tau), self.group_of_[push.worker])
         ps.send((push.worker,))

@@ -31,6 +31,7 @@ the step: the rule's rate times the step's scale) and step at rate ``η·f(s)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,7 +155,7 @@ class ServerUpdate:
             out.update(weight_decay=self.weight_decay, weight_decay_1d=self.decay_1d)
         return out
 
-    def state(self, spared=()) -> "UpdateState":
+    def state(self, spared: Iterable[tuple[int, int]] = ()) -> "UpdateState":
         """Fresh per-run state (velocity and moments zero); *spared*: the ``(lo, hi)`` ranges
         of the flat vector that weight decay leaves alone (the 1-d parameters when
         ``weight_decay_1d`` is false)."""
@@ -164,7 +165,7 @@ class ServerUpdate:
 class UpdateState:
     """The server-side optimiser state of one run: ``step(delta, update, now)`` → the change."""
 
-    def __init__(self, config: ServerUpdate, spared=()):
+    def __init__(self, config: ServerUpdate, spared: Iterable[tuple[int, int]] = ()) -> None:
         self.config = config
         self.velocity: np.ndarray | None = None
         self.spared = tuple(spared) if config.spares_1d else ()
@@ -199,9 +200,9 @@ class UpdateState:
         cfg = self.config
         factor = 1.0 if cfg.schedule.trivial else self.lr_factor(update, now)
         if self.adam is not None:
-            return self.adam.step(np.divide(delta, rate), rate * factor, w)
+            return self.adam.step(np.divide(delta, rate), rate * factor, _model(w))
         if cfg.weight_decay:
-            delta = delta + decayed(w, rate * cfg.weight_decay, self.spared)
+            delta = delta + decayed(_model(w), rate * cfg.weight_decay, self.spared)
         if not cfg.schedule.trivial:
             delta = factor * delta
         if cfg.momentum:
@@ -336,3 +337,10 @@ def _read_optimizer(table: Table) -> dict:
         "weight_decay": weight_decay,
         "decay_1d": decay_1d,
     }
+
+
+def _model(w: np.ndarray | None) -> np.ndarray:
+    """*w*, which Adam and weight decay need (ValueError without it)."""
+    if w is None:
+        raise ValueError("Adam and weight decay step from the model: pass w")
+    return w

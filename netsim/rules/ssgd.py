@@ -9,6 +9,7 @@ from .base import (
     RoundTimer,
     Rule,
     RuleContext,
+    ServerActions,
     read_lr,
     read_round_timeout,
     round_needs,
@@ -34,7 +35,7 @@ class SSGD(Rule):
     source = "ALGORITHMS.md §1a (BSP)"
     lean = True
 
-    def __init__(self, lr: float, groups: list[list[int]], *, round_timeout: float = 0.0):
+    def __init__(self, lr: float, groups: list[list[int]], *, round_timeout: float = 0.0) -> None:
         super().__init__(lr, groups)
         self.round_timeout = round_timeout
 
@@ -48,13 +49,13 @@ class SSGD(Rule):
     def default_groups(ctx: RuleContext) -> list[list[int]]:
         return [list(range(ctx.n_workers))]
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.buffer_: dict[int, Push] = {}
         self.timer_ = RoundTimer(self.round_timeout)
         self.timer_.open(ps, lambda: self._expire(ps))
         ps.send(self.groups[0])
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         if push.version != ps.version:  # only with a round timeout: its round closed without it
             ps.drop(push, f"late: round {push.version + 1} closed at its timeout")
             return
@@ -62,13 +63,13 @@ class SSGD(Rule):
         if len(self.buffer_) == len(self.groups[0]) or self.timer_.expired:
             self._close(ps)
 
-    def _close(self, ps) -> None:
+    def _close(self, ps: ServerActions) -> None:
         ps.apply(list(self.buffer_.values()), self.lr, 0)
         self.buffer_ = {}
         self.timer_.open(ps, lambda: self._expire(ps))
         ps.send(self.groups[0])
 
-    def _expire(self, ps) -> None:
+    def _expire(self, ps: ServerActions) -> None:
         if not self.buffer_:
             self.timer_.expired = True
             return
@@ -82,6 +83,6 @@ class SSGD(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.buffer_
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         missing = tuple(w for w in self.groups[0] if w not in self.buffer_)
         return round_needs(len(missing), missing, bool(self.buffer_), bool(self.round_timeout))

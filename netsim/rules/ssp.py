@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..params import Table
-from .base import Need, Push, Rule, RuleContext, read_lr, read_round_timeout
+from .base import Need, Push, Rule, RuleContext, ServerActions, read_lr, read_round_timeout
 
 __all__ = ["SSP"]
 
@@ -38,7 +40,7 @@ class SSP(Rule):
 
     def __init__(
         self, lr: float, groups: list[list[int]], *, s: int = 3, round_timeout: float = 0.0
-    ):
+    ) -> None:
         super().__init__(lr, groups)
         self.s = s
         self.round_timeout = round_timeout
@@ -53,7 +55,7 @@ class SSP(Rule):
             round_timeout=read_round_timeout(table),
         )
 
-    def start(self, ps) -> None:
+    def start(self, ps: ServerActions) -> None:
         self.group_of_ = self.group_index()
         self.clock_ = [0] * len(self.group_of_)
         self.blocked_: set[int] = set()
@@ -62,7 +64,7 @@ class SSP(Rule):
         )  # how many times each worker was blocked (timer ids)
         ps.send(range(len(self.group_of_)))
 
-    def on_push(self, ps, push: Push) -> None:
+    def on_push(self, ps: ServerActions, push: Push) -> None:
         i = push.worker
         ps.apply([push], self.lr, self.group_of_[i])
         slowest = min(self.clock_)
@@ -74,13 +76,13 @@ class SSP(Rule):
             self.blocked_.add(i)
             if self.round_timeout:
                 self.blocks_[i] += 1
-                ps.call_later(self.round_timeout, lambda n=self.blocks_[i]: self._expire(ps, i, n))
+                ps.call_later(self.round_timeout, partial(self._expire, ps, i, self.blocks_[i]))
         if low > slowest and self.blocked_:
             ready = sorted(j for j in self.blocked_ if self.clock_[j] - low <= self.s)
             self.blocked_.difference_update(ready)
             ps.send(ready)
 
-    def _expire(self, ps, i: int, n: int) -> None:
+    def _expire(self, ps: ServerActions, i: int, n: int) -> None:
         if i not in self.blocked_ or self.blocks_[i] != n:
             return
         low = min(self.clock_)
@@ -95,7 +97,7 @@ class SSP(Rule):
     def holds(self, worker: int) -> bool:
         return worker in self.blocked_
 
-    def waiting(self, ps) -> list[Need]:
+    def waiting(self, ps: ServerActions) -> list[Need]:
         if self.round_timeout:  # blocked workers are released in time
             return [Need(1, tuple(range(len(self.clock_))))]
         return [Need(1, tuple(j for j in range(len(self.clock_)) if j not in self.blocked_))]

@@ -29,10 +29,22 @@ computation ends no longer join an earlier one's entry.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
 import numpy as np
+from simpy.events import NORMAL as _NORMAL
+from simpy.events import URGENT as _URGENT
 
 from ..rules.base import Push
-from .worker import COMM, COMPUTE
+from .worker import COMM, COMPUTE, BatchSampler, RowGather, WorkerState
+
+if TYPE_CHECKING:
+    import simpy
+
+    from ..net.comm import Comm
+    from ..workload.base import Model
+    from .server import ParameterServer
 
 __all__ = ["LeanCrew", "LeanWorker", "InstantBatch"]
 
@@ -42,18 +54,21 @@ product), from the caches while it is small; more, smaller stacks cost more call
 paper scenario (MNIST, 200 kB of rows per minibatch; ``benchmarks/bench_core.py``) 2 MiB
 was the fastest: 1 MiB and 4 MiB about 2 % slower, 256 kiB 35 % slower."""
 
-_URGENT, _NORMAL = 0, 1
-"""SimPy's event priorities (``simpy.events.URGENT``, ``NORMAL``)."""
+_NO_MODEL = np.empty(0)
+"""A lean worker's model while it holds none (its gradient travels, or before its first)."""
+_CLOSED = (_NO_MODEL, -1)
+"""The model of a :class:`_Wakes` once due (no later send is the same)."""
 
 
 class _Entry:
     """A reusable SimPy heap entry: SimPy calls ``callbacks[0](self)`` when it is due
-    (all SimPy reads of a processed event are ``callbacks`` and ``_ok``)."""
+    (all SimPy reads of a processed event are ``callbacks`` and ``_ok``); SimPy's type hints ask
+    for an Event, hence the ``type: ignore`` where one is scheduled."""
 
     __slots__ = ("callbacks", "_ok", "_value")
 
-    def __init__(self):
-        self.callbacks = None
+    def __init__(self) -> None:
+        self.callbacks: tuple[Callable[[Any], None], ...] | None = None  # called with the entry
         self._ok = True
         self._value = None
 
@@ -70,7 +85,15 @@ class LeanCrew:
     gather : RowGather of the training rows X (n, d).
     """
 
-    def __init__(self, env, ps, model, y: np.ndarray, gather, comm=None):
+    def __init__(
+        self,
+        env: simpy.Environment,
+        ps: ParameterServer,
+        model: Model,
+        y: np.ndarray,
+        gather: RowGather,
+        comm: Comm | None = None,
+    ) -> None:
         self.env = env
         self.ps = ps
         self.comm = comm
@@ -80,7 +103,7 @@ class LeanCrew:
         self.wakes: _Wakes | None = None
         """The wake-ups of the ``send`` in progress (one heap entry), until it is due."""
 
-    def add(self, st, sampler, draws) -> "LeanWorker":
+    def add(self, st: WorkerState, sampler: BatchSampler, draws: Iterator[float]) -> LeanWorker:
         """Worker ``st.wid`` with its minibatch *sampler* and compute-time iterator *draws* (s)."""
         self.instants.sizes.add(sampler.size)
         return LeanWorker(self, st, sampler, draws)
@@ -91,14 +114,14 @@ class _Wakes(_Entry):
 
     __slots__ = ("model", "workers")
 
-    def __init__(self, model, worker: "LeanWorker"):
+    def __init__(self, model: tuple[np.ndarray, int], worker: LeanWorker) -> None:
         super().__init__()
         self.model = model
         self.workers = [worker]
         self.callbacks = (_Wakes._due,)
 
     def _due(self) -> None:
-        model, self.model = self.model, None  # closed: a later send makes its own entry
+        model, self.model = self.model, _CLOSED  # closed: a later send makes its own entry
         now = self.workers[0].env.now
         heads: dict | None = {}
         for worker in self.workers:
@@ -143,7 +166,9 @@ class LeanWorker(_Entry):
         "held",
     )
 
-    def __init__(self, crew: LeanCrew, st, sampler, draws):
+    def __init__(
+        self, crew: LeanCrew, st: WorkerState, sampler: BatchSampler, draws: Iterator[float]
+    ) -> None:
         super().__init__()
         self.crew = crew
         self.env = crew.env
@@ -155,28 +180,29 @@ class LeanWorker(_Entry):
         self.ending = None if getattr(crew.ps.rule, "solo", False) else crew.instants.ending
         """Where the end of each computation is registered for stacking (``InstantBatch.ending``),
         None for a ``solo`` rule (ASGD)."""
-        self.w = None
+        self.w = _NO_MODEL
         self.version = 0
-        self.grad = None
+        self.grad: np.ndarray | None = None
         """The gradient of the computation in progress once evaluated (by :class:`InstantBatch`)."""
         self.pushed = _PUSH if self.ending is not None else _PUSH_SOLO
         """The callback that ends a computation: with or without the stacking bookkeeping."""
         self.step: tuple | None = None
         """A solo rule's ``solo_step`` for this worker, (η, group) or () (none), once known."""
-        self.link = None if crew.comm is None or crew.comm.instant[st.wid] else crew.comm
+        self.link: Comm | None = (
+            None if crew.comm is None or crew.comm.instant[st.wid] else crew.comm
+        )
         """The communication model when this worker's pull and push may take time (it waits
         for each transfer's event), else None (no transfer)."""
-        self.held = None
+        self.held: np.ndarray | None = None
         """The gradient being pushed, while its transfer is under way."""
         self.followers: list | None = None
         """The workers whose computations, started by the same ``send`` with the same drawn
         time, end in this worker's entry (they push after it, in order), or None."""
         self.callbacks = (LeanWorker._start,)
-        self.env.schedule(
-            self, _URGENT, 0
-        )  # as SimPy initialises a process: an int 0 keeps time 0 an int
+        # as SimPy initialises a process (an int 0 keeps time 0 an int)
+        self.env.schedule(self, _URGENT, 0)  # type: ignore[arg-type]  # an _Entry, not an Event
 
-    def succeed(self, model) -> None:
+    def succeed(self, model: tuple[np.ndarray, int]) -> None:
         """The PS sends *model* ``(w, version)``: start computing on it at this instant
         (after the entries already due now), with the others the same ``send`` woke."""
         crew = self.crew
@@ -185,7 +211,7 @@ class LeanWorker(_Entry):
             wakes.workers.append(self)
         else:
             crew.wakes = wakes = _Wakes(model, self)
-            self.env.schedule(wakes, _NORMAL, 0)  # as Event.succeed
+            self.env.schedule(wakes, _NORMAL, 0)  # type: ignore[arg-type]  # an _Entry, not an Event
 
     def _start(self) -> None:
         """First iteration: the model the rule sent at the start, else wait for one."""
@@ -211,7 +237,7 @@ class LeanWorker(_Entry):
         event.callbacks.append(self._pulled)
         return True
 
-    def _pulled(self, _event) -> None:
+    def _pulled(self, _event: simpy.Event) -> None:
         self._compute(self.env.now)
 
     def _compute(self, now: float, heads: dict | None = None) -> None:
@@ -240,14 +266,14 @@ class LeanWorker(_Entry):
                 return
             heads[duration] = self
         self.callbacks = self.pushed
-        self.env.schedule(self, _NORMAL, duration)
+        self.env.schedule(self, _NORMAL, duration)  # type: ignore[arg-type]  # an _Entry, not an Event
 
     def _push_all(self) -> None:
         """The end of this worker's computation and of its followers': each pushes, in order."""
         followers, self.followers = self.followers, None
         self.callbacks = self.pushed  # the entry is the worker's again for its next computation
         self.pushed[0](self)
-        for worker in followers:
+        for worker in followers or ():
             worker.pushed[0](worker)
 
     def _push(self) -> None:
@@ -257,27 +283,29 @@ class LeanWorker(_Entry):
         if grad is None:
             grad = self.crew.instants.gradient(self, now)
         self.grad = None
-        if self.link is not None and self._send(grad, now, self._pushed):
+        if self.link is not None and self._send(self.link, grad, now, self._pushed):
             return
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
-    def _send(self, grad: np.ndarray, now: float, then) -> bool:
-        """Push *grad* (d,); *then(event)* takes over when it has arrived. False when the
-        push takes no time."""
-        event = self.link.push(self.wid)
+    def _send(
+        self, link: Comm, grad: np.ndarray, now: float, then: Callable[[simpy.Event], None]
+    ) -> bool:
+        """Push *grad* (d,) over *link*; *then(event)* takes over when it has arrived. False
+        when the push takes no time."""
+        event = link.push(self.wid)
         if event is None:
             return False
         self.st.enter(COMM, now)
         self.held = grad
-        self.w = None  # the model read is not needed while its gradient travels
+        self.w = _NO_MODEL  # the model read is not needed while its gradient travels
         event.callbacks.append(then)
         return True
 
-    def _pushed(self, _event) -> None:
+    def _pushed(self, _event: simpy.Event) -> None:
         """The gradient pushed has arrived: the PS takes it."""
         now = self.env.now
-        grad, self.held = self.held, None
+        grad, self.held = cast(np.ndarray, self.held), None  # held while it travelled
         self.ps.receive(Push(self.wid, grad, self.version, now, self.sampler.size))
         self._next(now)
 
@@ -289,12 +317,12 @@ class LeanWorker(_Entry):
         rows = sampler.next()
         instants = self.crew.instants
         grad = instants.one(self.w, instants.gather(rows), instants.y[rows])
-        if self.link is not None and self._send(grad, now, self._solo_pushed):
+        if self.link is not None and self._send(self.link, grad, now, self._solo_pushed):
             return
         self._apply_solo(grad, now)
 
-    def _solo_pushed(self, _event) -> None:
-        grad, self.held = self.held, None
+    def _solo_pushed(self, _event: simpy.Event) -> None:
+        grad, self.held = cast(np.ndarray, self.held), None  # held while it travelled
         self._apply_solo(grad, self.env.now)
 
     def _apply_solo(self, grad: np.ndarray, now: float) -> None:
@@ -321,7 +349,7 @@ class LeanWorker(_Entry):
             return
         st.enter(COMPUTE, now)
         self.callbacks = _PUSH_SOLO
-        self.env.schedule(self, _NORMAL, self.draw())
+        self.env.schedule(self, _NORMAL, self.draw())  # type: ignore[arg-type]  # an _Entry, not an Event
 
 
 _PUSH = (LeanWorker._push,)
@@ -352,7 +380,7 @@ class InstantBatch:
     gather : RowGather of the training rows X (n, d).
     """
 
-    def __init__(self, model, y: np.ndarray, gather):
+    def __init__(self, model: Model, y: np.ndarray, gather: RowGather) -> None:
         self.one = model.gradient
         """The model's ``gradient(w, X, y)``: one minibatch."""
         self.many = model.gradients
@@ -362,7 +390,7 @@ class InstantBatch:
         self.X = gather.X
         self.stacked = model.stacked and gather.buffers is not None
         self.row_bytes = self.X.shape[1] * self.X.itemsize if self.stacked else 0
-        self.rows = None
+        self.rows: np.ndarray | None = None
         """Scratch (m, n_features) for a stack's rows, grown to the largest stack (at most
         about :data:`STACK_BYTES` plus one minibatch), reused."""
         self.sizes: set[int] = set()
@@ -381,7 +409,7 @@ class InstantBatch:
             same = self.ending.pop((now, worker.version), None)
             if same is not None and len(same) > 1 and self.stacked:
                 self._stacks(same)
-                return worker.grad
+                return cast(np.ndarray, worker.grad)  # set by _stacks
         rows = worker.sampler.next()
         return self.one(worker.w, self.gather(rows), self.y[rows])
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
 
 from ..errors import ScenarioError
-from ..net.comm import make_comm
+from ..net.comm import Comm, make_comm
+
+if TYPE_CHECKING:
+    from ..config.scenario import Scenario
+    from ..rng import Streams
 
 __all__ = ["Measurement", "measure", "unreachable"]
 
@@ -44,7 +50,14 @@ class Measurement:
         }
 
 
-def _prober(env, wid, comm, draws, rounds, out):
+def _prober(
+    env: simpy.Environment,
+    wid: int,
+    comm: Comm,
+    draws: Iterator[float],
+    rounds: int,
+    out: dict[str, np.ndarray],
+) -> Generator[simpy.Event, object, None]:
     for r in range(rounds):
         start = env.now
         event = comm.pull(wid)
@@ -61,7 +74,13 @@ def _prober(env, wid, comm, draws, rounds, out):
         out["comm"][wid, r] = (pulled - start) + (env.now - computed)
 
 
-def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Measurement:
+def measure(
+    scenario: Scenario,
+    n_params: int,
+    rounds: int,
+    streams: Streams,
+    slowdown: Sequence[float] | None = None,
+) -> Measurement:
     """Run *rounds* probe iterations of every worker at once on a private clock.
 
     Compute times come from each worker's ``"probe"`` stream (same distribution as
@@ -86,7 +105,7 @@ def measure(scenario, n_params: int, rounds: int, streams, slowdown=None) -> Mea
     )
 
 
-def _rtt(scenario) -> np.ndarray:
+def _rtt(scenario: Scenario) -> np.ndarray:
     """Round trip (s) of a small probe: on the topology, or the fixed pull + push latencies."""
     plan = scenario.network
     if plan is None:
@@ -108,7 +127,7 @@ def _rtt(scenario) -> np.ndarray:
     return np.asarray(res["rtt"])
 
 
-def unreachable(m: Measurement, scenario) -> ScenarioError | None:
+def unreachable(m: Measurement, scenario: Scenario) -> ScenarioError | None:
     """The error to raise when a grouping cannot be measured within ``run.until``: some
     workers are cut off from the PS by the scenario's network."""
     off = m.cut_off(scenario.run.until)

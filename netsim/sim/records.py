@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "PHASES",
@@ -44,7 +47,7 @@ class Recorder:
     Timeline ``spans``: (worker, phase, start, end) with phase 0 idle, 1 comm, 2 compute.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.time: list[float] = []
         self.worker: list[int] = []
         self.group: list[int] = []
@@ -71,7 +74,7 @@ class Recorder:
     def applied(
         self,
         now: float,
-        workers,
+        workers: Sequence[int],
         group: int,
         staleness: list[int],
         version: int,
@@ -165,7 +168,7 @@ class Result:
     ``Model.export_info``), or None."""
 
     @property
-    def curve(self):
+    def curve(self) -> list[tuple[int, float, float, float]]:
         return self.records.curve
 
 
@@ -229,13 +232,15 @@ def idle_pct(idle_s: float, total_s: float) -> float:
     return 100.0 * idle_s / total_s if total_s > 0 else 0.0
 
 
-def workers_idle_pct(workers) -> float:
+def workers_idle_pct(workers: Sequence[Mapping[str, Any]]) -> float:
     """:func:`idle_pct` of summary ``workers`` dicts pooled (all phases in the denominator)."""
     total = sum(w["compute_s"] + w["comm_s"] + w["idle_s"] + w.get("down_s", 0.0) for w in workers)
     return idle_pct(sum(w["idle_s"] for w in workers), total)
 
 
-def time_to_target(curve, target: float) -> tuple[float | None, int | None]:
+def time_to_target(
+    curve: Iterable[tuple[int, float, float, float]], target: float
+) -> tuple[float | None, int | None]:
     """(simulated time s, updates) of the first evaluation with loss <= *target*, or (None, None)."""
     for update, t, loss, _ in curve:
         if loss <= target:
@@ -243,7 +248,7 @@ def time_to_target(curve, target: float) -> tuple[float | None, int | None]:
     return None, None
 
 
-def staleness_stats(staleness) -> dict:
+def staleness_stats(staleness: Sequence[float] | np.ndarray) -> dict:
     """Mean, median, 95th percentile and max of a staleness sample (updates)."""
     if len(staleness) == 0:
         return {"mean": 0.0, "p50": 0.0, "p95": 0.0, "max": 0}
@@ -257,7 +262,7 @@ def staleness_stats(staleness) -> dict:
     }
 
 
-def update_staleness(staleness, version) -> np.ndarray:
+def update_staleness(staleness: ArrayLike, version: ArrayLike) -> np.ndarray:
     """Staleness per update: the mean staleness of the gradients each update applied.
 
     *staleness* and *version* are per applied gradient (same length); the result
@@ -281,7 +286,13 @@ def class_accuracy(pred: np.ndarray, y: np.ndarray, n_classes: int) -> list[floa
     return [float(r / t) if t else None for r, t in zip(right, total)]
 
 
-def gradient_shares(codes, n_keys: int, version, upto=None, weights=None) -> np.ndarray:
+def gradient_shares(
+    codes: ArrayLike,
+    n_keys: int,
+    version: ArrayLike,
+    upto: Sequence[int] | None = None,
+    weights: ArrayLike | None = None,
+) -> np.ndarray:
     """Cumulative share of applied gradients by key.
 
     Parameters

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+import simpy
 
+from ..net.collectives import Step
 from ..net.comm import exchange
 from ..rules.aggregation import mean_by_worker
 from ..rules.base import Push, Rule
 from ..rules.blocks import block_rows, completed_blocks
 from .records import Recorder
+from .worker import WorkerState
+
+if TYPE_CHECKING:
+    from ..net.comm import FixedLatency, NetworkComm
+    from ..rules.schedules import UpdateState
+    from .servicequeue import ServiceQueue
 
 __all__ = ["ParameterServer"]
 
@@ -61,15 +71,15 @@ class ParameterServer:
 
     def __init__(
         self,
-        env,
+        env: simpy.Environment,
         w0: np.ndarray,
         rule: Rule,
-        workers,
+        workers: list[WorkerState],
         recorder: Recorder,
-        stop,
+        stop: simpy.Event,
         max_updates: int = 0,
-        on_update=None,
-    ):
+        on_update: Callable[[ParameterServer], object] | None = None,
+    ) -> None:
         self.env = env
         self.w = w0
         self.version = 0
@@ -80,10 +90,10 @@ class ParameterServer:
         self.max_updates = max_updates
         self.on_update = on_update
         self.diverged: str = ""
-        self.optimizer = None if rule.update.trivial else rule.update.state()
+        self.optimizer: UpdateState | None = None if rule.update.trivial else rule.update.state()
         self.stalled: str = ""
         self.stalled_on: list[int] = []
-        self.watch = None
+        self.watch: Callable[[], object] | None = None
         """Called after every push and timer while a worker is down for good (stall detection)."""
         self.last_finite: tuple[int, np.ndarray] | None = None
         """(version, model) before the update that made the model non-finite."""
@@ -91,11 +101,10 @@ class ParameterServer:
         """Rules without a PS (:meth:`use_replicas`): each worker's own model; ``w`` is then
         their average, refreshed by :meth:`average`."""
         self.replica_versions: list[int] = []
-        self.comm = None
+        self.comm: FixedLatency | NetworkComm | None = None
         """The run's communication model, for worker-to-worker messages (set by the engine)."""
-        self.rng: np.random.Generator | None = None
-        """The rule's random stream (peers chosen at random; set by the engine)."""
-        self.service = None
+        self._rng: np.random.Generator | None = None
+        self.service: ServiceQueue | None = None
         """The server's queue when it takes time (:mod:`netsim.sim.servicequeue`): pushes,
         timers and sends then go through it; None: the server answers at once."""
         self.lean = False
@@ -104,6 +113,17 @@ class ParameterServer:
         """The run's model-sized buffers (the model's ``vectors``, set by the engine): the means
         and new models the server makes are written there; None: new arrays."""
         self.reset_groups(len(rule.groups))
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The rule's random stream (peers chosen at random; set by the engine)."""
+        if self._rng is None:
+            raise RuntimeError("the rule's random stream is not set (the engine sets ps.rng)")
+        return self._rng
+
+    @rng.setter
+    def rng(self, rng: np.random.Generator) -> None:
+        self._rng = rng
 
     def reset_groups(self, n_groups: int) -> None:
         """Zero the live per-group counters (the rule's groups were (re)formed)."""
@@ -227,7 +247,9 @@ class ParameterServer:
         self._credit(pushes, staleness, group, scale / (len(pushes) or 1), now)
         self._updated(finite, previous, before + 1, now)
 
-    def _credit(self, pushes, staleness: list[int], group: int, weight: float, now: float) -> None:
+    def _credit(
+        self, pushes: Sequence[Push], staleness: list[int], group: int, weight: float, now: float
+    ) -> None:
         """Record the update just made (version ``self.version``) as applying *pushes*, with
         their *staleness* and each gradient's *weight* in the step."""
         ids = [p.worker for p in pushes]
@@ -257,7 +279,7 @@ class ParameterServer:
 
     def _new_model(
         self, delta: np.ndarray, group: int, n: int, owned: bool = False, scale: float = 1.0
-    ):
+    ) -> tuple[int, float, np.ndarray, bool] | None:
         """The update both steps share: ``w ← w − delta`` (after the schedule, momentum or
         optimizer), version + 1, and *group*'s update and gradient (*n*) counts. Returns
         (version before, now s, the previous model, :func:`finite_sum` of the step), or None
@@ -304,7 +326,7 @@ class ParameterServer:
         if self.max_updates and version >= self.max_updates and not self.stop.triggered:
             self.stop.succeed("max_updates")
 
-    def send(self, workers) -> None:
+    def send(self, workers: Iterable[int]) -> None:
         """Let each worker start its next iteration on the current model: at once, or
         when the server's model messages are out (a server that takes time)."""
         if self.service is not None:
@@ -312,7 +334,7 @@ class ParameterServer:
             return
         self.release(workers)
 
-    def release(self, workers) -> None:
+    def release(self, workers: Iterable[int]) -> None:
         """Each of *workers* receives the current model now.
 
         A waiting worker receives ``(w, version)`` now; a busy one takes the model
@@ -406,10 +428,10 @@ class ParameterServer:
                 "or collects a worker's iteration must set lean = False"
             )
 
-    def call_later(self, delay: float, callback) -> None:
+    def call_later(self, delay: float, callback: Callable[[], object]) -> None:
         """Call ``callback()`` after *delay* simulated seconds (rule timers, e.g. group timeouts)."""
 
-        def fire(_event=None):
+        def fire(_event: simpy.Event | None = None) -> None:
             if _event is not None and self.service is not None:
                 self.service.later(fire)  # the server gets to it when it is free
                 return
@@ -419,7 +441,7 @@ class ParameterServer:
 
         self.env.timeout(delay).callbacks.append(fire)
 
-    def record_event(self, kind: str, **fields) -> None:
+    def record_event(self, kind: str, **fields: object) -> None:
         """Add ``{"time": now, "kind": kind, **fields}`` to the run's event log."""
         self.recorder.events.append({"time": float(self.env.now), "kind": kind, **fields})
 
@@ -466,13 +488,21 @@ class ParameterServer:
         gaps = [r - mean for r in self.replicas]
         return float(np.mean([g.dot(g) for g in gaps]))
 
-    def exchange(self, workers, steps, callback) -> None:
+    def exchange(
+        self, workers: Iterable[int], steps: list[Step], callback: Callable[[], object]
+    ) -> None:
         """Send the messages of *steps* (``(a, b, share)`` with indices into *workers*, as
         :func:`netsim.net.collectives.schedule` gives them) step after step; then call
         *callback()*."""
-        exchange(self.env, self.comm, workers, steps).callbacks.append(lambda _e: callback())
+        if self.comm is None:
+            raise RuntimeError("no communication model to exchange messages on (set by the engine)")
 
-    def group_step(self, members, pushes: list[Push], lr: float, group: int) -> None:
+        def done(_event: simpy.Event) -> None:
+            callback()
+
+        exchange(self.env, self.comm, workers, steps).callbacks.append(done)
+
+    def group_step(self, members: Sequence[int], pushes: list[Push], lr: float, group: int) -> None:
         """One update of the group *members* (worker ids) that all-reduced: each member's
         model becomes ``m − lr · mean(gradients of pushes)``, ``m`` the members' average
         model (their common one when they share it). Without replicas it is :meth:`apply`."""
@@ -496,25 +526,30 @@ class ParameterServer:
         """``w_i ← w_i − lr · g`` on the pushing worker's own model (one update)."""
         if self.stop.triggered:
             return
-        wid = push.worker
+        wid, replicas = push.worker, self._replicas()
         delta = push.grad * lr
         finite = finite_sum(delta)
-        previous = self.replicas[wid]
+        previous = replicas[wid]
         staleness = [self.replica_versions[wid] - push.version]
-        self.replicas[wid] = previous - delta
+        replicas[wid] = previous - delta
         self.replica_versions[wid] += 1
         self._peer_update([push], staleness, group, finite, previous)
 
-    def average_models(self, members, spread=()) -> None:
+    def average_models(self, members: Sequence[int], spread: Iterable[int] = ()) -> None:
         """The models of *members* (worker ids) and of the workers in *spread* all become
         the average of the *members*' models, at once (gossip): not an update (no gradient),
         so the version stays."""
-        models = [self.replicas[m] for m in members]
-        mean = self._common(models)
+        replicas = self._replicas()
+        mean = self._common([replicas[m] for m in members])
         for m in dict.fromkeys([*members, *spread]):
-            if self.replicas[m] is not mean:
-                self.replicas[m] = mean
+            if replicas[m] is not mean:
+                replicas[m] = mean
                 self.replica_versions[m] += 1
+
+    def _replicas(self) -> list[np.ndarray]:
+        if self.replicas is None:
+            raise RuntimeError("the workers hold no models of their own: call use_replicas first")
+        return self.replicas
 
     @staticmethod
     def _common(models: list[np.ndarray]) -> np.ndarray:
@@ -526,7 +561,14 @@ class ParameterServer:
             total += r
         return total / len(models)
 
-    def _peer_update(self, pushes, staleness, group: int, finite: bool, previous) -> None:
+    def _peer_update(
+        self,
+        pushes: Sequence[Push],
+        staleness: list[int],
+        group: int,
+        finite: bool,
+        previous: np.ndarray,
+    ) -> None:
         """The bookkeeping of an update of the workers' own models crediting *pushes*."""
         now = self.env.now
         self.version += 1

@@ -51,7 +51,7 @@ class ServiceQueue:
     rng : numpy Generator of the server's stream, or None for constant service.
     """
 
-    def __init__(self, env, ps, costs: ServerCosts, rng):
+    def __init__(self, env, ps, costs: ServerCosts, rng) -> None:
         self.env = env
         self.ps = ps
         self.costs = costs

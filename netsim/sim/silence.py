@@ -6,6 +6,7 @@ synchronous one would stall). Pure: reads a Result's records."""
 from __future__ import annotations
 
 from ..rules import RULES
+from .records import Result
 
 __all__ = ["silent_workers", "silence_warning"]
 
@@ -33,7 +34,7 @@ def silent_workers(
     return [(w, last.get(w)) for w in range(n_workers) if last.get(w, -1.0) <= half]
 
 
-def silence_warning(result) -> str:
+def silence_warning(result: Result) -> str:
     """A sentence naming the silent workers of *result* (a Result that ended ``ok`` under a
     rule that ``carries_on``), or ''."""
     rule = RULES.get(result.algorithm)

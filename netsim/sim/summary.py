@@ -11,10 +11,23 @@ The module imports no SimPy and writes nothing.
 """
 
 import types
-from typing import NotRequired, TypedDict, Union, get_args, get_origin, get_type_hints
+from collections.abc import Callable, Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,
+    TypedDict,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import numpy as np
 
+from ..rules.base import Rule
 from .records import (
     Recorder,
     Result,
@@ -26,6 +39,12 @@ from .records import (
     workers_idle_pct,
 )
 from .silence import silence_warning
+
+if TYPE_CHECKING:
+    from ..config.scenario import Scenario
+
+Evaluation = tuple[int, float, float, float]
+"""One row of the curve: update, sim_time, training loss, test accuracy."""
 
 __all__ = [
     "Summary",
@@ -202,10 +221,12 @@ def summarize(result: Result) -> Summary:
     }
     if extra := undeclared(out):
         raise TypeError(f"summary keys not in the contract (netsim.sim.summary.Summary): {extra}")
-    return out  # type: ignore[return-value]
+    return cast(Summary, out)  # its keys checked just above, its values by construction
 
 
-def run_extras(scenario, data: dict, rule, grouping: dict | None, ended: dict) -> dict:
+def run_extras(
+    scenario: "Scenario", data: dict, rule: Rule, grouping: dict | None, ended: dict
+) -> dict:
     """The entries every producer of a :class:`Result` adds to the summary (``extra``), in
     summary.json order: the *data* record, ``time_unit`` when not s, *ended* (where a run
     ``diverged_at`` or ``stalled_at``), ``target_loss``, the *grouping* record and the
@@ -222,7 +243,7 @@ def run_extras(scenario, data: dict, rule, grouping: dict | None, ended: dict) -
     return extra
 
 
-def _warning(result: Result, initial: float | None, final) -> dict:
+def _warning(result: Result, initial: float | None, final: Evaluation | None) -> dict:
     """``{"warning": ...}`` for a run that ended ok with its final loss above *initial*, or
     that went on without a silent worker (:mod:`netsim.sim.silence`); else ``{}``.
 
@@ -256,7 +277,7 @@ def _consensus(distances: list[float]) -> dict:
     }
 
 
-def _last_finite(curve):
+def _last_finite(curve: list[Evaluation]) -> Evaluation | None:
     """The last evaluation with a finite loss, or None (a diverged run reports it as
     ``last_finite`` and no final loss).
 
@@ -314,7 +335,7 @@ def _bias(result: Result) -> dict:
     return bias
 
 
-def _kinds(tp) -> tuple:
+def _kinds(tp: Any) -> tuple:
     """The JSON value kinds (isinstance classes) an annotation admits; a float admits an int."""
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
@@ -328,7 +349,7 @@ def _kinds(tp) -> tuple:
     return (origin or tp,)
 
 
-def problems(value, kind=Summary, where: str = "summary") -> str | None:
+def problems(value: object, kind: Any = Summary, where: str = "summary") -> str | None:
     """The first way *value* breaks the contract *kind* (a missing required key, a value
     of the wrong JSON type, nested records included), as ``"<where>: ..."``; None if none.
 
@@ -357,11 +378,11 @@ def problems(value, kind=Summary, where: str = "summary") -> str | None:
     return None
 
 
-def _is_record(tp) -> bool:
+def _is_record(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
 
 
-def undeclared(summary: dict) -> list[str]:
+def undeclared(summary: Mapping[str, Any]) -> list[str]:
     """Keys of *summary* (top level, workers and groups) that :class:`Summary` does not declare."""
     out = [k for k in summary if k not in Summary.__annotations__]
     for key, kind in (("workers", WorkerSummary), ("groups", GroupSummary)):
@@ -370,16 +391,21 @@ def undeclared(summary: dict) -> list[str]:
     return sorted(set(out))
 
 
-def worst_class_accuracy(summary: dict) -> float | None:
+def worst_class_accuracy(summary: Summary) -> float | None:
     """The lowest per-label test accuracy at the end of the run (None in summaries without it)."""
     return summary.get("bias", {}).get("worst_class_accuracy")
 
 
-def _stale(summary: dict, key: str, stat: str) -> float | None:
-    return summary.get(key, {}).get(stat)
+def _stale(
+    summary: Summary,
+    key: Literal["staleness_per_gradient", "staleness_per_update"],
+    stat: Literal["mean", "p50", "p95", "max"],
+) -> float | None:
+    stats = summary.get(key)
+    return None if stats is None else stats.get(stat)
 
 
-FLAT = {
+FLAT: dict[str, Callable[[Summary], Any]] = {
     "label": lambda s: s.get("label", s["algorithm"]),
     "algorithm": lambda s: s["algorithm"],
     "seed": lambda s: s["seed"],
@@ -406,6 +432,6 @@ FLAT = {
 ``idle_pct`` in %, ``groups`` the number of final groups. Absent fields are None."""
 
 
-def flat(summary: Summary | dict) -> dict:
+def flat(summary: Summary) -> dict:
     """The :data:`FLAT` row of one summary (the sweep CSV row, a ``to_pandas`` row)."""
     return {name: get(summary) for name, get in FLAT.items()}

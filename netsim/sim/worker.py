@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
 import numpy as np
 import simpy
 
@@ -9,9 +12,33 @@ from ..rules.base import CompactPush, Push
 from ..workload.models import CompactGradient
 from .records import PHASES
 
+if TYPE_CHECKING:
+    from ..net.comm import Comm
+
 __all__ = ["WorkerState", "worker_process", "Computation", "BatchSampler", "RowGather", "Job"]
 
 IDLE, COMM, COMPUTE, DOWN = (PHASES.index(name) for name in ("idle", "comm", "compute", "down"))
+
+
+Gradient = Callable[[np.ndarray, Any, np.ndarray], np.ndarray]
+"""A model's ``gradient(w (d,), X (b, n_features), y (b,))`` -> (d,)."""
+
+
+class Server(Protocol):
+    """What a worker reads of the parameter server and hands its pushes to."""
+
+    w: np.ndarray
+    version: int
+    replicas: list[np.ndarray] | None
+    replica_versions: list[int]
+
+    def receive(self, push: Push) -> None: ...
+
+
+class Wake(Protocol):
+    """What wakes a waiting worker: a SimPy event, or a lean worker itself."""
+
+    def succeed(self, value: Any, /) -> object: ...
 
 
 class WorkerState:
@@ -43,11 +70,11 @@ class WorkerState:
         "crashes",
     )
 
-    def __init__(self, wid: int):
+    def __init__(self, wid: int) -> None:
         self.wid = wid
-        self.wake = None
+        self.wake: Wake | None = None
         self.released = False
-        self.process = None
+        self.process: simpy.Process | None = None
         self.phase = IDLE
         self.since = 0.0
         self.spent = [0.0, 0.0, 0.0, 0.0]
@@ -55,8 +82,8 @@ class WorkerState:
         self.applied = 0
         self.dropped = 0
         self.slowdown = 1.0
-        self.spans = None
-        self.revive = None
+        self.spans: list[tuple[int, int, float, float]] | None = None
+        self.revive: simpy.Event | None = None
         """Event a crashed worker waits on; the engine triggers it when the worker returns."""
         self.down = False
         self.crashes = 0
@@ -65,7 +92,7 @@ class WorkerState:
         """The iteration in progress (pull or computation), None otherwise; see :class:`Job`.
         Only a worker with a job can be pre-empted."""
 
-    def ready(self, ps, now: float):
+    def ready(self, ps: Server, now: float) -> tuple[np.ndarray, int] | None:
         """The model ``(w, version)`` to start on at *now* (s) when the PS released the worker
         while it was busy (no idle time), else None: the worker waits for one, idle from the
         end of its last push."""
@@ -106,10 +133,10 @@ class Job:
 
     __slots__ = ("w", "version", "start", "duration", "_source")
 
-    def __init__(self, w, version, source: "MinibatchSource"):
+    def __init__(self, w: np.ndarray | None, version: int, source: MinibatchSource) -> None:
         self.w = w
         self.version = version
-        self.start = None
+        self.start: float | None = None
         self.duration = 0.0
         self._source = source
 
@@ -124,6 +151,8 @@ class Job:
     def gradient(self, rows: np.ndarray) -> np.ndarray:
         """Mean gradient over *rows* at the model read, ndarray (d,)."""
         src = self._source
+        if self.w is None:
+            raise RuntimeError("the model read was let go (a compact gradient): no partial one")
         return src.gradient(self.w, src.X[rows], src.y[rows])
 
 
@@ -133,7 +162,7 @@ class MinibatchSource:
 
     __slots__ = ("sampler", "gradient", "X", "y")
 
-    def __init__(self, sampler, gradient, X, y):
+    def __init__(self, sampler: BatchSampler, gradient: Gradient, X: Any, y: np.ndarray) -> None:
         self.sampler = sampler
         self.gradient = gradient
         self.X = X
@@ -150,7 +179,7 @@ class BatchSampler:
     rng : numpy Generator of this worker's batch stream.
     """
 
-    def __init__(self, shard: np.ndarray, batch_size: int, rng: np.random.Generator):
+    def __init__(self, shard: np.ndarray, batch_size: int, rng: np.random.Generator) -> None:
         self.shard = shard
         self.size = min(batch_size, len(shard))
         self.rng = rng
@@ -195,13 +224,13 @@ class RowGather:
 
     __slots__ = ("X", "buffers")
 
-    def __init__(self, X):
+    def __init__(self, X: Any) -> None:  # ndarray (n, d) or a scipy sparse matrix
         self.X = X
         self.buffers: dict[int, np.ndarray] | None = (
             {} if isinstance(X, np.ndarray) and X.ndim == 2 else None
         )
 
-    def __call__(self, rows: np.ndarray):
+    def __call__(self, rows: np.ndarray) -> Any:
         buffers = self.buffers
         if buffers is None:
             return self.X[rows]
@@ -222,15 +251,27 @@ class Computation:
     __slots__ = ("gradient", "X", "y", "compact")
 
     def __init__(
-        self, gradient, X, y, residual=None, gather: "RowGather | None" = None, late=False
-    ):
+        self,
+        gradient: Gradient,
+        X: Any,
+        y: np.ndarray,
+        residual: Callable[[np.ndarray, Any, np.ndarray], np.ndarray] | None = None,
+        gather: RowGather | None = None,
+        late: bool = False,
+    ) -> None:
         self.gradient, self.X, self.y = gradient, X, y
         self.compact = (residual, gather or RowGather(X), late)
 
 
 def worker_process(
-    env, st: WorkerState, ps, comm, how: "Computation", sampler: BatchSampler, draws
-):
+    env: simpy.Environment,
+    st: WorkerState,
+    ps: Server,
+    comm: Comm,
+    how: Computation,
+    sampler: BatchSampler,
+    draws: Iterator[float],
+) -> Generator[simpy.Event, Any, None]:
     """SimPy process of worker ``st.wid``.
 
     Waits for a model from the PS, pulls it (``comm.pull``), computes for a drawn time
@@ -246,19 +287,13 @@ def worker_process(
     two d-vectors); with *late* too (the rule's ``reads_current``) it is evaluated when the
     computation ends. *gather* (:class:`RowGather` of *X*, shared by all workers) collects rows.
     """
-    wid, timeout = st.wid, env.timeout
+    wid, timeout, size = st.wid, env.timeout, sampler.size  # size: rows of every minibatch
     gradient, X, y, residual, gather, late = how.gradient, how.X, how.y, *how.compact
     source = MinibatchSource(sampler, gradient, X, y)
-    pull, push, receive, enter, next_draw = (
-        comm.pull,
-        comm.push,
-        ps.receive,
-        st.enter,
-        draws.__next__,
-    )
+    pull, push, receive = comm.pull, comm.push, ps.receive
+    enter, next_draw = st.enter, draws.__next__
     instant = comm.instant[wid]  # no transfer ever takes time: pull and push are skipped
     job = Job(None, 0, source)  # reused: the PS reads it only through st.job, at once
-    size = sampler.size  # rows of every minibatch
     while True:
         try:
             if st.down:  # inside the try: a crash at the instant of return is handled too
@@ -310,7 +345,7 @@ def worker_process(
             _interrupted(st, interrupt.cause, env.now)
 
 
-def _down(env, st: WorkerState):
+def _down(env: simpy.Environment, st: WorkerState) -> Generator[simpy.Event, Any, None]:
     """A crashed worker's wait (SimPy sub-process) until ``st.revive`` fires."""
     st.enter(DOWN, env.now)
     st.revive = env.event()
@@ -319,7 +354,7 @@ def _down(env, st: WorkerState):
     st.enter(IDLE, env.now)
 
 
-def _interrupted(st: WorkerState, cause, now: float) -> None:
+def _interrupted(st: WorkerState, cause: object, now: float) -> None:
     """Drop the iteration in progress: a pre-emption keeps the model it was sent, a
     ``"crash"`` loses it (the rule sends one when the worker returns), a ``"recall"`` (a
     pre-emption by a server that takes time) waits for the model message it is sent."""

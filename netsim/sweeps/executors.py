@@ -18,9 +18,12 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..tuning.pool import usable_cpus
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["ExecutorError", "local_results", "dask_results", "connect", "default_workers"]
 
@@ -50,7 +53,7 @@ def _die_with_parent(parent: int) -> None:
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
 
-    def watch():
+    def watch() -> None:
         while True:
             time.sleep(0.5)
             if os.getppid() != parent:
@@ -118,7 +121,7 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
         writer.close()
 
 
-def connect(scheduler):
+def connect(scheduler: str | Client) -> tuple[Client, bool]:
     """A ``distributed.Client`` for *scheduler* (an address, or a Client returned as is)
     and whether the caller owns it (must close it).
 
@@ -132,7 +135,7 @@ def connect(scheduler):
     return dask_connect(scheduler, ExecutorError, "--scheduler")
 
 
-def dask_results(fn: Callable, items: list, client) -> Iterator[Outcome]:
+def dask_results(fn: Callable, items: list, client: Client) -> Iterator[Outcome]:
     """Run on the Dask cluster of *client* (see :func:`connect`).
 
     Task keys start with ``netsim-run``. Workers need netsim installed and the

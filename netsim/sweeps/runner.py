@@ -15,16 +15,18 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..config.grid import (
     KEY_ALIASES,
     MAX_RUNS,
     SEED_KEY,
     Axis,
+    Point,
     expand,
     parse_axis,
     seed_axis,
@@ -36,9 +38,13 @@ from ..results.provenance import run_meta
 from ..results.runfolder import LOCK, OutputError, claim, strict_json, write_atomic, write_run
 from ..results.tables import mean_ci, sweep_rows, to_csv
 from ..sim.engine import check_data, data_bytes, free_cycles, prepare, simulate
+from ..sim.summary import Summary
 from ..tuning.race import decide
 from ..workload.datasets import DataNotFoundError
 from .executors import connect, dask_results, default_workers, local_results
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = [
     "Plan",
@@ -113,9 +119,9 @@ class SweepOutcome:
     table: list = field(default_factory=list)
 
 
-def to_axes(grid) -> list[Axis]:
+def to_axes(grid: Mapping[str, Any] | Iterable[str | Axis]) -> list[Axis]:
     """Axes from ``["KEY=V1,V2", ...]``, ``{key: [values]}`` or Axis objects."""
-    if isinstance(grid, dict):
+    if isinstance(grid, Mapping):
         axes = []
         for key, values in grid.items():
             if (
@@ -133,10 +139,10 @@ def to_axes(grid) -> list[Axis]:
 
 def plan_sweep(
     scenario: Scenario | str | os.PathLike,
-    grid,
+    grid: Mapping[str, Any] | Iterable[str | Axis],
     *,
     seeds: int = 1,
-    sets=(),
+    sets: Iterable[str] = (),
     data_dir: str | None = None,
 ) -> Plan:
     """Expand *grid* (see :func:`to_axes`) × *seeds* and validate every point.
@@ -157,6 +163,12 @@ def plan_sweep(
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_RUNS:
         raise ScenarioError("--seeds", f"{seeds!r} is not allowed (1..{MAX_RUNS})", str(path))
     axes = to_axes(grid)
+    if not axes and seeds == 1:
+        raise ScenarioError(
+            "--grid",
+            "nothing to sweep: give --grid KEY=V1,V2,... and/or --seeds N (one run: netsim run)",
+            str(path),
+        )
     if seeds > 1:
         if SEED_KEY in [a.key for a in axes]:
             raise ScenarioError(
@@ -193,7 +205,7 @@ def plan_sweep(
     )
 
 
-def _at(point) -> str:
+def _at(point: Point) -> str:
     """Where in the grid an error arose: ``(grid point 4: run.until=-1, run.seed=2)``."""
     return f"(grid point {point.index}: {', '.join(point.overrides())})"
 
@@ -248,7 +260,7 @@ def run_sweep(
     out: str | os.PathLike,
     *,
     workers: int | None = None,
-    scheduler=None,
+    scheduler: str | Client | None = None,
     resume: bool = False,
     on_done: Callable | None = None,
     overwrite: bool = False,
@@ -285,13 +297,21 @@ def run_sweep(
         try:
             return _run(plan, Path(out), workers, client, resume, on_done, on_start)
         finally:
-            if own:
+            if own and client is not None:
                 client.close()
     finally:
         held.release()
 
 
-def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start) -> SweepOutcome:
+def _run(
+    plan: Plan,
+    out: Path,
+    workers: int | None,
+    client: Client | None,
+    resume: bool,
+    on_done: Callable | None,
+    on_start: Callable | None,
+) -> SweepOutcome:
     out.mkdir(parents=True, exist_ok=True)
     record = json.loads(json.dumps(plan.record(), default=str))
     if (
@@ -314,7 +334,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start
         results = local_results(run_task, [t.scenario for t in todo], workers or default_workers())
     for i, files, error in results:
         task = todo[i]
-        summary = None
+        summary: Summary | None = None
         if error is None:
             _store(out, task.folder, files)
             summary = json.loads(files["summary.json"])
@@ -335,7 +355,7 @@ def _run(plan: Plan, out: Path, workers, client, resume: bool, on_done, on_start
 
 def write_tables(plan: Plan, out: Path) -> tuple[list[dict], list[dict]]:
     """sweep.csv (finished runs in grid order) and sweep_summary.csv (per point, seeds pooled)."""
-    points = [
+    points: list[tuple[str, dict, Summary]] = [
         (t.folder, t.values, json.loads((out / t.folder / "summary.json").read_text()))
         for t in plan.tasks
         if finished(out / t.folder)

@@ -24,9 +24,11 @@ are folded into the fixed parts. Pure: no I/O (:func:`netsim.api.calibrate` read
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "RunFit",
@@ -44,7 +46,7 @@ MIN_UPDATES = 10
 """Fewest updates a run must have made for its server's times to be fitted."""
 
 
-def fit_line(x, y) -> tuple[float, float, float | None]:
+def fit_line(x: ArrayLike, y: ArrayLike) -> tuple[float, float, float | None]:
     """Least-squares line ``y = a + b x``: (a, b, R²); b = 0 and R² None when x is constant.
 
     >>> [round(v, 9) for v in fit_line([1, 2, 3], [3.0, 5.0, 7.0])]
@@ -60,7 +62,9 @@ def fit_line(x, y) -> tuple[float, float, float | None]:
     return float(a), float(b), r2
 
 
-def update_jobs(pushes) -> tuple[list[tuple[int, float]], list[float]]:
+def update_jobs(
+    pushes: Iterable[tuple[float, int]],
+) -> tuple[list[tuple[int, float]], list[float]]:
     """The update jobs of a run's served pushes, in serving order: *pushes* (seconds of
     service, model messages left out; updates made). Returns ([(k pushes, seconds)], the
     seconds of the pushes that made no update); pushes after the last update are left out.
@@ -68,7 +72,9 @@ def update_jobs(pushes) -> tuple[list[tuple[int, float]], list[float]]:
     >>> update_jobs([(1.0, 0), (2.0, 1), (1.0, 0), (1.0, 0), (3.0, 1), (1.0, 0)])
     ([(2, 3.0), (3, 5.0)], [1.0, 1.0, 1.0, 1.0])
     """
-    jobs, holding, k, total = [], [], 0, 0.0
+    jobs: list[tuple[int, float]] = []
+    holding: list[float] = []
+    k, total = 0, 0.0
     for seconds, updates in pushes:
         k, total = k + 1, total + seconds
         if updates:
@@ -79,7 +85,9 @@ def update_jobs(pushes) -> tuple[list[tuple[int, float]], list[float]]:
     return jobs, holding
 
 
-def fit_service(jobs, holding) -> tuple[float, float, dict]:
+def fit_service(
+    jobs: Sequence[tuple[int, float]], holding: Sequence[float]
+) -> tuple[float, float, dict]:
     """(apply, gradient, quality) in seconds from :func:`update_jobs`'s answer; quality:
     ``jobs``, ``r2`` (None when k is constant), ``rel_rms`` (residuals' RMS / mean job time)
     and ``how`` (``line``, ``held pushes`` or ``folded into apply_time``)."""
@@ -98,7 +106,9 @@ def fit_service(jobs, holding) -> tuple[float, float, dict]:
     return apply, gradient, {"jobs": len(jobs), "r2": r2, "rel_rms": rel, "how": how}
 
 
-def class_overheads(iterations, injected: dict) -> dict[str, tuple[float, float]]:
+def class_overheads(
+    iterations: Iterable[tuple[str, float, float, float, float, float]], injected: dict
+) -> dict[str, tuple[float, float]]:
     """Per worker class, the machine's mean (pull, push) overhead (s) around a computation.
 
     *iterations*: served iterations ``(class, send_end, compute_start, compute_end,
@@ -111,13 +121,13 @@ def class_overheads(iterations, injected: dict) -> dict[str, tuple[float, float]
     >>> class_overheads([("a", 0.0, 0.3, 1.5, 1.7, 1.0), ("a", 2.0, 2.1, 3.1, 3.3, 1.0)], {"a": (0.1, 0.1)})
     {'a': (0.1, 0.2)}
     """
-    per: dict[str, list] = {}
+    per: dict[str, tuple[list[float], list[float], list[float]]] = {}
     for name, send_end, start, end, arrived, drawn in iterations:
         pulls, pushes, excess = per.setdefault(name, ([], [], []))
         pulls.append(start - send_end)
         pushes.append(arrived - end)
         excess.append(max(0.0, end - start - drawn))
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for name, (pulls, pushes, excess) in per.items():
         pull0, push0 = injected.get(name, (0.0, 0.0))
         pull = max(0.0, float(np.mean(pulls)) - pull0)
@@ -145,7 +155,13 @@ class RunFit:
 
 
 def fit_run(
-    folder: str, params: int, message_bytes: int, scale: float, pushes, sends, overheads: dict
+    folder: str,
+    params: int,
+    message_bytes: int,
+    scale: float,
+    pushes: Sequence[tuple[float, int]],
+    sends: Sequence[float],
+    overheads: dict,
 ) -> RunFit:
     """A :class:`RunFit` from a run's served *pushes* ((seconds without their messages,
     updates made), in order), its *sends* (seconds per model message) and class
@@ -209,7 +225,9 @@ class Calibration:
         return out
 
 
-def _across(x, values, what: str, notes: list) -> tuple[float, float]:
+def _across(
+    x: Sequence[float], values: Sequence[float], what: str, notes: list
+) -> tuple[float, float]:
     """(fixed, per-unit) of *values* against sizes *x*: a line when the sizes differ, else
     (mean, 0). A negative part is set to 0 and noted."""
     fixed, per, _ = fit_line(x, values)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..config.scenario import load_scenario
 from ..errors import ScenarioError
+from ..sim.summary import Summary
 from ..workload.replayed import GRADIENTS_FILE
 from .calibrate import Calibration, RunFit, class_overheads, combine, fit_run
 from .measured import SERVER_FILE
@@ -38,7 +40,7 @@ def read_fit(folder: str | Path) -> RunFit:
     few updates)."""
     folder = Path(folder)
     try:
-        summary = json.loads((folder / "summary.json").read_text())
+        summary: Summary = json.loads((folder / "summary.json").read_text())
         real = summary["real"]
         scale, params = float(real["time_scale"]), int(real["params"])
         message_bytes = int(real["message_bytes"])
@@ -69,11 +71,16 @@ def read_fit(folder: str | Path) -> RunFit:
         raise NotCalibratable(f"{folder / SERVER_FILE}: {exc}") from None
 
 
-def _server_times(rows: list[dict]):
+def _server_times(
+    rows: list[dict],
+) -> tuple[list[tuple[float, int]], list[float], dict[tuple[int, int], float]]:
     """(pushes [(s without its messages, updates)], sends [s], (worker, iteration) → the
     message's end in units) from ``measured_server.csv``'s rows. A push's messages are the
     send rows before it (it is written when its service ends) that started after it did."""
-    pushes, sends, send_end, recent = [], [], {}, []
+    pushes: list[tuple[float, int]] = []
+    sends: list[float] = []
+    send_end: dict[tuple[int, int], float] = {}
+    recent: list[tuple[float, float]] = []
     for r in rows:
         start, seconds = float(r["start"]), float(r["real_s"])
         if r["kind"] == "send":
@@ -132,7 +139,7 @@ def calibration_toml(cal: Calibration, scale: float, injected: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def calibrate_folders(folders, scale: float | None = None) -> dict:
+def calibrate_folders(folders: Iterable[str | Path], scale: float | None = None) -> dict:
     """Fit the real runs in *folders* (one or more): a dict with ``calibration`` (the
     :class:`Calibration`), ``scale`` (s per unit the keys are given in: *scale*, else the
     first run's), ``server`` (the ``[server]`` keys), ``latencies`` (class → [pull, push],

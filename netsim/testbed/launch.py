@@ -134,7 +134,7 @@ def _stoppable(flag: list):
         yield
         return
 
-    def handler(signum, frame):
+    def handler(signum, frame) -> None:
         if len(flag) >= 2:
             raise KeyboardInterrupt
         flag.append(signum)
@@ -198,7 +198,7 @@ def run_real(
                             progress(payload)
                         elif kind == "done":
                             summary = payload
-                    else:
+                    elif isinstance(obj, int):  # a child's sentinel: it ended
                         rank = watching.pop(obj)
                         procs[rank].join()
                         code = procs[rank].exitcode
@@ -282,15 +282,19 @@ def prepare_spec(
     prepared: Prepared,
     host: str | None,
     port: int | None,
+    paced: bool = True,
 ) -> dict:
-    """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace."""
+    """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace
+    (*paced* False: only that the cores keep the workers' gradients)."""
     service_s, d, load = server_seconds(prepared.w0), prepared.w0.size, os.getloadavg()[0]
     check_pace(
         scenario,
         scale,
         gradient_seconds(scenario, prepared),
         os.cpu_count(),
-        lambda s: overhead_estimate(scenario, s, service_s, 8 * (HEADER + d), load),
+        (lambda s: overhead_estimate(scenario, s, service_s, 8 * (HEADER + d), load))
+        if paced
+        else None,
     )
     return dict(
         scenario=scenario,
@@ -300,6 +304,7 @@ def prepare_spec(
         scale=scale,
         host=host,
         port=port,
+        paced=paced,
     )
 
 
@@ -307,7 +312,7 @@ class _Local:
     """The server's control channel when torchrun started it (no launcher): progress goes to
     *progress*, the summary is kept, and Ctrl-C or SIGTERM (*flag* set) asks it to stop."""
 
-    def __init__(self, progress, flag: list):
+    def __init__(self, progress, flag: list) -> None:
         self.progress, self.flag, self.summary, self.told = progress, flag, None, False
 
     def poll(self, timeout: float = 0.0) -> bool:

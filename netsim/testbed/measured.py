@@ -8,6 +8,7 @@ real seconds.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -91,14 +92,27 @@ class Iteration:
         "queued",
         "load1",
     )
+    compute_start: float | None
+    compute_end: float | None
+    arrived: float | None
+    served: float | None
+    drawn: float | None
+    compute_real_s: float | None
+    wait_s: float | None
+    overrun_s: float | None
+    pull_transfer_s: float | None
+    push_transfer_s: float | None
+    service_s: float | None
+    queued: int | None
+    load1: float | None
 
-    def __init__(self, worker: int, iteration: int, version: int, sent: float):
+    def __init__(self, worker: int, iteration: int, version: int, sent: float) -> None:
         self.worker, self.iteration, self.version, self.sent = worker, iteration, version, sent
         for name in self.__slots__[4:]:
             setattr(self, name, None)
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     return "" if value is None else repr(float(value)) if isinstance(value, float) else str(value)
 
 
@@ -123,7 +137,7 @@ def gradient_rows(iterations: list[Iteration], classes: list[str], end: float) -
             "compute_real_s": it.compute_real_s,
             "wait_s": it.wait_s,
             "overrun_s": it.overrun_s,
-            "cycle": (it.served if done else max(end, it.sent)) - it.sent,
+            "cycle": (it.served if it.served is not None else max(end, it.sent)) - it.sent,
             "complete": int(done),
             "load1": it.load1,
             "pull_transfer_s": it.pull_transfer_s,
@@ -154,7 +168,7 @@ def server_rows(served: list[tuple], scale: float) -> list[list[str]]:
     return rows
 
 
-def _quantiles(values, *qs) -> list[float | None]:
+def _quantiles(values: Iterable[float | None], *qs: float) -> list[float | None]:
     a = np.asarray([v for v in values if v is not None], dtype=float)
     return [float(np.quantile(a, q)) if a.size else None for q in qs]
 
@@ -172,13 +186,13 @@ def overhead_seconds(
     >>> round(overhead_seconds([it], [0.25], 0.1, False), 9), round(overhead_seconds([it], [0.25], 0.1, True), 9)
     (0.035, 0.025)
     """
-    done = [it for it in iterations if it.served is not None and it.drawn is not None]
-    if not done:
+    over = []
+    for it in iterations:
+        end = it.arrived if own_server else it.served
+        if it.served is not None and it.drawn is not None and end is not None:
+            over.append(end - it.sent - it.drawn - latencies[it.worker])
+    if not over:
         return None
-    over = [
-        (it.arrived if own_server else it.served) - it.sent - it.drawn - latencies[it.worker]
-        for it in done
-    ]
     return max(0.0, float(np.mean(over))) * scale
 
 
@@ -189,7 +203,7 @@ def pace(iterations: list[Iteration], scale: float, overhead_s: float | None = N
     server's service (s), the highest 1-minute load average seen, and *overhead_s* (the mean
     overhead per iteration, :func:`overhead_seconds`)."""
     pushed = [it for it in iterations if it.compute_real_s is not None]
-    overruns = [it.overrun_s for it in pushed]
+    overruns = [it.overrun_s for it in pushed if it.overrun_s is not None]
     out = {
         "time_scale": scale,
         "gradients_measured": len(pushed),

@@ -9,6 +9,7 @@ import signal
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from ..config.scenario import Scenario
 from ..sim.engine import Prepared
@@ -32,7 +33,8 @@ class RealSpec:
     """One real run: the *scenario* with rule *algorithm* (labelled *label*), its prepared
     data and initial model, the time *scale* (real s per scenario time unit), and the
     rendezvous address (*host*, *port*: torch's TCP store, on rank 0; *host* None: the
-    address torchrun gives in ``MASTER_ADDR`` and ``MASTER_PORT``)."""
+    address torchrun gives in ``MASTER_ADDR`` and ``MASTER_PORT``), and whether the run
+    must keep the scenario's pace (*paced*)."""
 
     scenario: Scenario
     algorithm: str
@@ -41,6 +43,9 @@ class RealSpec:
     scale: float
     host: str | None
     port: int | None
+    paced: bool = True
+    """False: a run that cannot keep the scenario's pace goes on and says so (it measures
+    the machine: its messages and its server) instead of being refused or failing."""
 
     @property
     def world(self) -> int:
@@ -81,7 +86,7 @@ def setup_process() -> None:
     # tens of ms over torch's objects, a stall of the process in the middle of a message
 
 
-def connect(spec: RealSpec, rank: int):
+def connect(spec: RealSpec, rank: int) -> tuple[Any, Any]:
     """Join the run's process group as *rank*; returns (up, down): the groups pushes
     (worker → server) and models (server → worker) travel on, kept apart so the server
     receives and sends at once without the two streams waiting on each other."""

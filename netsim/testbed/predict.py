@@ -13,13 +13,16 @@ seeds, whose compute and minibatch streams are not the real run's):
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..config.scenario import Scenario, parse_scenario
 from ..sim.records import staleness_stats, update_staleness
+from ..sim.summary import Summary
 from .calibrate import Calibration
 
 __all__ = [
@@ -87,7 +90,7 @@ def variant_scenario(
     return parsed.with_algorithm(scenario.run.algorithm)
 
 
-def metrics(summary: Mapping, curve: dict, updates: dict, target: float, n: int) -> dict:
+def metrics(summary: Summary, curve: dict, updates: dict, target: float, n: int) -> dict:
     """The compared figures of one run (its summary, curve and updates columns):
     :data:`METRICS`, the time to *target* by :func:`crossing`, that of update *n* by
     :func:`update_time`."""
@@ -124,7 +127,7 @@ def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | No
     return float(t0 + (t1 - t0) * (l0 - target) / (l0 - l1))
 
 
-def default_target(curves) -> float:
+def default_target(curves: Iterable[Mapping[str, ArrayLike]]) -> float:
     """A loss where the curve is steep: half way from the initial to the final loss of the
     real run (the mean of each over *curves*, one real run's or several).
 
@@ -136,7 +139,7 @@ def default_target(curves) -> float:
     return round((first + last) / 2, 12)
 
 
-def half_updates(summaries) -> int:
+def half_updates(summaries: Iterable[Mapping[str, Any]]) -> int:
     """N of the "time of update N" row: half the real run's updates (their mean over
     *summaries*), at least 1.
 
@@ -146,7 +149,7 @@ def half_updates(summaries) -> int:
     return max(1, int(np.mean([s["updates"] for s in summaries])) // 2)
 
 
-def update_time(versions, times, n: int) -> float | None:
+def update_time(versions: ArrayLike, times: ArrayLike, n: int) -> float | None:
     """When update *n* was made (the time of its gradients' rows), None when it never was.
 
     >>> update_time(np.array([1, 2, 2, 3]), np.array([0.5, 1.5, 1.5, 2.0]), 2)
@@ -162,7 +165,7 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
 """Student's t, two-sided 95 %, for 1..9 degrees of freedom (1.96 beyond)."""
 
 
-def mean_ci(values) -> tuple[float | None, float | None]:
+def mean_ci(values: Iterable[float | None]) -> tuple[float | None, float | None]:
     """(mean, half-width of its 95 % interval by Student's t) of *values* (None left out);
     (None, None) for no value, half-width None for one.
 
@@ -186,7 +189,7 @@ def compare_rows(real: list[dict], emulated: dict[str, list[dict]]) -> list[dict
     rows = []
     for key, label in METRICS:
         mean, ci = mean_ci([f[key] for f in real])
-        row = {"metric": key, "label": label, "real": mean, "real_ci": ci}
+        row: dict[str, Any] = {"metric": key, "label": label, "real": mean, "real_ci": ci}
         for v, figures in emulated.items():
             row[v], row[f"{v}_ci"] = mean_ci([f[key] for f in figures])
             row[f"{v}_gap"] = gap(row[v], mean, key)
@@ -199,7 +202,7 @@ POINTS = ("idle_pct",)
 a relative error says nothing."""
 
 
-def gap(predicted, real, metric: str = "") -> float | None:
+def gap(predicted: float | None, real: float | None, metric: str = "") -> float | None:
     """Error of *predicted* against *real*: relative, or the difference for a figure of
     :data:`POINTS`; None when either is missing or a relative error's *real* is 0.
 

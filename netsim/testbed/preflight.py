@@ -7,6 +7,7 @@ import math
 import os
 import resource
 import socket
+from collections.abc import Callable
 
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
@@ -118,7 +119,7 @@ def process_limit() -> tuple[int, str]:
         bounds[f"memory: {available / 2**30:.1f} GiB available at 100 MiB a process"] = max(
             1, available // PROCESS_MEMORY
         )
-    why = min(bounds, key=bounds.get)
+    why = min(bounds, key=bounds.__getitem__)
     return int(bounds[why]), why
 
 
@@ -200,7 +201,11 @@ def overhead_estimate(
 
 
 def check_pace(
-    scenario: Scenario, scale: float, gradient_s: float, cores: int | None, overhead=None
+    scenario: Scenario,
+    scale: float,
+    gradient_s: float,
+    cores: int | None,
+    overhead: Callable[[float], float] | None = None,
 ) -> float:
     """The cores the workers' gradients keep busy at time scale *scale*: each worker computes
     one gradient of *gradient_s* real seconds (measured here) per typical compute time

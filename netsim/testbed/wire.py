@@ -8,6 +8,8 @@ worker's stamps to its own clock with the offset measured at the start (:func:`o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 __all__ = [
@@ -52,7 +54,9 @@ class P:
     PUSH_DELAY = 15  # s, injected push latency actually slept
 
 
-def model_message(kind: float, version: int, stamp: float, w: np.ndarray | None, d: int):
+def model_message(
+    kind: float, version: int, stamp: float, w: np.ndarray | None, d: int
+) -> np.ndarray:
     """A server → worker message (``HEADER + d``,): *kind*, the *version*, the server's clock
     *stamp* at sending, then the model *w* (d,) (zeros for a STOP or PING)."""
     msg = np.zeros(HEADER + d)
@@ -71,7 +75,7 @@ def push_message(header: np.ndarray, grad: np.ndarray | None, d: int) -> np.ndar
     return msg
 
 
-def offset(probes) -> float:
+def offset(probes: Iterable[tuple[float, float, float]]) -> float:
     """The worker's clock minus the server's (s), from clock probes ``(sent, answered,
     received)``: the server's stamps when it sent the probe and received the answer, the
     worker's when it answered. The probe with the shortest round trip bounds the error best

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..config.scenario import Scenario
 from ..rng import Streams
 from ..rules import SYNC_RULE
+from ..rules.gsgd import GSGD
 from ..sim.engine import prepare
 from ..sim.measurement import measure, unreachable
 from .advisor import rank
@@ -26,6 +27,8 @@ def advise(scenario: Scenario, rounds: int | None = None) -> dict:
     silhouette's. No pilot emulation: :mod:`netsim.tuning.race` races them.
     """
     rule = scenario.grouping_rule()
+    if not isinstance(rule, GSGD):  # GROUPING_RULE names GSGD
+        raise TypeError(f"the grouping rule is {type(rule).__name__}, not GSGD")
     spec = rule.grouping
     n_params = _n_params(scenario)
     m = measure(scenario, n_params, rounds or spec.probe_rounds, Streams(scenario.run.seed))

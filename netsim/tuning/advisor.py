@@ -27,6 +27,7 @@ Model, from measured per-iteration times T_i (s) of each worker:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +67,7 @@ ALPHA = 0.0
 
 def predict(
     name: str,
-    groups,
+    groups: Sequence[Sequence[int]],
     times: np.ndarray,
     *,
     lr_sync: float = 1.0,
@@ -77,11 +78,11 @@ def predict(
     """Predict rates, staleness and progress of *groups* from *times* (n_workers, n_rounds),
     seconds; *lr_sync* is the step of a fresh synchronous update (η_sync)."""
     rng = rng if rng is not None else np.random.default_rng(0)
-    rates = []
+    per_group = []
     for members in groups:
         draws = np.stack([rng.choice(times[i], samples) for i in members])
-        rates.append(1.0 / float(draws.max(axis=0).mean()))
-    rates = np.asarray(rates)
+        per_group.append(1.0 / float(draws.max(axis=0).mean()))
+    rates = np.asarray(per_group)
     total = float(rates.sum())
     stale = (total - rates) / rates
     sizes = np.asarray([len(g) for g in groups], float)

@@ -12,9 +12,13 @@ paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError
 from .pool import StickyPool
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["DaskStickyPool", "SchedulerError"]
 
@@ -23,14 +27,14 @@ class SchedulerError(ScenarioError):
     """The Dask scheduler cannot be used (``distributed`` missing, unreachable, no workers):
     a ScenarioError of ``--scheduler`` (one line, exit status 2)."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str) -> None:
         super().__init__("--scheduler", message)
 
 
 class _Host:
     """A Dask actor holding ``work`` and the state it keeps between calls (paused pilots)."""
 
-    def __init__(self, work: Callable):
+    def __init__(self, work: Callable) -> None:
         from threadpoolctl import threadpool_limits
 
         self.work = work
@@ -40,7 +44,9 @@ class _Host:
         return [self.work(task) for task in batch]
 
 
-def connect(scheduler, error: type[Exception] = SchedulerError, option: str = ""):
+def connect(
+    scheduler: str | Client, error: type[Exception] = SchedulerError, option: str = ""
+) -> tuple[Client, bool]:
     """(``distributed.Client``, whether the caller owns it and must close it) for an address
     or a Client (returned as is). Raises *error* when ``distributed`` is missing or the
     scheduler cannot be reached, its message led by *option* (the flag the user gave), if any."""
@@ -62,7 +68,7 @@ class DaskStickyPool(StickyPool):
     """``work(task)`` over batches of tasks on one actor per worker of the Dask cluster at
     *scheduler* (an address ``tcp://host:8786`` or a ``distributed.Client``)."""
 
-    def __init__(self, work: Callable, scheduler):
+    def __init__(self, work: Callable, scheduler: str | Client) -> None:
         super().__init__(work, 1)
         self.client, self._own = connect(scheduler)
         workers = sorted(self.client.scheduler_info().get("workers", {}))
@@ -71,7 +77,7 @@ class DaskStickyPool(StickyPool):
             raise SchedulerError(f"the Dask cluster at {scheduler!r} has no worker")
         self.jobs = len(workers)
         with self.client.as_current():  # actors reach their workers through this client
-            self.hosts = [
+            self.hosts: list[Any] = [  # actor proxies of _Host: a call returns a future
                 self.client.submit(_Host, work, workers=[w], actor=True, pure=False).result()
                 for w in workers
             ]

@@ -28,6 +28,7 @@ import threading
 import traceback
 import warnings
 from collections.abc import Callable, Hashable, Sequence
+from multiprocessing.connection import Connection
 
 from threadpoolctl import threadpool_limits
 
@@ -74,7 +75,7 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _serve(conn, work: Callable) -> None:
+def _serve(conn: Connection, work: Callable) -> None:
     """A child's loop: run each batch received, send back the outcomes (or the error)."""
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
@@ -108,23 +109,24 @@ class StickyPool:
     arithmetic, and so the outcomes, are then the same for any *jobs*.
     """
 
-    def __init__(self, work: Callable, jobs: int | None = None):
+    def __init__(self, work: Callable, jobs: int | None = None) -> None:
         self.work = work
         self.jobs = usable_jobs(jobs)
         self.owner: dict[Hashable, int] = {}
         self._conns: list = []
         self._procs: list = []
-        self._limits = None
+        self._limits: threadpool_limits | None = None
 
     def __enter__(self) -> StickyPool:
         self._limits = threadpool_limits(1)
         return self
 
-    def __exit__(self, exc_type, *exc) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         try:
             self.close(kill=exc_type is not None)
         finally:
-            self._limits.restore_original_limits()
+            if self._limits is not None:
+                self._limits.restore_original_limits()
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("fork")

@@ -11,6 +11,7 @@ See docs/GROUPING.md for how the recommender uses them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +50,7 @@ class GroupTiming:
         return self.gradients_per_s / self.updates_per_s
 
 
-def group_timing(times: np.ndarray, groups) -> GroupTiming:
+def group_timing(times: np.ndarray, groups: Sequence[Sequence[int]]) -> GroupTiming:
     """Round times, rates and staleness of *groups* from measured iteration *times*.
 
     Parameters

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .buffers import Buffers
 
 __all__ = ["Model"]
 
@@ -23,7 +28,7 @@ class Model:
     The objective is the mean loss over the rows plus ``l2 / 2 * ||w||^2``.
     There is no bias term (the models use ``w^T x`` as in the GSGD paper); a
     constant feature can be appended by the data set (``add_bias=True`` in
-    :func:`netsim.workload.datasets.load_dataset`).
+    :func:`netsim.workload.sources.load_dataset`).
 
     Parameters
     ----------
@@ -39,14 +44,14 @@ class Model:
     """
 
     name: str = ""
-    vectors = None
+    vectors: Buffers | None = None
     """Where a run's model-sized vectors come from (a :class:`~netsim.workload.buffers.Buffers`,
     set by a model's :meth:`for_run`), or None: new arrays."""
     multiclass: bool = False
     """True when the model takes any number of classes (False: exactly 2)."""
     """Registry key in :data:`MODELS`."""
 
-    def __init__(self, l2: float = 0.0, n_classes: int = 2):
+    def __init__(self, l2: float = 0.0, n_classes: int = 2) -> None:
         self.l2 = l2
         self.n_classes = n_classes
 

@@ -17,6 +17,7 @@ import mmap
 import weakref
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 __all__ = ["Buffers"]
 
@@ -38,7 +39,7 @@ class Buffers:
 
     __slots__ = ("size", "dtype", "free", "made", "__weakref__")
 
-    def __init__(self, size: int, dtype):
+    def __init__(self, size: int, dtype: DTypeLike):
         self.size = int(size)
         self.dtype = np.dtype(dtype)
         self.free: list[mmap.mmap] = []

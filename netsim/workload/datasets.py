@@ -19,11 +19,18 @@ __all__ = [
     "Dataset",
     "DataNotFoundError",
     "data_dirs",
-    "load_dataset",
     "read_idx",
     "shard",
     "train_rows",
-    "SOURCES",
+    "DATA_ENV",
+    "load_mnist",
+    "load_libsvm",
+    "load_npz",
+    "load_callable",
+    "synthetic",
+    "split",
+    "finish",
+    "relabel",
     "MNIST_FILES",
     "DIGITS_ROWS",
 ]
@@ -37,6 +44,9 @@ MNIST_FILES = (
 )
 """The four files of the original MNIST distribution, each plain or with ``.gz``."""
 
+DATA_ENV = "NETSIM_DATA_DIR"
+"""The environment variable naming the data folder."""
+
 LIBSVM_DEFAULT_FILES = ("a9a", "a9a.t")
 """Train and test file names looked for when only a data directory is given."""
 
@@ -49,19 +59,6 @@ DIGITS_ROWS = 1797
 
 SYNTHETIC_NOISE = 0.1
 """Std of the Gaussian noise added to the unit-variance teacher scores."""
-
-LABELLINGS = {
-    "digits": ("odd_even", "multiclass"),
-    "mnist": ("odd_even", "multiclass"),
-    "libsvm": ("binary", "multiclass"),
-    "synthetic": ("binary", "multiclass"),
-    "npz": ("binary", "multiclass"),
-    "callable": ("binary", "multiclass"),
-}
-"""The labellings each data source takes (its first one is the default, but npz's and
-callable's is multiclass)."""
-SOURCES = tuple(LABELLINGS)
-"""Names accepted by :func:`load_dataset`."""
 
 NPZ_KEYS = ("X_train", "y_train", "X_test", "y_test")
 """Arrays an ``.npz`` data file holds: examples (n, ...) of any shape, labels (n,)."""
@@ -77,7 +74,7 @@ class Dataset:
     Attributes
     ----------
     name : str
-        Source name (one of :data:`SOURCES`).
+        Source name (one of :data:`netsim.workload.sources.SOURCES`).
     X_train : ndarray of shape (n_train, n_features), float64, C-contiguous, or CSR matrix
     y_train : ndarray of shape (n_train,), int64, labels in ``0 .. n_classes - 1``
     X_test : ndarray of shape (n_test, n_features), float64, or CSR matrix
@@ -117,7 +114,7 @@ class DataNotFoundError(ScenarioError):
     scenario file sets ``file``.
     """
 
-    def __init__(self, message: str, file: str | None = None, key: str = "data.dir"):
+    def __init__(self, message: str, file: str | None = None, key: str = "data.dir") -> None:
         super().__init__(key, message, file)
 
 
@@ -180,8 +177,9 @@ def _find(names, dirs, what: str, how: str) -> list[Path]:
             next((d / (n + ext) for ext in ("", ".gz") if (d / (n + ext)).is_file()), None)
             for n in names
         ]
-        if all(found):
-            return found
+        paths = [f for f in found if f is not None]
+        if len(paths) == len(names):
+            return paths
         missing.append(f"{d} lacks {', '.join(n for n, f in zip(names, found) if f is None)}")
     where = "; ".join(missing) if dirs else f"no data directory given (need {', '.join(names)})"
     raise DataNotFoundError(f"{what} files (each plain or .gz) not found: {where}. {how}")
@@ -189,11 +187,11 @@ def _find(names, dirs, what: str, how: str) -> list[Path]:
 
 def data_dirs(data_dir, subdir: str) -> list[Path]:
     """Directories to search: *data_dir* (else ``$NETSIM_DATA_DIR``) and its *subdir*."""
-    root = data_dir if data_dir is not None else os.environ.get("NETSIM_DATA_DIR")
+    root = data_dir if data_dir is not None else os.environ.get(DATA_ENV)
     return [] if root is None else [Path(root), Path(root) / subdir]
 
 
-def _load_mnist(data_dir, scale: bool):
+def load_mnist(data_dir, scale: bool):
     dirs = data_dirs(data_dir, "mnist")
     how = (
         f"Download the four *-ubyte.gz files of the original MNIST distribution (Y. LeCun's MNIST page "
@@ -218,7 +216,7 @@ def _load_mnist(data_dir, scale: bool):
 # ---------------------------------------------------------------- other sources
 
 
-def _load_libsvm(data_dir, train, test, n_features):
+def load_libsvm(data_dir, train, test, n_features):
     from sklearn.datasets import load_svmlight_files
 
     if train is None:
@@ -263,7 +261,7 @@ def _load_libsvm(data_dir, train, test, n_features):
     return (*out, n_classes, ", ".join(map(str, files)))
 
 
-def _load_npz(path):
+def load_npz(path):
     """The four arrays of :data:`NPZ_KEYS` in *path*: examples flattened to rows, labels
     mapped to 0..k-1 in sorted order; returns (X_tr, y_tr, X_te, y_te, k, shape, source)."""
     if path is None:
@@ -353,7 +351,7 @@ def _checked(arrays, path: str):
     return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape
 
 
-def _load_callable(function: tuple[str, str] | None):
+def load_callable(function: tuple[str, str] | None):
     """The data the user's function returns (*function*: ``("package.module:name", folder)``,
     imported from the folder first): four arrays or tensors (a tuple in the order of
     :data:`NPZ_KEYS` or a dict of them) or ``(train, test)`` datasets of ``(x, y)`` items
@@ -440,7 +438,7 @@ def _libsvm_error(files) -> str:
     return f"{', '.join(map(str, files))}: not in LIBSVM format (expected 'label index:value ...' lines)"
 
 
-def _synthetic(rng, n_samples, n_features, n_classes):
+def synthetic(rng, n_samples, n_features, n_classes):
     if n_samples < 2 or n_features < 1 or n_classes < 2:
         raise ValueError(
             f"synthetic data needs n_samples >= 2, n_features >= 1, n_classes >= 2; "
@@ -462,7 +460,7 @@ def train_rows(n: int, test_fraction: float) -> int:
     return n - min(max(int(round(test_fraction * n)), 1), n - 1)
 
 
-def _split(X, y, test_fraction, rng):
+def split(X, y, test_fraction, rng):
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     n = X.shape[0]
@@ -474,7 +472,7 @@ def _split(X, y, test_fraction, rng):
     return X[train], y[train], X[test], y[test]
 
 
-def _finish(X, add_bias: bool, sparse: bool):
+def finish(X, add_bias: bool, sparse: bool):
     if add_bias:
         ones = np.ones((X.shape[0], 1))
         X = sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
@@ -483,105 +481,9 @@ def _finish(X, add_bias: bool, sparse: bool):
     return np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
 
 
-def load_dataset(
-    name: str,
-    *,
-    data_dir=None,
-    labels: str | None = None,
-    test_fraction: float = 0.2,
-    add_bias: bool = False,
-    rng: np.random.Generator | int | None = None,
-    n_samples: int = 1000,
-    n_features: int = 20,
-    n_classes: int = 2,
-    libsvm_train=None,
-    libsvm_test=None,
-    n_features_libsvm: int | None = None,
-    sparse: bool = False,
-    scale: bool = True,
-    npz_path=None,
-    function: tuple[str, str] | None = None,
-) -> Dataset:
-    """Load data set *name* as a train/test :class:`Dataset`.
-
-    Parameters
-    ----------
-    name : {"digits", "mnist", "libsvm", "synthetic", "npz", "callable"}
-        scikit-learn's 8x8 digits (1797 rows, 64 features); the MNIST IDX files (60000 +
-        10000 rows, 784 features); LIBSVM files (default ``a9a`` / ``a9a.t``); Gaussian
-        features labelled by a noisy linear teacher; the user's arrays (:data:`NPZ_KEYS`) in
-        the file *npz_path*, or returned by *function* ``("package.module:name", folder)``.
-    data_dir : str or Path, optional
-        The MNIST or LIBSVM files, or a parent of ``mnist/`` / ``a9a/``; default
-        ``$NETSIM_DATA_DIR``.
-    labels : {"odd_even", "multiclass", "binary"}, optional
-        ``y = digit % 2`` (odd = 1, as in the GSGD paper; digit sources), all classes, or
-        2-class data as is. Default: odd_even for digits, else binary for 2 classes.
-    test_fraction : float in (0, 1), default 0.2: rows held out where there is no test set.
-    add_bias, sparse, scale : bool: a constant-1 column; CSR matrices; pixels in [0, 1].
-    rng : numpy Generator or int, optional: the split and synthetic data (None: fresh
-        entropy); *n_samples*, *n_features*, *n_classes*: the synthetic problem's size.
-    libsvm_train, libsvm_test, n_features_libsvm: LIBSVM files (none for the test set: split
-        off) and their feature count (a9a: 123).
-
-    Raises DataNotFoundError (missing files) or ValueError (a value not allowed, a bad file).
-    """
-    if name not in SOURCES:
-        raise ValueError(f"unknown data set {name!r}; allowed: {', '.join(SOURCES)}")
-    if labels is not None and labels not in LABELLINGS[name]:
-        raise ValueError(
-            f"labels={labels!r} does not apply to {name!r}; allowed: {', '.join(LABELLINGS[name])}"
-        )
-    rng = np.random.default_rng(rng)
-    if name == "digits":
-        X_tr, y_tr, X_te, y_te, k, source, shape = _load_digits(scale, test_fraction, rng)
-    elif name == "mnist":
-        X_tr, y_tr, X_te, y_te, source = _load_mnist(data_dir, scale)
-        k, shape = 10, (1, 28, 28)
-    elif name in ("npz", "callable"):
-        loaded = _load_npz(npz_path) if name == "npz" else _load_callable(function)
-        X_tr, y_tr, X_te, y_te, k, shape, source = loaded
-    elif name == "libsvm":
-        X_tr, y_tr, X_te, y_te, k, source = _load_libsvm(
-            data_dir, libsvm_train, libsvm_test, n_features_libsvm
-        )
-        shape = None
-        if X_te is None:
-            X_tr, y_tr, X_te, y_te = _split(X_tr, y_tr, test_fraction, rng)
-    else:
-        X, y = _synthetic(rng, n_samples, n_features, n_classes)
-        X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
-        k, source, shape = n_classes, "synthetic", None
-    y_tr, y_te, k = _relabel(name, labels, y_tr, y_te, k)
-    return Dataset(
-        name,
-        _finish(X_tr, add_bias, sparse),
-        y_tr,
-        _finish(X_te, add_bias, sparse),
-        y_te,
-        k,
-        source,
-        None if add_bias else shape,
-    )
-
-
-def _load_digits(scale: bool, test_fraction: float, rng):
-    """scikit-learn's 8x8 digits, split: (X_tr, y_tr, X_te, y_te, 10, source, shape)."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    X = digits.data / 16.0 if scale else digits.data
-    y = digits.target.astype(np.int64)
-    X_tr, y_tr, X_te, y_te = _split(X, y, test_fraction, rng)
-    return X_tr, y_tr, X_te, y_te, 10, "sklearn digits", (1, 8, 8)
-
-
-def _relabel(name: str, labels: str | None, y_tr, y_te, k: int):
-    """Apply the *labels* option (default: odd_even for digit sources, else binary for two
-    classes and multiclass beyond): (y_tr, y_te, classes)."""
-    labels = labels or (
-        "odd_even" if name in ("digits", "mnist") else "binary" if k == 2 else "multiclass"
-    )
+def relabel(name: str, labels: str, y_tr, y_te, k: int):
+    """Apply the labelling *labels* (odd_even, multiclass, binary) to data *name* of *k*
+    classes: (y_tr, y_te, classes)."""
     if labels == "binary" and k != 2:
         raise ValueError(
             f"labels='binary' needs 2 classes, but {name!r} has {k}; use labels='multiclass'"

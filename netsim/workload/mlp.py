@@ -41,7 +41,9 @@ class MLP(Model):
     name = "mlp"
     multiclass = True
 
-    def __init__(self, l2: float = 0.0, n_classes: int = 2, hidden: tuple[int, ...] = (128,)):
+    def __init__(
+        self, l2: float = 0.0, n_classes: int = 2, hidden: tuple[int, ...] = (128,)
+    ) -> None:
         super().__init__(l2, n_classes)
         self.hidden = tuple(hidden)
 

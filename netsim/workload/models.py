@@ -179,7 +179,7 @@ class CompactGradient:
 
     __slots__ = ("X", "rows", "r")
 
-    def __init__(self, X, rows: np.ndarray, r: np.ndarray):
+    def __init__(self, X, rows: np.ndarray, r: np.ndarray) -> None:
         self.X = X
         self.rows = rows
         self.r = r

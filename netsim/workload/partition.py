@@ -13,9 +13,11 @@ sizes from a Dirichlet or a power law). Specified in ALGORITHMS.md §10.1.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "PartitionSpec",
@@ -73,13 +75,15 @@ class ClassData:
 class PartitionError(ValueError):
     """A partition left a worker without rows (``worker``: its id in the whole run, or None)."""
 
-    def __init__(self, message: str, worker: int | None = None, worker_class: int | None = None):
+    def __init__(
+        self, message: str, worker: int | None = None, worker_class: int | None = None
+    ) -> None:
         super().__init__(message)
         self.worker = worker
         self.worker_class = worker_class
 
 
-def _sorted(parts) -> list[np.ndarray]:
+def _sorted(parts: Iterable[ArrayLike]) -> list[np.ndarray]:
     return [np.sort(np.asarray(p)).astype(np.int64) for p in parts]
 
 
@@ -288,8 +292,8 @@ def partition(
     n = len(y)
     total = sum(c.count for c in classes)
     if all(c.spec is None and c.labels is None for c in classes):
-        out = split_rows(np.arange(n, dtype=np.int64), y, total, default, rng, min_rows)
-        return out, n - sum(len(s) for s in out)
+        split = split_rows(np.arange(n, dtype=np.int64), y, total, default, rng, min_rows)
+        return split, n - sum(len(s) for s in split)
     pools: list[list[np.ndarray]] = [[] for _ in classes]
     for label in np.unique(y):
         eligible = [j for j, c in enumerate(classes) if c.labels is not None and label in c.labels]

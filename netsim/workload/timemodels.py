@@ -290,7 +290,9 @@ def make_time_model(
             f"{where}.dist", f"{show(dist)} is not allowed (allowed: {', '.join(TIME_MODELS)})"
         )
     if dist == "replay":
-        allowed = ("dist", "run", "worker_class", "measure") if "run" in spec else ("dist", "times")
+        allowed: tuple[str, ...] = (
+            ("dist", "run", "worker_class", "measure") if "run" in spec else ("dist", "times")
+        )
     else:
         allowed = ("dist",) + _PARAMS[dist][0]
     for key in spec:

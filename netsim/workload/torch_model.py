@@ -34,7 +34,7 @@ try:
 except (
     ImportError
 ):  # only a scenario with backend = "torch" builds a TorchModel, and it checks first
-    torch = None
+    pass
 
 __all__ = [
     "TorchModel",
@@ -94,7 +94,7 @@ class TorchModel(Model):
         device: str = "cpu",
         stack: bool = False,
         master: str | None = None,
-    ):
+    ) -> None:
         super().__init__(l2, n_classes)
         self.name = key
         self.module = module.to(device=device, dtype=getattr(torch, dtype))

@@ -81,7 +81,7 @@ def test_keys_only_some_settings_read_are_listed_and_not_required(key):
 def test_the_torch_models_keys_are_listed_without_pytorch(monkeypatch):
     """The torch backend's keys are read before PyTorch is looked for: without it they are
     listed all the same (and a scenario using them is refused on the backend only)."""
-    import netsim.config.scenario as scenario_module
+    import netsim.config.model as scenario_module
 
     with_torch = {k.key for k in keys() if k.key.startswith("model.")}
     monkeypatch.setattr(scenario_module, "torch_missing", lambda: True)

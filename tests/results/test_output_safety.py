@@ -46,9 +46,12 @@ lr = 0.05
 
 
 def messages(stderr: str) -> list[str]:
-    """The lines of stderr other than progress lines (``label: 40% t=...``), which go there too."""
+    """The lines of stderr other than progress lines (``label: 40% eta 3 s t=...``), which go
+    there too."""
     return [
-        l for l in stderr.strip().splitlines() if not re.match(r"^(\[\d+/\d+\] )?\S+: \d+% t=", l)
+        l
+        for l in stderr.strip().splitlines()
+        if not re.match(r"^(\[\d+/\d+\] )?\S+: \d+% (eta .*? )?t=", l)
     ]
 
 

@@ -101,7 +101,7 @@ def test_wide_on_a_narrow_terminal_prints_every_cell_whole(summaries, monkeypatc
     the run labels away)."""
     import io
 
-    from netsim import cli
+    from netsim.cli import common as cli
 
     buf = io.StringIO()
     terminal = Console(file=buf, force_terminal=True, width=80, color_system=None, emoji=False)

@@ -7,7 +7,8 @@ from conftest import ROOT
 
 from netsim.config.scenario import load_scenario
 from netsim.rules import RULES
-from netsim.sim.engine import DIVERGENCE_FACTOR, divergence_limit, simulate
+from netsim.sim.engine import simulate
+from netsim.sim.evaluation import DIVERGENCE_FACTOR, divergence_limit
 
 
 @pytest.mark.parametrize("rule", sorted(RULES))

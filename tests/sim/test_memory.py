@@ -15,11 +15,13 @@ from conftest import base_raw, make_scenario
 from netsim import api
 from netsim.sim import engine
 from netsim.sweeps import runner
+from netsim.workflows import compare, runs
 
 
 @pytest.fixture
 def loads(monkeypatch):
-    """Weak references to every data set prepared through the patched modules."""
+    """Weak references to the training rows (the bulk of the memory) of every data set
+    prepared through the patched modules."""
     refs = []
 
     def watch(module):
@@ -27,12 +29,12 @@ def loads(monkeypatch):
 
         def prepare(sc):
             prepared = real(sc)
-            refs.append(weakref.ref(prepared.dataset))
+            refs.append(weakref.ref(prepared.dataset.X_train))
             return prepared
 
         monkeypatch.setattr(module, "prepare", prepare)
 
-    for module in (engine, api, runner):
+    for module in (engine, runner, runs, compare):
         watch(module)
     monkeypatch.setattr(engine, "FREE_CYCLES_BYTES", 0)
     gc.disable()  # only the explicit collection may free the cycles
@@ -67,7 +69,7 @@ def test_data_passed_in_stays_with_the_caller(loads):
     sc = scenario()
     prepared = engine.prepare(sc)
     engine.simulate(sc, prepared=prepared)
-    assert loads[0]() is prepared.dataset
+    assert loads[0]() is prepared.dataset.X_train
 
 
 def test_small_data_is_left_to_the_collector(loads, monkeypatch):
@@ -76,7 +78,7 @@ def test_small_data_is_left_to_the_collector(loads, monkeypatch):
     monkeypatch.setattr(engine, "FREE_CYCLES_BYTES", 32 * 2**20)
     engine.simulate(scenario())
     assert loads[0]() is not None  # still held by the run's reference cycles
-    assert engine.data_bytes(loads[0]()) < engine.FREE_CYCLES_BYTES
+    assert loads[0]().nbytes < engine.FREE_CYCLES_BYTES
     gc.collect()
     assert loads[0]() is None
 

@@ -194,6 +194,16 @@ def test_unknown_grid_key_exit_2(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_a_sweep_with_nothing_to_sweep_is_refused(tmp_path):
+    # no --grid and one seed would be one run under another name: refused, nothing written
+    res = runner.invoke(app, ["sweep", str(QUICK), "--out", str(tmp_path / "o"), "--no-live"])
+    assert res.exit_code == 2 and "--grid" in res.stderr and "netsim run" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+    with pytest.raises(ScenarioError, match="nothing to sweep"):
+        plan_sweep(QUICK, [], sets=TINY)
+    assert len(plan_sweep(QUICK, [], seeds=2, sets=TINY).tasks) == 2  # seeds alone: a sweep
+
+
 # -- resume ----------------------------------------------------------------------------
 def test_resume_skips_finished_points(tmp_path):
     plan = plan_sweep(QUICK, [GROUPINGS, "run.seed=1,2"], sets=TINY)

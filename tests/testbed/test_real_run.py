@@ -280,3 +280,23 @@ def test_netsim_real_stays_the_function_once_the_testbed_is_imported():
     import netsim.testbed.launch  # noqa: F401  (what netsim.real() imports)
 
     assert callable(netsim.real) and netsim.real is first
+
+
+def test_an_unpaced_run_goes_on_and_says_how_far_it_fell_behind(tiny, tmp_path):
+    """At 2 ms per unit each iteration's messages (about a millisecond, more on a loaded
+    machine) cost far more than 5 % of the updates: refused as it is, run with paced=False,
+    ending ok with the shortfall and a scale that keeps pace in ``real.unpaced``."""
+    scale, more = 0.002, ["run.until=400", "run.eval_every=100"]
+    with pytest.raises(ScenarioError, match="time-scale"):
+        api.real(tiny, "asgd", time_scale=scale, out=tmp_path / "refused", overrides=more)
+    assert not (tmp_path / "refused").exists()
+    run = api.real(
+        tiny, "asgd", time_scale=scale, out=tmp_path / "unpaced", overrides=more, paced=False
+    )
+    assert run.status == "ok", run.summary.get("message")
+    why = run.summary["real"]["unpaced"]
+    named = float(why.split("--time-scale ")[1].split()[0])
+    assert named > scale and "of the updates" in why
+    # the emulation of the scenario makes 1/1 + 1/2.25 + 1/3.25 + 1/3.65 = 2.027 updates per
+    # unit; behind pace, the real run makes at least 5 % fewer
+    assert run.summary["updates"] < 0.95 * 2.027 * 400

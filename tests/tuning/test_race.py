@@ -436,14 +436,14 @@ def test_timed_events_after_the_race_are_named():
 
 def _finalist(name: str, k: int, loss: float):
     """A finalist of *k* groups whose runs hold *loss* throughout (so its rung score is *loss*)."""
-    from netsim.tuning.race import Pilot
-
     curve = [(t, loss) for t in (0.0, 1.0, 2.0, 3.0, 4.0)]
     return Pilot(name, tuple((i,) for i in range(k)), 0.1, curve=curve, curves=[curve, curve])
 
 
 def test_with_a_tie_finalists_within_it_tie_and_the_fewest_groups_win():
-    from netsim.tuning.race import TIE, _score, _tie_pick
+    from netsim.tuning.options import TIE
+    from netsim.tuning.pick import tie_pick
+    from netsim.tuning.scoring import rung_score
 
     seven, two, one = (
         _finalist("equal:7", 7, 1.000),
@@ -451,24 +451,24 @@ def test_with_a_tie_finalists_within_it_tie_and_the_fewest_groups_win():
         _finalist("one", 1, 1.02),
     )
     ok = [seven, two, one]
-    assert TIE == 0.0 and _tie_pick(ok, ok, _score) == (seven, seven)  # by default: no tie
-    best, pick = _tie_pick(ok, ok, _score, tie=0.01)
+    assert TIE == 0.0 and tie_pick(ok, ok, rung_score) == (seven, seven)  # by default: no tie
+    best, pick = tie_pick(ok, ok, rung_score, tie=0.01)
     assert best is seven and pick is two  # 0.8 % behind: tied; 2 % behind: not
-    assert _tie_pick(ok, [seven, one], _score, tie=0.01) == (
+    assert tie_pick(ok, [seven, one], rung_score, tie=0.01) == (
         seven,
         seven,
     )  # a tied finalist must reach the target
     alone = _finalist("singletons", 16, 0.5)
-    assert _tie_pick([alone, two], [alone, two], _score, tie=0.01) == (alone, alone)
+    assert tie_pick([alone, two], [alone, two], rung_score, tie=0.01) == (alone, alone)
 
 
 def test_a_finalist_reaches_the_target_only_when_every_run_does():
-    from netsim.tuning.race import Pilot, _reaches
+    from netsim.tuning.scoring import reaches
 
     down = [(t, 1.0 - 0.1 * t) for t in range(8)]  # at or below 0.5 from t = 5 on
     flat = [(t, 0.9) for t in range(8)]
-    assert _reaches(Pilot("g", ((0,),), 0.1, curve=down, curves=[down, down]), 0.5, 8.0)
-    assert not _reaches(Pilot("g", ((0,),), 0.1, curve=down, curves=[down, flat]), 0.5, 8.0)
+    assert reaches(Pilot("g", ((0,),), 0.1, curve=down, curves=[down, down]), 0.5, 8.0)
+    assert not reaches(Pilot("g", ((0,),), 0.1, curve=down, curves=[down, flat]), 0.5, 8.0)
 
 
 def test_a_grid_centred_far_below_the_best_eta_is_widened():
@@ -524,16 +524,16 @@ def test_the_last_rung_counts_the_loss_excursions_the_criterion_counts():
     the median of the raw last quarter ignores that (0.4), the curve smoothed as the
     time-to-target criterion smooths it (trailing median over T/20 = 1 s, three evaluations
     here) holds 2.0 for two of its six last-quarter points: (4 × 0.4 + 2 × 2.0) / 6."""
-    from netsim.tuning.race import Pilot, _final_score, _score
+    from netsim.tuning.scoring import final_score, rung_score
 
     times = [0.5 * k for k in range(21)]  # 0 .. 10 s: half of T = 20 s
     spiky = [(t, 2.0 if t in (8.0, 8.5) else 0.4) for t in times]
     steady = [(t, 0.5) for t in times]
     a = Pilot("a", ((0,),), 1.0, curve=spiky, curves=[spiky])
     b = Pilot("b", ((0,),), 1.0, curve=steady, curves=[steady])
-    assert _score(a) == pytest.approx(0.4) and _score(b) == pytest.approx(0.5)
-    assert _final_score(a, 20.0) == pytest.approx((4 * 0.4 + 2 * 2.0) / 6)
-    assert _final_score(b, 20.0) == pytest.approx(0.5)
+    assert rung_score(a) == pytest.approx(0.4) and rung_score(b) == pytest.approx(0.5)
+    assert final_score(a, 20.0) == pytest.approx((4 * 0.4 + 2 * 2.0) / 6)
+    assert final_score(b, 20.0) == pytest.approx(0.5)
 
 
 def test_a_refused_budget_names_the_smallest_that_runs():
@@ -614,7 +614,8 @@ def test_a_finalist_much_slower_to_ssgds_level_is_not_picked():
     only the second is eligible, and SSGD's level is in the reason; with a guard of 4 (8 <= 4 *
     2), both are; a finalist that never reaches 0.6 is left out either way. With the guard
     off, or no one-group pilot, every finalist stays."""
-    from netsim.tuning.race import GUARD, _guarded
+    from netsim.tuning.options import GUARD
+    from netsim.tuning.pick import guarded
 
     def pilot(name, k, losses, runs=1):
         curve = [(2.0 * i, loss) for i, loss in enumerate(losses)]
@@ -626,11 +627,11 @@ def test_a_finalist_much_slower_to_ssgds_level_is_not_picked():
     never = pilot("equal:2", 2, [1.0, 0.9, 0.8, 0.7, 0.65, 0.62], runs=3)
     finals = [low, fast, never]
     assert GUARD == 1.5
-    kept, note = _guarded(finals, [one, low, fast, never], GUARD, 20.0)
+    kept, note = guarded(finals, [one, low, fast, never], GUARD, 20.0)
     assert kept == [fast] and "SSGD's level 0.6 " in note and "2 left out" in note
-    assert _guarded(finals, [one, *finals], 4.0, 20.0)[0] == [low, fast]
-    assert _guarded(finals, [one, *finals], math.inf, 20.0) == (finals, "")
-    assert _guarded(finals, finals, GUARD, 20.0) == (finals, "")  # no one-group pilot
+    assert guarded(finals, [one, *finals], 4.0, 20.0)[0] == [low, fast]
+    assert guarded(finals, [one, *finals], math.inf, 20.0) == (finals, "")
+    assert guarded(finals, finals, GUARD, 20.0) == (finals, "")  # no one-group pilot
 
 
 def test_a_guard_below_one_is_refused_in_one_line():

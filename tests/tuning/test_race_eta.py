@@ -7,7 +7,9 @@ from conftest import ROOT
 
 import netsim
 from netsim import api
-from netsim.tuning.race import Pilot, _done_share, _Halving, _Runner
+from netsim.tuning.evidence import Pilot
+from netsim.tuning.halving import done_share
+from netsim.tuning.options import RaceOptions
 
 
 def test_the_share_prices_the_plan_at_the_cost_of_the_pilots_still_racing():
@@ -17,8 +19,8 @@ def test_the_share_prices_the_plan_at_the_cost_of_the_pilots_still_racing():
     # then 2 finalists × 2 more runs × 8 s = 48 simulated s, at 3 wall s each: 144.
     pilots = [Pilot("g", ((0,),), 1.0, sim_s=2.0, wall_s=6.0) for _ in range(4)]
     pilots += [Pilot("g", ((0,),), 1.0, sim_s=2.0, wall_s=2.0) for _ in range(2)]
-    runner = _Runner(None, None, None, pilots, [2.0, 4.0, 8.0], 3, None, ())
-    share = _done_share(runner, _Halving(3.0, 2, 0, (1.0,)), [0, 1, 2, 3], 1)
+    options = RaceOptions(factor=3.0, finalists=2, replicates=3)
+    share = done_share(pilots, [2.0, 4.0, 8.0], [0, 1, 2, 3], 1, options)
     assert share == pytest.approx(28 / (28 + 144))
 
 

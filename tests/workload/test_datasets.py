@@ -14,10 +14,10 @@ from sklearn.datasets import load_digits
 from netsim.workload.datasets import (
     MNIST_FILES,
     DataNotFoundError,
-    load_dataset,
     read_idx,
     shard,
 )
+from netsim.workload.sources import load_dataset
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 MNIST_DIR = SHARED / "mnist"
@@ -413,7 +413,7 @@ def test_shard_rejects_zero_workers():
 
 
 def test_a_file_that_is_not_libsvm_is_named_by_line_without_its_content(tmp_path):
-    from netsim.workload.datasets import load_dataset
+    from netsim.workload.sources import load_dataset
 
     f = tmp_path / "secrets.txt"
     f.write_text("1 3:0.5 7:1\n-1 2:1\nroot:x:0:0:root:/root:/bin/bash\n")

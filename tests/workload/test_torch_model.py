@@ -492,7 +492,7 @@ def test_boolean_examples_and_labels_are_read_as_zeros_and_ones(tmp_path):
 
 
 def test_missing_torch_is_refused_with_the_install_command(monkeypatch):
-    import netsim.config.scenario as scenario_module
+    import netsim.config.model as scenario_module
 
     monkeypatch.setattr(scenario_module, "torch_missing", lambda: True)
     with pytest.raises(ScenarioError) as err:

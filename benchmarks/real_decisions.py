@@ -1,0 +1,293 @@
+"""Does netsim pick what trains fastest for real? The race's choice held against real runs.
+
+For each scenario of the suite, the race (``netsim group``, :func:`netsim.recommend`, on the
+scenario at the horizon below) names its finalists; every finalist, SSGD, ASGD and GSGD with
+the scenario's hand groups, each of those three at the race's η and at the scenario's own,
+is trained for real with ``--seeds`` seeds (``netsim.real``: a server process and one
+process per worker over torch.distributed, gloo; each real worker draws its compute times
+and minibatches from streams of its own) and emulated with the same seeds. The target loss
+is a steep one (``default_target``: half way from the initial to the final loss, averaged
+over every real run of the scenario); a configuration's time to target is its seeds' mean
+(scenario time units, with the half-width of its 95 % interval), "not reached" when a seed
+never got there. Per scenario: the real best, the real regret (how much later it reaches
+the target) of netsim's pick and of the hand groups at the scenario's η, Kendall's τ-b
+between the emulated and the real times over every configuration (the never reached are
+tied last), and whether the real best is the pick or a finalist the race did not separate
+from it. A configuration the real runner refuses is named and left out.
+
+The suite (horizons shortened from the files' where the real runs would be long; the time
+scale is the first the real runner keeps: a scale it refuses is replaced by the one its
+refusal names):
+
+- paper: ``scenarios/gsgd_paper.toml`` (16 workers 4 × 1, 4 × 2, 8 × 3 units, logistic
+  regression on MNIST odd/even), T = 300 (the file: 600), 0.05 s per unit;
+- stragglers: ``benchmarks/decisions/stragglers.toml`` (8 fast workers, 2 about 6 times
+  slower), T = 200, 0.05 s per unit;
+- skew_heavy: ``benchmarks/decisions/skew_heavy.toml`` (Dirichlet label skew α = 0.3,
+  Pareto times, softmax regression), T = 200, 0.05 s per unit;
+- latencies: ``benchmarks/decisions/latencies.toml`` (equal compute, latencies 0, 0.5, 2
+  units by class), T = 200, 0.05 s per unit;
+- busy: ``scenarios/busy_server.toml`` (a 1 M-parameter MLP, a server that takes time),
+  T = 40, evaluated every 2 units, 0.75 s per unit;
+- torch_mlp: ``benchmarks/decisions/torch_mlp.toml`` (a PyTorch MLP 784-32-10, 8 workers),
+  T = 200, 0.1 s per unit.
+
+The load average is recorded before and during every real run; ⚠ marks one above 2 per
+core.
+
+Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds 3]
+[--scenarios paper,stragglers,...] [--reuse] [--quick]  (MNIST and PyTorch; --reuse keeps
+real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
+for the docs.) At rest on a 2-core machine a full run takes about 90 minutes: about 170 real runs
+of 10 to 30 s each and a few seconds to start (an hour), then the races and emulations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import re
+from pathlib import Path
+
+import netsim
+from netsim.api import recommend
+from netsim.errors import RealRunFailed, ScenarioError
+from netsim.testbed.decisions import Config, config_rows, configs, mean_time, verdict
+from netsim.testbed.predict import crossing, default_target
+
+HERE = Path(__file__).resolve().parent
+SCENARIOS = HERE.parent / "scenarios"
+OWN = HERE / "decisions"
+SUITE = {
+    "paper": (SCENARIOS / "gsgd_paper.toml", 0.05, ["run.until=300", "run.eval_every=10"]),
+    "stragglers": (OWN / "stragglers.toml", 0.05, []),
+    "skew_heavy": (OWN / "skew_heavy.toml", 0.05, []),
+    "latencies": (OWN / "latencies.toml", 0.05, []),
+    "busy": (SCENARIOS / "busy_server.toml", 0.75, ["run.eval_every=2"]),
+    "torch_mlp": (OWN / "torch_mlp.toml", 0.1, []),
+}
+"""Scenario name → (file, the time scale tried first (s per unit), overrides)."""
+QUICK = {"paper": ["run.until=60", "run.eval_every=5"], "stragglers": ["run.until=40"]}
+"""--quick: its two scenarios and their tiny horizons."""
+RULES = {"sync": "ssgd", "async": "asgd", "grouping": "gsgd"}
+LOAD_FILE = "bench_load_before.txt"
+"""Beside a real run's folder files: the load average before it started (kept for --reuse)."""
+
+
+def _overloaded(loads: tuple[float, float | None]) -> bool:
+    return max(x or 0.0 for x in loads) > 2 * (os.cpu_count() or 1)
+
+
+def _real(args, name: str, config: Config, scale: float, k: int) -> tuple[Path, tuple]:
+    """Seed *k*'s real run of *config* (folder, (load before, highest load seen)); raises
+    ScenarioError or RealRunFailed when refused or failed."""
+    path, _, overrides = _spec(args, name)
+    folder = Path(args.out) / name / f"{_slug(config)}-seed{k}"
+    if args.reuse and _kept(folder):
+        before = float((folder / LOAD_FILE).read_text())
+    else:
+        before = os.getloadavg()[0]
+        netsim.real(
+            path,
+            config.rule,
+            time_scale=scale,
+            out=folder,
+            overwrite=True,
+            overrides=overrides + config.overrides(),
+            seed=1 + k,
+            data_dir=args.data_dir,
+            progress=None,
+        )
+        (folder / LOAD_FILE).write_text(f"{before}\n")
+    summary = netsim.open_run(folder).summary
+    if summary["status"] == "interrupted":  # Ctrl-C or SIGTERM stopped the run: stop here
+        raise KeyboardInterrupt
+    return folder, (before, summary["real"].get("load1_max"))
+
+
+def _kept(folder: Path) -> bool:
+    """Whether *folder* holds a finished real run to reuse (not one that was stopped)."""
+    if not ((folder / "summary.json").is_file() and (folder / LOAD_FILE).is_file()):
+        return False
+    return netsim.open_run(folder).summary["status"] != "interrupted"
+
+
+def _spec(args, name: str) -> tuple[Path, float, list[str]]:
+    path, scale, overrides = SUITE[name]
+    return path, scale, overrides + (QUICK[name] if args.quick else [])
+
+
+def _slug(config: Config) -> str:
+    """A folder name for *config*: ``gsgd_kmeans_2_lr0.08``."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", config.label.replace("η=", "lr")).strip("_")
+
+
+def _suggested(exc: ScenarioError) -> float | None:
+    """The time scale a refusal of ``--time-scale`` names, None for another refusal."""
+    found = re.search(r"--time-scale ([0-9.e+-]+) or more", exc.message)
+    return float(found.group(1)) if exc.key == "--time-scale" and found else None
+
+
+def _real_runs(args, name: str, cfgs: list[Config]) -> tuple[dict, float, list[str]]:
+    """Every configuration's real runs (config → [(folder, loads)]), the time scale used,
+    and the refusals (one line each; their configurations left out)."""
+    scale, refused, runs = _spec(args, name)[1], [], {}
+    for config in cfgs:
+        done = []
+        for k in range(args.seeds):
+            try:
+                done.append(_real(args, name, config, scale, k))
+            except ScenarioError as exc:
+                better = _suggested(exc)
+                if better is None or better <= scale:
+                    refused.append(f"{config.label}: {exc}")
+                    break
+                print(f"{name}: {scale:g} s per unit refused, {better:g} used ({exc.message})")
+                scale = better
+                try:
+                    done.append(_real(args, name, config, scale, k))
+                except (ScenarioError, RealRunFailed) as again:
+                    refused.append(f"{config.label}: {again}")
+                    break
+            except RealRunFailed as exc:
+                refused.append(f"{config.label}, seed {1 + k}: {exc}")
+                break
+        if len(done) == args.seeds:
+            runs[config] = done
+    return runs, scale, refused
+
+
+def _emulated_times(args, name: str, config: Config, target: float) -> list[float | None]:
+    path, _, overrides = _spec(args, name)
+    times = []
+    for k in range(args.seeds):
+        run = netsim.run(
+            path,
+            config.rule,
+            out=Path(args.out) / name / "emulated" / f"{_slug(config)}-seed{k}",
+            overwrite=True,
+            progress=None,
+            overrides=overrides + config.overrides(),
+            seed=1 + k,
+            data_dir=args.data_dir,
+        )
+        times.append(crossing(run.curve["sim_time"], run.curve["loss"], target))
+    return times
+
+
+def _finite_curves(folders: list[Path]) -> list[dict]:
+    curves = [netsim.open_run(f).curve for f in folders]
+    return [c for c in curves if len(c["loss"]) and all(math.isfinite(x) for x in c["loss"])]
+
+
+def _scenario(args, name: str, loads: list[str]) -> dict | None:
+    """Race, real runs, emulations and the table of scenario *name*; its verdict."""
+    path, _, overrides = _spec(args, name)
+    sc = netsim.load(path, overrides, data_dir=args.data_dir)
+    rec = recommend(sc)
+    grouping = sc.rules[RULES["grouping"]]
+    baselines = {  # a rule the file has no table for: at the race's η only
+        RULES[r]: float(sc.rules[RULES[r]].lr) if RULES[r] in sc.rules else None
+        for r in ("sync", "async")
+    }
+    cfgs = configs(rec, RULES["grouping"], grouping.groups, baselines, float(grouping.lr))
+    runs, scale, refused = _real_runs(args, name, cfgs)
+    print(f"\n### {name}: T = {sc.run.until:g} units at {scale:g} s per unit\n")
+    print(f"race: {rec.name} η={rec.lr:.3g} ({rec.reason})")
+    for line in refused:
+        print(f"- left out, the real runner refused: {line}")
+    if not runs:
+        print("no configuration ran for real")
+        return None
+    off = 0
+    for config, done in runs.items():
+        for folder, load in done:
+            s = netsim.open_run(folder).summary
+            off += s["status"] != "ok"
+            mark = " ⚠" if _overloaded(load) else ""
+            loads.append(
+                f"| {name} | {folder.name} | {s['real']['time_scale']:g} | {s['status']} | "
+                f"{s['updates']} | {load[0]:.1f} | {load[1] or 0:.1f}{mark} |"
+            )
+    target = default_target(_finite_curves([f for d in runs.values() for f, _ in d]))
+    rows = []
+    for config, done in runs.items():
+        real = [netsim.open_run(f).curve for f, _ in done]
+        real_t = mean_time(crossing(c["sim_time"], c["loss"], target) for c in real)
+        emu_t = mean_time(_emulated_times(args, name, config, target))
+        rows.append(
+            {"config": config, "real": real_t[0], "real_ci": real_t[1]}
+            | {"predicted": emu_t[0], "predicted_ci": emu_t[1]}
+        )
+    print(f"target loss {target:.4g}; {args.seeds} seeds each side\n")
+    print("\n".join(config_rows(rows)))
+    n = sum(len(d) for d in runs.values())
+    if off:
+        print(f"\n{off} of {n} real runs not ok (the pace kept after the run: see the runs' table)")
+    return {"scale": scale, "T": sc.run.until, "off": f"{off}/{n}", **verdict(rows)}
+
+
+def _share(x: float | None) -> str:
+    if x is None or math.isnan(x):
+        return "-"
+    return "never" if math.isinf(x) else f"{x:+.1%}"
+
+
+def _summary(found: dict) -> None:
+    print("\n### Decisions\n")
+    print(
+        "| scenario | T, s per unit | real best | its time | pick's regret | "
+        "hand groups' regret | Kendall τ | best not separated | runs not ok |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---|---:|")
+    for name, v in found.items():
+        best = v["best"]
+        ci = f" ± {best['real_ci']:.2g}" if best["real_ci"] else ""
+        tau = "-" if v["tau"] is None else f"{v['tau']:.2f}"
+        print(
+            f"| {name} | {v['T']:g}, {v['scale']:g} | {best['config'].label} | "
+            f"{best['real']:.4g}{ci} | {_share(v['pick_regret'])} | {_share(v['hand_regret'])} | "
+            f"{tau} | {'yes' if v['best_close'] else 'no'} | {v['off']} |"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", default=str(HERE.parent.parent / "shared" / "data"))
+    ap.add_argument("--out", default="runs/real_decisions")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--scenarios", default=None, help=f"of {', '.join(SUITE)} (default all)")
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    names = args.scenarios.split(",") if args.scenarios else list(QUICK if args.quick else SUITE)
+    unknown = [n for n in names if n not in (QUICK if args.quick else SUITE)]
+    if unknown:
+        ap.error(f"unknown scenario(s) {', '.join(unknown)} (allowed: {', '.join(SUITE)})")
+    if args.quick:
+        args.seeds = min(args.seeds, 2)
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{platform.platform()}, Python {platform.python_version()}; {args.seeds} seeds each side"
+    )
+    loads: list[str] = []
+    found = {}
+    for name in names:
+        if (v := _scenario(args, name, loads)) is not None:
+            found[name] = v
+    _summary(found)
+    print(
+        "\n### Real runs\n\n| scenario | run | s per unit | status | updates | load before | "
+        "load max |\n|---|---|---:|---|---:|---:|---:|"
+    )
+    print("\n".join(loads))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("\ninterrupted: the real runs made so far stay in --out (--reuse keeps them)")
+        raise SystemExit(130) from None

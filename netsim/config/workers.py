@@ -1,0 +1,116 @@
+"""``[[workers]]``: worker classes, their ids, and where they sit on the ``[network]``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ScenarioError
+from ..params import Table, show
+from ..rng import Streams
+from ..workload.partition import PartitionSpec
+from ..workload.timemodels import TimeModel, make_time_model
+from .data import DataSpec, class_data
+from .network_plan import parse_network
+
+__all__ = ["WorkerClass", "MAX_WORKERS", "class_ids"]
+
+MAX_WORKERS = 1_000_000
+"""Most workers a scenario may have, over all classes."""
+
+
+@dataclass(frozen=True)
+class WorkerClass:
+    """``[[workers]]``: *count* workers sharing a compute-time model and latencies (s)."""
+
+    name: str
+    count: int
+    compute: TimeModel
+    pull_latency: float = 0.0
+    push_latency: float = 0.0
+    datacenter: int | None = None
+    hosts: tuple | None = None
+    partition: PartitionSpec | None = None
+    labels: tuple[int, ...] | None = None
+
+
+def class_ids(workers) -> dict[str, tuple[int, ...]]:
+    """Worker class name → its worker ids (ids are given in class order)."""
+    out, start = {}, 0
+    for wc in workers:
+        out[wc.name] = tuple(range(start, start + wc.count))
+        start += wc.count
+    return out
+
+
+def read_workers(items: list, data: DataSpec = DataSpec(), base=None) -> tuple[WorkerClass, ...]:
+    if not items:
+        raise ScenarioError("workers", "at least one [[workers]] class is needed")
+    classes, names, total = [], set(), 0
+    for i, item in enumerate(items):
+        t = Table(item, f"workers[{i}]")
+        name = t.get("name", str, f"class{i}")
+        if name in names:
+            raise ScenarioError(t.key("name"), f"duplicate worker class name {show(name)}")
+        names.add(name)
+        count = t.get("count", int, 1, positive=True, maximum=MAX_WORKERS)
+        total += count
+        if total > MAX_WORKERS:
+            raise ScenarioError(
+                t.key("count"),
+                f"{total} workers in the first {i + 1} classes; at most "
+                f"{MAX_WORKERS} are allowed in all",
+            )
+        latency = t.get("latency", float, 0.0, minimum=0.0)
+        t.known.append("compute")
+        if "compute" not in t.data:
+            raise ScenarioError(t.key("compute"), "missing (a time in s, or a table {dist = ...})")
+        compute = make_time_model(
+            t.data["compute"], t.key("compute"), count, base=base, worker_class=name
+        )
+        partition, labels = class_data(t, data)
+        hosts = t.get("hosts", list, None)
+        if hosts is not None and (
+            len(hosts) != count or not all(isinstance(h, str) for h in hosts)
+        ):
+            raise ScenarioError(
+                t.key("hosts"), f"expected {count} host names (one per worker), got {show(hosts)}"
+            )
+        classes.append(
+            WorkerClass(
+                name,
+                count,
+                compute,
+                pull_latency=t.get("pull_latency", float, latency, minimum=0.0),
+                push_latency=t.get("push_latency", float, latency, minimum=0.0),
+                datacenter=t.get("datacenter", int, None, minimum=0),
+                hosts=tuple(hosts) if hosts else None,
+                partition=partition,
+                labels=labels,
+            )
+        )
+        t.done()
+    return tuple(classes)
+
+
+def read_network(top: Table, path: Path, workers: list, seed: int):
+    """The ``[network]`` table's plan (None without one); fixed latencies only without it,
+    datacenter/hosts placements only with it."""
+    if not top.has("network"):
+        for i, wc in enumerate(workers):
+            if wc.datacenter is not None or wc.hosts:
+                raise ScenarioError(f"workers[{i}]", "datacenter/hosts need a [network] table")
+        return None
+    for i, wc in enumerate(workers):
+        if wc.pull_latency or wc.push_latency:
+            raise ScenarioError(
+                f"workers[{i}].latency",
+                "fixed latencies apply only without a [network] "
+                "table; with one, transfers follow the topology",
+            )
+    return parse_network(
+        top.table("network"),
+        path,
+        [{"count": wc.count, "datacenter": wc.datacenter, "hosts": wc.hosts} for wc in workers],
+        Streams(seed).rng("placement"),
+    )

@@ -1,0 +1,223 @@
+"""Whether netsim's pick trains fastest for real: the arithmetic of
+``benchmarks/real_decisions.py`` (no I/O, no SimPy).
+
+A scenario's configurations (:class:`Config`: a rule, its η and, for a grouping rule, its
+groups) are the race's finalists and the baselines beside them (:func:`configs`); each is
+trained for real and emulated on the same seeds, and its mean time to target on each side
+(:func:`mean_time`) feeds the scenario's verdict (:func:`verdict`): the real best, the real
+regret of the pick and of the hand groups, Kendall's τ (:func:`kendall_tau`) between the
+predicted and the real times, and whether the real best is among the finalists the race
+could not separate from its pick.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .predict import mean_ci
+
+__all__ = [
+    "Config",
+    "finalists",
+    "configs",
+    "mean_time",
+    "regret",
+    "kendall_tau",
+    "verdict",
+    "config_rows",
+]
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration trained and emulated: *rule* at step *lr*, with *groups* (worker
+    ids, a grouping rule only; None keeps the scenario's), *name* (the grouping's, e.g.
+    ``2 groups``) and *tags*: ``pick``, ``close`` (a finalist the race did not separate from
+    its pick), ``finalist``, ``hand`` (the scenario's own groups), ``race η``, ``scenario η``."""
+
+    rule: str
+    lr: float
+    groups: tuple | None = None
+    name: str = ""
+    tags: tuple = ()
+
+    @property
+    def label(self) -> str:
+        """``rule[grouping] η=…``, e.g. ``gsgd[2 groups] η=0.08``."""
+        grouping = f"[{self.name}]" if self.name else ""
+        return f"{self.rule}{grouping} η={self.lr:.3g}"
+
+    @property
+    def key(self) -> tuple:
+        """What two equal configurations share: rule, groups (sorted), η."""
+        groups = (
+            None if self.groups is None else tuple(sorted(tuple(sorted(g)) for g in self.groups))
+        )
+        return (self.rule, groups, round(float(self.lr), 12))
+
+    def overrides(self) -> list[str]:
+        """The ``--set`` assignments that make a scenario run this configuration."""
+        table = f"algorithms.{self.rule}"
+        out = [f"{table}.lr={float(self.lr)!r}"]
+        if self.groups is not None:
+            out.append(f"{table}.groups={[sorted(int(w) for w in g) for g in self.groups]}")
+        return out
+
+
+def finalists(rec: Any) -> list:
+    """The finalists of a Recommendation *rec*: the pilots at its last rung that it ran
+    with replicates (when more than its number of finalists reached that rung, it replicates
+    the best of them only; every one there when none was replicated), best first by
+    predicted time to target."""
+    if not rec.pilots:
+        return []
+    last = max(p.rung for p in rec.pilots)
+    there = [p for p in rec.pilots if p.rung == last]
+    replicated = [p for p in there if len(p.curves) > 1] or there
+    return sorted(replicated, key=lambda p: (p.predicted, p.label))
+
+
+def configs(
+    rec: Any, rule: str, hand: Sequence, baselines: dict[str, float | None], scenario_lr: float
+) -> list[Config]:
+    """A scenario's configurations: the finalists of *rec* (a Recommendation of grouping
+    rule *rule*), then *rule* with the *hand* groups and each rule of *baselines* (rule →
+    its η in the scenario, None when it has none), each at the race's η and at the
+    scenario's (*scenario_lr* for *rule*). Equal configurations (:attr:`Config.key`) are listed once, their tags joined."""
+    close = {(p.name, p.lr) for p in rec.close}
+    found: list[Config] = [
+        Config(
+            rule,
+            p.lr,
+            tuple(tuple(g) for g in p.groups),
+            p.name,
+            ("pick",)
+            if (p.name, p.lr) == (rec.name, rec.lr)
+            else ("close",)
+            if (p.name, p.lr) in close
+            else ("finalist",),
+        )
+        for p in finalists(rec)
+    ]
+    hand_groups = tuple(tuple(g) for g in hand)
+    found += [Config(rule, rec.lr, hand_groups, "hand", ("hand", "race η"))]
+    found += [Config(rule, scenario_lr, hand_groups, "hand", ("hand", "scenario η"))]
+    for other, lr in baselines.items():
+        found += [Config(other, rec.lr, tags=("race η",))]
+        found += [Config(other, lr, tags=("scenario η",))] if lr is not None else []
+    merged: dict[tuple, Config] = {}
+    for c in found:
+        if c.key in merged:
+            old = merged[c.key]
+            tags = old.tags + tuple(t for t in c.tags if t not in old.tags)
+            merged[c.key] = Config(old.rule, old.lr, old.groups, old.name, tags)
+        else:
+            merged[c.key] = c
+    return list(merged.values())
+
+
+def mean_time(times: Iterable[float | None]) -> tuple[float, float | None]:
+    """(mean, half-width of its 95 % interval) of the seeds' times to target; (inf, None)
+    when a seed never reached the target (or there is none).
+
+    >>> mean_time([10.0, 12.0]), mean_time([10.0, None])
+    ((11.0, 12.706), (inf, None))
+    """
+    values = list(times)
+    if not values or any(t is None or not math.isfinite(t) for t in values):
+        return math.inf, None
+    mean, ci = mean_ci(values)
+    return float(mean), ci  # type: ignore[arg-type]
+
+
+def regret(time: float, best: float) -> float:
+    """How much later than *best* a configuration of time to target *time* gets there
+    (0.05: 5 % later); inf when it never does, nan when nothing does.
+
+    >>> regret(105.0, 100.0), regret(math.inf, 100.0)
+    (0.05, inf)
+    """
+    if not math.isfinite(best):
+        return math.nan
+    return math.inf if not math.isfinite(time) else round(time / best - 1.0, 12)
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's τ-b of the paired values *x* and *y* (equal values, inf among them, are
+    ties): (C − D) / √((C + D + Tx)(C + D + Ty)) over the pairs, C concordant, D
+    discordant, Tx tied in *x* only, Ty in *y* only. None when either has no two different
+    values.
+
+    >>> kendall_tau([1, 2, 3], [3, 2, 1])
+    -1.0
+    """
+    if len(x) != len(y):
+        raise ValueError(f"{len(x)} values against {len(y)}")
+    c = d = tx = ty = 0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            sx = (x[i] > x[j]) - (x[i] < x[j])
+            sy = (y[i] > y[j]) - (y[i] < y[j])
+            if sx and sy:
+                c, d = (c + 1, d) if sx == sy else (c, d + 1)
+            elif sx:
+                ty += 1
+            elif sy:
+                tx += 1
+    denominator = math.sqrt((c + d + tx) * (c + d + ty))
+    return None if denominator == 0 else (c - d) / denominator
+
+
+def verdict(rows: Sequence[dict]) -> dict:
+    """A scenario's figures from its *rows* (one per configuration: ``config`` a
+    :class:`Config`, ``real`` and ``predicted`` its mean times to target, inf when not
+    reached, ``real_ci``): ``best`` (the row of the lowest real time), ``pick_regret``,
+    ``hand_regret`` (the hand groups at the scenario's η), ``tau`` (predicted against real,
+    every row), ``best_close`` (the real best is the pick or a finalist the race did not
+    separate from it); a regret is None when its row is missing."""
+    best = min(rows, key=lambda r: (r["real"], r["config"].label))
+
+    def regret_of(*tags: str) -> float | None:
+        row = next((r for r in rows if all(t in r["config"].tags for t in tags)), None)
+        return None if row is None else regret(row["real"], best["real"])
+
+    return {
+        "best": best,
+        "pick_regret": regret_of("pick"),
+        "hand_regret": regret_of("hand", "scenario η"),
+        "tau": kendall_tau([r["predicted"] for r in rows], [r["real"] for r in rows]),
+        "best_close": any(t in best["config"].tags for t in ("pick", "close")),
+    }
+
+
+def _time(mean: float, ci: float | None) -> str:
+    if not math.isfinite(mean):
+        return "not reached"
+    return f"{mean:.4g}" + (f" ± {ci:.2g}" if ci else "")
+
+
+def _share(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return "never" if math.isinf(value) else f"{value:+.1%}"
+
+
+def config_rows(rows: Sequence[dict]) -> list[str]:
+    """The markdown table of a scenario's *rows* (as for :func:`verdict`, with
+    ``predicted_ci``), best real time first: configuration, its tags, real and emulated
+    time to target (mean ± 95 % half-width), real regret."""
+    best = min(r["real"] for r in rows)
+    lines = [
+        "| configuration | role | real time to target | emulated | real regret |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in sorted(rows, key=lambda r: (r["real"], r["predicted"], r["config"].label)):
+        c = r["config"]
+        lines.append(
+            f"| {c.label} | {', '.join(c.tags)} | {_time(r['real'], r.get('real_ci'))} | "
+            f"{_time(r['predicted'], r.get('predicted_ci'))} | {_share(regret(r['real'], best))} |"
+        )
+    return lines

@@ -1,0 +1,233 @@
+"""Successive halving of the pilots: the rungs, who goes on, and the η steps beyond the grid.
+
+All pilots run to the first rung; the better 1/``factor`` (by :func:`rung_score`), at least
+``finalists``, are resumed to the next rung, ``factor`` times as long, up to the last rung,
+where the best ``finalists`` run ``replicates − 1`` more times. After the first rung, a
+grouping whose best η is at the top of its values, or whose every η is unstable, gets a
+pilot one grid step beyond (:func:`edge_steps`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ..sim.measurement import Measurement
+from .evidence import Pilot
+from .options import RaceOptions, RecommendError
+from .pilots import PilotRunner
+from .pool import StickyPool, usable_cpus
+from .scoring import rung_score, unstable
+
+__all__ = [
+    "done_share",
+    "edge_steps",
+    "fit_budget",
+    "plan_rungs",
+    "run_halving",
+    "rung_fractions",
+]
+
+
+def rung_fractions(factor: float = 3.0, first: float = 1 / 27, last: float = 1.0) -> list[float]:
+    """Rung horizons as fractions of the full horizon: *first*, ×*factor*, ..., *last*.
+
+    >>> rung_fractions()
+    [0.037..., 0.111..., 0.333..., 1.0]
+    >>> rung_fractions(last=1 / 3)
+    [0.037..., 0.111..., 0.333...]
+    """
+    out = [first]
+    while out[-1] * factor < last - 1e-9:
+        out.append(out[-1] * factor)
+    if out[-1] < last - 1e-9:
+        out.append(last)
+    return out
+
+
+def fit_budget(
+    horizons: list[float], n: int, options: RaceOptions, min_pilot: float
+) -> list[float]:
+    """Rung horizons (s), scaled down when their planned cost — *n* pilots through the
+    rungs, then ``replicates − 1`` more runs of each last-rung candidate — exceeds
+    ``options.budget_s`` (simulated s).
+
+    Raises RecommendError when the scaled first rung would be shorter than *min_pilot* (s).
+
+    >>> o = RaceOptions(factor=3.0, finalists=2, budget_s=24.0, replicates=2)
+    >>> fit_budget([1.0, 3.0, 9.0], 10, o, 0.1)   # plan: 10 + 4·2 + 2·6 + 2·9 = 48
+    [0.5, 1.5, 4.5]
+    """
+    budget_s = options.budget_s
+    if budget_s is None:
+        return horizons
+    alive, cost, prev = n, 0.0, 0.0
+    for r, h in enumerate(horizons):
+        if r:
+            alive = min(alive, max(options.finalists, math.ceil(alive / options.factor)))
+        cost += alive * (h - prev)
+        prev = h
+    cost += min(alive, options.finalists) * (options.replicates - 1) * horizons[-1]
+    if cost <= budget_s:
+        return horizons
+    scale = budget_s / cost
+    # (1 - 1e-12): rounding, so that the budget named below runs
+    if not budget_s > 0 or horizons[0] * scale < min_pilot * (1 - 1e-12):
+        # the plan scaled to a first rung of min_pilot
+        need = math.ceil(cost * min_pilot / horizons[0] * (1 - 1e-12))
+        raise RecommendError(
+            f"pilot budget {budget_s:g} s is too small: {n} candidates through "
+            f"{len(horizons)} rungs need at least {need:d} s (a first rung of "
+            f"{min_pilot:.4g} s each)"
+        )
+    return [h * scale for h in horizons]
+
+
+def plan_rungs(
+    horizon: float, measurement: Measurement | None, n: int, options: RaceOptions
+) -> list[float]:
+    """Rung horizons (s) for *n* pilots over *horizon* (s): from ``first`` to ``last`` of it
+    by ``factor``, shrunk to fit ``budget_s`` (:func:`fit_budget`, a first rung of at least
+    two of the slowest worker's measured iterations)."""
+    slowest = (
+        float(measurement.iteration.mean(axis=1).max())
+        if measurement is not None
+        else horizon / 1000
+    )
+    fractions = rung_fractions(options.factor, options.first, options.last)
+    return fit_budget([f * horizon for f in fractions], n, options, 2 * slowest)
+
+
+def run_halving(
+    runner: PilotRunner,
+    options: RaceOptions,
+    on_rung: Callable[[int, int, int], None] | None = None,
+    on_progress: Callable[[float], None] | None = None,
+) -> list[Pilot]:
+    """Run the successive halving over *runner*'s pilots (new ones appended to its list
+    when the grid is widened) and return the last rung's candidates. *on_rung(rung, rungs,
+    candidates)* is called before each rung, *on_progress(share)* too
+    (:func:`done_share`), and with 1.0 at the end."""
+    pilots, horizons = runner.pilots, runner.horizons
+    alive = list(range(len(pilots)))
+    jobs = options.jobs
+    if jobs is None:  # a process per CPU, but a few first-rung pilots each (a fork is not free)
+        jobs = max(1, min(usable_cpus(), len(pilots) // 4))
+    if options.scheduler is not None:
+        from .dask_pool import DaskStickyPool
+
+        made: StickyPool = DaskStickyPool(runner.work, options.scheduler)
+    else:
+        made = StickyPool(runner.work, jobs)
+    with made as pool:  # one thread per native pool, in every process
+        for r in range(len(horizons)):
+            if on_progress is not None:
+                on_progress(done_share(pilots, horizons, alive, r, options))
+            if on_rung is not None:
+                on_rung(r, len(horizons), len(alive))
+            last = r == len(horizons) - 1
+            runner.batch(pool, r, alive, last and len(alive) <= options.finalists)
+            keep = max(options.finalists, math.ceil(len(alive) / options.factor))
+            if r == 0 and not last:  # pilots added here compete for the *keep* places
+                alive += _widen(runner, pool, alive, options)
+            if last:
+                break
+            alive = _best(pilots, alive, keep)
+        if len(alive) > options.finalists:  # more reached the last rung: replicate its best
+            alive = _best(pilots, alive, options.finalists)
+            runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
+    if on_progress is not None:
+        on_progress(1.0)
+    runner.sims.clear()  # free the SimPy state of every pilot
+    for p in pilots:
+        if p.rung < len(horizons) - 1:
+            p.curves = []
+    return [pilots[i] for i in alive]
+
+
+def done_share(
+    pilots: list[Pilot], horizons: list[float], alive: list[int], r: int, options: RaceOptions
+) -> float:
+    """Share (0..1) of the race's work done before rung *r* (of *horizons*, s), which the
+    *pilots* of indices *alive* start: the wall seconds the pilots have spent, over those
+    plus what the rungs from *r* on are planned to cost (the candidates each keeps, then
+    the last rung's replicate runs, in simulated seconds) at the mean wall cost per
+    simulated second of the pilots *alive* (:attr:`Pilot.per_s`: the candidates that stay
+    are the ones updating most, dearer to emulate than the ones that left).
+
+    >>> pilots = [Pilot("g", ((0,),), 1.0, sim_s=4.0, wall_s=4.0) for _ in range(8)]
+    >>> done_share(pilots, [1.0, 2.0, 4.0], list(range(8)), 1, RaceOptions(finalists=2))
+    0.5
+
+    (left: 8·1 + 4·2 + 2·2·4 = 32 s, at 1 wall s each; spent: 32 s.)
+    """
+    spent = sum(p.wall_s for p in pilots)
+    rate = float(np.mean([pilots[i].per_s for i in alive])) if alive else 0.0
+    left, k = 0.0, len(alive)
+    for j in range(r, len(horizons)):
+        left += k * (horizons[j] - (horizons[j - 1] if j else 0.0))
+        if j < len(horizons) - 1:
+            k = max(options.finalists, math.ceil(k / options.factor))
+    left += min(k, options.finalists) * (options.replicates - 1) * horizons[-1]
+    return spent / (spent + left * rate) if spent + left * rate > 0 else 1.0
+
+
+def _best(pilots: list[Pilot], ids: list[int], keep: int) -> list[int]:
+    """The *keep* of pilots *ids* with the lowest rung score (:func:`rung_score`), best first."""
+    return sorted(ids, key=lambda i: (rung_score(pilots[i]), pilots[i].label))[:keep]
+
+
+def _widen(
+    runner: PilotRunner, pool: StickyPool, alive: list[int], options: RaceOptions
+) -> list[int]:
+    """Pilots beyond the η grid (:func:`edge_steps`, up to ``options.widen`` rounds), run to
+    the first rung: their indices (appended to ``runner.pilots``)."""
+    pilots = runner.pilots
+    added: list[int] = []
+    for _ in range(options.widen):
+        steps = edge_steps([pilots[i] for i in alive + added], options.ratio)
+        if not steps:
+            break
+        new = list(range(len(pilots), len(pilots) + len(steps)))
+        pilots += [Pilot(p.name, p.groups, lr, timing=p.timing) for p, lr in steps]
+        runner.batch(pool, 0, new, False)
+        added += new
+    return added
+
+
+def edge_steps(pilots: list[Pilot], ratio: float) -> list[tuple[Pilot, float]]:
+    """The η steps beyond the grid the first rung calls for: ``[(pilot, η)]``, one per
+    grouping (in the order of *pilots*):
+
+    * its best pilot so far (lowest :func:`rung_score`) is at the top of its η values and
+      stable: η × *ratio*;
+    * all its pilots are unstable (:func:`unstable`: the whole grid lies beyond the edge of
+      stability): the smallest η / *ratio*.
+
+    Nothing else: a best η at the bottom among stable larger ones is not extended (on a
+    short first rung, small steps look better than they end).
+
+    >>> a = [Pilot("g", ((0,),), lr, curve=[(0.0, 0.7), (1.0, loss)]) for lr, loss in ((1.0, 0.5), (3.0, 0.4))]
+    >>> [(p.lr, lr) for p, lr in edge_steps(a, 3.0)]
+    [(3.0, 9.0)]
+    >>> a.append(Pilot("g", ((0,),), 9.0, curve=[(0.0, 0.7), (1.0, 0.45)]))
+    >>> edge_steps(a, 3.0)
+    []
+    >>> b = [Pilot("g", ((0,),), 3.0, status="diverged"), Pilot("g", ((0,),), 1.0, curve=[(0.0, 0.7), (1.0, 2.0)])]
+    >>> [(p.lr, lr) for p, lr in edge_steps(b, 3.0)]
+    [(1.0, 0.333...)]
+    """
+    by_name: dict[str, list[Pilot]] = {}
+    for p in pilots:
+        by_name.setdefault(p.name, []).append(p)
+    out = []
+    for group in by_name.values():
+        same = sorted(group, key=lambda p: p.lr)
+        best = min(same, key=lambda p: (rung_score(p), p.lr))
+        if all(unstable(p) for p in same):
+            out.append((same[0], same[0].lr / ratio))
+        elif best is same[-1]:
+            out.append((best, best.lr * ratio))
+    return out

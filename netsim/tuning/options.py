@@ -1,0 +1,137 @@
+"""The race's settings as one value, and the target loss its candidates are timed to (pure).
+
+:class:`RaceOptions` holds every setting of :func:`netsim.tuning.race.recommend` (checked
+when made: :exc:`RecommendError`, one line); :class:`Target` is the loss the candidates
+are timed to, given by the user or set by the race.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["GUARD", "TIE", "RaceOptions", "RecommendError", "Target", "check_jobs"]
+
+GUARD = 1.5
+"""Default of :attr:`RaceOptions.guard`: the slowest a finalist may be to SSGD's level, as a
+multiple of the fastest finalist's time (dimensionless, >= 1; inf: off)."""
+
+TIE = 0.0
+"""Default of :attr:`RaceOptions.tie`: finalists within this fraction of the lowest
+last-rung loss count as tied (dimensionless; 0: off)."""
+
+
+class RecommendError(ValueError):
+    """Bad recommender input (empty candidates, bad η grid, too small a budget): one line."""
+
+
+def check_jobs(jobs: int | None) -> None:
+    """A *jobs* setting: None or >= 1 (else RecommendError)."""
+    if jobs is not None and not jobs >= 1:
+        raise RecommendError(f"jobs must be >= 1, got {jobs!r}")
+
+
+def checked_lrs(lrs: Sequence[float]) -> tuple[float, ...]:
+    """The η grid *lrs* sorted, each value once (RecommendError: empty, or a value not > 0)."""
+    values = tuple(float(x) for x in lrs)
+    if not values:
+        raise RecommendError("the learning-rate grid is empty")
+    bad = [x for x in values if not (x > 0 and math.isfinite(x))]
+    if bad:
+        raise RecommendError(f"learning rates must be finite and > 0, got {bad[0]!r}")
+    return tuple(sorted(set(values)))
+
+
+@dataclass(frozen=True)
+class RaceOptions:
+    """How a race runs (:func:`netsim.tuning.race.recommend`); checked when made.
+
+    lrs : the η grid (None: the default grid (:func:`netsim.tuning.candidates.lr_grid`) around the rule's η, which the race may widen
+        by up to *widen* steps beyond either end after its first rung; a grid given is kept to).
+    factor, first, last : keep 1/*factor* of the candidates per rung, at least *finalists*;
+        rung horizons grow by *factor*, from *first* to *last* of the horizon (fractions).
+    finalists, replicates : the best *finalists* at the last rung each run *replicates*
+        times in all (their pilot and ``replicates − 1`` runs on other time and minibatch draws).
+    budget_s, eval_rows : cap on the pilots' simulated seconds (the rungs shrink to fit; the
+        grid is then not widened); training rows the pilots' loss is evaluated on.
+    target : the loss to reach (None or 0: ``run.target_loss``, else set by the race).
+    alike : > 0: groupings timed within a factor ``e**alike`` of an earlier one are not raced.
+    jobs, scheduler : processes for the pilots (None: the usable CPUs, at most one per four
+        candidates), or a Dask scheduler (address or Client) whose workers run them.
+    extrapolate, safer, tie : rank the last rung by the loss headed for at the horizon; to
+        near-ties (within the fraction *tie*) prefer the fewest groups, then (*safer*) the
+        smaller η.
+    guard : pick among the finalists at most *guard* times slower to SSGD's level than the
+        fastest (inf: off).
+    """
+
+    lrs: tuple[float, ...] | None = None
+    factor: float = 2.0
+    first: float = 1 / 8
+    last: float = 1 / 2
+    finalists: int = 4
+    replicates: int = 3
+    budget_s: float | None = None
+    eval_rows: int = 2000
+    target: float | None = None
+    alike: float = 0.0
+    jobs: int | None = None
+    scheduler: Any = None
+    widen: int = 3
+    extrapolate: bool = False
+    safer: bool = False
+    tie: float = TIE
+    guard: float = GUARD
+
+    def __post_init__(self) -> None:
+        if self.lrs is not None:
+            object.__setattr__(self, "lrs", checked_lrs(self.lrs))
+        if not (self.factor > 1 and 0 < self.first <= self.last <= 1):
+            raise RecommendError(
+                f"need factor > 1 and 0 < first <= last <= 1, got {self.factor!r}, "
+                f"{self.first!r}, {self.last!r}"
+            )
+        if self.replicates < 1:
+            raise RecommendError(f"replicates must be >= 1, got {self.replicates!r}")
+        if not self.guard >= 1:
+            raise RecommendError(f"guard must be >= 1 (inf: off), got {self.guard!r}")
+        check_jobs(self.jobs)
+
+    @property
+    def grid(self) -> tuple[float, ...]:
+        """The η grid (empty before the race sets it from the rule's η)."""
+        return self.lrs or ()
+
+    @property
+    def ratio(self) -> float:
+        """The η grid's ratio between neighbours (3 for a grid of one)."""
+        lrs = self.grid
+        return lrs[1] / lrs[0] if len(lrs) > 1 else 3.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """The loss (the pilots' training loss) the candidates are timed to reach.
+
+    ``source`` says where it comes from (``given``, ``run.target_loss`` or how the race
+    set it); ``given``: whether the user set it, in which case the pick is the finalist
+    that reaches it first.
+    """
+
+    loss: float
+    source: str
+    given: bool = False
+
+    @classmethod
+    def asked(cls, option: float | None, run_target: float) -> Target | None:
+        """The target the user set: the *option* (``RaceOptions.target``), else the scenario's
+        ``run.target_loss`` *run_target*; None when neither is set (or it is 0).
+        RecommendError for a target below 0."""
+        loss = option if option is not None else (run_target or None)
+        if not loss:
+            return None
+        if not loss > 0:
+            raise RecommendError(f"target loss must be > 0, got {loss!r}")
+        return cls(float(loss), "given" if option is not None else "run.target_loss", True)
