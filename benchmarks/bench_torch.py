@@ -20,8 +20,10 @@ default) in both. The two evaluations every run makes (t = 0 and the end) are le
 
 **Memory** (``--memory``). An MLP of 5,008,510 parameters (784-6300-10) on MNIST under ASGD,
 SSGD and GSGD with 2, 8 and 16 workers, each in a fresh process: the peak resident set during
-the run (``VmHWM``, reset after the data and model are loaded) above the resident set then
-(the baseline), in float32 model copies, against the goal of workers + 4.
+the run (``VmHWM``, reset once the run is built: data, module, initial model and the
+evaluation subsets loaded) above the resident set then (the baseline), in float32 model
+copies, against the goal of workers + 4; and how many model-sized vectors the run made
+(:class:`netsim.workload.buffers.Buffers`: the most alive at once).
 
 Usage: python benchmarks/bench_torch.py [--data-dir DIR] [--reps N] [--models lenet5,mlp,cnn]
 [--rules ssgd,asgd,gsgd] [--memory] (MNIST and PyTorch; default data ../shared/data)
@@ -38,14 +40,15 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from bench_core import _emulate, _fmt, release_plan, schedule
+from bench_core import _emulate, _fmt, _NoEvaluation, release_plan, schedule
 
 from netsim.config.scenario import load_scenario
 from netsim.rng import Streams
-from netsim.sim.engine import prepare
+from netsim.sim.engine import Simulation, prepare
 from netsim.sim.worker import BatchSampler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,13 +182,17 @@ def memory_child(data_dir: str, rule: str, n_workers: int, updates: int) -> None
         ],
     )
     prep = prepare(sc)
+    sim = Simulation(sc, rule, replace(prep, model=_NoEvaluation(prep.model)))
     gc.collect()
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
     base = _status("VmRSS")
-    result, _, _ = _emulate(sc, rule, prep)
+    result = sim.run()
     peak = _status("VmHWM")
     d = prep.w0.size
-    print(f"{(peak - base) / (d * prep.w0.itemsize):.2f} {base} {peak} {d} {result.updates}")
+    print(
+        f"{(peak - base) / (d * prep.w0.itemsize):.2f} {base} {peak} {d} {result.updates} "
+        f"{sim.model.vectors.made}"
+    )
 
 
 def memory(data_dir: str, rules: list[str], updates: int) -> None:
@@ -212,11 +219,11 @@ def memory(data_dir: str, rules: list[str], updates: int) -> None:
             )
             if out.returncode:
                 raise SystemExit(out.stderr.strip().splitlines()[-1])
-            copies, base, peak, d, done = out.stdout.split()
+            copies, base, peak, d, done, made = out.stdout.split()
             print(
                 f"  {rule:5s} {n:2d} workers: {float(copies):5.2f} copies (goal <= {n + 4}) "
                 f"above a baseline of {int(base) / 1e6:.0f} MB; peak {int(peak) / 1e6:.0f} MB; "
-                f"{int(d):,} parameters, {done} updates",
+                f"{int(d):,} parameters, {done} updates, {made} vectors made",
                 flush=True,
             )
 

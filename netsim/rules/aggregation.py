@@ -16,7 +16,7 @@ __all__ = ["mean_by_worker", "weighted_mean_by_worker"]
 _by_worker = attrgetter("worker")
 
 
-def mean_by_worker(pushes: Sequence[Push]) -> np.ndarray:
+def mean_by_worker(pushes: Sequence[Push], out: np.ndarray | None = None) -> np.ndarray:
     """Mean of the pushes' gradients, summed in increasing worker id order.
 
     Summing in a fixed order (not arrival order) makes the result independent of
@@ -27,15 +27,16 @@ def mean_by_worker(pushes: Sequence[Push]) -> np.ndarray:
     Parameters
     ----------
     pushes : list of objects with ``worker`` (int) and ``grad`` (ndarray of shape (d,)).
+    out : ndarray (d,) of the gradients' dtype to write the mean into, or None (a new array).
 
     Returns
     -------
-    ndarray of shape (d,): a new array, or the gradient itself when there is one.
+    ndarray of shape (d,): *out* or a new array, or the gradient itself when there is one.
     """
     if len(pushes) == 1:
         return pushes[0].grad
     ordered = sorted(pushes, key=_by_worker)
-    total = ordered[0].grad + ordered[1].grad  # a new array: the copy-then-add, in one call
+    total = np.add(ordered[0].grad, ordered[1].grad, out)  # the copy-then-add, in one call
     for p in ordered[2:]:
         total += p.grad
     total /= len(pushes)

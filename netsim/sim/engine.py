@@ -431,6 +431,7 @@ class Simulation:
         self._wall = time.perf_counter()
         self._progress_cb = progress
         self.model = self.evaluator.model = self.prepared.model.for_run(scenario.run.seed)
+        self.ps.vectors = self.model.vectors
         start_workers(self, self.model)
         record_spans(env, self.states, self.recorder, self.service, scenario.run.timeline_until)
         self.evaluate()

@@ -109,6 +109,9 @@ class ParameterServer:
         timers and sends then go through it; None: the server answers at once."""
         self.lean = False
         """The workers are lean callbacks (:mod:`netsim.sim.lean`): none can be pre-empted or inspected."""
+        self.vectors = None
+        """The run's model-sized buffers (the model's ``vectors``, set by the engine): the means
+        and new models the server makes are written there; None: new arrays."""
         self.reset_groups(len(rule.groups))
 
     @property
@@ -150,12 +153,12 @@ class ParameterServer:
     def apply(self, pushes: list[Push], lr: float, group: int) -> None:
         """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
         if len(pushes) == 1:
-            self._step_one(lr * pushes[0].grad, pushes[0], group, lr / self.rule.lr, owned=True)
+            grad = pushes[0].grad
+            delta = _multiply(grad, lr, self._vector(grad))  # the numbers of lr * grad
+            self._step_one(delta, pushes[0], group, lr / self.rule.lr, owned=True)
             return
-        delta = mean_by_worker(
-            pushes
-        )  # a new array: scaled in place, the same numbers as lr * mean
-        delta *= lr
+        delta = mean_by_worker(pushes, self._vector(self.w))
+        delta *= lr  # a new array: scaled in place, the same numbers as lr * mean
         self.step(delta, pushes, group, lr / self.rule.lr, owned=True)
 
     def apply_one(self, push: Push, lr: float, group: int) -> None:
@@ -294,11 +297,21 @@ class ParameterServer:
         if owned and delta.dtype is previous.dtype:
             self.w = _subtract(previous, delta, delta)
         else:
-            self.w = previous - delta
+            self.w = _subtract(previous, delta, self._vector(previous, delta))
         self.version = before + 1
         self.group_updates[group] += 1
         self.group_gradients[group] += n
         return before, now, previous, finite
+
+    def _vector(self, like: np.ndarray, other: np.ndarray | None = None) -> np.ndarray | None:
+        """A free model-sized buffer for the result of an operation on *like* (and *other*),
+        or None (numpy makes a new array) without buffers or when the dtypes differ."""
+        vectors = self.vectors
+        if vectors is None or like.dtype != vectors.dtype or like.shape != (vectors.size,):
+            return None
+        if other is not None and other.dtype != vectors.dtype:
+            return None
+        return vectors.take()
 
     def _updated(self, finite: bool, previous: np.ndarray, version: int, now: float) -> None:
         """After update *version* (the model was *previous*) at *now* (s): stop on a non-finite

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .buffers import Buffers
 
 __all__ = ["Model"]
 
@@ -39,6 +44,9 @@ class Model:
     """
 
     name: str = ""
+    vectors: Buffers | None = None
+    """Where a run's model-sized vectors come from (a :class:`~netsim.workload.buffers.Buffers`,
+    set by a model's :meth:`for_run`), or None: new arrays."""
     multiclass: bool = False
     """True when the model takes any number of classes (False: exactly 2)."""
     """Registry key in :data:`MODELS`."""

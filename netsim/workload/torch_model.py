@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import ScenarioError
 from .base import Model
+from .buffers import Buffers
 from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
 
 try:
@@ -122,6 +123,8 @@ class TorchModel(Model):
             for m in self.module.modules()
         )
         """Whether a forward pass in training mode changes buffers (batch norm)."""
+        self.vectors: Buffers | None = None
+        """Where a run's gradients are made (:meth:`for_run`); None: new arrays."""
         self._stochastic = any(
             isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules()
         )
@@ -225,6 +228,7 @@ class TorchModel(Model):
         share running statistics)."""
         run = copy.copy(self)
         run.start_run(seed)
+        run.vectors = Buffers(sum(self._sizes), self.master)
         return run
 
     @contextmanager
@@ -244,16 +248,43 @@ class TorchModel(Model):
 
     def gradient(self, w, X, y):
         """Gradient of :meth:`loss` at *w* (n_params,) on rows *X* (b, n_features) with
-        labels *y* (b,): a new ndarray (n_params,) of :attr:`master`."""
-        flat = self._tensor(w).requires_grad_(True)
+        labels *y* (b,): a new ndarray (n_params,) of :attr:`master` (in a run, one of its
+        :class:`~netsim.workload.buffers.Buffers`).
+
+        Each parameter is a leaf sharing *w*'s memory; its gradient (torch's, the only
+        model-sized temporary) is copied into the flat vector, as the backward pass of a
+        split would, so no second flat vector is made."""
+        leaves = [
+            t.view(s).detach().requires_grad_(True)
+            for t, s in zip(torch.split(self._tensor(w), self._sizes), self._shapes)
+        ]
+        params = dict(zip(self._names, leaves))
+        if self._buffers:
+            params.update(self._buffers)
         self.module.train()
         with self._seeded_draws():
-            loss = self._data_loss(flat, self._inputs(X), self._tensor(y, torch.int64))
-            (g,) = torch.autograd.grad(loss, flat)
-        g = g.to(self._master).cpu().numpy()
+            out = functional_call(self.module, params, (self._inputs(X),))
+            loss = self._objective(out, self._tensor(y, torch.int64))
+            del out
+            grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+        del loss, params, leaves
+        g = self._flat(grads)
         if self.l2:
             g += self.l2 * w
         return g
+
+    def _flat(self, grads) -> np.ndarray:
+        """The parameters' gradients *grads* (None: unused, zero) as one flat vector."""
+        flat = (
+            np.empty(sum(self._sizes), self.master) if self.vectors is None else self.vectors.take()
+        )
+        into = torch.from_numpy(flat)
+        for part, s, g in zip(torch.split(into, self._sizes), self._shapes, grads):
+            if g is None:
+                part.zero_()
+            else:
+                part.view(s).copy_(g)
+        return flat
 
     def gradients(self, W, Xs, Ys):
         """Gradients of k minibatches, ndarray (k, n_params) of :attr:`master`, by one
