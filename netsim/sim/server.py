@@ -20,6 +20,7 @@ from .worker import WorkerState
 if TYPE_CHECKING:
     from ..net.comm import FixedLatency, NetworkComm
     from ..rules.schedules import UpdateState
+    from ..workload.buffers import Buffers
     from .servicequeue import ServiceQueue
 
 __all__ = ["ParameterServer"]
@@ -109,7 +110,7 @@ class ParameterServer:
         timers and sends then go through it; None: the server answers at once."""
         self.lean = False
         """The workers are lean callbacks (:mod:`netsim.sim.lean`): none can be pre-empted or inspected."""
-        self.vectors = None
+        self.vectors: Buffers | None = None
         """The run's model-sized buffers (the model's ``vectors``, set by the engine): the means
         and new models the server makes are written there; None: new arrays."""
         self.reset_groups(len(rule.groups))
