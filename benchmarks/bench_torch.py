@@ -105,7 +105,13 @@ def _scenario(data_dir: str, net: str, until: float | None, extra=()):
     overrides, horizon = NETWORKS[net]
     return load_scenario(
         ROOT / "scenarios" / "paper_cnn.toml",
-        ["run.eval_every=0", f"run.until={until or horizon}", *overrides, *extra],
+        [
+            "run.eval_every=0",
+            f"run.until={until or horizon}",
+            "model.master_dtype='float32'",  # the scenario's server keeps float64
+            *overrides,
+            *extra,
+        ],
         data_dir=data_dir,
     )
 
