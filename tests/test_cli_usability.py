@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import signal
 import sys
 import tomllib
 
@@ -343,8 +344,15 @@ def test_ctrl_c_while_the_app_loads_is_one_line_and_exit_130(monkeypatch, capsys
         return real_import(name, globals, locals, fromlist, level)
 
     monkeypatch.setattr(builtins, "__import__", interrupted)
-    with pytest.raises(SystemExit) as stop:
-        entry.main()
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as stop:
+            entry.main()
+        # the signals held while the app loads are not held after it (children inherit that)
+        assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & {signal.SIGINT, signal.SIGTERM}
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
     assert stop.value.code == 130
     assert capsys.readouterr().err == "error: interrupted while starting\n"
 
