@@ -27,15 +27,16 @@ def main() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     install()
     try:
-        from .cli import app
+        try:
+            from .cli import app
+        finally:  # one held meanwhile arrives here, as KeyboardInterrupt (children inherit masks)
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted while starting\n")
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
         sys.exit(130)
-    finally:  # held ones arrive here (ignored after an interrupt); the mask is inherited
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     try:
         app(prog_name="netsim")
     except SystemExit as exc:
