@@ -28,6 +28,7 @@ __all__ = [
     "held",
     "stoppable",
     "received",
+    "signalled",
     "sigterm_interrupts",
     "STOP_SIGNALS",
 ]
@@ -54,7 +55,14 @@ whether the command's last word says it was interrupted."""
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    _state["signalled"] = True
     raise KeyboardInterrupt
+
+
+def signalled() -> bool:
+    """Whether :func:`install`'s handler has raised an interrupt in this process (a C
+    extension's import that it lands in reports ``ImportError``, not KeyboardInterrupt)."""
+    return bool(_state.get("signalled"))
 
 
 def install() -> None:

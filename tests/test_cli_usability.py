@@ -372,3 +372,27 @@ def test_ctrl_c_that_typer_turns_into_status_130_is_said(monkeypatch, capsys):
     assert capsys.readouterr().err == (
         "error: interrupted before the run started: nothing was written\n"
     )
+
+
+def test_an_interrupt_inside_a_c_extensions_import_is_said(monkeypatch, capsys):
+    """A signal that lands in a C extension's import (scipy's, loaded by a command) comes out
+    as ``ImportError: initialization failed``: after the handler has fired, that is an
+    interrupt (130, one line), not a traceback."""
+    from netsim import signals
+
+    fired = [True]
+
+    def load(*args, **kwargs):
+        monkeypatch.setitem(signals._state, "signalled", fired[0])  # the handler fired or not
+        raise ImportError("initialization failed")
+
+    monkeypatch.setattr(netsim.cli.runs, "load", load)
+    with pytest.raises(SystemExit) as stop:
+        app(["run", "quickstart", "--no-live"], prog_name="netsim")
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == (
+        "error: interrupted before the run started: nothing was written\n"
+    )
+    fired[0] = False
+    with pytest.raises(ImportError):  # without a signal, an import error is not hidden
+        app(["run", "quickstart", "--no-live"], prog_name="netsim")

@@ -17,7 +17,7 @@ from rich.markup import escape
 from ..errors import RealRunFailed, ScenarioError, one_line
 from ..results import render
 from ..results.left import interrupt_line
-from ..signals import quiet
+from ..signals import quiet, signalled
 
 __all__ = [
     "SAID",
@@ -133,6 +133,10 @@ class _App(typer.Typer):
         except MemoryError as exc:
             error_line(f"out of memory {exc}")
             sys.exit(1)
+        except ImportError:  # an interrupt inside a C extension's import comes out as this
+            if not signalled():
+                raise
+            _quit(130, interrupt_line(SAID["out"]))
         status = status if isinstance(status, int) else 0
         _quit(
             status,
