@@ -328,6 +328,15 @@ def report_status(summary: dict, out: Path | None) -> None:
         )
 
 
+def show_run(summary: dict, out: Path, title: str, json_: bool, wide: bool) -> None:
+    """One finished run: its status line, then its summary as JSON or as a one-row table."""
+    report_status(summary, out)
+    if json_:
+        emit_json({**summary, "folder": str(out)})
+    else:
+        print_table(render.compare_table([summary], title=title, width=table_width(wide)), wide)
+
+
 def guarded(out, call):
     """``call()``, with the API's errors turned into one line and the documented exit
     status: 2 bad input, the writer's code for output errors, 130 interrupted."""

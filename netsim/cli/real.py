@@ -20,7 +20,7 @@ from .common import (
     load,
     note,
     print_table,
-    report_status,
+    show_run,
     split_given,
     stopped,
     table_width,
@@ -99,18 +99,8 @@ def real(
     )
     if result is None:  # a worker's process under torchrun: rank 0 reports the run
         raise typer.Exit(0)
-    report_status(result.summary, out)
-    if json_:
-        emit_json({**result.summary, "folder": str(out)})
-    else:
-        print_table(
-            render.compare_table(
-                [result.summary],
-                title=f"{sc.name} for real, {time_scale:g} s per unit (seed {sc.run.seed})",
-                width=table_width(wide),
-            ),
-            wide,
-        )
+    title = f"{sc.name} for real, {time_scale:g} s per unit (seed {sc.run.seed})"
+    show_run(result.summary, out, title, json_, wide)
     note(f"wrote {out}; netsim predict {out} holds netsim's prediction against it")
     raise typer.Exit(api.exit_status([result.status]))
 

@@ -28,6 +28,7 @@ from .common import (
     print_verdict,
     report_status,
     said_interrupted,
+    show_run,
     split,
     split_given,
     stopped,
@@ -93,16 +94,7 @@ def run(
             live, lambda progress: api.run(sc, out=out, progress=progress, overwrite=overwrite)
         ),
     )
-    report_status(result.summary, out)
-    if json_:
-        emit_json({**result.summary, "folder": str(out)})
-    else:
-        print_table(
-            render.compare_table(
-                [result.summary], title=f"{sc.name} (seed {sc.run.seed})", width=table_width(wide)
-            ),
-            wide,
-        )
+    show_run(result.summary, out, f"{sc.name} (seed {sc.run.seed})", json_, wide)
     note(
         f"wrote {out}: summary.json, curve.csv, updates.csv, scenario.toml, meta.json (rerun: netsim rerun {out})"
     )
