@@ -65,14 +65,16 @@ CASES = {
         "scales": (0.05, 0.2),
         "overrides": [],
         "calibrate_on": "gsgd",
+        "seeds": 3,
     },
     "busy": {
         "scenario": SCENARIOS / "busy_server.toml",
         "rules": ("asgd", "gsgd"),
-        "scales": (0.1,),
-        "overrides": ["run.batch_size=4", "run.until=100", "run.eval_every=2"],
+        "scales": (0.05, 0.1),
+        "overrides": ["run.batch_size=4", "run.until=100", "run.eval_every=1"],
         "calibrate_on": "gsgd",
         "paced": False,
+        "seeds": 5,
     },
 }
 QUICK = {"paper": ["run.until=100", "run.eval_every=10"], "busy": ["run.until=20"]}
@@ -89,12 +91,18 @@ def _load_mark(loads: tuple[float, float | None]) -> str:
     return " ⚠" if max(x or 0.0 for x in loads) > limit else ""
 
 
+def _seeds(args, case: str) -> int:
+    """Seeds each side for *case*: --seeds, else the case's own (2 at most with --quick)."""
+    n = args.seeds or CASES[case]["seeds"]
+    return min(n, 2) if args.quick else n
+
+
 def _real_runs(args, case: str, scale: float, rule: str) -> list[tuple[Path, tuple]]:
     """The cell's real runs (folder, (load before, highest load seen)); refused ones skipped."""
     spec, out = CASES[case], Path(args.out)
     overrides = spec["overrides"] + (QUICK[case] if args.quick else [])
     runs = []
-    for k in range(args.seeds):
+    for k in range(_seeds(args, case)):
         folder = out / f"{case}-{rule}-{scale:g}-seed{k}"
         before = os.getloadavg()[0]
         if args.reuse and (folder / "summary.json").is_file() and (folder / LOAD_FILE).is_file():
@@ -141,14 +149,16 @@ def _server_busy(folder: Path, summary: dict) -> float:
     return 100.0 * busy / (summary["sim_time"] * summary["real"]["time_scale"])
 
 
-def _emulate(args, folder: Path, variant: str, cal: Calibration | None, tag: str) -> list:
-    """Figures' inputs of *variant* emulated with --seeds seeds: (summary, curve, updates)."""
+def _emulate(
+    args, folder: Path, variant: str, cal: Calibration | None, tag: str, seeds: int
+) -> list:
+    """*variant* of the real run in *folder* emulated with *seeds* seeds (their runs)."""
     sc = netsim.load(folder / "scenario.toml", data_dir=args.data_dir)
     scale = netsim.open_run(folder).summary["real"]["time_scale"]
     kind = "calibrated" if variant != "scenario" else "scenario"
     vs = variant_scenario(sc, folder, kind, cal, scale)
     runs = []
-    for k in range(args.seeds):
+    for k in range(seeds):
         out = Path(args.out) / "emulated" / f"{folder.name}-{tag}-{k}"
         run = netsim.run(vs, out=out, overwrite=True, progress=None, seed=1 + k)
         runs.append(run)
@@ -175,16 +185,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", default=str(HERE.parent.parent / "shared" / "data"))
     ap.add_argument("--out", default="runs/real_vs_netsim")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=None, help="each side (default: per case)")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
-    if args.quick:
-        args.seeds = min(args.seeds, 2)
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"{platform.platform()}, Python {platform.python_version()}; {args.seeds} seeds each side"
+        f"{platform.platform()}, Python {platform.python_version()}"
     )
     misses, loads = [], []
     labels = dict(METRICS)
@@ -196,10 +204,11 @@ def main() -> None:
     }
     for case in cases:
         spec, scales, cells = CASES[case], scales_of[case], real[case]
+        seeds = _seeds(args, case)
         home = cells.get((scales[0], spec["calibrate_on"])) or []
         held = netsim.calibrate([f for f, _ in home]) if home else None
         for (scale, rule), runs in cells.items():
-            print(f"\n### {case}, {rule}, {scale:g} s per unit\n")
+            print(f"\n### {case}, {rule}, {scale:g} s per unit ({seeds} seeds each side)\n")
             if not runs:
                 print("no real run: refused (see above)")
                 continue
@@ -215,12 +224,12 @@ def main() -> None:
             n = half_updates([r.summary for r in reals])
             own = netsim.calibrate(folders)["calibration"]
             emulated = {
-                "scenario": _emulate(args, folders[0], "scenario", None, "scenario"),
-                "calibrated": _emulate(args, folders[0], "calibrated", own, "calibrated"),
+                "scenario": _emulate(args, folders[0], "scenario", None, "scenario", seeds),
+                "calibrated": _emulate(args, folders[0], "calibrated", own, "calibrated", seeds),
             }
             if held is not None and (scale, rule) != (scales[0], spec["calibrate_on"]):
                 emulated["held out"] = _emulate(
-                    args, folders[0], "held out", held["calibration"], "held"
+                    args, folders[0], "held out", held["calibration"], "held", seeds
                 )
             figures = {
                 v: [metrics(r.summary, r.curve, r.updates, target, n) for r in rs]

@@ -216,16 +216,20 @@ def shards_problem(k: int, n_labels: int, given: bool) -> str | None:
     )
 
 
-def check_dataset(scenario, n_train: int, n_classes: int, entries: int = 0) -> None:
+def check_dataset(
+    scenario, n_train: int, n_classes: int, sets: tuple[tuple[int, int], ...] = ()
+) -> None:
     """Refuse what the loaded data cannot support (ScenarioError with the file set):
     fewer training rows than workers, more than 2 classes for a binary model, periodic
-    evaluations making more than MAX_EVALUATED multiply-adds in all (*entries*: those of
-    the training and test sets, which every evaluation reads)."""
+    evaluations making more than MAX_EVALUATED multiply-adds in all (*sets*: (entries,
+    rows) of the training and test sets; an evaluation reads ``run.eval_rows`` rows of
+    each, or all of them)."""
     try:
         check_rows(n_train, scenario.n_workers, scenario.data)
         if why := binary_problem(scenario.model, scenario.data, n_classes):
             raise ScenarioError("data.labels", why)
         run = scenario.run
+        entries = evaluated_entries(sets, run.eval_rows)
         if run.eval_every and entries:
             n = evaluation_horizon(run, scenario.workers) / run.eval_every
             model = scenario.model
@@ -242,6 +246,20 @@ def check_dataset(scenario, n_train: int, n_classes: int, entries: int = 0) -> N
     except ScenarioError as exc:
         exc.file = scenario.path
         raise
+
+
+def evaluated_entries(sets: tuple[tuple[int, int], ...], eval_rows: int | None) -> float:
+    """Data entries one evaluation reads: of each set's (entries, rows), the share of its
+    rows that ``eval_rows`` (None or 0: all) keeps.
+
+    >>> evaluated_entries(((600, 60), (100, 10)), 20)
+    300.0
+    """
+    total = 0.0
+    for entries, rows in sets:
+        keep = min(rows, eval_rows) if eval_rows else rows
+        total += entries * keep / rows if rows else 0.0
+    return total
 
 
 def _eval_width(model: ModelSpec, n_classes: int) -> int:

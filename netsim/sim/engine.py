@@ -138,7 +138,7 @@ def load_checked(scenario: Scenario, rng: np.random.Generator) -> Dataset:
         scenario,
         dataset.X_train.shape[0],
         dataset.n_classes,
-        _entries(dataset.X_train) + _entries(dataset.X_test),
+        _sets(dataset),
     )
     return dataset
 
@@ -146,6 +146,11 @@ def load_checked(scenario: Scenario, rng: np.random.Generator) -> Dataset:
 def _entries(X: Any) -> int:  # an ndarray or a scipy sparse matrix
     """Entries an evaluation reads in *X*: all of a dense array, the stored ones of a sparse matrix."""
     return int(X.nnz) if hasattr(X, "nnz") else int(X.size)
+
+
+def _sets(dataset: Any) -> tuple[tuple[int, int], ...]:
+    """(entries, rows) of the training and the test set."""
+    return tuple((_entries(X), int(X.shape[0])) for X in (dataset.X_train, dataset.X_test))
 
 
 def check_data(scenario: Scenario, labels: dict | None = None) -> None:
@@ -181,7 +186,7 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
             dataset = load_checked(scenario, streams.rng("data"))
             y, n_labels = dataset.y_train, dataset.n_classes
             if labels is not None:
-                labels[key] = (y, n_labels, _entries(dataset.X_train) + _entries(dataset.X_test))
+                labels[key] = (y, n_labels, _sets(dataset))
             del dataset
         if skewed:
             _partition(scenario, y, n_labels, streams.rng("shards"))

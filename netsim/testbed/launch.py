@@ -34,6 +34,7 @@ from .preflight import (
     check_pace,
     check_port,
     check_scenario,
+    check_snapshots,
     check_time_scale,
     check_torch,
     check_workers,
@@ -293,6 +294,7 @@ def prepare_spec(
     """The fields of the run's :class:`RealSpec`, after checking the machine keeps the pace
     (*paced* False: only that the cores keep the workers' gradients)."""
     service_s, d, load = server_seconds(prepared.w0), prepared.w0.size, os.getloadavg()[0]
+    check_snapshots(scenario, d)
     check_pace(
         scenario,
         scale,

@@ -42,7 +42,8 @@ SERVER_COLUMNS = ("kind", "worker", "iteration", "start", "end", "real_s", "grad
 included; ``gradients`` the gradients the updates it made applied, ``updates`` how many
 it made, 0 when it only held the gradient) and per model message (``kind`` send: the
 message's ``worker`` and the ``iteration`` it starts, ``start`` and ``end`` of the
-server's work on it: the message built and handed to the transport). ``start`` and
+server's work on it: the message built and handed to the transport) and per model kept
+for the curve (``kind`` snapshot, no worker: the copy, between two jobs). ``start`` and
 ``end`` in units on the server's clock, ``real_s`` = (end - start) × scale."""
 
 OVERRUN_SHARE = 0.5
@@ -157,12 +158,14 @@ def update_rows(updates: list[tuple[int, float, float, int]]) -> list[list[str]]
 def server_rows(served: list[tuple], scale: float) -> list[list[str]]:
     """Rows of ``measured_server.csv`` (:data:`SERVER_COLUMNS`) from the server's records
     ``(kind, worker, start, end, a, b)``: for a push a = gradients, b = updates; for a send
-    a = the iteration, b unused."""
+    a = the iteration, b unused; for a snapshot neither (worker -1)."""
     rows = []
     for kind, wid, start, end, a, b in served:
         real = repr((end - start) * scale)
         if kind == "push":
             rows.append([kind, str(wid), "", repr(start), repr(end), real, str(a), str(b)])
+        elif kind == "snapshot":
+            rows.append([kind, "", "", repr(start), repr(end), real, "", ""])
         else:
             rows.append([kind, str(wid), str(a), repr(start), repr(end), real, "", ""])
     return rows

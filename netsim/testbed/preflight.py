@@ -13,6 +13,7 @@ from ..config.scenario import Scenario
 from ..errors import ScenarioError
 from ..rules import RULES
 from .pacecheck import PACE_SHORTFALL, shortfall, suggested_scale
+from .snapshots import time_snapshots
 
 __all__ = [
     "REAL_RULES",
@@ -21,6 +22,7 @@ __all__ = [
     "check_torch",
     "process_limit",
     "check_workers",
+    "check_snapshots",
     "free_port",
     "check_port",
     "check_pace",
@@ -142,6 +144,22 @@ def check_workers(n_workers: int) -> None:
             "workers",
             f"{n_workers} workers need {n_workers + 1} processes (one each and the server); this "
             f"machine can run {limit} ({why}): lower the worker counts",
+        )
+
+
+def check_snapshots(scenario: Scenario, d: int) -> None:
+    """The models kept for the curve (one per evaluation time, allocated before the run:
+    :mod:`netsim.testbed.snapshots`) must fit in half the memory available now."""
+    run = scenario.run
+    count = time_snapshots(run.until, run.eval_every)
+    need, available = count * d * 8, _available_memory()
+    if available is not None and need > available // 2:
+        raise ScenarioError(
+            "run.eval_every",
+            f"{count} evaluation times keep {count} copies of the model's {d:,} values "
+            f"({need / 2**30:.1f} GiB); this machine has {available / 2**30:.1f} GiB available "
+            "and a real run takes at most half: raise eval_every or lower run.until",
+            scenario.path,
         )
 
 

@@ -42,6 +42,7 @@ from .measured import (
 )
 from .node import RealSpec, connect
 from .preflight import typical_cycles
+from .snapshots import Snapshots, time_snapshots
 from .wire import HEADER, MODEL, PING, PONG, STOP, P, model_message, offset
 
 __all__ = ["RealServer", "serve", "UPDATES_FILE", "PROBES", "PROGRESS_EVERY_S"]
@@ -218,11 +219,14 @@ class _Session:
         self.iterations: list[Iteration] = []
         self.current: list[Iteration | None] = [None] * sc.n_workers
         self.updates: list[tuple[int, float, float, int]] = []
-        self.snapshots: list[tuple[int, float, np.ndarray]] = [(0, 0.0, spec.prepared.w0.copy())]
+        self.snapshots = Snapshots(
+            spec.prepared.w0, time_snapshots(sc.run.until, sc.run.eval_every)
+        )
         self.pending: dict[int, tuple] = {}
         self.served: list[tuple] = []
         """The server's own time: ("push", worker, start, end, gradients, updates) per push
-        served and ("send", worker, start, end, iteration, 0) per model message (units)."""
+        served, ("send", worker, start, end, iteration, 0) per model message and
+        ("snapshot", -1, start, end, 0, 0) per model kept for the curve (units)."""
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(
             target=_receive_loop, args=(self.up, self.inbox, spec.d), daemon=True
@@ -261,7 +265,9 @@ class _Session:
 
     def on_update(self, server) -> None:
         if server.version % self.spec.scenario.run.eval_every_updates == 0:
-            self.snapshots.append((server.version, server.now, server.w.copy()))
+            start = self.clock.now
+            self.snapshots.take(server.version, server.now, server.w)
+            self.served.append(("snapshot", -1, start, self.clock.now, 0, 0))
 
     def handle(self, arrived: float, msg: np.ndarray) -> None:
         """Serve one pushed gradient *msg* that arrived at *arrived* (monotonic s)."""
@@ -312,7 +318,8 @@ class _Session:
                 break
             ps.fire_timers()
             if now >= next_eval:
-                self.snapshots.append((ps.version, now, ps.w.copy()))
+                self.snapshots.take(ps.version, now, ps.w)
+                self.served.append(("snapshot", -1, now, self.clock.now, 0, 0))
                 next_eval = (int(now / run.eval_every) + 1) * run.eval_every
             self.read_control()
             if stop.triggered:

@@ -438,6 +438,27 @@ def test_evaluations_are_budgeted_by_the_data_they_read(tmp_path):
     assert res.exit_code == 0, res.output
 
 
+def test_evaluations_are_budgeted_by_the_rows_they_read(tmp_path):
+    """run.eval_rows = 1,000 evaluates 1,000 rows of each set: 2,000 × 80 entries into 10
+    columns, 1.6e6 multiply-adds per evaluation, 1.6e12 for the 1e6 evaluations of the
+    refused case above: under the 5e12 budget, so it validates."""
+    raw = base_raw(
+        run={"algorithm": "asgd", "until": 1e5, "eval_every": 0.1, "eval_rows": 1000},
+        data={
+            "source": "synthetic",
+            "n_samples": 12_500,
+            "n_features": 80,
+            "n_classes": 10,
+            "labels": "multiclass",
+        },
+        model={"name": "softmax"},
+    )
+    res = runner.invoke(app, ["validate", str(write(tmp_path, dumps(raw)))])
+    assert res.exit_code == 0, res.output
+    raw["run"]["eval_rows"] = 10_000  # more than the test set's rows: all of them (1e13 again)
+    refused(["validate", str(write(tmp_path, dumps(raw)))], "run.eval_every", "multiply-adds")
+
+
 def test_slowdown_factors_count_in_the_gradient_budget(tmp_path):
     """A slowdown event's factor multiplies compute times: 1e-300 from t = 1 would make a
     run of endless gradients in no simulated time (a fuzzer's run that never ended). The
