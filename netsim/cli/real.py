@@ -193,7 +193,7 @@ def calibrate(
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Fit the [server] keys and per-class latencies to real runs; print them to paste into a scenario."""
+    """Fit the [server] keys and per-class overheads to real runs; print them to paste into a scenario."""
     try:
         fit = api.calibrate(folders, time_scale=time_scale)
     except (ScenarioError, api.FolderError) as exc:

@@ -104,7 +104,7 @@ def check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
 
 def _steps(workers) -> list[float]:
     """Each class's typical iteration (s): median compute time plus fixed latencies."""
-    return [wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in workers]
+    return [wc.typical_step() for wc in workers]
 
 
 def evaluation_horizon(run: RunSpec, workers) -> float:

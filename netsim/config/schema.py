@@ -266,6 +266,15 @@ def scenario_keys() -> list[KeySpec]:
         (float, dict),
         required=True,
     )
+    out["workers[].overhead"] = KeySpec(
+        "workers[].overhead",
+        "float or table",
+        None,
+        "a time > 0, or { dist = ... } as compute: drawn per iteration and added to the "
+        "compute time (the machine's own cost around a gradient; netsim calibrate fits it)",
+        TIME,
+        (float, dict),
+    )
     for key, spec in list(out.items()):
         only = _SCHEDULE_KEYS.get(key.rsplit(".", 1)[-1]) or _CONDITIONAL.get(key)
         if only is not None:  # read (and required) only with some settings

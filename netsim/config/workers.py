@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,9 @@ MAX_WORKERS = 1_000_000
 
 @dataclass(frozen=True)
 class WorkerClass:
-    """``[[workers]]``: *count* workers sharing a compute-time model and latencies (s)."""
+    """``[[workers]]``: *count* workers sharing a compute-time model and latencies (s);
+    *overhead*, when set, a time drawn per iteration and added to the compute time (the
+    machine's own cost around a gradient: wake-ups, message handling)."""
 
     name: str
     count: int
@@ -32,6 +35,25 @@ class WorkerClass:
     hosts: tuple | None = None
     partition: PartitionSpec | None = None
     labels: tuple[int, ...] | None = None
+    overhead: TimeModel | None = None
+
+    def typical_step(self) -> float:
+        """A typical iteration (s): the median compute time, the overhead's and the fixed
+        latencies."""
+        extra = self.overhead.typical() if self.overhead is not None else 0.0
+        return self.compute.typical() + extra + self.pull_latency + self.push_latency
+
+    def draws(
+        self, streams: Streams, wid: int, member: int, stream: str = "compute"
+    ) -> Iterator[float]:
+        """Worker *wid*'s compute times (member *member* of the class) from the stream
+        *stream*, each with a drawn overhead added when the class has one (from the stream
+        ``{stream}-overhead``)."""
+        draws = self.compute.draws(streams.rng(stream, wid), member)
+        if self.overhead is None:
+            return draws
+        extra = self.overhead.draws(streams.rng(f"{stream}-overhead", wid), member)
+        return (c + o for c, o in zip(draws, extra))
 
 
 def class_ids(workers) -> dict[str, tuple[int, ...]]:
@@ -68,6 +90,12 @@ def read_workers(items: list, data: DataSpec = DataSpec(), base=None) -> tuple[W
         compute = make_time_model(
             t.data["compute"], t.key("compute"), count, base=base, worker_class=name
         )
+        overhead = None
+        if "overhead" in t.data:
+            t.known.append("overhead")
+            overhead = make_time_model(
+                t.data["overhead"], t.key("overhead"), count, base=base, worker_class=name
+            )
         partition, labels = class_data(t, data)
         hosts = t.get("hosts", list, None)
         if hosts is not None and (
@@ -87,6 +115,7 @@ def read_workers(items: list, data: DataSpec = DataSpec(), base=None) -> tuple[W
                 hosts=tuple(hosts) if hosts else None,
                 partition=partition,
                 labels=labels,
+                overhead=overhead,
             )
         )
         t.done()

@@ -97,7 +97,7 @@ def measure(
     out = {k: np.full((n, rounds), np.inf) for k in ("iteration", "compute", "comm")}
     for wid, wc, m in scenario.worker_slots():
         factor = 1.0 if slowdown is None else float(slowdown[wid])
-        draws = (t * factor for t in wc.compute.draws(streams.rng("probe", wid), m))
+        draws = (t * factor for t in wc.draws(streams, wid, m, "probe"))
         env.process(_prober(env, wid, comm, draws, rounds, out))
     env.run()
     return Measurement(

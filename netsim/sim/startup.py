@@ -39,7 +39,7 @@ def start_workers(sim: Any, model: Model) -> None:
     with building():  # see netsim.sim.collector
         for wid, wc, m in scenario.worker_slots():
             st = sim.states[wid]
-            draws = wc.compute.draws(sim.streams.rng("compute", wid), m)
+            draws = wc.draws(sim.streams, wid, m)
             sampler = BatchSampler(prep.shards[wid], batch, sim.streams.rng("batch", wid))
             if crew is not None:
                 crew.add(st, sampler, draws)

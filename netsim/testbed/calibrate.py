@@ -1,4 +1,4 @@
-"""Fit a scenario's ``[server]`` keys and per-class latencies to what real runs measured.
+"""Fit a scenario's ``[server]`` keys and per-class overheads to what real runs measured.
 
 A real run's server records its own time (``measured_server.csv``): each push it served
 (how long, how many updates it made) and each model message it sent. Its workers record
@@ -12,10 +12,12 @@ emulator's terms, in real seconds:
   made no update give ``gradient`` alone (SSGD), else the whole time goes to ``apply``
   (ASGD: each push makes one update, so only their sum matters there);
 - **send**: the mean server time of one model message;
-- **latencies**, per worker class: the mean time from the model message's end to the
-  computation's start (pull) and from the computation's end to the push's arrival plus
-  the computation's mean excess over its drawn time (push), less the scenario's own
-  injected latencies: the machine's overhead (s), added to any scale's latencies.
+- **overhead**, per worker class: per iteration, the time from the model message's end to
+  the computation's start (pull), from the computation's end to the push's arrival
+  (push) and the computation's excess over its drawn time, less the scenario's own
+  injected latencies: the machine's overhead (s), its mean and its spread, given to the
+  emulator as each class's ``overhead`` (drawn per iteration; the spread matters where a
+  group waits for its slowest member).
 
 :func:`combine` pools runs: with models of two sizes or more, each cost is a line in the
 parameters (per byte for the messages), giving the ``*_per_param`` keys; with one size they
@@ -37,6 +39,8 @@ __all__ = [
     "fit_service",
     "fit_line",
     "class_overheads",
+    "class_spread",
+    "overhead_model",
     "fit_run",
     "combine",
     "MIN_UPDATES",
@@ -136,6 +140,51 @@ def class_overheads(
     return out
 
 
+def class_spread(
+    iterations: Iterable[tuple[str, float, float, float, float, float]], injected: dict
+) -> dict[str, float]:
+    """Per worker class, the coefficient of variation (standard deviation / mean) of the
+    machine's overhead per iteration: the pull, push and excess of :func:`class_overheads`,
+    one iteration at a time. In a group that waits for all its members, the slowest
+    member's overhead sets the round, so the spread matters as well as the mean. 0 when
+    the mean overhead is 0 or one iteration was measured.
+
+    >>> class_spread([("a", 0.0, 0.1, 1.1, 1.2, 1.0), ("a", 2.0, 2.3, 3.3, 3.6, 1.0)], {})
+    {'a': 0.5}
+    """
+    per: dict[str, list[float]] = {}
+    for name, send_end, start, end, arrived, drawn in iterations:
+        pull0, push0 = injected.get(name, (0.0, 0.0))
+        extra = max(0.0, end - start - drawn)
+        per.setdefault(name, []).append(start - send_end - pull0 + arrived - end - push0 + extra)
+    out = {}
+    for name, values in per.items():
+        a = np.asarray(values)
+        mean = float(a.mean())
+        out[name] = round(float(a.std()) / mean, 12) if a.size > 1 and mean > 0 else 0.0
+    return out
+
+
+def overhead_model(mean: float, cv: float) -> float | dict:
+    """A scenario's ``overhead`` value of *mean* (units) and coefficient of variation *cv*:
+    a constant when *cv* is 0, else the lognormal of that mean and spread (its median
+    mean / √(1 + cv²), its sigma √(ln(1 + cv²))), which gives the mean of the largest of a
+    group's draws to within a few % of the measured overheads'.
+
+    >>> overhead_model(2.0, 0.0)
+    2.0
+    >>> m = overhead_model(1.0, 0.75); m["dist"], round(m["median"], 4), round(m["sigma"], 4)
+    ('lognormal', 0.8, 0.668)
+    """
+    if cv <= 0:
+        return mean
+    return {
+        "dist": "lognormal",
+        "median": mean / float(np.sqrt(1.0 + cv**2)),
+        "sigma": float(np.sqrt(np.log1p(cv**2))),
+    }
+
+
 @dataclass(frozen=True)
 class RunFit:
     """One real run in the emulator's terms (seconds): ``apply``, ``gradient``, ``send`` (per
@@ -152,6 +201,7 @@ class RunFit:
     send: float
     overheads: dict
     quality: dict
+    spread: dict = field(default_factory=dict)
 
 
 def fit_run(
@@ -162,10 +212,11 @@ def fit_run(
     pushes: Sequence[tuple[float, int]],
     sends: Sequence[float],
     overheads: dict,
+    spread: dict | None = None,
 ) -> RunFit:
     """A :class:`RunFit` from a run's served *pushes* ((seconds without their messages,
     updates made), in order), its *sends* (seconds per model message) and class
-    *overheads* (:func:`class_overheads`). Raises ValueError when it made fewer than
+    *overheads* (:func:`class_overheads`) and their *spread* (:func:`class_spread`). Raises ValueError when it made fewer than
     :data:`MIN_UPDATES` updates."""
     jobs, holding = update_jobs(pushes)
     updates = sum(u for _, u in pushes)
@@ -179,15 +230,26 @@ def fit_run(
     quality["send_cv"] = float(s.std() / s.mean()) if s.size and s.mean() > 0 else 0.0
     send = float(s.mean()) if s.size else 0.0
     return RunFit(
-        folder, params, message_bytes, scale, updates, apply, gradient, send, overheads, quality
+        folder,
+        params,
+        message_bytes,
+        scale,
+        updates,
+        apply,
+        gradient,
+        send,
+        overheads,
+        quality,
+        dict(spread or {}),
     )
 
 
 @dataclass
 class Calibration:
     """Fitted server costs (seconds; ``*_per_param`` per parameter, ``send_per_byte`` per
-    byte), per-class overheads (s), the runs it came from and ``notes`` on what could not
-    be told apart. :meth:`server_table` and :meth:`latencies` give them in a scale's units."""
+    byte), per-class overheads (s: mean pull and push) and their ``spread`` (coefficient of
+    variation per iteration), the runs it came from and ``notes`` on what could not be told
+    apart. :meth:`server_table` and :meth:`overhead` give them in a scale's units."""
 
     apply: float
     apply_per_param: float
@@ -198,6 +260,7 @@ class Calibration:
     overheads: dict
     runs: list
     notes: list = field(default_factory=list)
+    spread: dict = field(default_factory=dict)
 
     def server_table(self, scale: float) -> dict:
         """The ``[server]`` keys at *scale* (s per time unit)."""
@@ -212,16 +275,27 @@ class Calibration:
             "parallel_sends": 1,
         }
 
-    def latencies(self, scale: float, injected: dict) -> dict[str, tuple[float, float]]:
-        """Class → (pull_latency, push_latency) in units at *scale*: *injected* (class →
-        the scenario's own latencies, units) plus the machine's overheads; a class not
-        measured gets the mean overhead of those that were."""
-        known = list(self.overheads.values())
-        mean = tuple(float(np.mean([o[i] for o in known])) if known else 0.0 for i in (0, 1))
-        out = {}
-        for name, (pull, push) in injected.items():
-            over = self.overheads.get(name, mean)
-            out[name] = (pull + over[0] / scale, push + over[1] / scale)
+    def overhead(self, scale: float, own: dict) -> dict[str, float | dict]:
+        """Class → its ``overhead`` value in units at *scale* (:func:`overhead_model`): the
+        machine's overhead per iteration (mean pull + push, with its spread) plus the
+        class's own ``overhead`` in the scenario (*own*: class → TimeModel or None; their
+        means and variances add). A class not measured gets the mean of those that were;
+        a class with no overhead at all is left out."""
+        known = [(sum(o), self.spread.get(n, 0.0)) for n, o in self.overheads.items()]
+        fallback = tuple(float(np.mean([k[i] for k in known])) if known else 0.0 for i in (0, 1))
+        out: dict[str, float | dict] = {}
+        for name, model in own.items():
+            mean_s, cv = (
+                (sum(self.overheads[name]), self.spread.get(name, 0.0))
+                if name in self.overheads
+                else fallback
+            )
+            mean, var = mean_s / scale, (cv * mean_s / scale) ** 2
+            if model is not None:
+                draws = model.sample(np.random.default_rng(0), 20_000)
+                mean, var = mean + float(np.mean(draws)), var + float(np.var(draws))
+            if mean > 0:
+                out[name] = overhead_model(mean, float(np.sqrt(var)) / mean)
         return out
 
 
@@ -267,6 +341,19 @@ def combine(fits: list[RunFit]) -> Calibration:
             float(np.mean([g[0] for g in got])),
             float(np.mean([g[1] for g in got])),
         )
+    spread = {
+        name: float(np.mean([f.spread[name] for f in fits if name in f.spread]))
+        for name in sorted({n for f in fits for n in f.spread})
+    }
     return Calibration(
-        apply[0], apply[1], gradient[0], gradient[1], send[0], send[1], overheads, fits, notes
+        apply[0],
+        apply[1],
+        gradient[0],
+        gradient[1],
+        send[0],
+        send[1],
+        overheads,
+        fits,
+        notes,
+        spread,
     )

@@ -12,7 +12,7 @@ from ..config.scenario import load_scenario
 from ..errors import ScenarioError
 from ..sim.summary import Summary
 from ..workload.replayed import GRADIENTS_FILE
-from .calibrate import Calibration, RunFit, class_overheads, combine, fit_run
+from .calibrate import Calibration, RunFit, class_overheads, class_spread, combine, fit_run
 from .measured import SERVER_FILE
 
 __all__ = ["read_fit", "calibration_toml", "calibrate_folders", "NotCalibratable"]
@@ -64,9 +64,9 @@ def read_fit(folder: str | Path) -> RunFit:
             f"{folder}: {SERVER_FILE} or {GRADIENTS_FILE} is damaged ({type(exc).__name__}: {exc})"
         ) from None
     injected = {wc.name: (wc.pull_latency * scale, wc.push_latency * scale) for wc in sc.workers}
-    overheads = class_overheads(iterations, injected)
+    overheads, spread = class_overheads(iterations, injected), class_spread(iterations, injected)
     try:
-        return fit_run(str(folder), params, message_bytes, scale, pushes, sends, overheads)
+        return fit_run(str(folder), params, message_bytes, scale, pushes, sends, overheads, spread)
     except ValueError as exc:
         raise NotCalibratable(f"{folder / SERVER_FILE}: {exc}") from None
 
@@ -116,10 +116,18 @@ def _num(x: float) -> str:
     return repr(float(f"{x:.4g}"))
 
 
-def calibration_toml(cal: Calibration, scale: float, injected: dict) -> str:
+def _value(value: float | dict) -> str:
+    """An ``overhead`` value as TOML: a number, or an inline table of numbers and strings."""
+    if not isinstance(value, dict):
+        return _num(value)
+    parts = (f'{k} = "{v}"' if isinstance(v, str) else f"{k} = {_num(v)}" for k, v in value.items())
+    return "{ " + ", ".join(parts) + " }"
+
+
+def calibration_toml(cal: Calibration, scale: float, own: dict) -> str:
     """The fitted keys at *scale* (s per unit) as TOML lines: the ``[server]`` table, then
-    per worker class its ``pull_latency`` and ``push_latency`` (its scenario's *injected*
-    latencies, units, plus the overheads measured), to paste into that class's table."""
+    per worker class its ``overhead`` (:meth:`Calibration.overhead` with the scenario's
+    *own* overheads), to paste into that class's table (its latencies stay as they are)."""
     lines = [f"# fitted from {len(cal.runs)} real run(s), at {scale:g} s per time unit"]
     lines += [f"# note: {n}" for n in cal.notes]
     lines.append("[server]")
@@ -132,18 +140,17 @@ def calibration_toml(cal: Calibration, scale: float, injected: dict) -> str:
             else _num(value)
         )
         lines.append(f"{key} = {shown}")
-    for name, (pull, push) in cal.latencies(scale, injected).items():
-        lines.append(f"\n# [[workers]] name = {name!r}: add to that class's table")
-        lines.append(f"pull_latency = {_num(pull)}")
-        lines.append(f"push_latency = {_num(push)}")
+    for name, value in cal.overhead(scale, own).items():
+        lines.append(f"\n# [[workers]] name = {name!r}: set in that class's table")
+        lines.append(f"overhead = {_value(value)}")
     return "\n".join(lines) + "\n"
 
 
 def calibrate_folders(folders: Iterable[str | Path], scale: float | None = None) -> dict:
     """Fit the real runs in *folders* (one or more): a dict with ``calibration`` (the
     :class:`Calibration`), ``scale`` (s per unit the keys are given in: *scale*, else the
-    first run's), ``server`` (the ``[server]`` keys), ``latencies`` (class → [pull, push],
-    units, with the first run's scenario's own latencies), ``quality`` (per run: the
+    first run's), ``server`` (the ``[server]`` keys), ``overhead`` (class → its
+    ``overhead`` value, units, with the first run's scenario's own), ``quality`` (per run: the
     service fit's jobs, R², relative RMS of its residuals, how it was fitted, the sends'
     count and coefficient of variation), ``notes`` and ``toml`` (the text to paste).
     Raises NotCalibratable."""
@@ -151,13 +158,13 @@ def calibrate_folders(folders: Iterable[str | Path], scale: float | None = None)
     cal = combine(fits)
     scale = scale if scale is not None else fits[0].scale
     sc = load_scenario(Path(fits[0].folder) / "scenario.toml")
-    injected = {wc.name: (wc.pull_latency, wc.push_latency) for wc in sc.workers}
+    own = {wc.name: wc.overhead for wc in sc.workers}
     return {
         "calibration": cal,
         "scale": scale,
         "server": cal.server_table(scale),
-        "latencies": {k: list(v) for k, v in cal.latencies(scale, injected).items()},
+        "overhead": cal.overhead(scale, own),
         "quality": {f.folder: f.quality for f in fits},
         "notes": list(cal.notes),
-        "toml": calibration_toml(cal, scale, injected),
+        "toml": calibration_toml(cal, scale, own),
     }

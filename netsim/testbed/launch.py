@@ -211,11 +211,13 @@ def run_real(
                         code = procs[rank].exitcode
                         if rank == 0 and summary is None:
                             _drain(errors_q, errors)
-                            if ours.poll():
-                                kind, payload = ours.recv()
-                                if kind == "done":
-                                    summary = payload
-                                    break
+                            try:  # poll() is also true at the end of the pipe
+                                kind, payload = ours.recv() if ours.poll() else ("", None)
+                            except (EOFError, OSError):
+                                kind = ""
+                            if kind == "done":
+                                summary = payload
+                                break
                             raise RealRunFailed(
                                 _describe(0, code, errors, spec)
                                 + f"; the rows it recorded are in {out}"
@@ -255,9 +257,7 @@ def _drain(errors_q: multiprocessing.queues.SimpleQueue, errors: dict[int, str])
 
 def _longest(spec: RealSpec) -> float:
     """The longest typical iteration of a worker class (scenario time units)."""
-    return max(
-        wc.compute.typical() + wc.pull_latency + wc.push_latency for wc in spec.scenario.workers
-    )
+    return max(wc.typical_step() for wc in spec.scenario.workers)
 
 
 def _send(conn: Connection, message: tuple) -> None:

@@ -5,7 +5,7 @@ seeds, whose compute and minibatch streams are not the real run's):
 
 - ``scenario``: the scenario as written, what a user who only has the file gets;
 - ``calibrated``: the scenario's compute times with the ``[server]`` keys and per-class
-  latencies :mod:`.calibrate` fits to a real run (this one, or others: held out);
+  overheads :mod:`.calibrate` fits to a real run (this one, or others: held out);
 - ``replayed``: every worker's measured iterations replayed one by one (``replay`` of the
   ``cycle`` measure, from the model's send to the push's service), no latencies.
 """
@@ -65,27 +65,27 @@ def variant_scenario(
 ) -> Scenario:
     """*scenario* (a real run's, at *scale* s per unit) as emulated for *variant*
     (:data:`VARIANTS`); ``calibrated`` takes the ``[server]`` keys and latencies of
-    *calibration* at that scale."""
+    *calibration* at that scale (its latencies stay the scenario's own)."""
     if variant == "scenario":
         return scenario
     raw = copy.deepcopy(scenario.raw)
-    injected = {wc.name: (wc.pull_latency, wc.push_latency) for wc in scenario.workers}
-    fitted = calibration.latencies(scale, injected) if calibration is not None else {}
+    own = {wc.name: wc.overhead for wc in scenario.workers}
+    fitted = calibration.overhead(scale, own) if calibration is not None else {}
     if variant == "calibrated" and calibration is not None:
         raw["server"] = calibration.server_table(scale)
     elif variant == "replayed":
         raw.pop("server", None)
-    for wc in raw["workers"]:
-        for key in ("latency", "pull_latency", "push_latency"):
-            wc.pop(key, None)
+    for wc, spec in zip(raw["workers"], scenario.workers):
         if variant == "replayed":
+            for key in ("latency", "pull_latency", "push_latency", "overhead"):
+                wc.pop(key, None)
             wc["compute"] = {
                 "dist": "replay",
                 "run": str(Path(folder).resolve()),
                 "measure": "cycle",
             }
-        elif wc["name"] in fitted:
-            wc["pull_latency"], wc["push_latency"] = fitted[wc["name"]]
+        elif spec.name in fitted:
+            wc["overhead"] = fitted[spec.name]
     parsed = parse_scenario(raw, Path(scenario.path))
     return parsed.with_algorithm(scenario.run.algorithm)
 

@@ -196,10 +196,7 @@ LOOPBACK_BPS = 1e9
 
 def typical_cycles(scenario: Scenario) -> list[float]:
     """Each worker's typical cycle (units): its typical compute time and latencies."""
-    return [
-        wc.compute.typical() + wc.pull_latency + wc.push_latency
-        for _, wc, _ in scenario.worker_slots()
-    ]
+    return [wc.typical_step() for _, wc, _ in scenario.worker_slots()]
 
 
 def overhead_estimate(

@@ -37,7 +37,7 @@ def work(spec: RealSpec, wid: int) -> None:
     sc, scale, d = spec.scenario, spec.scale, spec.d
     _, wc, member = sc.worker_slots()[wid]
     streams = Streams(sc.run.seed)
-    draws = wc.compute.draws(streams.rng(COMPUTE_STREAM, wid), member)
+    draws = wc.draws(streams, wid, member, COMPUTE_STREAM)
     prep = spec.prepared
     sampler = BatchSampler(prep.shards[wid], sc.run.batch_size, streams.rng(BATCH_STREAM, wid))
     X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient

@@ -243,13 +243,13 @@ def predict(
         pred.n, pred.skipped = n, skipped
         if fit is not None:
             pred.calibration = {
-                k: fit[k] for k in ("server", "latencies", "quality", "notes", "scale")
+                k: fit[k] for k in ("server", "overhead", "quality", "notes", "scale")
             }
         return pred
 
 
 def calibrate(folders: PathArg | Sequence[PathArg], *, time_scale: float | None = None) -> dict:
-    """Fit the ``[server]`` keys and per-class latencies to the real runs in *folders* (one
+    """Fit the ``[server]`` keys and per-class overheads to the real runs in *folders* (one
     folder or several; several of different model sizes also give the per-parameter parts):
     :func:`netsim.testbed.calibrate_io.calibrate_folders`'s dict, in the units of
     *time_scale* (default: the first run's scale). Raises FolderError naming the folder or

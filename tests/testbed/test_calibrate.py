@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from netsim import api
 from netsim.testbed.calibrate import (
     RunFit,
     class_overheads,
+    class_spread,
     combine,
     fit_line,
     fit_run,
@@ -20,6 +22,7 @@ from netsim.testbed.calibrate import (
     update_jobs,
 )
 from netsim.workload.replayed import GRADIENT_COLUMNS
+from netsim.workload.timemodels import Constant, Exponential
 
 APPLY, GRADIENT, SEND = 2e-3, 5e-4, 3e-4  # seconds
 
@@ -90,15 +93,39 @@ def test_a_fixed_and_a_per_parameter_part_from_two_sizes():
     assert "folded into the fixed parts" in one.notes[0]
 
 
-def test_overheads_and_latencies_at_another_scale():
+def test_overheads_at_another_scale():
     """Class a: pull 0.3 − 0.0 − 0.1 injected = 0.2 s; push 1.7 − 1.5 − 0.1 + excess
-    (1.2 − 1.0) = 0.3 s. At 0.5 s per unit, with 0.2 units injected: 0.2 + 0.4, 0.2 + 0.6."""
-    over = class_overheads([("a", 0.0, 0.3, 1.5, 1.7, 1.0)], {"a": (0.1, 0.1)})
+    (1.2 − 1.0) = 0.3 s: 0.5 s of overhead per iteration, 1 unit at 0.5 s per unit. The
+    one iteration has no spread: a constant. Class b, not measured, gets a's; with its own
+    overhead of 2 units in the scenario, 3."""
+    its = [("a", 0.0, 0.3, 1.5, 1.7, 1.0)]
+    over = class_overheads(its, {"a": (0.1, 0.1)})
     assert over == {"a": (pytest.approx(0.2), pytest.approx(0.3))}
-    cal = combine([fit_run("x", 10, 208, 0.5, _pushes([2] * 10), [1e-4], over)])
-    lat = cal.latencies(0.5, {"a": (0.2, 0.2), "b": (0.0, 0.0)})
-    assert lat["a"] == (pytest.approx(0.6), pytest.approx(0.8))
-    assert lat["b"] == (pytest.approx(0.4), pytest.approx(0.6))  # not measured: the mean
+    spread = class_spread(its, {"a": (0.1, 0.1)})
+    cal = combine([fit_run("x", 10, 208, 0.5, _pushes([2] * 10), [1e-4], over, spread)])
+    got = cal.overhead(0.5, {"a": None, "b": Constant(2.0)})
+    assert got == {"a": pytest.approx(1.0), "b": pytest.approx(3.0)}
+
+
+def test_overhead_spread_is_a_lognormal_of_that_mean_and_spread():
+    """Overheads 0.1 and 0.3 s (mean 0.2, standard deviation 0.1: cv 0.5) at 0.1 s per unit:
+    mean 2 units; the lognormal of mean 2 and cv 0.5 has median 2 / √1.25 and sigma
+    √ln 1.25. An exponential of mean 1 unit of the scenario's own adds mean 1 and variance
+    1: mean 3, variance 1 + 1 = 2, cv √2 / 3."""
+    its = [("a", 0.0, 0.1, 1.1, 1.1, 1.0), ("a", 2.0, 2.3, 3.3, 3.3, 1.0)]
+    spread = class_spread(its, {})
+    assert spread == {"a": pytest.approx(0.5)}
+    cal = combine(
+        [fit_run("x", 10, 208, 0.1, _pushes([2] * 10), [1e-4], class_overheads(its, {}), spread)]
+    )
+    got = cal.overhead(0.1, {"a": None})["a"]
+    assert got["dist"] == "lognormal"
+    assert got["median"] == pytest.approx(2.0 / math.sqrt(1.25))
+    assert got["sigma"] == pytest.approx(math.sqrt(math.log(1.25)))
+    with_own = cal.overhead(0.1, {"a": Exponential(1.0)})["a"]
+    cv = math.sqrt(2.0) / 3.0
+    assert with_own["median"] == pytest.approx(3.0 / math.sqrt(1 + cv**2), rel=0.02)
+    assert with_own["sigma"] == pytest.approx(math.sqrt(math.log1p(cv**2)), rel=0.03)
 
 
 def test_fit_line_on_a_constant_x():
@@ -175,8 +202,7 @@ def test_calibrate_a_folder(tmp_path):
     assert server["apply_time"] == pytest.approx(APPLY / 0.1)  # rounds of one size: held pushes
     assert server["gradient_time"] == pytest.approx(GRADIENT / 0.1)
     assert server["send_time"] == pytest.approx(SEND / 0.1)
-    pull, push = fit["latencies"]["a"]
-    assert pull == pytest.approx(0.5 + 0.15) and push == pytest.approx(0.05)
+    assert fit["overhead"]["a"] == pytest.approx(0.15 + 0.05)  # pull and push, no spread
     assert "[server]" in fit["toml"] and "apply_time = 0.02" in fit["toml"]
 
 
