@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import netsim.results.runfolder as runfolder
+import netsim.results.runwriter as runwriter
 from netsim.cli import app
 
 
@@ -100,7 +100,7 @@ def test_a_curve_csv_whose_header_does_not_fit_is_not_left_empty(tmp_path, monke
         fh = real_open(path, *args, **kwargs)
         return Full(fh) if Path(path).name == "curve.csv" else fh
 
-    monkeypatch.setattr(runfolder, "open", fake_open, raising=False)
+    monkeypatch.setattr(runwriter, "open", fake_open, raising=False)
     out = tmp_path / "run"
     status, err = _netsim(
         capsys, "run", "quickstart", "--set", "run.until=300", "--no-live", "--out", str(out)

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from netsim import api
 from netsim.cli import app
-from netsim.results import runfolder
+from netsim.results import runfolder, runwriter
 from netsim.results.runfolder import OutputError, claim, read_run
 
 runner = CliRunner()
@@ -295,7 +295,7 @@ def test_two_runs_into_one_folder_the_second_is_refused(tmp_path):
 
 def test_full_disk_gives_one_line_and_keeps_complete_rows(tmp_path, monkeypatch):
     writes = []
-    real = runfolder._Table.write
+    real = runwriter._Table.write
 
     def fill_up(self, rows):
         if rows and len(writes) >= 2:
@@ -303,7 +303,7 @@ def test_full_disk_gives_one_line_and_keeps_complete_rows(tmp_path, monkeypatch)
         writes.append(len(rows))
         real(self, rows)
 
-    monkeypatch.setattr(runfolder._Table, "write", fill_up)
+    monkeypatch.setattr(runwriter._Table, "write", fill_up)
     res = invoke("run", QUICK, "--no-live", "--set", "run.until=20", "--out", tmp_path)
     assert res.exit_code == 1
     assert "No space left on device" in res.stderr and len(messages(res.stderr)) == 1
@@ -457,7 +457,7 @@ def test_a_full_disk_leaves_only_complete_rows(tmp_path):
     """The disk fills in the middle of a row: the file is cut back to the last whole row."""
     import errno
 
-    from netsim.results.runfolder import _Table
+    from netsim.results.runwriter import _Table
 
     class FillsUp:
         def __init__(self, fh, room):
