@@ -9,7 +9,8 @@ transfer an event), the same with each of those timeouts split in two (two event
 transfer: the floor of a flow model, which re-plans the rates when a transfer starts sending
 after its path latency and when it ends), and, from a profile of the networked run, where
 its time goes: routing (``net/routing.py``), re-solving (the max-min water-filling, the virtual
-time of ``net/hubqueues.py`` and the re-plans of ``net/flows.py``), event scheduling (SimPy's
+time of ``net/hubqueues.py``, the re-plans of ``net/flows.py`` on ``net/linktable.py``'s
+links and ``net/flowstate.py``'s records), event scheduling (SimPy's
 queue and events) and the rest (workers, server, gradients, records). Each timed run starts
 on a collected heap (see :func:`_time`). The cases: ``scenarios/fat_tree_ps.toml`` (300 s
 of it; 60 s with ``--quick``),
@@ -146,7 +147,7 @@ GOAL_RATIO = ("fat_tree_ps", "geo_gsgd", "paper_star")
 
 CATEGORIES = (
     ("routing", ("routing.py",)),
-    ("re-solving", ("fairshare.py", "flows.py", "hubqueues.py")),
+    ("re-solving", ("fairshare.py", "flows.py", "flowstate.py", "linktable.py", "hubqueues.py")),
     ("event scheduling", ("simpy",)),
 )
 

@@ -34,6 +34,7 @@ RICH_HOMES = {"results/render.py", "results/grouptable.py", "results/liveview.py
 """Modules outside the CLI (``cli/``, which renders and prints) that may import rich."""
 PURE = [
     "net/fairshare.py",
+    "net/linktable.py",
     "net/routing.py",
     "net/topology.py",
     "rules/aggregation.py",

@@ -1,17 +1,31 @@
-"""Flow-level network model inside a SimPy environment."""
+"""Flow-level network model inside a SimPy environment: :class:`FlowNetwork` schedules the
+transfers (path latency, re-plans of the max-min rates, the shortcuts of an idle network) on
+the links of a :class:`~netsim.net.linktable.LinkTable`; the rates are
+:class:`~netsim.net.fairshare.LinkSharing`'s, the per-flow records :mod:`netsim.net.flowstate`'s."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from .fairshare import LinkSharing
+from .flowstate import (
+    MIN_LATENCY,
+    Batch,
+    FastBatch,
+    Flow,
+    Found,
+    Pair,
+    Solo,
+    Step,
+    TransferRecord,
+    add_at,
+)
 from .hubqueues import HubQueues
-from .routing import route
-from .topology import validate_graph
+from .linktable import LinkTable
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -24,146 +38,6 @@ HUB_FLOWS = 16
 (:class:`netsim.net.hubqueues.HubQueues`). With fewer the water-filling serves them, keeping
 its floats bit for bit: its pass over the flows costs less than the heaps up to about 8 of
 them, and a quarter more at 12 (docs/SCALING.md)."""
-
-_MIN_LATENCY = 1e-9
-"""Floor of the path latency (s) used as RTT weight by ``sharing="rtt"``."""
-
-
-def _add_at(carried: list, links: np.ndarray, bits: np.ndarray) -> None:
-    """``np.add.at(carried, links, bits)`` on a list: one addition per entry, in order."""
-    for link, b in zip(links.tolist(), bits.tolist(), strict=True):
-        carried[link] += b
-
-
-class TransferRecord(NamedTuple):
-    """Value of a delivered transfer event (a named tuple: made once per transfer).
-
-    ``start`` is when :meth:`FlowNetwork.transfer` was called and ``end`` when
-    the last byte arrived (s); ``path`` holds the directed links crossed.
-    """
-
-    src: object
-    dst: object
-    nbytes: float
-    start: float
-    end: float
-    path: tuple
-
-
-Pair = tuple[Hashable, Hashable]
-"""A transfer's (source host, destination host)."""
-Found = tuple[tuple, tuple[int, ...], float, tuple[int, ...]]
-"""A path as :meth:`FlowNetwork._path` finds it: its directed links, their indices, its
-latency (s) and the indices of its finite links."""
-
-
-class _Batch:
-    """Transfers started together by :meth:`FlowNetwork.transfer_many`: one event for all."""
-
-    __slots__ = ("event", "left")
-
-    def __init__(self, event: simpy.Event, left: int) -> None:
-        self.event, self.left = event, left
-
-
-class _Step:
-    """What a set of transfers needs to be sent as one batch: per transfer its path, path
-    latency (s) and bottleneck (bit/s, inf with no finite link), the finite links of all
-    (concatenated, with their count per transfer), and whether no two share a link."""
-
-    __slots__ = ("paths", "latency", "bottleneck", "links", "counts", "disjoint")
-    paths: list[tuple]
-    latency: np.ndarray
-    bottleneck: np.ndarray
-    links: np.ndarray
-    counts: np.ndarray
-    disjoint: bool
-
-
-class _Fast:
-    """A batch sent on an otherwise idle network whose transfers share no link: each goes
-    at its bottleneck, done at ``start + latency + bits / bottleneck``, with no event but
-    one for the batch (:meth:`FlowNetwork.transfer_many`)."""
-
-    __slots__ = ("batch", "step", "pairs", "keys", "sizes", "bits", "start", "done", "live")
-    batch: _Batch
-    step: _Step
-    pairs: Sequence[tuple[Hashable, Hashable]]
-    keys: Sequence[Hashable]
-    sizes: Sequence[float]
-    bits: np.ndarray
-    start: float
-    done: np.ndarray
-    live: bool
-
-
-class _Solo:
-    """A transfer started on an idle network: alone, it arrives at ``arrive = start +
-    latency`` and sends at ``rate``, its bottleneck (what a re-plan would give it), done at
-    ``arrive + bits / rate``, with one timeout and no re-plan. It becomes an ordinary flow
-    (:meth:`FlowNetwork._unsolo`) when another flow arrives or a link changes first."""
-
-    __slots__ = ("flow", "arrive", "rate", "done", "live")
-    flow: _Flow
-    arrive: float
-    rate: float
-    done: float
-    live: bool
-
-    def sent(self, now: float) -> float:
-        """Bits of it sent by *now* (s)."""
-        if now < self.arrive:
-            return 0.0
-        return min((now - self.arrive) * self.rate, self.flow.bits)
-
-
-class _Flow:
-    __slots__ = (
-        "src",
-        "dst",
-        "nbytes",
-        "bits",
-        "path",
-        "idx",
-        "links",
-        "weight",
-        "event",
-        "start",
-        "batch",
-        "gen",
-        "left",
-        "tol",
-        "rate",
-        "credited",
-        "seq",
-        "order",
-        "finish",
-    )
-    # idx: every link of the path; links: those of finite capacity (a tuple), the ones
-    # that share its rate (set when it starts sending, and again when a link's finiteness
-    # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending;
-    # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit);
-    # seq: the order it was created in (see FlowNetwork._unsolo); order: the order it
-    # started sending in; finish: see HubQueues (left and rate are stale while in a group)
-    src: Hashable
-    dst: Hashable
-    nbytes: float
-    bits: float
-    path: tuple
-    idx: tuple[int, ...]
-    links: tuple[int, ...]
-    weight: float
-    event: simpy.Event | None
-    start: float
-    batch: _Batch | None
-    gen: int
-    left: float
-    tol: float
-    rate: float
-    credited: float
-    seq: int
-    order: int
-    finish: float
 
 
 class FlowNetwork:
@@ -210,34 +84,28 @@ class FlowNetwork:
             raise ValueError(f"sharing must be 'maxmin' or 'rtt', got {sharing!r}")
         if not header_bytes >= 0:
             raise ValueError(f"header_bytes must be >= 0, got {header_bytes!r}")
-        validate_graph(G)
+        self._table = table = LinkTable(G)  # raises TopologyError for an invalid G
         self.env = env
-        self.graph = G.copy()
+        self.graph = table.graph
         """The network's own copy of *G*: link events change it, never the caller's graph."""
         self.sharing = sharing
         self.header_bytes = header_bytes
-        self.links = [(u, v) for a, b in G.edges for u, v in ((a, b), (b, a))]
+        self.links = table.links
         """Directed links; link ``i`` is ``links[i]``."""
-        self._index = {link: i for i, link in enumerate(self.links)}
-        self.capacity = np.array([G.edges[link]["bandwidth"] for link in self.links], dtype=float)
+        self.capacity = table.capacity
         """Capacity of every directed link, bit/s, shape (n_links,)."""
-        self._latency = np.array([G.edges[link]["latency"] for link in self.links], dtype=float)
-        self._cap = self.capacity.tolist()  # the same, as floats for the re-plans
-        self._lat = self._latency.tolist()
-        self._routes: dict = {}  # routing memo (see netsim.net.routing.route)
-        self._paths: dict[
-            tuple, tuple
-        ] = {}  # (src, dst, key) -> (path, idx, latency, idx of its finite links)
+        self._cap = table.cap  # the same, as floats for the re-plans (one list, the table's)
+        self._path = table.path  # (src, dst, key) -> Found, memoised
+        self._finite = table.finite
         self._finite_gen = 0  # changes when a link becomes finite or infinite
-        self._flows: list[_Flow] = []  # sending flows, in the order they started sending
+        self._flows: list[Flow] = []  # sending flows, in the order they started sending
         self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
-        self._queues: HubQueues[_Flow] | None = None  # the flows sending, while they split by hubs
+        self._queues: HubQueues[Flow] | None = None  # the flows sending, while they split by hubs
         self._orders = 0  # flows that started sending so far
         self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
-        self._arrived: list[_Flow] = []  # flows done with latency, not yet sending
-        self._steps: dict[tuple, _Step] = {}  # (pairs, keys) -> _Step, while the routes stand
-        self._fast: _Fast | None = None  # the _Fast batch in flight, if any
-        self._solo: _Solo | None = None  # the _Solo transfer in flight, if any
+        self._arrived: list[Flow] = []  # flows done with latency, not yet sending
+        self._fast: FastBatch | None = None  # the FastBatch batch in flight, if any
+        self._solo: Solo | None = None  # the Solo transfer in flight, if any
         self._early: list = []  # (arrive, flow) of solos made flows in their path latency
         self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
         self._seq = 0  # flows created so far
@@ -251,34 +119,6 @@ class FlowNetwork:
 
     # ------------------------------------------------------------------ paths
 
-    def _path(self, src: Hashable, dst: Hashable, flow_key: object) -> Found:
-        """``(path, idx, latency, finite)``: the directed links from *src* to *dst*, their
-        indices, the sum of their latencies (s) and the indices of the finite ones."""
-        key = (src, dst, flow_key)
-        found = self._paths.get(key)
-        if found is None:
-            path = tuple(route(self.graph, src, dst, flow_key=flow_key, cache=self._routes))
-            index = self._index
-            idx = tuple([index[link] for link in path])
-            finite = self._finite(idx)
-            found = self._paths[key] = (path, idx, self._path_latency(idx), finite)
-        return found
-
-    def _finite(self, idx: tuple) -> tuple:
-        """The links of *idx* whose capacity is finite (those a flow shares its rate on)."""
-        cap = self._cap
-        return tuple([i for i in idx if cap[i] != math.inf])
-
-    def _path_latency(self, idx: tuple) -> float:
-        """``float(self._latency[idx].sum())`` (s): numpy adds fewer than 8 values one at a
-        time, more pairwise."""
-        if len(idx) >= 8:
-            return float(self._latency[list(idx)].sum())
-        lat, total = self._lat, 0.0
-        for i in idx:
-            total += lat[i]
-        return total
-
     def min_transfer_time(
         self, src: Hashable, dst: Hashable, nbytes: float, *, flow_key: object = None
     ) -> float:
@@ -288,13 +128,9 @@ class FlowNetwork:
         path :meth:`transfer` would use with the same *flow_key*; ``inf`` when a link
         of the path is cut (bandwidth 0) and there are bytes to send.
         """
-        path, idx, latency, _ = self._path(src, dst, flow_key)
-        bits = 8.0 * (nbytes + self.header_bytes)
-        if not bits:
-            return latency
-        cap = self._cap
-        bottleneck = min([cap[i] for i in idx]) if idx else math.inf
-        return latency + bits / bottleneck if bottleneck > 0 else math.inf
+        return self._table.min_time(
+            self._path(src, dst, flow_key), 8.0 * (nbytes + self.header_bytes)
+        )
 
     # --------------------------------------------------------------- transfers
 
@@ -305,18 +141,18 @@ class FlowNetwork:
         nbytes: float,
         found: Found,
         start: float,
-        batch: _Batch | None,
+        batch: Batch | None,
         bits: float | None = None,
-    ) -> _Flow:
+    ) -> Flow:
         """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`_path`'s
         tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
         send (default all of them, header included)."""
         path, idx, latency, finite = found
-        flow = _Flow()
+        flow = Flow()
         flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
         flow.links, flow.gen = finite, self._finite_gen
         flow.bits = 8.0 * (nbytes + self.header_bytes) if bits is None else bits
-        flow.weight = 1.0 / max(latency, _MIN_LATENCY) if self.sharing == "rtt" else 1.0
+        flow.weight = 1.0 / max(latency, MIN_LATENCY) if self.sharing == "rtt" else 1.0
         flow.event = self.env.event() if batch is None else None
         flow.start, flow.batch = start, batch
         flow.credited = 0.0
@@ -355,7 +191,7 @@ class FlowNetwork:
             self._arrive(flow)
         return event
 
-    def _leave(self, flow: _Flow, latency: float) -> None:
+    def _leave(self, flow: Flow, latency: float) -> None:
         """Start *flow*'s path latency (s): transfers started at one instant with one
         latency share its timeout (they arrive together, in the order they started)."""
         now = self.env.now
@@ -386,12 +222,12 @@ class FlowNetwork:
         if bad:
             raise ValueError(f"nbytes must be >= 0, got {bad[0]!r}")
         env = self.env
-        batch = _Batch(env.event(), len(pairs))
+        batch = Batch(env.event(), len(pairs))
         if not pairs:
             batch.event.succeed(env.now)
             return batch.event
         if self._idle():
-            step = self._step(pairs, keys)
+            step = self._table.step(pairs, keys)
             if step.disjoint:
                 self._send_fast(batch, step, pairs, keys, sizes)
                 return batch.event
@@ -410,19 +246,14 @@ class FlowNetwork:
             or self._solo is not None
         )
 
-    def _send_solo(self, flow: _Flow, latency: float) -> bool:
-        """Send *flow* (path latency *latency*, s) as a :class:`_Solo` when its end is known
+    def _send_solo(self, flow: Flow, latency: float) -> bool:
+        """Send *flow* (path latency *latency*, s) as a :class:`Solo` when its end is known
         now: it has bits to send, no cut link, and one timeout from now lands on the very
         float a re-plan at its arrival would have scheduled (``arrive + bits / rate``).
         False: send it as a flow."""
         if not flow.bits or not flow.links:
             return False
-        cap = self._cap
-        if self.sharing == "maxmin":
-            rate = min([cap[i] for i in flow.links])
-        else:  # the weighted solve's level times the weight: not always the capacity
-            w = flow.weight
-            rate = min([cap[i] / w for i in flow.links]) * w
+        rate = self._table.alone_rate(flow.links, flow.weight if self.sharing == "rtt" else None)
         if not rate > 0:
             return False
         now = self.env.now
@@ -431,7 +262,7 @@ class FlowNetwork:
         wait = done - now
         if now + wait != done:
             return False
-        solo = _Solo()
+        solo = Solo()
         solo.flow, solo.arrive, solo.rate, solo.done, solo.live = flow, arrive, rate, done, True
         self._solo = solo
         self.env.timeout(wait, solo).callbacks.append(self._solo_done)
@@ -445,7 +276,7 @@ class FlowNetwork:
             self._credit(flow, flow.bits)
             self._deliver(flow)
 
-    def _unsolo(self, solo: _Solo) -> None:
+    def _unsolo(self, solo: Solo) -> None:
         """Turn the solo transfer in flight into an ordinary flow, as it stands now: still
         in its path latency, sending with the bits it has left, or done."""
         self._solo, solo.live = None, False
@@ -463,34 +294,17 @@ class FlowNetwork:
         self._arrived.append(flow)
         self._request_replan()
 
-    def _step(self, pairs: Sequence[Pair], keys: Sequence[Hashable]) -> _Step:
-        """The :class:`_Step` of these transfers (cached until the routes change)."""
-        memo = (tuple(pairs), tuple(keys))
-        step = self._steps.get(memo)
-        if step is None:
-            step = _Step()
-            found = [self._path(src, dst, key) for (src, dst), key in zip(pairs, keys, strict=True)]
-            step.paths = found
-            step.latency = np.array([f[2] for f in found])
-            step.links = np.array([i for f in found for i in f[3]], dtype=np.intp)
-            step.counts = np.array([len(f[3]) for f in found])
-            cap = self._cap
-            step.bottleneck = np.array([min([cap[i] for i in f[3]], default=np.inf) for f in found])
-            step.disjoint = np.unique(step.links).size == step.links.size
-            self._steps[memo] = step
-        return step
-
     def _send_fast(
         self,
-        batch: _Batch,
-        step: _Step,
+        batch: Batch,
+        step: Step,
         pairs: Sequence[Pair],
         keys: Sequence[Hashable],
         sizes: Sequence[float],
     ) -> None:
-        """Send the batch as a :class:`_Fast` one: one timeout, at its last transfer's end."""
+        """Send the batch as a :class:`FastBatch` one: one timeout, at its last transfer's end."""
         now = self.env.now
-        fast = _Fast()
+        fast = FastBatch()
         fast.batch, fast.step, fast.pairs, fast.keys = batch, step, pairs, keys
         fast.sizes = sizes
         fast.bits = 8.0 * (np.asarray(sizes, dtype=float) + self.header_bytes)
@@ -502,30 +316,22 @@ class FlowNetwork:
         if end < math.inf:  # else a link of a path is cut: it ends only if it comes back
             self.env.timeout(end - now).callbacks.append(lambda _ev: self._fast_done(fast))
 
-    def _fast_done(self, fast: _Fast) -> None:
+    def _fast_done(self, fast: FastBatch) -> None:
         if not fast.live:  # sent on as flows (another transfer came, or a link changed)
             return
         self._fast, fast.live = None, False
-        _add_at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
+        add_at(self._link_bits, fast.step.links, np.repeat(fast.bits, fast.step.counts))
         fast.batch.left = 0
         fast.batch.event.succeed(self.env.now)
 
-    def _fast_carried(self, fast: _Fast) -> np.ndarray:
-        """Bits per transfer of *fast* sent by now (n_transfers,)."""
-        now = self.env.now
-        sending = np.maximum(now - (fast.start + fast.step.latency), 0.0)
-        with np.errstate(invalid="ignore"):
-            sent = np.minimum(sending * fast.step.bottleneck, fast.bits)
-        return np.where(fast.done <= now, fast.bits, np.nan_to_num(sent, nan=0.0))
-
-    def _materialize(self, fast: _Fast) -> None:
+    def _materialize(self, fast: FastBatch) -> None:
         """Turn the fast batch in flight into ordinary flows, as they stand now: the done
         ones count as delivered, the ones still in their path latency arrive later, the
         ones sending go on with the bits they have left."""
         self._fast, fast.live = None, False
         now = self.env.now
-        sent = self._fast_carried(fast)
-        _add_at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
+        sent = fast.sent(now)
+        add_at(self._link_bits, fast.step.links, np.repeat(sent, fast.step.counts))
         batch, step = fast.batch, fast.step
         for i, ((src, dst), key) in enumerate(zip(fast.pairs, fast.keys, strict=True)):
             left = float(fast.bits[i] - sent[i])
@@ -545,7 +351,7 @@ class FlowNetwork:
 
     def _start_flows(
         self,
-        batch: _Batch,
+        batch: Batch,
         pairs: Sequence[Pair],
         sizes: Sequence[float],
         keys: Sequence[Hashable],
@@ -564,7 +370,7 @@ class FlowNetwork:
         for latency, flows in waiting.items():
             env.timeout(latency, flows).callbacks.append(self._on_arrival)
 
-    def _deliver(self, flow: _Flow) -> None:
+    def _deliver(self, flow: Flow) -> None:
         batch = flow.batch
         if batch is None:
             cast("simpy.Event", flow.event).succeed(
@@ -575,14 +381,14 @@ class FlowNetwork:
         if not batch.left:
             batch.event.succeed(self.env.now)
 
-    def _arrive(self, flow: _Flow) -> None:
+    def _arrive(self, flow: Flow) -> None:
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
         if (self._early or self._admitted) and not self._arrive_early(flow):
             return
         self._admit(flow)
 
-    def _admit(self, flow: _Flow) -> None:
+    def _admit(self, flow: Flow) -> None:
         if self._fast is not None:  # it would share the network with the fast batch
             self._materialize(self._fast)
         if self._solo is not None:  # ... or with the solo transfer
@@ -595,7 +401,7 @@ class FlowNetwork:
         self._arrived.append(flow)
         self._request_replan()
 
-    def _arrive_early(self, flow: _Flow) -> bool:
+    def _arrive_early(self, flow: Flow) -> bool:
         """Let the former solos due now that were created before *flow* arrive first, as
         their path-latency timeout, created with them, would have; False when *flow* is a
         former solo that has arrived so already (its own timeout fires later)."""
@@ -664,7 +470,7 @@ class FlowNetwork:
             self._deferred = False
             self._replan(None)
 
-    def _credit(self, flow: _Flow, sent: float) -> None:
+    def _credit(self, flow: Flow, sent: float) -> None:
         """Count *sent* bits of *flow* (its total so far) on its links: a flow's bits are
         added to the per-link totals when it is delivered (or its links change), not at
         every re-plan; :meth:`_carried` adds those of the flows still sending."""
@@ -724,7 +530,7 @@ class FlowNetwork:
         self._generation += 1
         sharing.solve(flows)
         if len(flows) >= HUB_FLOWS and sharing.hubs is not None and sharing._least > 0:
-            queues: HubQueues[_Flow] = HubQueues(sharing)  # serve them by virtual time from now
+            queues: HubQueues[Flow] = HubQueues(sharing)  # serve them by virtual time from now
             self._queues = queues
             queues.start(sharing.hubs, now)
             self._flows = []
@@ -743,7 +549,7 @@ class FlowNetwork:
                             delay = wait
             self._plan(delay)
 
-    def _sending(self, flow: _Flow) -> float:
+    def _sending(self, flow: Flow) -> float:
         """*flow* starts sending now: its bits left (those not sent as a solo), tolerance
         and order are set and it is added to the link sharing. Returns its bits left."""
         flow.left = bits = flow.bits - flow.credited
@@ -752,7 +558,7 @@ class FlowNetwork:
         self._sharing.add(flow)
         return bits
 
-    def _replan_hubs(self, queues: HubQueues[_Flow]) -> bool:
+    def _replan_hubs(self, queues: HubQueues[Flow]) -> bool:
         """:meth:`_replan` while the flows in flight split by hubs (``self._queues``): the
         groups are served up to now, the flows done leave, the ones arrived join their hub's
         group. False when a flow arrived does not fit the groups: the flows then leave them
@@ -825,25 +631,11 @@ class FlowNetwork:
             self._unsolo(self._solo)
         self._leave_hubs()
         self._advance()
-        was_finite = np.isfinite(self.capacity)
-        for link in ((u, v), (v, u)):
-            i = self._index[link]
-            if bandwidth is not None:
-                self.capacity[i] = self._cap[i] = float(bandwidth)
-            if latency is not None:
-                self._latency[i] = self._lat[i] = float(latency)
-        if bandwidth is not None and (np.isfinite(self.capacity) != was_finite).any():
+        if self._table.set(u, v, bandwidth, latency):  # a link became finite or infinite
             self._finite_gen += 1
             self._recross()
         if bandwidth is not None:
-            self.graph.edges[u, v]["bandwidth"] = float(bandwidth)
-        if latency is not None:
-            self.graph.edges[u, v]["latency"] = float(latency)
-        if bandwidth is not None:
             self._sharing.reshare()
-        self._routes.clear()
-        self._paths.clear()
-        self._steps.clear()
         self._request_replan()
 
     # ------------------------------------------------------------- statistics
@@ -863,12 +655,7 @@ class FlowNetwork:
         sim_time = self.env.now if sim_time is None else sim_time
         if not sim_time > 0:
             raise ValueError(f"sim_time must be > 0 s, got {sim_time!r}")
-        carried = self._carried()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            util = np.where(self.capacity > 0, carried / (self.capacity * sim_time), 0.0)
-        shares = [float(f"{x:.12g}") for x in util.tolist()]
-        order = sorted(range(len(self.links)), key=lambda i: -shares[i])
-        return [(*self.links[i], shares[i]) for i in order]
+        return self._table.utilisation(self._carried(), sim_time)
 
     def bytes_carried(self) -> dict[Pair, float]:
         """Bytes carried so far per directed link, ``{(u, v): bytes}``."""
@@ -896,6 +683,6 @@ class FlowNetwork:
                 carried[link] += sent
         fast = self._fast
         if fast is not None:
-            carried_fast = self._fast_carried(fast)
+            carried_fast = fast.sent(self.env.now)
             np.add.at(carried, fast.step.links, np.repeat(carried_fast, fast.step.counts))
         return carried
