@@ -104,7 +104,7 @@ class FlowNetwork:
         self._orders = 0  # flows that started sending so far
         self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
         self._arrived: list[Flow] = []  # flows done with latency, not yet sending
-        self._fast: FastBatch | None = None  # the FastBatch batch in flight, if any
+        self._fast: FastBatch | None = None  # the fast batch in flight, if any
         self._solo: Solo | None = None  # the Solo transfer in flight, if any
         self._early: list = []  # (arrive, flow) of solos made flows in their path latency
         self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
@@ -144,7 +144,7 @@ class FlowNetwork:
         batch: Batch | None,
         bits: float | None = None,
     ) -> Flow:
-        """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`_path`'s
+        """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`LinkTable.path`'s
         tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
         send (default all of them, header included)."""
         path, idx, latency, finite = found
