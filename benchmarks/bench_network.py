@@ -9,11 +9,11 @@ transfer an event), the same with each of those timeouts split in two (two event
 transfer: the floor of a flow model, which re-plans the rates when a transfer starts sending
 after its path latency and when it ends), and, from a profile of the networked run, where
 its time goes: routing (``net/routing.py``), re-solving (the max-min water-filling, the virtual
-time of ``net/hubqueues.py``, the re-plans of ``net/flows.py`` on ``net/linktable.py``'s
-links and ``net/flowstate.py``'s records), event scheduling (SimPy's
-queue and events) and the rest (workers, server, gradients, records). Each timed run starts
-on a collected heap (see :func:`_time`). The cases: ``scenarios/fat_tree_ps.toml`` (300 s
-of it; 60 s with ``--quick``),
+time of ``net/hubqueues.py``, the re-plans of ``net/flows.py`` and its sends on an idle
+network, ``net/idlesends.py``, on ``net/linktable.py``'s links with ``net/flowstate.py``'s
+records), event scheduling (SimPy's queue and events) and the rest (workers, server,
+gradients, records). Each timed run starts on a collected heap (see :func:`_time`). The
+cases: ``scenarios/fat_tree_ps.toml`` (300 s of it; 60 s with ``--quick``),
 ``scenarios/geo_gsgd.toml``, the paper cluster (``scenarios/gsgd_paper.toml`` on the
 digits data) on a 17-host star and on the k=6 fat-tree (17 hosts do not fit k=4's 16),
 and 1,000 and 10,000 ASGD workers (synthetic data, 64 features, batch 1, exponential
@@ -147,7 +147,17 @@ GOAL_RATIO = ("fat_tree_ps", "geo_gsgd", "paper_star")
 
 CATEGORIES = (
     ("routing", ("routing.py",)),
-    ("re-solving", ("fairshare.py", "flows.py", "flowstate.py", "linktable.py", "hubqueues.py")),
+    (
+        "re-solving",
+        (
+            "fairshare.py",
+            "flows.py",
+            "flowstate.py",
+            "linktable.py",
+            "idlesends.py",
+            "hubqueues.py",
+        ),
+    ),
     ("event scheduling", ("simpy",)),
 )
 
