@@ -52,10 +52,10 @@ import re
 from pathlib import Path
 
 import netsim
-from netsim.api import recommend
+from netsim.api import FolderError, recommend
 from netsim.errors import RealRunFailed, ScenarioError
 from netsim.testbed.decisions import Config, config_rows, configs, mean_time, verdict
-from netsim.testbed.predict import crossing, default_target
+from netsim.testbed.predict import crossing, default_target, variant_scenario
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = HERE.parent / "scenarios"
@@ -177,6 +177,36 @@ def _emulated_times(args, name: str, config: Config, target: float) -> list[floa
     return times
 
 
+def _calibrated_times(
+    args, name: str, config: Config, target: float, cal, folder: Path
+) -> list[float | None]:
+    """*config* emulated with the ``[server]`` keys and overheads of *cal* (at the time
+    scale of its real run in *folder*), one run per seed: the times to *target*."""
+    path, _, overrides = _spec(args, name)
+    sc = netsim.load(path, overrides + config.overrides(), data_dir=args.data_dir)
+    scale = netsim.open_run(folder).summary["real"]["time_scale"]
+    vs = variant_scenario(sc.with_algorithm(config.rule), folder, "calibrated", cal, scale)
+    times = []
+    for k in range(args.seeds):
+        out = Path(args.out) / name / "calibrated" / f"{_slug(config)}-seed{k}"
+        run = netsim.run(vs, out=out, overwrite=True, progress=None, seed=1 + k)
+        times.append(crossing(run.curve["sim_time"], run.curve["loss"], target))
+    return times
+
+
+def _calibration(runs: dict) -> tuple[Config | None, object]:
+    """The configuration whose real runs calibrate the scenario (ASGD at the scenario's η,
+    else the first that ran) and its :class:`~netsim.testbed.calibrate.Calibration`
+    (None when its runs cannot be fitted)."""
+    order = sorted(runs, key=lambda c: (c.rule != "asgd", "scenario η" not in c.tags))
+    for config in order:
+        try:
+            return config, netsim.calibrate([f for f, _ in runs[config]])["calibration"]
+        except FolderError:
+            continue
+    return None, None
+
+
 def _finite_curves(folders: list[Path]) -> list[dict]:
     curves = [netsim.open_run(f).curve for f in folders]
     return [c for c in curves if len(c["loss"]) and all(math.isfinite(x) for x in c["loss"])]
@@ -212,15 +242,20 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
                 f"{s['updates']} | {load[0]:.1f} | {load[1] or 0:.1f}{mark} |"
             )
     target = default_target(_finite_curves([f for d in runs.values() for f, _ in d]))
+    source, cal = _calibration(runs)
     rows = []
     for config, done in runs.items():
         real = [netsim.open_run(f).curve for f, _ in done]
         real_t = mean_time(crossing(c["sim_time"], c["loss"], target) for c in real)
         emu_t = mean_time(_emulated_times(args, name, config, target))
-        rows.append(
-            {"config": config, "real": real_t[0], "real_ci": real_t[1]}
-            | {"predicted": emu_t[0], "predicted_ci": emu_t[1]}
-        )
+        row = {"config": config, "real": real_t[0], "real_ci": real_t[1]}
+        row |= {"predicted": emu_t[0], "predicted_ci": emu_t[1]}
+        if cal is not None:
+            cal_t = mean_time(_calibrated_times(args, name, config, target, cal, done[0][0]))
+            row |= {"calibrated": cal_t[0], "calibrated_ci": cal_t[1]}
+        rows.append(row)
+    if source is not None:
+        print(f"calibrated: on the real runs of {source.label} (netsim calibrate)")
     print(f"target loss {target:.4g}; {args.seeds} seeds each side\n")
     print("\n".join(config_rows(rows)))
     n = sum(len(d) for d in runs.values())
@@ -239,18 +274,25 @@ def _summary(found: dict) -> None:
     print("\n### Decisions\n")
     print(
         "| scenario | T, s per unit | real best | its time | pick's regret | "
-        "hand groups' regret | Kendall τ | best not separated | runs not ok |"
+        "hand groups' regret | Kendall τ | best not separated | calibrated: τ, first's "
+        "regret | runs not ok |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---|---:|---:|")
     for name, v in found.items():
         best = v["best"]
         ci = f" ± {best['real_ci']:.2g}" if best["real_ci"] else ""
-        tau = "-" if v["tau"] is None else f"{v['tau']:.2f}"
+        cal = "-"
+        if "calibrated_tau" in v:
+            cal = f"{_tau(v['calibrated_tau'])}, {_share(v['calibrated_regret'])}"
         print(
             f"| {name} | {v['T']:g}, {v['scale']:g} | {best['config'].label} | "
             f"{best['real']:.4g}{ci} | {_share(v['pick_regret'])} | {_share(v['hand_regret'])} | "
-            f"{tau} | {'yes' if v['best_close'] else 'no'} | {v['off']} |"
+            f"{_tau(v['tau'])} | {'yes' if v['best_close'] else 'no'} | {cal} | {v['off']} |"
         )
+
+
+def _tau(tau: float | None) -> str:
+    return "-" if tau is None else f"{tau:.2f}"
 
 
 def main() -> None:

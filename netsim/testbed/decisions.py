@@ -184,13 +184,21 @@ def verdict(rows: Sequence[dict]) -> dict:
         row = next((r for r in rows if all(t in r["config"].tags for t in tags)), None)
         return None if row is None else regret(row["real"], best["real"])
 
-    return {
+    out = {
         "best": best,
         "pick_regret": regret_of("pick"),
         "hand_regret": regret_of("hand", "scenario η"),
         "tau": kendall_tau([r["predicted"] for r in rows], [r["real"] for r in rows]),
         "best_close": any(t in best["config"].tags for t in ("pick", "close")),
     }
+    if all(r.get("calibrated") is not None for r in rows):
+        first = min(rows, key=lambda r: (r["calibrated"], r["config"].label))
+        out["calibrated_tau"] = kendall_tau(
+            [r["calibrated"] for r in rows], [r["real"] for r in rows]
+        )
+        out["calibrated_first"] = first
+        out["calibrated_regret"] = regret(first["real"], best["real"])
+    return out
 
 
 def _time(mean: float, ci: float | None) -> str:
@@ -208,16 +216,21 @@ def _share(value: float | None) -> str:
 def config_rows(rows: Sequence[dict]) -> list[str]:
     """The markdown table of a scenario's *rows* (as for :func:`verdict`, with
     ``predicted_ci``), best real time first: configuration, its tags, real and emulated
-    time to target (mean ± 95 % half-width), real regret."""
+    time to target (mean ± 95 % half-width), the calibrated emulation's when every row has
+    one, real regret."""
     best = min(r["real"] for r in rows)
+    calibrated = all(r.get("calibrated") is not None for r in rows)
+    extra = " calibrated |" if calibrated else ""
     lines = [
-        "| configuration | role | real time to target | emulated | real regret |",
-        "|---|---|---:|---:|---:|",
+        f"| configuration | role | real time to target | emulated |{extra} real regret |",
+        "|---|---|---:|---:|" + ("---:|" if calibrated else "") + "---:|",
     ]
     for r in sorted(rows, key=lambda r: (r["real"], r["predicted"], r["config"].label)):
         c = r["config"]
+        cal = f" {_time(r['calibrated'], r.get('calibrated_ci'))} |" if calibrated else ""
         lines.append(
             f"| {c.label} | {', '.join(c.tags)} | {_time(r['real'], r.get('real_ci'))} | "
-            f"{_time(r['predicted'], r.get('predicted_ci'))} | {_share(regret(r['real'], best))} |"
+            f"{_time(r['predicted'], r.get('predicted_ci'))} |{cal} "
+            f"{_share(regret(r['real'], best))} |"
         )
     return lines

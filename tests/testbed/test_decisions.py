@@ -155,3 +155,18 @@ def test_config_rows_best_first():
     assert lines[3] == "| gsgd[2 groups] η=0.1 | pick | 105 ± 3 | 50 ± 1 | +5.0% |"
     assert lines[4] == "| gsgd[hand] η=0.05 | hand, scenario η | 150 ± 9 | 65 | +50.0% |"
     assert lines[5] == "| ssgd η=0.3 | scenario η | not reached | 70 | never |"
+
+
+def test_verdict_with_a_calibrated_emulation():
+    """Calibrated times 60, 52, 75, 80 against real 105, 100, 150, inf: the calibrated
+    emulation puts the real best (100) first, so its first's regret is 0; every pair is
+    concordant: τ = 1. The table gains its column."""
+    rows = _rows()
+    for row, t in zip(rows, (60.0, 52.0, 75.0, 80.0)):
+        row["calibrated"] = t
+    v = verdict(rows)
+    assert v["calibrated_tau"] == pytest.approx(1.0)
+    assert v["calibrated_first"]["real"] == 100.0 and v["calibrated_regret"] == 0.0
+    lines = config_rows(rows)
+    assert lines[0].endswith("| emulated | calibrated | real regret |")
+    assert lines[2] == "| gsgd[hand] η=0.1 | close, hand, race η | 100 | 55 | 52 | +0.0% |"
