@@ -2,16 +2,17 @@
 
 Cases: the GSGD paper cluster (``scenarios/gsgd_paper.toml``: 16 workers, 4 × 1, 4 × 2,
 8 × 3 time units, logistic regression on MNIST odd/even, T = 600) with SSGD, ASGD and GSGD
-at two time scales; and the busy server (``scenarios/busy_server.toml``: an MLP of
-1,017,610 parameters, 16 workers, ASGD and GSGD; batch 4 so that the workers' gradients
-leave the two cores to the server; T = 100 at 0.1 s per unit, evaluated every 2 units),
-where the real server is busy more than half the time. That scale is below the one at which
-the machine's messages and service fit into the scenario's times (``netsim real`` refuses
-it unless ``--unpaced``): the real runs fall behind the scenario file by design, and what is
-tested is whether netsim, calibrated on them, predicts a server-bound cluster. Each cell (case, scale, rule) is trained for real with
-``--seeds`` seeds (``netsim.real``: a server process and 16 worker processes over
-torch.distributed, gloo; each real worker draws its compute times and minibatches from
-streams of its own), then emulated with as many seeds three ways:
+at two time scales, 3 seeds; and the busy server (``scenarios/busy_server.toml``: an MLP
+of 1,017,610 parameters, 16 workers, ASGD and GSGD; batch 4 so that the workers' gradients
+leave the two cores to the server; T = 100 at 0.05 and 0.1 s per unit, evaluated every
+unit, 5 seeds), where the real server is busy about half the time or more. Those scales
+are below the one at which the machine's messages and service fit into the scenario's
+times (``netsim real`` refuses them unless ``--unpaced``): the real runs fall behind the
+scenario file by design, and what is tested is whether netsim, calibrated on them,
+predicts a server-bound cluster. Each cell (case, scale, rule) is trained for real with
+the case's seeds (``--seeds`` sets them for all; ``netsim.real``: a server process and 16
+worker processes over torch.distributed, gloo; each real worker draws its compute times
+and minibatches from streams of its own), then emulated with as many seeds three ways:
 
 - **scenario**: the scenario file alone;
 - **calibrated**: the ``[server]`` keys and latencies ``netsim calibrate`` fits to the
@@ -27,12 +28,12 @@ staleness per update within 5 %, time to target within 8 %; ✗ marks a miss, li
 end with what was measured about it. The load average is recorded for every real run; ⚠
 marks one taken above a load of 2 per core.
 
-Usage: python benchmarks/real_vs_netsim.py [--data-dir DIR] [--out DIR] [--seeds 3]
+Usage: python benchmarks/real_vs_netsim.py [--data-dir DIR] [--out DIR] [--seeds N]
 [--cases paper,busy] [--reuse] [--quick]  (MNIST and PyTorch; --reuse keeps real runs
 already in OUT, with the load recorded before each; --quick: a smoke test, 2 seeds, short
-horizons, one scale, not for the docs.) A full run takes about 35 minutes on a 2-core machine:
-18 paper runs of 30 s and 120 s, 6 busy runs of 10 s, then about 70 emulations; every real run
-comes first, while nothing else runs beside them.
+horizons, one scale, not for the docs.) A full run takes about 45 minutes on a 2-core machine:
+18 paper runs of 30 s and 120 s, 20 busy runs of 5 and 10 s, then about 110 emulations; every
+real run comes first, while nothing else runs beside them.
 """
 
 from __future__ import annotations

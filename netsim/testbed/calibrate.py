@@ -40,6 +40,8 @@ __all__ = [
     "fit_line",
     "class_overheads",
     "class_spread",
+    "round_spread",
+    "MIN_ROUNDS",
     "overhead_model",
     "fit_run",
     "combine",
@@ -110,9 +112,7 @@ def fit_service(
     return apply, gradient, {"jobs": len(jobs), "r2": r2, "rel_rms": rel, "how": how}
 
 
-def class_overheads(
-    iterations: Iterable[tuple[str, float, float, float, float, float]], injected: dict
-) -> dict[str, tuple[float, float]]:
+def class_overheads(iterations: Iterable[tuple], injected: dict) -> dict[str, tuple[float, float]]:
     """Per worker class, the machine's mean (pull, push) overhead (s) around a computation.
 
     *iterations*: served iterations ``(class, send_end, compute_start, compute_end,
@@ -126,7 +126,7 @@ def class_overheads(
     {'a': (0.1, 0.2)}
     """
     per: dict[str, tuple[list[float], list[float], list[float]]] = {}
-    for name, send_end, start, end, arrived, drawn in iterations:
+    for name, send_end, start, end, arrived, drawn, *_ in iterations:
         pulls, pushes, excess = per.setdefault(name, ([], [], []))
         pulls.append(start - send_end)
         pushes.append(arrived - end)
@@ -140,29 +140,78 @@ def class_overheads(
     return out
 
 
-def class_spread(
-    iterations: Iterable[tuple[str, float, float, float, float, float]], injected: dict
-) -> dict[str, float]:
-    """Per worker class, the coefficient of variation (standard deviation / mean) of the
-    machine's overhead per iteration: the pull, push and excess of :func:`class_overheads`,
-    one iteration at a time. In a group that waits for all its members, the slowest
-    member's overhead sets the round, so the spread matters as well as the mean. 0 when
-    the mean overhead is 0 or one iteration was measured.
+MIN_ROUNDS = 5
+"""Fewest synchronous rounds (2 members of a class or more) whose spread a fit reads."""
+
+
+def class_spread(iterations: Iterable[tuple], injected: dict) -> dict[str, float]:
+    """Per worker class, the spread (coefficient of variation) of the machine's overhead
+    per iteration: the pull, push and excess of :func:`class_overheads`, one iteration at
+    a time. *iterations* may carry a 7th field, the model version the iteration read:
+    members of a class that read the same version started one synchronous round (SSGD, a
+    GSGD group). With :data:`MIN_ROUNDS` such rounds the spread is the one whose lognormal
+    gives the measured rounds' mean gap between their slowest member and their mean
+    (:func:`round_spread`): a round waits for its slowest member, and members' overheads
+    in one round vary less than all iterations' do (a busy moment slows all of them).
+    Otherwise the standard deviation over the mean of all iterations. 0 when the mean
+    overhead is 0 or one iteration was measured.
 
     >>> class_spread([("a", 0.0, 0.1, 1.1, 1.2, 1.0), ("a", 2.0, 2.3, 3.3, 3.6, 1.0)], {})
     {'a': 0.5}
     """
     per: dict[str, list[float]] = {}
-    for name, send_end, start, end, arrived, drawn in iterations:
+    rounds: dict[tuple, list[float]] = {}
+    for name, send_end, start, end, arrived, drawn, *version in iterations:
         pull0, push0 = injected.get(name, (0.0, 0.0))
         extra = max(0.0, end - start - drawn)
-        per.setdefault(name, []).append(start - send_end - pull0 + arrived - end - push0 + extra)
+        value = start - send_end - pull0 + arrived - end - push0 + extra
+        per.setdefault(name, []).append(value)
+        if version and version[0] is not None:
+            rounds.setdefault((name, version[0]), []).append(value)
     out = {}
     for name, values in per.items():
         a = np.asarray(values)
         mean = float(a.mean())
-        out[name] = round(float(a.std()) / mean, 12) if a.size > 1 and mean > 0 else 0.0
+        if a.size < 2 or mean <= 0:
+            out[name] = 0.0
+            continue
+        synchronous = [r for (n, _), r in rounds.items() if n == name and len(r) > 1]
+        cv = round_spread(synchronous, mean) if len(synchronous) >= MIN_ROUNDS else None
+        out[name] = round(float(a.std()) / mean if cv is None else cv, 12)
     return out
+
+
+def round_spread(rounds: Sequence[Sequence[float]], mean: float) -> float:
+    """The coefficient of variation of the lognormal of mean *mean* whose largest of k
+    draws exceeds their mean by as much, on average over *rounds* (each the overheads of
+    one round's k members), as the measured rounds' largest did: by bisection on a fixed
+    set of normal draws (deterministic).
+
+    >>> rng = np.random.default_rng(7)
+    >>> measured = rng.lognormal(np.log(1.0 / np.sqrt(1.25)), np.sqrt(np.log(1.25)), (400, 8))
+    >>> round(round_spread(list(measured), float(measured.mean())), 1)
+    0.5
+    """
+    gaps = [float(np.max(r) - np.mean(r)) for r in rounds]
+    target = float(np.mean(gaps))
+    if target <= 0 or mean <= 0:
+        return 0.0
+    sizes, counts = np.unique([len(r) for r in rounds], return_counts=True)
+    z = np.random.default_rng(0).standard_normal((4000, int(sizes.max())))
+
+    def gap(cv: float) -> float:
+        sigma = np.sqrt(np.log1p(cv**2))
+        x = mean * np.exp(sigma * z - sigma**2 / 2)
+        return float(
+            sum(c * np.mean(x[:, :k].max(1) - x[:, :k].mean(1)) for k, c in zip(sizes, counts))
+            / counts.sum()
+        )
+
+    low, high = 0.0, 8.0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if gap(mid) < target else (low, mid)
+    return (low + high) / 2
 
 
 def overhead_model(mean: float, cv: float) -> float | dict:

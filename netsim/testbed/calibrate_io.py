@@ -95,7 +95,8 @@ def _server_times(
 
 
 def _iterations(rows: list[dict], send_end: dict, scale: float) -> list[tuple]:
-    """Served iterations as :func:`.calibrate.class_overheads` takes them (s)."""
+    """Served iterations as :func:`.calibrate.class_overheads` takes them (s), each with
+    the model version it read."""
     out = []
     for r in rows:
         key = (int(r["worker"]), int(r["iteration"]))
@@ -103,7 +104,8 @@ def _iterations(rows: list[dict], send_end: dict, scale: float) -> list[tuple]:
             continue
         values = [send_end[key], *(float(r[c]) for c in ("compute_start", "compute_end"))]
         values += [float(r["arrived"]), float(r["drawn"])]
-        out.append((r["worker_class"], *(v * scale for v in values)))
+        version = int(r["version_read"]) if r.get("version_read") else None
+        out.append((r["worker_class"], *(v * scale for v in values), version))
     return out
 
 

@@ -219,3 +219,21 @@ def test_bad_folders_are_one_line_and_exit_2(tmp_path):
     (few / "measured_server.csv").unlink()
     with pytest.raises(api.FolderError, match="measured_server.csv: missing"):
         api.calibrate(few)
+
+
+def test_round_spread_matches_the_slowest_members_gap():
+    """Five rounds of two members whose overheads are 1 and 3 s: mean 2, the slowest 1 s
+    above the round's mean. For two lognormal draws of mean m and log-spread σ,
+    E[max − mean] = E|X − Y| / 2 = m (2Φ(σ/√2) − 1): 2Φ(σ/√2) − 1 = 1/2 gives
+    σ = √2 · 0.67449 and cv = √(e^σ² − 1) ≈ 1.218 (fitted on 4,000 fixed draws: 5 %)."""
+    its = []
+    for v in range(5):
+        for o in (1.0, 3.0):
+            its.append(
+                ("a", 10.0 * v, 10.0 * v + o, 10.0 * v + o + 1.0, 10.0 * v + o + 1.0, 1.0, v)
+            )
+    sigma = math.sqrt(2) * 0.6744897501960817
+    expected = math.sqrt(math.exp(sigma**2) - 1)
+    assert class_spread(its, {})["a"] == pytest.approx(expected, rel=0.05)
+    # without the versions (no rounds), the spread of all iterations: sd 1 / mean 2
+    assert class_spread([i[:6] for i in its], {})["a"] == pytest.approx(0.5)
