@@ -8,6 +8,8 @@ in the order ``netsim --help`` lists them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .common import Command, app, main
 from .figures import export, plot, report
 from .group import group
@@ -17,6 +19,7 @@ from .scenarios import init, keys, scenarios, topology_app, validate
 
 __all__ = ["app", "main"]
 
+command: Callable[..., None]  # each takes its own options
 for command in (run, real, predict, calibrate, rerun, compare, plot, report, export, sweep, group):
     app.command(cls=Command)(command)
 app.add_typer(topology_app, name="topology")

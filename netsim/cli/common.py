@@ -6,12 +6,24 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from types import ModuleType
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    NoReturn,
+    Optional,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    cast,
+)
 
 import typer
 import typer.core
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from ..errors import RealRunFailed, ScenarioError, one_line
@@ -48,25 +60,37 @@ __all__ = [
     "api",
 ]
 
+T = TypeVar("T")
 
-def _lazy(name: str):
+
+def _lazy(name: str) -> ModuleType:
     """Module *name*, executed on its first attribute access (the standard library's
     LazyLoader): ``--version``, ``--help`` and bad options answer without importing the
     emulator."""
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no module named {name!r}", name=name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    loader.exec_module(module)
     return module
 
 
-api = _lazy("netsim.api")
+if TYPE_CHECKING:
+    from .. import api
+    from ..config.scenario import Scenario
+    from ..sim.records import Result
+    from ..sim.summary import Summary
+    from ..workflows.compare import Comparison
+else:
+    api = _lazy("netsim.api")
 
 
-def _exception_types(*names: str) -> tuple:
+def _exception_types(*names: str) -> tuple[type[BaseException], ...]:
     """The exception classes named ``module:Class`` that this install has (click's, which newer
     typer vendors with typer's own exceptions as their base, and plain click's)."""
     import importlib
@@ -81,6 +105,15 @@ def _exception_types(*names: str) -> tuple:
     return tuple(found)
 
 
+class _UsageError(Protocol):
+    """What the usage errors of :data:`_USAGE_ERRORS` have (click's ``ClickException`` or
+    typer's vendored copy of it, a class of a private module that cannot be named)."""
+
+    exit_code: int
+
+    def format_message(self) -> str: ...
+
+
 _USAGE_ERRORS = _exception_types(
     "typer.exceptions:TyperException", "click.exceptions:ClickException"
 )
@@ -89,9 +122,15 @@ _USAGE_ERRORS = _exception_types(
 _ABORTS = _exception_types("typer.exceptions:Abort", "click.exceptions:Abort")
 
 
-SAID = {"interrupted": False}
+class _Said(TypedDict):
+    interrupted: bool
+    out: Path | None
+
+
+SAID: _Said = {"interrupted": False, "out": None}
 """Whether the command has said it was interrupted (typer turns a Ctrl-C it meets into
-exit status 130 without a word: :class:`_App` then says it)."""
+exit status 130 without a word: :class:`_App` then says it), and the folder the command
+writes into (what an interrupt names)."""
 
 
 class _App(typer.Typer):
@@ -100,7 +139,7 @@ class _App(typer.Typer):
     file is expected, no permission, a missing directory) or memory that no command turned
     into a message print one line instead of a box or a traceback."""
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         kwargs.setdefault(
             "standalone_mode", False
         )  # usage errors come back here instead of being drawn
@@ -108,13 +147,15 @@ class _App(typer.Typer):
         SAID["out"] = None
         try:
             status = super().__call__(*args, **kwargs)
-        except _USAGE_ERRORS as exc:
+        except _USAGE_ERRORS as caught:
+            exc = cast(_UsageError, caught)
             if (
                 type(exc).__name__ == "NoArgsIsHelpError"
             ):  # a group called alone: its help, as typer shows it
                 from typer import rich_utils
 
-                rich_utils.rich_format_error(exc)
+                # typed with typer's vendored ClickException, which this check cannot name
+                rich_utils.rich_format_error(caught)  # type: ignore[arg-type]
                 sys.exit(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
             hint = f" (try '{ctx.command_path} -h')" if ctx is not None else ""
@@ -144,7 +185,7 @@ class _App(typer.Typer):
         )
 
 
-def _quit(status: int, line: str | None) -> None:
+def _quit(status: int, line: str | None) -> NoReturn:
     """Say *line* (an error), then exit with *status*; a signal from here on is too late to
     change anything: it only makes the status 130 (:func:`netsim.signals.quiet`)."""
     if line is not None:
@@ -220,12 +261,12 @@ def main(
     """Emulate parameter-server SGD (SSGD, ASGD, Group SGD, ...) in heterogeneous clusters."""
 
 
-def emit_json(data) -> None:
+def emit_json(data: object) -> None:
     """Machine-readable results on stdout (no rich formatting)."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def print_table(table, wide: bool) -> None:
+def print_table(table: RenderableType, wide: bool) -> None:
     """Print a results table: on a terminal the columns that fit (its caption names the others),
     with --wide or to a pipe or file every column, lines as long as they need (through a
     console of :data:`WHOLE_TABLE` characters: rich caps a print's width at its console's, and
@@ -258,14 +299,22 @@ def error_line(message: str) -> None:
     )
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr, then exit with *code*."""
     error_line(message)
     SAID["interrupted"] = code == 130
     raise typer.Exit(code)
 
 
-def load(path, sets, seed, data_dir, algorithm=None):
+def load(
+    path: str | Path,
+    sets: list[str] | None,
+    seed: int | None,
+    data_dir: Path | None,
+    algorithm: str | None = None,
+) -> Scenario:
+    """The scenario at *path* with the ``--set`` overrides *sets*, ``--seed``, ``--data-dir``
+    and ``--algorithm``; a bad one: one line, exit status 2."""
     try:
         return api.load(path, sets or [], seed=seed, algorithm=algorithm, data_dir=data_dir)
     except ScenarioError as exc:
@@ -282,29 +331,29 @@ def check_out(out: Path) -> None:
         fail(f"--out: {exc}")
 
 
-def interrupted(stop, out) -> None:
-    """One line for a run ended by Ctrl-C or SIGTERM, then exit status 130."""
+def interrupted(result: Result, out: Path | None) -> NoReturn:
+    """One line for a run ended by Ctrl-C or SIGTERM (*result*: what it recorded), then exit
+    status 130."""
     said_interrupted(
-        f"{stop.result.label}: {stop.result.message}; what it recorded is in {out} "
-        "(status interrupted)"
+        f"{result.label}: {result.message}; what it recorded is in {out} (status interrupted)"
     )
 
 
-def stopped(exc: KeyboardInterrupt) -> None:
+def stopped(exc: KeyboardInterrupt) -> NoReturn:
     """One line for a command of several steps (predict, rerun) ended by Ctrl-C or SIGTERM:
     what its folder (``exc.folder`` when the API named it) holds; exit status 130."""
     out = getattr(exc, "folder", None) or SAID["out"]
     said_interrupted(interrupt_line(out))
 
 
-def said_interrupted(message: str) -> None:
+def said_interrupted(message: str) -> NoReturn:
     """*message* (what an interrupt left) on stderr, then exit status 130."""
     note(message)
     SAID["interrupted"] = True
     raise typer.Exit(130)
 
 
-def report_status(summary: dict, out: Path | None) -> None:
+def report_status(summary: Summary, out: Path | None) -> None:
     """On stderr: what ``grouping = "auto"`` picked (when the run raced), the run's status when
     not ok, that it made no update when it ended ok without one (its horizon too short), and
     its warning (a loss that ended above its start)."""
@@ -328,7 +377,7 @@ def report_status(summary: dict, out: Path | None) -> None:
         )
 
 
-def show_run(summary: dict, out: Path, title: str, json_: bool, wide: bool) -> None:
+def show_run(summary: Summary, out: Path, title: str, json_: bool, wide: bool) -> None:
     """One finished run: its status line, then its summary as JSON or as a one-row table."""
     report_status(summary, out)
     if json_:
@@ -337,15 +386,16 @@ def show_run(summary: dict, out: Path, title: str, json_: bool, wide: bool) -> N
         print_table(render.compare_table([summary], title=title, width=table_width(wide)), wide)
 
 
-def guarded(out, call):
+def guarded(out: Path | None, call: Callable[[], T]) -> T:
     """``call()``, with the API's errors turned into one line and the documented exit
     status: 2 bad input, the writer's code for output errors, 130 interrupted."""
     SAID["out"] = out
     try:
         return call()
     except KeyboardInterrupt as stop:  # first: after an interrupt netsim.api may be half loaded
-        if getattr(stop, "result", None) is not None:  # RunInterrupted: the run's own line
-            interrupted(stop, out)
+        result = getattr(stop, "result", None)
+        if result is not None:  # RunInterrupted: the run's own line
+            interrupted(result, out)
         said_interrupted(interrupt_line(out))
     except ScenarioError as exc:
         fail(str(exc))
@@ -370,7 +420,7 @@ def split_given(text: str | None, flag: str) -> list[str] | None:
     return names
 
 
-def parse_window_opt(text: str | None):
+def parse_window_opt(text: str | None) -> tuple[float, float] | None:
     """``--window START,END`` → (start, end) s, or None; one-line error, exit 2."""
     if text is None:
         return None
@@ -385,7 +435,7 @@ def parse_window_opt(text: str | None):
 def draw(
     folders: list[Path],
     out: Path | None,
-    window,
+    window: tuple[float, float] | None,
     formats: str = "png",
     dpi: int | None = None,
     xscale: str = "log",
@@ -439,7 +489,7 @@ def draw(
     return paths
 
 
-def print_verdict(folder, target: float | None) -> None:
+def print_verdict(folder: Path | Comparison, target: float | None) -> None:
     """The closing verdict of a compare or sweep folder (:func:`netsim.api.verdict`): one line
     in a pipe (scripts read it), wrapped at words in a terminal."""
     out_console.print(

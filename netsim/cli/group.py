@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ..errors import ScenarioError
 from ..results import render
@@ -40,6 +41,9 @@ from .options import (
 from .progress import (
     RaceEta,
 )
+
+if TYPE_CHECKING:
+    from ..config.scenario import Scenario
 
 __all__ = ["group"]
 
@@ -138,7 +142,7 @@ def _race_options(lrs: str, verify: int, alike: float, jobs: int | None) -> list
     return grid
 
 
-def _group_quick(sc, rounds: int | None, json_: bool) -> None:
+def _group_quick(sc: Scenario, rounds: int | None, json_: bool) -> None:
     """``netsim group --quick``: measure, cluster and rank by the advisor's closed form."""
     try:
         info = api.advise_info(sc, rounds)

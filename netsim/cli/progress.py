@@ -4,6 +4,8 @@ race's time left."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.live import Live
 
@@ -13,7 +15,16 @@ from .common import (
     note,
 )
 
+if TYPE_CHECKING:
+    from rich.progress import Progress as Bar
+    from rich.progress import TaskID
+
+    from ..sim.records import Snapshot
+    from ..sim.summary import Summary
+
 __all__ = ["Progress", "with_progress", "SweepProgress", "sweep_bar", "RaceEta"]
+
+T = TypeVar("T")
 
 
 class Progress:
@@ -24,23 +35,23 @@ class Progress:
     how many (*total*) runs, its share done and a wall-clock ETA.
     """
 
-    def __init__(self, live: Live | None, total: int = 1):
+    def __init__(self, live: Live | None, total: int = 1) -> None:
         self.live = live
         self.total = total
         self.last = 0.0
         self.next_mark = 0.1
-        self.done: list = []
-        self.current = None
+        self.done: list[Snapshot] = []
+        self.current: Snapshot | None = None
         self.started = time.perf_counter()
 
     def position(self) -> str:
         return f"[{len(self.done) + 1}/{self.total}]" if self.total > 1 else ""
 
-    def eta(self, snap) -> float | None:
+    def eta(self, snap: Snapshot) -> float | None:
         elapsed = time.perf_counter() - self.started
         return elapsed * (1 - snap.fraction) / snap.fraction if snap.fraction > 0.02 else None
 
-    def __call__(self, snap) -> None:
+    def __call__(self, snap: Snapshot) -> None:
         if self.current is not None and snap.label != self.current.label:
             self.done.append(self.current)
             self.next_mark = 0.1
@@ -54,13 +65,14 @@ class Progress:
             now = time.perf_counter()
             if now - self.last >= 0.1 or snap.fraction >= 1.0:
                 self.last = now
+                size = self.live.console.size
                 self.live.update(
                     render.live_view(
                         snap,
                         done=self.done,
                         position=self.position(),
                         eta=self.eta(snap),
-                        size=tuple(self.live.console.size),
+                        size=(size.width, size.height),
                     ),
                     refresh=True,
                 )
@@ -71,7 +83,7 @@ class Progress:
             note(render.plain_line(snap, self.position(), self.eta(snap)))
 
 
-def with_progress(live: bool, call, total: int = 1):
+def with_progress(live: bool, call: Callable[[Progress], T], total: int = 1) -> T:
     """Run ``call(progress)`` under a live display on a terminal (stderr), else with plain lines on stderr."""
     if live and err_console.is_terminal:
         with Live(console=err_console, auto_refresh=False, transient=True) as display:
@@ -88,26 +100,38 @@ class SweepProgress:
     (folder, warning) of the runs whose loss ended above its start.
     """
 
-    def __init__(self, progress, total: int):
+    def __init__(self, progress: Bar | None, total: int) -> None:
         self.progress = progress
         self.total = total
         self.warned: list[tuple[str, str]] = []
         self.start = time.perf_counter()
-        self.first = None
-        self.task = (
+        self.first: int | None = None
+        self.task: TaskID | None = (
             progress.add_task("sweep", total=total, eta="-") if progress is not None else None
         )
 
-    def __call__(self, done: int, total: int, folder: str, summary, error) -> None:
+    def __call__(
+        self,
+        done: int,
+        total: int,
+        folder: str,
+        summary: Summary | None,
+        error: BaseException | None,
+    ) -> None:
+        """Run *done* of *total* finished in *folder*: its *summary*, or (*summary* None)
+        the *error* it failed with."""
         self.done = done
         if self.first is None:
             self.first = done - 1  # runs already finished (resume): not counted in the ETA
-        status = f"{type(error).__name__}" if error is not None else summary["status"]
-        if error is None and summary.get("warning"):
-            self.warned.append((folder, summary["warning"]))
+        if summary is None:
+            status = type(error).__name__
+        else:
+            status = summary["status"]
+            if summary.get("warning"):
+                self.warned.append((folder, summary["warning"]))
         elapsed = time.perf_counter() - self.start
         eta = elapsed / (done - self.first) * (total - done)
-        if self.progress is not None:
+        if self.progress is not None and self.task is not None:
             self.progress.update(
                 self.task,
                 completed=done,
@@ -120,7 +144,7 @@ class SweepProgress:
         )
 
 
-def sweep_bar():
+def sweep_bar() -> Bar:
     """The live progress bar of a sweep (on stderr, gone when it ends)."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bar
@@ -140,7 +164,7 @@ class RaceEta:
     """The race's time left, from the share of its planned work done (``on_progress``:
     :func:`netsim.tuning.halving.done_share`) and the wall time since its first rung began."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.start: float | None = None  # when the first rung began (data and probes before)
         self.share = 0.0
 

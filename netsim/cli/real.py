@@ -216,7 +216,7 @@ def fit_notes(fit: dict, head: str = "") -> None:
         )
 
 
-def show_prediction(pred, seeds: int, json_: bool, wide: bool) -> None:
+def show_prediction(pred: api.Prediction, seeds: int, json_: bool, wide: bool) -> None:
     """netsim predict's answer: JSON, or the table and how well the calibration holds."""
     if json_:
         emit_json(

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 from rich.markup import escape
 
 from ..errors import ScenarioError
 from ..results import render
+from ..results.left import interrupt_line
 from ..rules import RULES
 from .common import (
     SAID,
@@ -65,6 +67,10 @@ from .progress import (
     sweep_bar,
     with_progress,
 )
+
+if TYPE_CHECKING:
+    from ..sim.summary import Summary
+    from ..sweeps.runner import Plan
 
 __all__ = ["run", "rerun", "compare", "sweep"]
 
@@ -223,8 +229,19 @@ def compare(
     raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
 
 
-def _sweep_interrupted(where, progress: SweepProgress | None) -> None:
-    """The one line of a sweep ended by Ctrl-C or SIGTERM (what is in *where*); exit 130."""
+@dataclass
+class _SweepState:
+    """What a sweep's callbacks learn as it goes: its folder and, once planned, its progress."""
+
+    out: Path | None
+    progress: SweepProgress | None = None
+
+
+def _sweep_interrupted(where: Path | None, progress: SweepProgress | None) -> NoReturn:
+    """The one line of a sweep ended by Ctrl-C or SIGTERM (what is in *where*: None before
+    its folder was chosen); exit 130."""
+    if where is None:
+        said_interrupted(interrupt_line(None))
     if progress is not None and getattr(progress, "done", 0) == progress.total:
         said_interrupted(
             f"interrupted after its {progress.total} runs ended: they are in {where}"
@@ -266,20 +283,26 @@ def sweep(
     if jobs is not None and jobs < 1:
         fail(f"{flag}: {jobs!r} is not allowed (must be >= 1)")
     bar = sweep_bar() if live and err_console.is_terminal else None
-    state = {}
+    state = _SweepState(out)
 
-    def on_plan(plan, where):
+    def on_plan(plan: Plan, where: Path) -> None:
         check_out(Path(where))
         where_text = (
             f"Dask scheduler {scheduler}" if scheduler else f"{jobs or 'all'} local process(es)"
         )
         note(f"sweep {plan.name}: {len(plan.tasks)} run(s) into {where} on {where_text}")
-        state["out"] = where
-        state["progress"] = SweepProgress(bar, len(plan.tasks))
+        state.out = where
+        state.progress = SweepProgress(bar, len(plan.tasks))
 
     sets = list(set_ or []) + ([f"run.seed={seed}"] if seed is not None else [])
 
-    def go():
+    def on_done(
+        done: int, total: int, folder: str, summary: Summary | None, error: BaseException | None
+    ) -> None:
+        if state.progress is not None:  # set by on_plan, before the first run
+            state.progress(done, total, folder, summary, error)
+
+    def go() -> api.Sweep:
         return api.sweep(
             scenario,
             grid or [],
@@ -291,7 +314,7 @@ def sweep(
             scheduler=scheduler,
             resume=resume,
             on_plan=on_plan,
-            on_done=lambda *args: state["progress"](*args),
+            on_done=on_done,
             overwrite=overwrite,
         )
 
@@ -302,14 +325,14 @@ def sweep(
         else:
             outcome = go()
     except KeyboardInterrupt:  # first: after an interrupt netsim.api may be half loaded
-        _sweep_interrupted(state.get("out", out), state.get("progress"))
+        _sweep_interrupted(state.out, state.progress)
     except SweepFailed as exc:
         fail(str(exc), 1)
     except (ScenarioError, SweepError, ExecutorError) as exc:
         fail(str(exc))
     except api.OutputError as exc:
         fail(str(exc), exc.code)
-    warned = state["progress"].warned if "progress" in state else []
+    warned = state.progress.warned if state.progress is not None else []
     _sweep_report(outcome, json_, wide, plots, window_range, warned, target)
     if not json_ and outcome.rows:
         print_verdict(outcome.path, target)
@@ -319,7 +342,13 @@ def sweep(
 
 
 def _sweep_report(
-    outcome, json_: bool, wide: bool, plots: bool, window_range, warned, target=None
+    outcome: api.Sweep,
+    json_: bool,
+    wide: bool,
+    plots: bool,
+    window_range: tuple[float, float] | None,
+    warned: list[tuple[str, str]],
+    target: float | None = None,
 ) -> None:
     """What ``netsim sweep`` prints when it is done: the table (or JSON), the files written,
     the figures when asked (*target* drawn on the loss curves), each failed run's message

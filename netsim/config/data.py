@@ -4,8 +4,10 @@ labelled and cut, and the checks of the loaded data against the scenario."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import ScenarioError
 from ..params import Table, check_path
@@ -14,7 +16,7 @@ from ..workload.datasets import MAX_FEATURES
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.sources import SOURCES, labellings
 from .model import ModelSpec
-from .run import MAX_EVALUATED, evaluation_horizon
+from .run import MAX_EVALUATED, RunSpec, Timed, evaluation_horizon
 
 __all__ = [
     "DataSpec",
@@ -192,7 +194,7 @@ def binary_problem(model: ModelSpec, data: DataSpec, n_classes: int) -> str | No
     )
 
 
-def labels_problem(labels, n_labels: int | None, data: DataSpec) -> str | None:
+def labels_problem(labels: Sequence[int], n_labels: int | None, data: DataSpec) -> str | None:
     """Why a worker class's *labels* do not exist in data of *n_labels* labels (None: unknown
     yet, or they do)."""
     bad = [c for c in labels if c < 0 or (n_labels is not None and c >= n_labels)]
@@ -216,8 +218,30 @@ def shards_problem(k: int, n_labels: int, given: bool) -> str | None:
     )
 
 
+class Checked(Protocol):
+    """What :func:`check_dataset` reads of a scenario (:class:`~netsim.config.scenario.Scenario`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def n_workers(self) -> int: ...
+
+    @property
+    def run(self) -> RunSpec: ...
+
+    @property
+    def data(self) -> DataSpec: ...
+
+    @property
+    def model(self) -> ModelSpec: ...
+
+    @property
+    def workers(self) -> Sequence[Timed]: ...
+
+
 def check_dataset(
-    scenario, n_train: int, n_classes: int, sets: tuple[tuple[int, int], ...] = ()
+    scenario: Checked, n_train: int, n_classes: int, sets: tuple[tuple[int, int], ...] = ()
 ) -> None:
     """Refuse what the loaded data cannot support (ScenarioError with the file set):
     fewer training rows than workers, more than 2 classes for a binary model, periodic

@@ -11,6 +11,7 @@ from ..rules import RULES
 from ..workload.backends import BACKENDS
 from ..workload.backends.base import thaw
 from ..workload.models import MODELS
+from .run import RunSpec
 
 __all__ = ["ModelSpec", "MODEL_NAMES", "read_model", "check_compact"]
 
@@ -72,7 +73,7 @@ def read_model(t: Table, path: Path) -> ModelSpec:
     return spec
 
 
-def check_compact(run, model, rules: dict) -> None:
+def check_compact(run: RunSpec, model: ModelSpec, rules: dict) -> None:
     """``run.compact_gradients`` needs L2 = 0, a linear numpy model and no lgc."""
     if not run.compact_gradients:
         return

@@ -17,6 +17,7 @@ from ..presets import preset_dir
 
 if TYPE_CHECKING:
     import networkx as nx
+    import numpy as np
 
 __all__ = [
     "NetworkPlan",
@@ -86,7 +87,7 @@ def find_topology_file(spec: str, base: Path) -> Path | None:
     return None
 
 
-def load_named_topology(spec, base: Path):
+def load_named_topology(spec: str | dict, base: Path) -> nx.Graph:
     """Load a topology named by a preset, a file path, ``topohub:KEY`` or an inline table.
 
     Raises TopologyError (unparsable or invalid) or FileNotFoundError (no such name).
@@ -102,7 +103,7 @@ def load_named_topology(spec, base: Path):
     return load_topology(spec, base_dir=str(base))
 
 
-def _load(spec, where: str, scenario_path: Path):
+def _load(spec: str | dict, where: str, scenario_path: Path) -> tuple[nx.Graph, str]:
     try:
         graph = load_named_topology(spec, scenario_path.parent)
     except FileNotFoundError as exc:
@@ -110,7 +111,9 @@ def _load(spec, where: str, scenario_path: Path):
     return graph, spec if isinstance(spec, str) else "inline"
 
 
-def parse_network(t: Table, scenario_path: Path, classes: list[dict], seed_rng) -> NetworkPlan:
+def parse_network(
+    t: Table, scenario_path: Path, classes: list[dict], seed_rng: np.random.Generator
+) -> NetworkPlan:
     """Validate ``[network]`` and place the PS and workers.
 
     *classes* holds, per worker class, ``count`` and optional ``datacenter`` / ``hosts``.
@@ -161,14 +164,16 @@ def _placement_key(element: str) -> str:
     return "placement"
 
 
-def _class_hosts(graph, classes: list[dict], ps_host, with_ps: bool = True) -> list | None:
+def _class_hosts(
+    graph: nx.Graph, classes: list[dict], ps_host: Hashable | None, with_ps: bool = True
+) -> list[Hashable] | None:
     """Explicit worker hosts when classes name hosts or datacenters, else None."""
     if not any(c.get("hosts") or c.get("datacenter") is not None for c in classes):
         return None
     taken = (ps_host or list_hosts(graph)[0]) if with_ps else None
     all_hosts = [h for h in list_hosts(graph) if h != taken]
-    used: set = set()
-    chosen = []
+    used: set[Hashable] = set()
+    chosen: list[Hashable] = []
     for i, c in enumerate(classes):
         if c.get("hosts"):
             picked = list(c["hosts"])

@@ -5,13 +5,17 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..errors import ScenarioError
 from ..params import Table
 from ..rules import DEFAULT_RULE
+from ..workload.timemodels import TimeModel
+from .events import ClusterEvent
 
-__all__ = ["RunSpec", "MAX_GRADIENTS", "MAX_EVALUATIONS", "MAX_EVALUATED", "MIN_UNTIL"]
+__all__ = ["RunSpec", "Timed", "MAX_GRADIENTS", "MAX_EVALUATIONS", "MAX_EVALUATED", "MIN_UNTIL"]
 
 MAX_GRADIENTS = 1e8
 """Most gradient computations a run may be expected to make: the sum over classes of
@@ -31,6 +35,25 @@ classes for softmax, the first hidden width for the MLP); from minutes to an hou
 
 MIN_UNTIL = 1e-9
 """Shortest horizon (s): shorter ones are below the resolution of the event times."""
+
+
+class Timed(Protocol):
+    """What the budgets read of a worker class (:class:`~netsim.config.workers.WorkerClass`):
+    its size, compute-time model and fixed latencies (s)."""
+
+    @property
+    def count(self) -> int: ...
+
+    @property
+    def compute(self) -> TimeModel: ...
+
+    @property
+    def pull_latency(self) -> float: ...
+
+    @property
+    def push_latency(self) -> float: ...
+
+    def typical_step(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -102,12 +125,12 @@ def check_rule_budget(run: RunSpec, rules: dict, n_workers: int) -> None:
             )
 
 
-def _steps(workers) -> list[float]:
+def _steps(workers: Sequence[Timed]) -> list[float]:
     """Each class's typical iteration (s): median compute time plus fixed latencies."""
     return [wc.typical_step() for wc in workers]
 
 
-def evaluation_horizon(run: RunSpec, workers) -> float:
+def evaluation_horizon(run: RunSpec, workers: Sequence[Timed]) -> float:
     """The simulated time (s) periodic evaluations can run for: run.until, or with
     ``max_updates`` at most about 10 slowest steps per update."""
     if run.max_updates:
@@ -115,7 +138,7 @@ def evaluation_horizon(run: RunSpec, workers) -> float:
     return run.until
 
 
-def check_budget(run: RunSpec, workers) -> float:
+def check_budget(run: RunSpec, workers: Sequence[Timed]) -> float:
     """Refuse runs whose event count cannot finish: see MAX_GRADIENTS, MAX_EVALUATIONS.
     Returns the expected gradient count (without ``max_updates``' cap).
 
@@ -148,7 +171,13 @@ def check_budget(run: RunSpec, workers) -> float:
     return total
 
 
-def check_slowdown_budget(run: RunSpec, workers, events, items: list, gradients: float) -> None:
+def check_slowdown_budget(
+    run: RunSpec,
+    workers: Sequence[Timed],
+    events: Sequence[ClusterEvent],
+    items: list,
+    gradients: float,
+) -> None:
     """:func:`check_budget` with the ``slowdown`` events, from its expected count *gradients*:
     a worker whose compute times are multiplied by f from time t0 makes about
     (t1 − t0) / (typical · f + latencies) gradients until its next slowdown (or run.until)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -156,7 +157,7 @@ class Scenario:
             )
         return copy.deepcopy(self.rules[name])
 
-    def with_overrides(self, overrides) -> "Scenario":
+    def with_overrides(self, overrides: Sequence[str]) -> "Scenario":
         """This scenario with ``KEY=VALUE`` *overrides* applied (values are TOML), validated again.
 
         Raises ScenarioError naming this scenario's file and the key.
@@ -227,7 +228,7 @@ class Scenario:
 
 def load_scenario(
     path: str | os.PathLike,
-    overrides: list[str] = (),
+    overrides: Sequence[str] = (),
     *,
     seed: int | None = None,
     algorithm: str | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +12,7 @@ from ..rng import Streams
 from ..workload.partition import PartitionSpec
 from ..workload.timemodels import TimeModel, make_time_model
 from .data import DataSpec, class_data
-from .network_plan import parse_network
+from .network_plan import NetworkPlan, parse_network
 
 __all__ = ["WorkerClass", "MAX_WORKERS", "class_ids"]
 
@@ -56,16 +56,19 @@ class WorkerClass:
         return (c + o for c, o in zip(draws, extra))
 
 
-def class_ids(workers) -> dict[str, tuple[int, ...]]:
+def class_ids(workers: Sequence[WorkerClass]) -> dict[str, tuple[int, ...]]:
     """Worker class name → its worker ids (ids are given in class order)."""
-    out, start = {}, 0
+    out: dict[str, tuple[int, ...]] = {}
+    start = 0
     for wc in workers:
         out[wc.name] = tuple(range(start, start + wc.count))
         start += wc.count
     return out
 
 
-def read_workers(items: list, data: DataSpec = DataSpec(), base=None) -> tuple[WorkerClass, ...]:
+def read_workers(
+    items: list, data: DataSpec = DataSpec(), base: Path | None = None
+) -> tuple[WorkerClass, ...]:
     if not items:
         raise ScenarioError("workers", "at least one [[workers]] class is needed")
     classes, names, total = [], set(), 0
@@ -122,7 +125,9 @@ def read_workers(items: list, data: DataSpec = DataSpec(), base=None) -> tuple[W
     return tuple(classes)
 
 
-def read_network(top: Table, path: Path, workers: list, seed: int):
+def read_network(
+    top: Table, path: Path, workers: Sequence[WorkerClass], seed: int
+) -> NetworkPlan | None:
     """The ``[network]`` table's plan (None without one); fixed latencies only without it,
     datacenter/hosts placements only with it."""
     if not top.has("network"):

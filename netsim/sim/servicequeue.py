@@ -25,10 +25,22 @@ arrives meanwhile waits. The times are drawn by :mod:`netsim.workload.servertime
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Generator, Iterable
 from itertools import accumulate
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config.server import check_server_horizon
 from ..workload.servertime import ServerCosts, draw, send_offsets
+
+if TYPE_CHECKING:
+    import numpy as np
+    import simpy
+
+    from ..config.scenario import Scenario
+    from ..net.comm import FixedLatency, NetworkComm
+    from ..rules.base import Push, Rule
+    from ..workload.datasets import Dataset
+    from .records import Recorder
 
 __all__ = ["ServiceQueue", "install", "check_server_model", "SERVER_ROW", "BUSY"]
 
@@ -38,6 +50,22 @@ BUSY = 4
 """The phase index of the server's busy spans (``PHASES[4] == "busy"``)."""
 
 PUSH, CALL, SEND = 0, 1, 2
+
+
+class Served(Protocol):
+    """What the queue reads and calls of the server it stands in front of
+    (:class:`~netsim.sim.server.ParameterServer`)."""
+
+    w: np.ndarray
+    version: int
+    rule: Rule
+    recorder: Recorder
+    stop: simpy.Event
+    service: ServiceQueue | None
+
+    def serve(self, push: Push) -> None: ...
+
+    def release(self, workers: Iterable[int]) -> None: ...
 
 
 class ServiceQueue:
@@ -51,15 +79,23 @@ class ServiceQueue:
     rng : numpy Generator of the server's stream, or None for constant service.
     """
 
-    def __init__(self, env, ps, costs: ServerCosts, rng) -> None:
+    def __init__(
+        self,
+        env: simpy.Environment,
+        ps: Served,
+        costs: ServerCosts,
+        rng: np.random.Generator | None,
+    ) -> None:
         self.env = env
         self.ps = ps
         self.costs = costs
         self.rng = rng
-        self.queue: deque = deque()
+        self.queue: deque[tuple[float, int, Any]] = deque()
+        """Jobs waiting: (arrival time, kind, payload): a Push (PUSH), a callback (CALL) or
+        the worker ids to send a model to (SEND)."""
         self.outbox: list[int] | None = None
         """During a job's hand-over to the rule: the workers it sends a model to."""
-        self.waiting = None
+        self.waiting: simpy.Event | None = None
         """The event the idle thread waits on (None while busy)."""
         self.spans: list | None = None
         """When a list: the busy periods are appended as (SERVER_ROW, BUSY, start, end)."""
@@ -79,15 +115,15 @@ class ServiceQueue:
         env.process(self._serve())
 
     # -- arrivals -------------------------------------------------------------------------
-    def arrive(self, push) -> None:
+    def arrive(self, push: Push) -> None:
         """A push reached the server: it joins the queue."""
         self._join(PUSH, push)
 
-    def later(self, callback) -> None:
+    def later(self, callback: Callable[[], object]) -> None:
         """A rule timer fired: *callback* runs when the server gets to it."""
         self._join(CALL, callback)
 
-    def post(self, workers) -> None:
+    def post(self, workers: Iterable[int]) -> None:
         """The rule sends a model to *workers*: part of the job being served, or else a job
         of its own (the initial models, a worker back from a crash)."""
         if self.outbox is not None:
@@ -95,7 +131,7 @@ class ServiceQueue:
         else:
             self._join(SEND, list(workers))
 
-    def _join(self, kind: int, payload) -> None:
+    def _join(self, kind: int, payload: Push | Callable[[], object] | list[int]) -> None:
         now = self.env.now
         self._count_queue(now)
         self.queue.append((now, kind, payload))
@@ -108,7 +144,7 @@ class ServiceQueue:
         self.queue_since = now
 
     # -- the thread -----------------------------------------------------------------------
-    def _serve(self):
+    def _serve(self) -> Generator[simpy.Event, object, None]:
         env, ps, costs, rng = self.env, self.ps, self.costs, self.rng
         rec = ps.recorder
         while True:
@@ -149,19 +185,29 @@ class ServiceQueue:
                 self.wait_sum += start - arrived
                 self.service_sum += env.now - start
 
-    def _fill(self, rec, rows: int, version: int, wait: float, intake: float, applies) -> None:
+    def _fill(
+        self,
+        rec: Recorder,
+        rows: int,
+        version: int,
+        wait: float,
+        intake: float,
+        applies: list[float],
+    ) -> None:
         """The server columns of the gradients recorded since row *rows*: the job's queue
         *wait*, and its service up to the end of the apply of each one's update (after
         version *version*)."""
+        waits, services = rec.server_wait, rec.server_service
+        assert waits is not None and services is not None  # :func:`install` made them lists
         n = len(rec.time)
-        if len(rec.server_wait) < rows:  # recorded outside a job (none known): no server time
-            rec.server_wait.extend([0.0] * (rows - len(rec.server_wait)))
-            rec.server_service.extend([0.0] * (rows - len(rec.server_service)))
-        rec.server_wait.extend([wait] * (n - rows))
+        if len(waits) < rows:  # recorded outside a job (none known): no server time
+            waits.extend([0.0] * (rows - len(waits)))
+            services.extend([0.0] * (rows - len(services)))
+        waits.extend([wait] * (n - rows))
         ends = list(accumulate(applies, initial=intake))
-        rec.server_service.extend(ends[min(v - version, len(applies))] for v in rec.version[rows:n])
+        services.extend(ends[min(v - version, len(applies))] for v in rec.version[rows:n])
 
-    def _send(self, workers: list[int]):
+    def _send(self, workers: list[int]) -> Generator[simpy.Event, object, None]:
         """Model messages to *workers*, in order (see :func:`send_offsets`)."""
         env, costs = self.env, self.costs
         durations = [draw(costs.message, self.rng) for _ in workers]
@@ -218,7 +264,13 @@ class ServiceQueue:
         }
 
 
-def install(env, ps, scenario, comm, rng) -> ServiceQueue | None:
+def install(
+    env: simpy.Environment,
+    ps: Served,
+    scenario: Scenario,
+    comm: FixedLatency | NetworkComm | None,
+    rng: np.random.Generator,
+) -> ServiceQueue | None:
     """The server's queue for *scenario*'s ``[server]`` table (None without one, or under a
     rule without a server: the server takes no time). The model has ``ps.w.size``
     parameters; a model message is ``comm.model_bytes`` (the ``[network]``'s payload) or
@@ -242,7 +294,11 @@ def install(env, ps, scenario, comm, rng) -> ServiceQueue | None:
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
 
 
-def check_server_model(scenario, load, memo: dict | None = None) -> None:
+def check_server_model(
+    scenario: Scenario,
+    load: Callable[[Scenario, np.random.Generator], Dataset],
+    memo: dict | None = None,
+) -> None:
     """``validate``'s (and a sweep's) :func:`check_server_horizon` of *scenario*, before any
     run: the model's parameter count from the data's features (numpy models; a torch
     network is counted when the run is built, still before anything is written). *memo*

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from scipy.sparse import csr_matrix
+
     from .buffers import Buffers
+
+    Features: TypeAlias = np.ndarray | csr_matrix
+    """Data rows, (n_samples, n_features): a float64 ndarray or a scipy.sparse CSR matrix."""
 
 __all__ = ["Model"]
 
@@ -62,11 +69,11 @@ class Model:
         """Length of the flat weight vector for *n_features* input features."""
         return n_features
 
-    def loss(self, w: np.ndarray, X, y: np.ndarray) -> float:
+    def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Objective value: mean loss over the rows of *X* plus ``l2/2 ||w||^2``."""
         raise NotImplementedError
 
-    def gradient(self, w: np.ndarray, X, y: np.ndarray) -> np.ndarray:
+    def gradient(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         """Gradient of :meth:`loss` with respect to *w*: ``X^T r + l2 w`` with ``r`` the
         model's :meth:`residual`; a new ndarray of shape (n_params,).
 
@@ -82,19 +89,19 @@ class Model:
             g += self.l2 * w
         return g
 
-    def decision_function(self, w: np.ndarray, X) -> np.ndarray:
+    def decision_function(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Raw scores ``X @ w``: ndarray of shape (n_samples,)."""
         return X @ w
 
-    def predict(self, w: np.ndarray, X) -> np.ndarray:
+    def predict(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Predicted labels: int64 ndarray of shape (n_samples,); 1 where ``w^T x > 0``."""
         return (self.decision_function(w, X) > 0).astype(np.int64)
 
-    def accuracy(self, w: np.ndarray, X, y: np.ndarray) -> float:
+    def accuracy(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Fraction of rows whose predicted label equals *y*, in [0, 1]."""
         return float(np.mean(self.predict(w, X) == y))
 
-    def residual(self, w: np.ndarray, X, y: np.ndarray) -> np.ndarray:
+    def residual(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         """Per-row factor ``r`` of the data term: its gradient is ``expand(X, r)``.
 
         A minibatch gradient of a linear model has rank at most the batch size; keeping
@@ -103,7 +110,7 @@ class Model:
         raise NotImplementedError
 
     @staticmethod
-    def expand(X, r: np.ndarray) -> np.ndarray:
+    def expand(X: Features, r: np.ndarray) -> np.ndarray:
         """The data gradient ``X^T r`` as a flat array (d,) (C order for a matrix ``r``)."""
         return (X.T @ r).ravel()
 

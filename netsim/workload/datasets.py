@@ -6,14 +6,21 @@ import gzip
 import os
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ScenarioError
 from .partition import iid
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
+    from .base import Features
 
 __all__ = [
     "Dataset",
@@ -121,7 +128,7 @@ class DataNotFoundError(ScenarioError):
 # ---------------------------------------------------------------- IDX (MNIST) files
 
 
-def read_idx(path, *, magic: int | None = None) -> np.ndarray:
+def read_idx(path: str | os.PathLike[str], *, magic: int | None = None) -> np.ndarray:
     """Read one IDX file (plain, or gzip if the name ends in ``.gz``).
 
     Parameters
@@ -169,7 +176,7 @@ def read_idx(path, *, magic: int | None = None) -> np.ndarray:
     return np.frombuffer(data, dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
 
 
-def _find(names, dirs, what: str, how: str) -> list[Path]:
+def _find(names: Sequence[str], dirs: Sequence[Path], what: str, how: str) -> list[Path]:
     """Paths of *names* (plain or ``.gz``) in the first of *dirs* that holds all of them."""
     missing = []
     for d in dirs:
@@ -185,13 +192,17 @@ def _find(names, dirs, what: str, how: str) -> list[Path]:
     raise DataNotFoundError(f"{what} files (each plain or .gz) not found: {where}. {how}")
 
 
-def data_dirs(data_dir, subdir: str) -> list[Path]:
+def data_dirs(data_dir: str | os.PathLike[str] | None, subdir: str) -> list[Path]:
     """Directories to search: *data_dir* (else ``$NETSIM_DATA_DIR``) and its *subdir*."""
     root = data_dir if data_dir is not None else os.environ.get(DATA_ENV)
     return [] if root is None else [Path(root), Path(root) / subdir]
 
 
-def load_mnist(data_dir, scale: bool):
+def load_mnist(
+    data_dir: str | os.PathLike[str] | None, scale: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """MNIST's four IDX files in *data_dir* (or its ``mnist/``): (X_train (60000, 784),
+    y_train, X_test (10000, 784), y_test, the files read); pixels in [0, 1] when *scale*."""
     dirs = data_dirs(data_dir, "mnist")
     how = (
         f"Download the four *-ubyte.gz files of the original MNIST distribution (Y. LeCun's MNIST page "
@@ -216,7 +227,15 @@ def load_mnist(data_dir, scale: bool):
 # ---------------------------------------------------------------- other sources
 
 
-def load_libsvm(data_dir, train, test, n_features):
+def load_libsvm(
+    data_dir: str | os.PathLike[str] | None,
+    train: str | os.PathLike[str] | None,
+    test: str | os.PathLike[str] | None,
+    n_features: int | None,
+) -> tuple[Features, np.ndarray, Features | None, np.ndarray | None, int, str]:
+    """LIBSVM text files *train* and *test* (default: a9a and a9a.t in *data_dir*): CSR
+    rows, labels in 0..k-1 (±1 labels: 0/1), k, the files read; the test set None without a
+    *test* file."""
     from sklearn.datasets import load_svmlight_files
 
     if train is None:
@@ -257,11 +276,15 @@ def load_libsvm(data_dir, train, test, n_features):
             [np.searchsorted(classes, y).astype(np.int64) for y in ys],
             max(2, len(classes)),
         )
-    out = [arrays[0], ys[0]] + ([arrays[2], ys[1]] if test is not None else [None, None])
-    return (*out, n_classes, ", ".join(map(str, files)))
+    where = ", ".join(map(str, files))
+    if test is None:
+        return arrays[0], ys[0], None, None, n_classes, where
+    return arrays[0], ys[0], arrays[2], ys[1], n_classes, where
 
 
-def load_npz(path):
+def load_npz(
+    path: str | os.PathLike[str] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, tuple[int, ...], str]:
     """The four arrays of :data:`NPZ_KEYS` in *path*: examples flattened to rows, labels
     mapped to 0..k-1 in sorted order; returns (X_tr, y_tr, X_te, y_te, k, shape, source)."""
     if path is None:
@@ -305,7 +328,9 @@ def load_npz(path):
     return (*_checked(arrays, str(path)), str(path))
 
 
-def _checked(arrays, path: str):
+def _checked(
+    arrays: Sequence[np.ndarray], path: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, tuple[int, ...]]:
     """(X_tr, y_tr, X_te, y_te, k, shape) of the four arrays (examples (n, ...), labels (n,))
     of :data:`NPZ_KEYS`: examples flattened to float64 rows, labels mapped to 0..k-1 in
     sorted order; ValueError starting with *path* when they do not fit."""
@@ -351,7 +376,9 @@ def _checked(arrays, path: str):
     return rows[0], ys[0], rows[1], ys[1], max(2, len(classes)), shape
 
 
-def load_callable(function: tuple[str, str] | None):
+def load_callable(
+    function: tuple[str, str] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, tuple[int, ...], str]:
     """The data the user's function returns (*function*: ``("package.module:name", folder)``,
     imported from the folder first): four arrays or tensors (a tuple in the order of
     :data:`NPZ_KEYS` or a dict of them) or ``(train, test)`` datasets of ``(x, y)`` items
@@ -381,13 +408,21 @@ def load_callable(function: tuple[str, str] | None):
     return (*_checked(arrays, spec), f"{spec} (from {folder})")
 
 
-def _what(value) -> str:
+class Pairs(Protocol):
+    """A dataset of ``(x, y)`` items: a length and indexing (a torch ``Dataset``, a list)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> tuple[object, object]: ...
+
+
+def _what(value: object) -> str:
     return (
         f"{len(value)} values" if isinstance(value, (tuple, list)) else f"a {type(value).__name__}"
     )
 
 
-def _array(value, spec: str, key: str) -> np.ndarray:
+def _array(value: object, spec: str, key: str) -> np.ndarray:
     """*value* (an array, a tensor, a list) as a numeric ndarray; ValueError naming *key*."""
     if hasattr(value, "detach"):  # a torch tensor
         value = value.detach().cpu().numpy()
@@ -400,7 +435,7 @@ def _array(value, spec: str, key: str) -> np.ndarray:
     return out
 
 
-def _items(dataset, spec: str, which: str) -> list[np.ndarray]:
+def _items(dataset: Pairs, spec: str, which: str) -> list[np.ndarray]:
     """``[X, y]`` of a dataset of ``(x, y)`` items (``len`` and indexing: a torch Dataset)."""
     try:
         pairs = [dataset[i] for i in range(len(dataset))]
@@ -420,7 +455,7 @@ def _some(labels: np.ndarray, most: int = 6) -> str:
     return shown + (", ..." if len(labels) > most else "")
 
 
-def _libsvm_error(files) -> str:
+def _libsvm_error(files: Sequence[Path]) -> str:
     """Where *files* stop being LIBSVM text: the first file and line (1-based) that is not
     ``label index:value ...`` (a comment after ``#`` allowed), without quoting it."""
     import re
@@ -438,7 +473,11 @@ def _libsvm_error(files) -> str:
     return f"{', '.join(map(str, files))}: not in LIBSVM format (expected 'label index:value ...' lines)"
 
 
-def synthetic(rng, n_samples, n_features, n_classes):
+def synthetic(
+    rng: np.random.Generator, n_samples: int, n_features: int, n_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A teacher problem: standard normal rows X (n_samples, n_features) labelled by the
+    arg-max of a random linear teacher's scores plus noise (:data:`SYNTHETIC_NOISE`)."""
     if n_samples < 2 or n_features < 1 or n_classes < 2:
         raise ValueError(
             f"synthetic data needs n_samples >= 2, n_features >= 1, n_classes >= 2; "
@@ -460,7 +499,11 @@ def train_rows(n: int, test_fraction: float) -> int:
     return n - min(max(int(round(test_fraction * n)), 1), n - 1)
 
 
-def split(X, y, test_fraction, rng):
+def split(
+    X: Features, y: np.ndarray, test_fraction: float, rng: np.random.Generator
+) -> tuple[Features, np.ndarray, Features, np.ndarray]:
+    """(X_train, y_train, X_test, y_test): a random *test_fraction* of the rows held out
+    (:func:`train_rows`), each part in row order."""
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     n = X.shape[0]
@@ -472,16 +515,21 @@ def split(X, y, test_fraction, rng):
     return X[train], y[train], X[test], y[test]
 
 
-def finish(X, add_bias: bool, sparse: bool):
+def finish(X: Features, add_bias: bool, sparse: bool) -> Features:
+    """*X* as training reads it: a constant-1 column appended when *add_bias*; float64, as
+    a CSR matrix when *sparse*, else a C-contiguous ndarray."""
     if add_bias:
         ones = np.ones((X.shape[0], 1))
         X = sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
     if sparse:
         return sp.csr_matrix(X, dtype=np.float64)
-    return np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+    dense = cast("csr_matrix", X).toarray() if sp.issparse(X) else X
+    return np.ascontiguousarray(dense, dtype=np.float64)
 
 
-def relabel(name: str, labels: str, y_tr, y_te, k: int):
+def relabel(
+    name: str, labels: str, y_tr: np.ndarray, y_te: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Apply the labelling *labels* (odd_even, multiclass, binary) to data *name* of *k*
     classes: (y_tr, y_te, classes)."""
     if labels == "binary" and k != 2:

@@ -4,16 +4,45 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from .datasets import DATA_ENV, Dataset
 from .sources import SOURCES, load_dataset
 
-__all__ = ["load_data", "resolve_data_dir", "DATA_ENV"]
+__all__ = ["load_data", "resolve_data_dir", "DATA_ENV", "DataRequest"]
 
 
-def resolve_data_dir(spec) -> str | None:
+class DataRequest(Protocol):
+    """What the loaders read of a scenario's ``[data]`` (:class:`~netsim.config.data.DataSpec`,
+    whose fields document these)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def dir(self) -> str | None: ...
+    @property
+    def labels(self) -> str: ...
+    @property
+    def test_fraction(self) -> float: ...
+    @property
+    def add_bias(self) -> bool: ...
+    @property
+    def n_samples(self) -> int: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_classes(self) -> int: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def function(self) -> str: ...
+    @property
+    def function_dir(self) -> str: ...
+
+
+def resolve_data_dir(spec: DataRequest) -> str | None:
     """The directory to read for *spec* (a scenario's ``DataSpec``): ``data.dir`` (or ``--data-dir``), else ``$NETSIM_DATA_DIR``.
 
     A directory holding the source's subfolder (``mnist/``, ``a9a/``; else one named after
@@ -26,7 +55,7 @@ def resolve_data_dir(spec) -> str | None:
     return str(sub) if sub.is_dir() else str(base)
 
 
-def load_data(spec, rng: np.random.Generator) -> Dataset:
+def load_data(spec: DataRequest, rng: np.random.Generator) -> Dataset:
     """Load the examples a scenario names. Raises DataNotFoundError when files are missing."""
     train, test = SOURCES[spec.source].files(spec)
     return load_dataset(

@@ -9,11 +9,15 @@ registered the same way.
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from .base import Model
+
+if TYPE_CHECKING:
+    from .base import Features
 
 __all__ = ["MLP", "layer_sizes"]
 
@@ -58,7 +62,8 @@ class MLP(Model):
     def layers(self, w: np.ndarray, n_features: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Views ``(W_l (fan_in, fan_out), b_l (fan_out,))`` into *w*, input layer first."""
         sizes = layer_sizes(n_features, self.hidden, self.n_classes)
-        out, pos = [], 0
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        pos = 0
         for a, b in pairwise(sizes):
             W = w[pos : pos + a * b].reshape(a, b)
             pos += a * b
@@ -77,7 +82,9 @@ class MLP(Model):
             W[...] = rng.normal(0.0, np.sqrt(2.0 / W.shape[0]), W.shape)
         return w
 
-    def _forward(self, w, X):
+    def _forward(
+        self, w: np.ndarray, X: Features
+    ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[Features], np.ndarray]:
         """Activations ``[X, h_1, ..., h_{L-1}]`` and the output scores (n, n_classes)."""
         layers = self.layers(w, X.shape[1])
         acts = [X]
@@ -91,15 +98,15 @@ class MLP(Model):
         Z += b
         return layers, acts, Z
 
-    def decision_function(self, w, X):
+    def decision_function(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Output scores (logits), ndarray (n_samples, n_classes)."""
         return self._forward(w, X)[2]
 
-    def predict(self, w, X):
+    def predict(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Arg-max class of each row: int64 ndarray (n_samples,)."""
         return np.argmax(self.decision_function(w, X), axis=1).astype(np.int64)
 
-    def loss(self, w, X, y):
+    def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Mean cross-entropy over the rows plus ``l2/2 ||w||^2`` (float)."""
         Z = self.decision_function(w, X)
         Z -= Z.max(axis=1, keepdims=True)
@@ -107,7 +114,7 @@ class MLP(Model):
         lse = np.log(np.exp(Z).sum(axis=1))
         return float(np.mean(lse - Z[np.arange(n), y])) + self._penalty(w)
 
-    def gradient(self, w, X, y):
+    def gradient(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         """Back-propagated gradient of :meth:`loss`, a new ndarray (n_params,)."""
         layers, acts, Z = self._forward(w, X)
         n = Z.shape[0]
@@ -134,7 +141,7 @@ class MLP(Model):
             g += self.l2 * w
         return g
 
-    def residual(self, w, X, y):
+    def residual(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError(
             "an MLP gradient has no low-rank form; compact gradients need a linear model"
         )

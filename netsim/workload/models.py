@@ -7,11 +7,16 @@ registers a :class:`Model` subclass in :data:`MODELS`: the engine only calls
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.special import expit
 
 from .base import Model
 from .mlp import MLP
+
+if TYPE_CHECKING:
+    from .base import Features
 
 __all__ = [
     "Model",
@@ -44,10 +49,10 @@ class MarginModel(Model):
         new array; the mean runs over the last axis (b rows)."""
         raise NotImplementedError
 
-    def residual(self, w, X, y):
+    def residual(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         return self.factor(X @ w, y)
 
-    def gradients(self, W, Xs, Ys):
+    def gradients(self, W: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
         Z = np.matmul(Xs, W[0]) if len(W) == 1 else np.matmul(Xs, W[:, :, None])[:, :, 0]
         R = self.factor(Z, Ys)
         G = np.matmul(Xs.transpose(0, 2, 1), R[:, :, None])[:, :, 0]
@@ -65,7 +70,7 @@ class SmoothSVM(MarginModel):
 
     name = "smooth_svm"
 
-    def loss(self, w, X, y):
+    def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Objective value (float).
 
         Parameters
@@ -78,7 +83,7 @@ class SmoothSVM(MarginModel):
         h = np.maximum(1.0 - s * (X @ w), 0.0)
         return 0.5 * float(h @ h) / h.shape[0] + self._penalty(w)
 
-    def factor(self, z, y):
+    def factor(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``r`` with data gradient ``X^T r``: ``-max(0, 1 - s_i z_i) s_i / N``, ``z = X @ w``."""
         s = 2.0 * y - 1.0
         r = np.maximum(1.0 - s * z, 0.0)
@@ -97,7 +102,7 @@ class Logistic(MarginModel):
 
     name = "logistic"
 
-    def loss(self, w, X, y):
+    def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Objective value (float); finite for any finite margin.
 
         Parameters
@@ -109,7 +114,7 @@ class Logistic(MarginModel):
         z = X @ w
         return float(np.mean(np.logaddexp(0.0, z) - y * z)) + self._penalty(w)
 
-    def factor(self, z, y):
+    def factor(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``r`` with data gradient ``X^T r``: ``(sig(z_i) - y_i) / N``, ``z = X @ w``."""
         r = expit(z)
         r -= y
@@ -133,20 +138,20 @@ class Softmax(Model):
         """``n_features * n_classes``."""
         return n_features * self.n_classes
 
-    def decision_function(self, w, X):
+    def decision_function(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Scores ``X @ W``: ndarray of shape (n_samples, n_classes)."""
         return X @ w.reshape(-1, self.n_classes)
 
-    def predict(self, w, X):
+    def predict(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Arg-max class of each row: int64 ndarray of shape (n_samples,)."""
         return np.argmax(self.decision_function(w, X), axis=1).astype(np.int64)
 
-    def _shifted_scores(self, w, X):
+    def _shifted_scores(self, w: np.ndarray, X: Features) -> np.ndarray:
         Z = X @ w.reshape(-1, self.n_classes)
         Z -= Z.max(axis=1, keepdims=True)
         return Z
 
-    def loss(self, w, X, y):
+    def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Objective value (float): mean cross-entropy plus ``l2/2 ||w||^2``.
 
         Parameters
@@ -160,7 +165,7 @@ class Softmax(Model):
         lse = np.log(np.exp(Z).sum(axis=1))
         return float(np.mean(lse - Z[np.arange(n), y])) + self._penalty(w)
 
-    def residual(self, w, X, y):
+    def residual(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         """``R = (P - Y) / N`` of shape (n, n_classes); data gradient ``(X^T R).ravel()``."""
         P = self._shifted_scores(w, X)
         np.exp(P, out=P)
@@ -179,7 +184,7 @@ class CompactGradient:
 
     __slots__ = ("X", "rows", "r")
 
-    def __init__(self, X, rows: np.ndarray, r: np.ndarray) -> None:
+    def __init__(self, X: Features, rows: np.ndarray, r: np.ndarray) -> None:
         self.X = X
         self.rows = rows
         self.r = r

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import chain, count, cycle, repeat
+from os import PathLike
 from typing import Iterator
 
 import numpy as np
@@ -59,16 +60,16 @@ class Constant(TimeModel):
 
     value: float
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return np.full(n, self.value)
 
-    def draws(self, rng, member=0):
+    def draws(self, rng: np.random.Generator, member: int = 0) -> Iterator[float]:
         return repeat(self.value)
 
-    def typical(self):
+    def typical(self) -> float:
         return self.value
 
-    def mean(self):
+    def mean(self) -> float:
         return self.value
 
 
@@ -78,13 +79,13 @@ class Exponential(TimeModel):
 
     mean_s: float
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.exponential(self.mean_s, n)
 
-    def typical(self):
+    def typical(self) -> float:
         return self.mean_s * math.log(2)
 
-    def mean(self):
+    def mean(self) -> float:
         return self.mean_s
 
 
@@ -95,13 +96,13 @@ class ShiftedExponential(TimeModel):
     shift: float
     mean_s: float
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return self.shift + rng.exponential(self.mean_s, n)
 
-    def typical(self):
+    def typical(self) -> float:
         return self.shift + self.mean_s * math.log(2)
 
-    def mean(self):
+    def mean(self) -> float:
         return self.shift + self.mean_s
 
 
@@ -112,13 +113,13 @@ class LogNormal(TimeModel):
     median: float
     sigma: float
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.lognormal(np.log(self.median), self.sigma, n)
 
-    def typical(self):
+    def typical(self) -> float:
         return self.median
 
-    def mean(self):
+    def mean(self) -> float:
         return self.median * float(np.exp(self.sigma**2 / 2))
 
 
@@ -129,13 +130,13 @@ class Uniform(TimeModel):
     low: float
     high: float
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.uniform(self.low, self.high, n)
 
-    def typical(self):
+    def typical(self) -> float:
         return (self.low + self.high) / 2
 
-    def mean(self):
+    def mean(self) -> float:
         return (self.low + self.high) / 2
 
 
@@ -146,13 +147,13 @@ class Pareto(TimeModel):
     shape: float
     scale: float
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return self.scale * (1.0 + rng.pareto(self.shape, n))
 
-    def typical(self):
+    def typical(self) -> float:
         return self.scale * math.exp(min(math.log(2) / self.shape, 700.0))
 
-    def mean(self):
+    def mean(self) -> float:
         return self.shape * self.scale / (self.shape - 1) if self.shape > 1 else float("inf")
 
 
@@ -164,19 +165,19 @@ class Replay(TimeModel):
     A single list is shared by every worker of the class.
     """
 
-    times: tuple
+    times: tuple[tuple[float, ...], ...]
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         flat = np.concatenate([np.asarray(t, float) for t in self.times])
         return np.resize(flat, n)
 
-    def draws(self, rng, member=0):
+    def draws(self, rng: np.random.Generator, member: int = 0) -> Iterator[float]:
         return cycle(self.times[member % len(self.times)])
 
-    def typical(self):
+    def typical(self) -> float:
         return float(np.median(np.concatenate([np.asarray(t, float) for t in self.times])))
 
-    def mean(self):
+    def mean(self) -> float:
         return float(np.mean(np.concatenate([np.asarray(t, float) for t in self.times])))
 
 
@@ -201,7 +202,9 @@ def _num(spec: dict, key: str, where: str, *, positive: bool = True) -> float:
     return value
 
 
-def _replay(spec: dict, where: str, count: int, base, worker_class) -> Replay:
+def _replay(
+    spec: dict, where: str, count: int, base: str | PathLike | None, worker_class: str | None
+) -> Replay:
     if "run" in spec:
         return _replay_run(spec, where, base, worker_class)
     times = spec.get("times")
@@ -228,7 +231,9 @@ def _replay(spec: dict, where: str, count: int, base, worker_class) -> Replay:
     return Replay(tuple(tuple(float(t) for t in seq) for seq in lists))
 
 
-def _replay_run(spec: dict, where: str, base, worker_class) -> Replay:
+def _replay_run(
+    spec: dict, where: str, base: str | PathLike | None, worker_class: str | None
+) -> Replay:
     """``{dist = "replay", run = FOLDER}``: the times a real run measured (its folder, relative
     to *base*, the scenario's folder), of the class named *worker_class* there (or the
     ``worker_class`` key), each iteration's ``measure`` (:data:`~.replayed.MEASURES`)."""
@@ -268,7 +273,12 @@ TIME_MODELS = tuple(_PARAMS) + ("replay",)
 
 
 def make_time_model(
-    spec, where: str, count: int = 1, *, base=None, worker_class: str | None = None
+    spec: object,
+    where: str,
+    count: int = 1,
+    *,
+    base: str | PathLike | None = None,
+    worker_class: str | None = None,
 ) -> TimeModel:
     """Build a time model from its scenario table.
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -27,6 +28,10 @@ from ..errors import ScenarioError
 from .base import Model
 from .buffers import Buffers
 from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
+
+if TYPE_CHECKING:
+    from .base import Features
+    from .datasets import Dataset
 
 try:
     import torch
@@ -47,6 +52,42 @@ __all__ = [
 EVAL_CHUNK_ROWS = 2048
 """Rows per forward pass when a loss or prediction runs over a whole data set (bounds
 the memory of a convolutional net's activations)."""
+
+
+class TorchSpec(Protocol):
+    """What a torch model is built from: a scenario's ``[model]`` table
+    (:class:`~netsim.config.model.ModelSpec`, whose fields document these)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def module(self) -> str: ...
+    @property
+    def module_dir(self) -> str: ...
+    @property
+    def hidden(self) -> tuple[int, ...]: ...
+    @property
+    def channels(self) -> tuple[int, ...]: ...
+    @property
+    def kernel(self) -> int: ...
+    @property
+    def loss(self) -> str: ...
+    @property
+    def l2(self) -> float: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def master_dtype(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def stack(self) -> bool: ...
+
+    def kwargs_dict(self) -> dict: ...
 
 
 class TorchModel(Model):
@@ -83,7 +124,7 @@ class TorchModel(Model):
 
     def __init__(
         self,
-        module,
+        module: torch.nn.Module,
         *,
         input_shape: tuple[int, ...],
         n_classes: int,
@@ -189,7 +230,7 @@ class TorchModel(Model):
         """This run's buffers, name → tensor (batch norm's running statistics)."""
         return self._buffers
 
-    def _tensor(self, a: np.ndarray, dtype=None) -> torch.Tensor:
+    def _tensor(self, a: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:
         """*a* as a tensor of *dtype* (default the module's): its own memory when it already
         is one (a model snapshot, the minibatch scratch rows; never written), else a copy."""
         a = np.asarray(a)
@@ -197,7 +238,7 @@ class TorchModel(Model):
             return torch.tensor(a, dtype=dtype or self.dtype, device=self.device)
         return torch.as_tensor(a, dtype=dtype or self.dtype, device=self.device)
 
-    def _inputs(self, X) -> torch.Tensor:
+    def _inputs(self, X: Features) -> torch.Tensor:
         X = X.toarray() if hasattr(X, "toarray") else X
         return self._tensor(X).view(X.shape[0], *self.input_shape)
 
@@ -246,7 +287,7 @@ class TorchModel(Model):
         finally:
             torch.random.set_rng_state(state)
 
-    def gradient(self, w, X, y):
+    def gradient(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         """Gradient of :meth:`loss` at *w* (n_params,) on rows *X* (b, n_features) with
         labels *y* (b,): a new ndarray (n_params,) of :attr:`master` (in a run, one of its
         :class:`~netsim.workload.buffers.Buffers`).
@@ -273,7 +314,7 @@ class TorchModel(Model):
             g += self.l2 * w
         return g
 
-    def _flat(self, grads) -> np.ndarray:
+    def _flat(self, grads: Sequence[torch.Tensor | None]) -> np.ndarray:
         """The parameters' gradients *grads* (None: unused, zero) as one flat vector."""
         flat = (
             np.empty(sum(self._sizes), self.master) if self.vectors is None else self.vectors.take()
@@ -286,7 +327,7 @@ class TorchModel(Model):
                 part.view(s).copy_(g)
         return flat
 
-    def gradients(self, W, Xs, Ys):
+    def gradients(self, W: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
         """Gradients of k minibatches, ndarray (k, n_params) of :attr:`master`, by one
         ``vmap`` of ``torch.func.grad``: row i equals ``gradient(W[i], Xs[i], Ys[i])``
         to rounding (the batched kernels sum in another order).
@@ -308,7 +349,7 @@ class TorchModel(Model):
             G += self.l2 * W
         return G
 
-    def _chunks(self, w, X):
+    def _chunks(self, w: np.ndarray, X: Features) -> Iterator[tuple[int, torch.Tensor]]:
         """Logits of *X* in chunks of :data:`EVAL_CHUNK_ROWS` rows, in evaluation mode."""
         self.module.eval()
         params = self._params(self._tensor(w))
@@ -321,7 +362,7 @@ class TorchModel(Model):
                     ),
                 )
 
-    def loss(self, w, X, y):
+    def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Objective value (float): mean loss over the rows of *X* plus ``l2/2 ||w||^2``."""
         total = 0.0
         for lo, out in self._chunks(w, X):
@@ -332,13 +373,13 @@ class TorchModel(Model):
         value = total / X.shape[0]
         return value + self._penalty(w) if math.isfinite(value) else value
 
-    def decision_function(self, w, X):
+    def decision_function(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Logits, float64 ndarray (n_samples, c)."""
         return np.concatenate(
             [out.to(torch.float64).cpu().numpy() for _, out in self._chunks(w, X)]
         )
 
-    def predict(self, w, X):
+    def predict(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Predicted labels, int64 ndarray (n_samples,): the arg-max logit (a single logit: > 0)."""
         Z = self.decision_function(w, X)
         return (
@@ -347,14 +388,14 @@ class TorchModel(Model):
             else np.argmax(Z, axis=1).astype(np.int64)
         )
 
-    def residual(self, w, X, y):
+    def residual(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError(
             "a torch model's gradient has no low-rank form; compact gradients need "
             "a linear numpy model"
         )
 
 
-def examples_in_dtype(dataset, model: TorchModel):
+def examples_in_dtype(dataset: Dataset, model: TorchModel) -> Dataset:
     """*dataset* with its examples in the module's dtype (float32: half the memory, and no
     conversion per minibatch; the values every gradient reads are the same), or itself."""
     if model.dtype != torch.float32:
@@ -366,23 +407,25 @@ def examples_in_dtype(dataset, model: TorchModel):
     )
 
 
-def build_module(spec, input_shape: tuple[int, ...], n_classes: int):
+def build_module(spec: TorchSpec, input_shape: tuple[int, ...], n_classes: int) -> torch.nn.Module:
     """The ``nn.Module`` of a ``[model]`` table (*spec*, a ModelSpec) for examples of
     *input_shape* and *n_classes* labels, initialised under torch's current generator: a
     built-in network, or the user's class imported from ``spec.module_dir`` first. Raises
     what building raises (ValueError saying what is wrong with the spec)."""
     if spec.module:
         return load_module_class(spec.module, Path(spec.module_dir))(**spec.kwargs_dict())
-    options = {
-        "cnn": {"channels": spec.channels, "hidden": spec.hidden, "kernel": spec.kernel},
-        "mlp": {"hidden": spec.hidden},
-    }.get(spec.name, {})
-    return {"lenet5": lenet5, "cnn": cnn, "mlp": mlp}[spec.name](input_shape, n_classes, **options)
+    if spec.name == "cnn":
+        return cnn(
+            input_shape, n_classes, channels=spec.channels, hidden=spec.hidden, kernel=spec.kernel
+        )
+    if spec.name == "mlp":
+        return mlp(input_shape, n_classes, hidden=spec.hidden)
+    return {"lenet5": lenet5}[spec.name](input_shape, n_classes)
 
 
 def make_torch_model(
-    spec, input_shape: tuple[int, ...], n_classes: int, seed: int, workers: int = 1
-):
+    spec: TorchSpec, input_shape: tuple[int, ...], n_classes: int, seed: int, workers: int = 1
+) -> TorchModel:
     """The :class:`~netsim.workload.torch_model.TorchModel` a scenario's ``[model]`` table
     (*spec*, a ModelSpec) describes, for examples of *input_shape* and *n_classes* labels,
     its parameters initialised by the module under torch's generator seeded with *seed*
@@ -404,7 +447,7 @@ def make_torch_model(
     torch.use_deterministic_algorithms(True)
     key = "model.module" if spec.module else "model.name"
 
-    def build():
+    def build() -> torch.nn.Module:
         return build_module(spec, input_shape, n_classes)
 
     try:
@@ -477,7 +520,12 @@ def physical_memory() -> int | None:
         return None
 
 
-def _check_memory(build, key: str, input_shape=None, workers: int = 1) -> None:
+def _check_memory(
+    build: Callable[[], torch.nn.Module],
+    key: str,
+    input_shape: tuple[int, ...] | None = None,
+    workers: int = 1,
+) -> None:
     """Refuse (ScenarioError of *key*) a network that cannot fit in this machine's RAM: its
     parameters (:func:`bytes_per_parameter` of *workers* each) and, given *input_shape*, its
     largest layer output for an evaluation chunk of :data:`EVAL_CHUNK_ROWS` rows (4 bytes a
@@ -521,7 +569,9 @@ def _check_memory(build, key: str, input_shape=None, workers: int = 1) -> None:
         )
 
 
-def _check_output(model, key: str, input_shape: tuple[int, ...], n_classes: int) -> None:
+def _check_output(
+    model: TorchModel, key: str, input_shape: tuple[int, ...], n_classes: int
+) -> None:
     """A forward pass on two zero examples: the module must accept them and give
     *n_classes* logits per row (or 1 for two classes)."""
     X, w = np.zeros((2, int(np.prod(input_shape)))), model.initial_weights()

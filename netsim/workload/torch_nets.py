@@ -11,10 +11,16 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from torch import nn
 
 __all__ = [
     "TORCH_NETS",
@@ -53,7 +59,7 @@ def torch_missing() -> bool:
     return importlib.util.find_spec("torch") is None
 
 
-def lenet5(input_shape: tuple[int, ...], n_classes: int):
+def lenet5(input_shape: tuple[int, ...], n_classes: int) -> nn.Sequential:
     """LeNet-5 for (C, H, W) images: conv 6@5×5 (padding 2) → ReLU → max-pool 2 → conv 16@5×5 →
     ReLU → max-pool 2 → 120 → 84 → *n_classes* logits. On 1×28×28 it has 61,706 parameters."""
     from torch import nn
@@ -79,15 +85,19 @@ def lenet5(input_shape: tuple[int, ...], n_classes: int):
 
 
 def cnn(
-    input_shape: tuple[int, ...], n_classes: int, channels=(16, 32), hidden=(64,), kernel: int = 3
-):
+    input_shape: tuple[int, ...],
+    n_classes: int,
+    channels: Sequence[int] = (16, 32),
+    hidden: Sequence[int] = (64,),
+    kernel: int = 3,
+) -> nn.Sequential:
     """A small conv net: per entry of *channels*, conv *kernel*×*kernel* ('same' padding) →
     ReLU → max-pool 2 (while the image is at least 2 pixels wide); then dense ReLU layers of
     widths *hidden* and *n_classes* logits."""
     from torch import nn
 
     c, h, w = _image(input_shape, "cnn")
-    layers = []
+    layers: list[nn.Module] = []
     for out in channels:
         layers += [nn.Conv2d(c, out, kernel, padding=kernel // 2), nn.ReLU()]
         h, w = h + 2 * (kernel // 2) - kernel + 1, w + 2 * (kernel // 2) - kernel + 1
@@ -99,7 +109,9 @@ def cnn(
     return nn.Sequential(*layers, *_dense(c * h * w, hidden, n_classes))
 
 
-def mlp(input_shape: tuple[int, ...], n_classes: int, hidden=(128,)):
+def mlp(
+    input_shape: tuple[int, ...], n_classes: int, hidden: Sequence[int] = (128,)
+) -> nn.Sequential:
     """Flatten → dense ReLU layers of widths *hidden* (any depth, none for a linear model) →
     *n_classes* logits."""
     from torch import nn
@@ -107,10 +119,10 @@ def mlp(input_shape: tuple[int, ...], n_classes: int, hidden=(128,)):
     return nn.Sequential(nn.Flatten(), *_dense(int(np.prod(input_shape)), hidden, n_classes))
 
 
-def _dense(fan_in: int, hidden, n_classes: int) -> list:
+def _dense(fan_in: int, hidden: Sequence[int], n_classes: int) -> list[nn.Module]:
     from torch import nn
 
-    layers = []
+    layers: list[nn.Module] = []
     for width in hidden:
         layers += [nn.Linear(fan_in, width), nn.ReLU()]
         fan_in = width
@@ -127,7 +139,7 @@ def _image(shape: tuple[int, ...], name: str) -> tuple[int, int, int]:
 
 
 @contextmanager
-def _on_path(folder: Path | None):
+def _on_path(folder: Path | None) -> Iterator[None]:
     """*folder* first on ``sys.path`` for the duration (so a module next to the scenario imports)."""
     added = folder is not None and str(folder) not in sys.path
     if added:
@@ -143,7 +155,7 @@ _IMPORTED: dict[str, tuple[str, int]] = {}
 """Module name → (its file, that file's mtime in ns) when :func:`load_module_class` imported it."""
 
 
-def _source(mod) -> tuple[str, int] | None:
+def _source(mod: ModuleType) -> tuple[str, int] | None:
     """(resolved file, mtime in ns) of an imported module; None without a file."""
     file = getattr(mod, "__file__", None)
     try:
@@ -175,7 +187,9 @@ def _forget_if_not_this(mod_name: str, folder: Path | None) -> None:
     importlib.invalidate_caches()
 
 
-def load_attribute(spec: str, folder: Path | None = None, form: str = "package.module:ClassName"):
+def load_attribute(
+    spec: str, folder: Path | None = None, form: str = "package.module:ClassName"
+) -> object:
     """The object named by *spec* ``"package.module:name"``, imported from *folder* (the
     scenario's) or the Python path; a module of *folder* is imported again when the one
     imported before in this process is another file or was edited since. Raises
@@ -200,7 +214,7 @@ def load_attribute(spec: str, folder: Path | None = None, form: str = "package.m
     return found
 
 
-def load_module_class(spec: str, folder: Path | None = None):
+def load_module_class(spec: str, folder: Path | None = None) -> type[nn.Module]:
     """The ``nn.Module`` subclass named by *spec* ``"package.module:ClassName"``
     (:func:`load_attribute`). Raises ValueError saying what is wrong."""
     import torch
@@ -211,7 +225,7 @@ def load_module_class(spec: str, folder: Path | None = None):
     return cls
 
 
-def check_module(module) -> None:
+def check_module(module: nn.Module) -> None:
     """Refuse modules with nothing to train."""
     if not any(p.requires_grad for p in module.parameters()):
         raise ValueError("the module has no trainable parameters")

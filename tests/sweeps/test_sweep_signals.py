@@ -192,3 +192,17 @@ def test_interrupted_while_a_worker_sends_its_result_the_pool_still_ends(tmp_pat
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() in ("interrupted", "finished"), proc.stdout
+
+
+def test_a_sweep_interrupted_before_its_folder_is_chosen_says_nothing_was_written(capsys):
+    """Ctrl-C while the points are validated (no --out given, no folder yet): the line says
+    nothing was written, not that runs are kept in a folder named ``None``."""
+    import typer
+
+    from netsim.cli.runs import _sweep_interrupted
+
+    with pytest.raises(typer.Exit) as stop:
+        _sweep_interrupted(None, None)
+    assert stop.value.exit_code == 130
+    said = capsys.readouterr().err
+    assert "nothing was written" in said and "None" not in said

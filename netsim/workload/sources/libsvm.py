@@ -27,7 +27,7 @@ class Libsvm(DataSource):
         X_tr, y_tr, X_te, y_te, k, where = load_libsvm(
             request.data_dir, request.libsvm_train, request.libsvm_test, request.n_features_libsvm
         )
-        if X_te is None:
+        if X_te is None or y_te is None:  # no test file: both None
             X_tr, y_tr, X_te, y_te = split(X_tr, y_tr, request.test_fraction, rng)
         return X_tr, y_tr, X_te, y_te, k, where, None
 
