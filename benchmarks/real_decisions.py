@@ -194,7 +194,7 @@ def _calibrated_times(
     times = []
     for k in range(args.seeds):
         out = Path(args.out) / name / "calibrated" / f"{_slug(config)}-seed{k}"
-        run = netsim.run(vs, out=out, overwrite=True, progress=None, seed=1 + k)
+        run = netsim.run(vs, config.rule, out=out, overwrite=True, progress=None, seed=1 + k)
         times.append(crossing(run.curve["sim_time"], run.curve["loss"], target))
     return times
 
