@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
@@ -278,10 +279,7 @@ def sweep(
     from ..sweeps.runner import SweepError, SweepFailed
 
     window_range = parse_window_opt(window)
-    flag = "--jobs" if jobs is not None else "--workers"  # name the option the user typed
-    jobs = jobs if jobs is not None else workers_old
-    if jobs is not None and jobs < 1:
-        fail(f"{flag}: {jobs!r} is not allowed (must be >= 1)")
+    jobs = _sweep_jobs(jobs, workers_old)
     bar = sweep_bar() if live and err_console.is_terminal else None
     state = _SweepState(out)
 
@@ -319,10 +317,7 @@ def sweep(
         )
 
     try:
-        if bar is not None:
-            with bar:
-                outcome = go()
-        else:
+        with bar if bar is not None else nullcontext():
             outcome = go()
     except KeyboardInterrupt:  # first: after an interrupt netsim.api may be half loaded
         _sweep_interrupted(state.out, state.progress)
@@ -339,6 +334,15 @@ def sweep(
     raise typer.Exit(
         max(1 if outcome.failures else 0, api.exit_status([row["status"] for row in outcome.rows]))
     )
+
+
+def _sweep_jobs(jobs: int | None, workers_old: int | None) -> int | None:
+    """--jobs, or the old --workers; below 1 refused, naming the option the user typed."""
+    flag = "--jobs" if jobs is not None else "--workers"
+    jobs = jobs if jobs is not None else workers_old
+    if jobs is not None and jobs < 1:
+        fail(f"{flag}: {jobs!r} is not allowed (must be >= 1)")
+    return jobs
 
 
 def _sweep_report(

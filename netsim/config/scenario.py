@@ -158,12 +158,16 @@ class Scenario:
         return copy.deepcopy(self.rules[name])
 
     def with_overrides(self, overrides: Sequence[str]) -> "Scenario":
-        """This scenario with ``KEY=VALUE`` *overrides* applied (values are TOML), validated again.
+        """This scenario with ``KEY=VALUE`` *overrides* applied (values are TOML), validated
+        again; its rule stays the one chosen (:meth:`with_algorithm`) unless they set
+        ``run.algorithm``.
 
         Raises ScenarioError naming this scenario's file and the key.
         """
         raw = copy.deepcopy(self.raw)
         try:
+            if self.rules:  # keep the rule chosen (with_algorithm) unless an override names one
+                raw.setdefault("run", {})["algorithm"] = self.run.algorithm
             apply_overrides(raw, list(overrides))
             return replace(
                 parse_scenario(raw, Path(self.path)), overrides=self.overrides + tuple(overrides)

@@ -252,6 +252,31 @@ def scenario_keys() -> list[KeySpec]:
             maximum,
             default is MISSING and not key.endswith("groups"),
         )
+    out.update(_time_keys())
+    for key, spec in list(out.items()):
+        only = _SCHEDULE_KEYS.get(key.rsplit(".", 1)[-1]) or _CONDITIONAL.get(key)
+        if only is not None:  # read (and required) only with some settings
+            out[key] = replace(spec, allowed=only, maximum=None, required=False)
+    out = _with_schedules(out)
+    out["run.algorithm"] = replace(
+        out["run.algorithm"],
+        allowed="a rule with an [algorithms.NAME] table (default: gsgd when it has one, else "
+        "the first configured)",
+    )
+    out["model.kwargs"] = KeySpec(
+        "model.kwargs",
+        "table",
+        None,
+        "keyword arguments of model.module's class (backend torch)",
+        "",
+        (dict,),
+    )
+    return sorted(out.values(), key=lambda k: _order(k.key))
+
+
+def _time_keys() -> dict[str, KeySpec]:
+    """A worker class's time-model keys: ``compute``, its ``dist``, and ``overhead``."""
+    out: dict[str, KeySpec] = {}
     dists = (
         "; ".join(f"{d}({', '.join(p)})" for d, (p, _) in DIST_PARAMS.items())
         + "; replay(times)"
@@ -275,24 +300,6 @@ def scenario_keys() -> list[KeySpec]:
         TIME,
         (float, dict),
     )
-    for key, spec in list(out.items()):
-        only = _SCHEDULE_KEYS.get(key.rsplit(".", 1)[-1]) or _CONDITIONAL.get(key)
-        if only is not None:  # read (and required) only with some settings
-            out[key] = replace(spec, allowed=only, maximum=None, required=False)
-    out = _with_schedules(out)
-    out["run.algorithm"] = replace(
-        out["run.algorithm"],
-        allowed="a rule with an [algorithms.NAME] table (default: gsgd when it has one, else "
-        "the first configured)",
-    )
-    out["model.kwargs"] = KeySpec(
-        "model.kwargs",
-        "table",
-        None,
-        "keyword arguments of model.module's class (backend torch)",
-        "",
-        (dict,),
-    )
     out["workers[].compute.dist"] = KeySpec(
         "workers[].compute.dist",
         "str",
@@ -302,7 +309,7 @@ def scenario_keys() -> list[KeySpec]:
         (str,),
         tuple(TIME_MODELS),
     )
-    return sorted(out.values(), key=lambda k: _order(k.key))
+    return out
 
 
 _SECTIONS = (

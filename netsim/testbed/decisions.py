@@ -174,7 +174,9 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
 def verdict(rows: Sequence[dict]) -> dict:
     """A scenario's figures from its *rows* (one per configuration: ``config`` a
     :class:`Config`, ``real`` and ``predicted`` its mean times to target, inf when not
-    reached, ``real_ci``): ``best`` (the row of the lowest real time), ``pick_regret``,
+    reached, ``real_ci``): ``best`` (the row of the lowest real time), ``emulated_first``
+    (the row the emulation predicts fastest to the same target) and ``emulated_regret`` (its
+    real regret: what choosing by netsim's time to that target costs), ``pick_regret``,
     ``hand_regret`` (the hand groups at the scenario's η), ``tau`` (predicted against real,
     every row), ``best_close`` (the real best is the pick or a finalist the race did not
     separate from it); a regret is None when its row is missing."""
@@ -184,8 +186,11 @@ def verdict(rows: Sequence[dict]) -> dict:
         row = next((r for r in rows if all(t in r["config"].tags for t in tags)), None)
         return None if row is None else regret(row["real"], best["real"])
 
+    first = min(rows, key=lambda r: (r["predicted"], r["config"].label))
     out = {
         "best": best,
+        "emulated_first": first,
+        "emulated_regret": regret(first["real"], best["real"]),
         "pick_regret": regret_of("pick"),
         "hand_regret": regret_of("hand", "scenario η"),
         "tau": kendall_tau([r["predicted"] for r in rows], [r["real"] for r in rows]),

@@ -211,10 +211,7 @@ def run_real(
                         code = procs[rank].exitcode
                         if rank == 0 and summary is None:
                             _drain(errors_q, errors)
-                            try:  # poll() is also true at the end of the pipe
-                                kind, payload = ours.recv() if ours.poll() else ("", None)
-                            except (EOFError, OSError):
-                                kind = ""
+                            kind, payload = _last_word(ours)
                             if kind == "done":
                                 summary = payload
                                 break
@@ -236,6 +233,15 @@ def run_real(
     if flag and (summary or {}).get("status") != "interrupted":
         signal.raise_signal(flag[0])  # the run ended before the stop reached it: it acts now
     return summary
+
+
+def _last_word(ours: Connection) -> tuple[str, object]:
+    """The server's last message if one waits in the pipe, else ("", None) (poll() is also
+    true when the pipe has ended)."""
+    try:
+        return ours.recv() if ours.poll() else ("", None)
+    except (EOFError, OSError):
+        return "", None
 
 
 def _pass_stop(flag: list, stop_sent: bool, ours: Connection, procs: dict) -> bool:

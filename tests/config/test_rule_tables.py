@@ -131,3 +131,14 @@ def test_without_run_algorithm_the_rule_is_gsgd_else_the_first_configured():
     with pytest.raises(ScenarioError) as err:
         make_scenario(raw)
     assert err.value.key == "run.algorithm" and "configured: asgd" in str(err.value)
+
+
+def test_overrides_keep_the_rule_chosen():
+    """A scenario whose rule was chosen with with_algorithm keeps it through overrides
+    (netsim.run(scenario.with_algorithm("asgd"), seed=3) runs ASGD), unless an override
+    sets run.algorithm."""
+    raw = base_raw()
+    raw["run"]["algorithm"] = "gsgd"
+    sc = make_scenario(raw).with_algorithm("asgd")
+    assert sc.with_overrides(["run.seed=3"]).run.algorithm == "asgd"
+    assert sc.with_overrides(["run.algorithm='gsgd'"]).run.algorithm == "gsgd"

@@ -138,6 +138,9 @@ def test_verdict_of_a_scenario():
     # predicted 50, 55, 65, 70 against real 105, 100, 150, inf: pairs (pick, close)
     # discordant, the other five concordant: (5 - 1) / 6
     assert v["tau"] == pytest.approx(4 / 6)
+    # the emulation's fastest (50) is the pick, 5 % behind the real best
+    assert v["emulated_first"]["config"].name == "2 groups"
+    assert v["emulated_regret"] == pytest.approx(0.05)
 
 
 def test_verdict_when_the_best_was_not_a_finalist():
