@@ -164,37 +164,22 @@ def _real_runs(args, name: str, cfgs: list[Config]) -> tuple[dict, float, list[s
     return runs, scale, refused
 
 
-def _emulated_times(args, name: str, config: Config, target: float) -> list[float | None]:
-    path, _, overrides = _spec(args, name)
-    times = []
-    for k in range(args.seeds):
-        run = netsim.run(
-            path,
-            config.rule,
-            out=Path(args.out) / name / "emulated" / f"{_slug(config)}-seed{k}",
-            overwrite=True,
-            progress=None,
-            overrides=overrides + config.overrides(),
-            seed=1 + k,
-            data_dir=args.data_dir,
-        )
-        times.append(crossing(run.curve["sim_time"], run.curve["loss"], target))
-    return times
-
-
-def _calibrated_times(
-    args, name: str, config: Config, target: float, cal, folder: Path
+def _emulated_times(
+    args, name: str, config: Config, target: float, cal=None, folder: Path | None = None
 ) -> list[float | None]:
-    """*config* emulated with the ``[server]`` keys and overheads of *cal* (at the time
-    scale of its real run in *folder*), one run per seed: the times to *target*."""
+    """*config* emulated from the scenario file, or with the ``[server]`` keys and
+    overheads of *cal* (at the time scale of its real run in *folder*): one run per seed,
+    their times to *target*."""
     path, _, overrides = _spec(args, name)
     sc = netsim.load(path, overrides + config.overrides(), data_dir=args.data_dir)
-    scale = netsim.open_run(folder).summary["real"]["time_scale"]
-    vs = variant_scenario(sc.with_algorithm(config.rule), folder, "calibrated", cal, scale)
+    sc, kind = sc.with_algorithm(config.rule), "emulated"
+    if cal is not None and folder is not None:
+        scale = netsim.open_run(folder).summary["real"]["time_scale"]
+        sc, kind = variant_scenario(sc, folder, "calibrated", cal, scale), "calibrated"
     times = []
     for k in range(args.seeds):
-        out = Path(args.out) / name / "calibrated" / f"{_slug(config)}-seed{k}"
-        run = netsim.run(vs, config.rule, out=out, overwrite=True, progress=None, seed=1 + k)
+        out = Path(args.out) / name / kind / f"{_slug(config)}-seed{k}"
+        run = netsim.run(sc, config.rule, out=out, overwrite=True, progress=None, seed=1 + k)
         times.append(crossing(run.curve["sim_time"], run.curve["loss"], target))
     return times
 
@@ -256,7 +241,7 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
         row = {"config": config, "real": real_t[0], "real_ci": real_t[1]}
         row |= {"predicted": emu_t[0], "predicted_ci": emu_t[1]}
         if cal is not None:
-            cal_t = mean_time(_calibrated_times(args, name, config, target, cal, done[0][0]))
+            cal_t = mean_time(_emulated_times(args, name, config, target, cal, done[0][0]))
             row |= {"calibrated": cal_t[0], "calibrated_ci": cal_t[1]}
         rows.append(row)
     if source is not None:

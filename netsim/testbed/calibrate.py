@@ -126,11 +126,9 @@ def class_overheads(iterations: Iterable[tuple], injected: dict) -> dict[str, tu
     {'a': (0.1, 0.2)}
     """
     per: dict[str, tuple[list[float], list[float], list[float]]] = {}
-    for name, send_end, start, end, arrived, drawn, *_ in iterations:
-        pulls, pushes, excess = per.setdefault(name, ([], [], []))
-        pulls.append(start - send_end)
-        pushes.append(arrived - end)
-        excess.append(max(0.0, end - start - drawn))
+    for name, *times in iterations:
+        for values, x in zip(per.setdefault(name, ([], [], [])), _parts(*times[:5])):
+            values.append(x)
     out: dict[str, tuple[float, float]] = {}
     for name, (pulls, pushes, excess) in per.items():
         pull0, push0 = injected.get(name, (0.0, 0.0))
@@ -138,6 +136,15 @@ def class_overheads(iterations: Iterable[tuple], injected: dict) -> dict[str, tu
         push = max(0.0, float(np.mean(pushes)) - push0 + float(np.mean(excess)))
         out[name] = (round(pull, 12), round(push, 12))
     return out
+
+
+def _parts(
+    send_end: float, start: float, end: float, arrived: float, drawn: float
+) -> tuple[float, float, float]:
+    """One iteration's (pull, push, excess) around its computation (s): the model message's
+    end to the computation's start, the computation's end to the push's arrival, and the
+    computation's time beyond its draw (0 when within it)."""
+    return start - send_end, arrived - end, max(0.0, end - start - drawn)
 
 
 MIN_ROUNDS = 5
@@ -161,10 +168,10 @@ def class_spread(iterations: Iterable[tuple], injected: dict) -> dict[str, float
     """
     per: dict[str, list[float]] = {}
     rounds: dict[tuple, list[float]] = {}
-    for name, send_end, start, end, arrived, drawn, *version in iterations:
+    for name, *times in iterations:
         pull0, push0 = injected.get(name, (0.0, 0.0))
-        extra = max(0.0, end - start - drawn)
-        value = start - send_end - pull0 + arrived - end - push0 + extra
+        value = sum(_parts(*times[:5])) - pull0 - push0
+        version = times[5:]
         per.setdefault(name, []).append(value)
         if version and version[0] is not None:
             rounds.setdefault((name, version[0]), []).append(value)
