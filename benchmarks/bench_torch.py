@@ -21,18 +21,20 @@ default) in both. The two evaluations every run makes (t = 0 and the end) are le
 **Memory** (``--memory``). An MLP of 5,008,510 parameters (784-6300-10) on MNIST under ASGD,
 SSGD and GSGD with 2, 8 and 16 workers, each in a fresh process: the peak resident set during
 the run (``VmHWM``, reset once the run is built: data, module, initial model and the
-evaluation subsets loaded) above the resident set then (the baseline), in float32 model
-copies, against the goal of workers + 4; and how many model-sized vectors the run made
+evaluation subsets loaded, the allocator's free memory given back) above the resident set
+then (the baseline), in float32 model copies, against the goal of workers + 4 (workers + 6
+with ``--optimizer adam`` or ``adamw``: the server's two moment vectors); and how many model-sized vectors the run made
 (:class:`netsim.workload.buffers.Buffers`: the most alive at once).
 
 Usage: python benchmarks/bench_torch.py [--data-dir DIR] [--reps N] [--models lenet5,mlp,cnn]
-[--rules ssgd,asgd,gsgd] [--memory] (MNIST and PyTorch; default data ../shared/data)
+[--rules ssgd,asgd,gsgd] [--memory [--optimizer sgd|adam|adamw]] (MNIST and PyTorch; default data ../shared/data)
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import ctypes
 import gc
 import os
 import platform
@@ -158,6 +160,9 @@ def main(data_dir: str, reps: int, until: float | None, nets: list[str], rules: 
                 )
 
 
+MOMENTS = {"adam": 2, "adamw": 2}
+"""Model-sized vectors the server optimizer keeps beyond SGD's (Adam's two moments)."""
+
 MEMORY_NET = ["model.name='mlp'", "model.hidden=[6300]"]
 """784-6300-10: 5,008,510 parameters."""
 
@@ -170,7 +175,17 @@ def _status(field: str) -> int:
     raise SystemExit(f"/proc/self/status has no {field}")
 
 
-def memory_child(data_dir: str, rule: str, n_workers: int, updates: int) -> None:
+def _trim() -> None:
+    """Give the allocator's free memory back to the system (glibc's ``malloc_trim``)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: its free memory stays in the baseline
+        pass
+
+
+def memory_child(
+    data_dir: str, rule: str, n_workers: int, updates: int, optimizer: str = "sgd"
+) -> None:
     """One run in this process; prints 'copies baseline_bytes peak_bytes n_params'."""
     workers = (
         f"workers=[{{name='a', count={n_workers // 2}, compute={{dist='exponential', mean=1.0}}}}, "
@@ -185,11 +200,13 @@ def memory_child(data_dir: str, rule: str, n_workers: int, updates: int) -> None
             workers,
             f"run.max_updates={updates}",
             "algorithms.gsgd.groups=[['a'], ['b']]",
+            f"algorithms.{rule}.optimizer='{optimizer}'",
         ],
     )
     prep = prepare(sc)
     sim = Simulation(sc, rule, replace(prep, model=_NoEvaluation(prep.model)))
     gc.collect()
+    _trim()  # free heap memory (the check's pass left some) is not counted in the baseline
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
     base = _status("VmRSS")
     result = sim.run()
@@ -201,10 +218,11 @@ def memory_child(data_dir: str, rule: str, n_workers: int, updates: int) -> None
     )
 
 
-def memory(data_dir: str, rules: list[str], updates: int) -> None:
+def memory(data_dir: str, rules: list[str], updates: int, optimizer: str = "sgd") -> None:
     print(
         f"peak resident set above the baseline, in float32 model copies; "
-        f"{platform.processor() or platform.machine()}, load average {_load()}"
+        f"{platform.processor() or platform.machine()}, load average {_load()}; "
+        f"server optimizer {optimizer} (allowance workers + {4 + MOMENTS.get(optimizer, 0)})"
     )
     for rule in rules:
         for n in (2, 8, 16):
@@ -218,6 +236,8 @@ def memory(data_dir: str, rules: list[str], updates: int) -> None:
                     f"{rule},{n}",
                     "--updates",
                     str(updates),
+                    "--optimizer",
+                    optimizer,
                 ],
                 capture_output=True,
                 text=True,
@@ -227,7 +247,7 @@ def memory(data_dir: str, rules: list[str], updates: int) -> None:
                 raise SystemExit(out.stderr.strip().splitlines()[-1])
             copies, base, peak, d, done, made = out.stdout.split()
             print(
-                f"  {rule:5s} {n:2d} workers: {float(copies):5.2f} copies (goal <= {n + 4}) "
+                f"  {rule:5s} {n:2d} workers: {float(copies):5.2f} copies (goal <= {n + 4 + MOMENTS.get(optimizer, 0)}) "
                 f"above a baseline of {int(base) / 1e6:.0f} MB; peak {int(peak) / 1e6:.0f} MB; "
                 f"{int(d):,} parameters, {done} updates, {made} vectors made",
                 flush=True,
@@ -247,6 +267,7 @@ if __name__ == "__main__":
     parser.add_argument("--rules", default="ssgd,asgd,gsgd")
     parser.add_argument("--memory", action="store_true")
     parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--optimizer", default="sgd", choices=("sgd", "adam", "adamw"))
     parser.add_argument("--memory-child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reps < 1:
@@ -259,8 +280,8 @@ if __name__ == "__main__":
         raise SystemExit(f"MNIST not found under {args.data_dir}")
     if args.memory_child:
         rule, n = args.memory_child.split(",")
-        memory_child(args.data_dir, rule, int(n), args.updates)
+        memory_child(args.data_dir, rule, int(n), args.updates, args.optimizer)
     elif args.memory:
-        memory(args.data_dir, args.rules.split(","), args.updates)
+        memory(args.data_dir, args.rules.split(","), args.updates, args.optimizer)
     else:
         main(args.data_dir, args.reps, args.until, args.models.split(","), args.rules.split(","))

@@ -65,3 +65,21 @@ def test_a_torch_run_makes_as_many_vectors_as_are_alive_at_once(rule, held, n_wo
     result = sim.run()
     assert result.updates == 40
     assert sim.model.vectors.made == held(n_workers) <= n_workers + 4
+
+
+def test_a_gsgd_run_holds_its_gradients_two_models_and_a_mean():
+    """Groups {w0, w1} (1.0 and 1.3 s a gradient) and {w2, w3} (1.6, 1.9): group b's update at
+    t = 3.8 s finds a's round of 2.6 s with w0's gradient pushed (at 3.6 s). Alive then: b's two
+    gradients, w0's, b's model and a's (the current one, b read an older one), and b's mean:
+    3 + 2 + 1 = 6 = workers + 2, within workers + 4."""
+    names = ["w0", "w1", "w2", "w3"]
+    raw = base_raw(
+        run={"seed": 1, "algorithm": "gsgd", "until": 1000.0, "batch_size": 8, "max_updates": 40},
+        model={"backend": "torch", "name": "mlp", "hidden": [16]},
+        workers=[{"name": n, "count": 1, "compute": c} for n, c in zip(names, [1, 1.3, 1.6, 1.9])],
+        algorithms={"gsgd": {"lr": 0.1, "groups": [names[:2], names[2:]]}},
+    )
+    sc = make_scenario(raw)
+    sim = Simulation(sc, "gsgd", prepare(sc))
+    assert sim.run().updates == 40
+    assert sim.model.vectors.made == 4 + 2
