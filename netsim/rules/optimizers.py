@@ -75,11 +75,11 @@ class Adam:
             self.m, self.v = np.zeros_like(g), np.zeros_like(g)
         m, v = self.m, self.v
         self.t += 1
-        _lerp(m, g, 1.0 - self.beta1)
-        v *= self.beta2
         square = np.multiply(g, 1.0 - self.beta2)  # torch's addcmul: (value · g) · g
         square *= g
+        _lerp(m, g, 1.0 - self.beta1)  # g's last use: it may hold lerp's gap
         del g
+        v *= self.beta2
         v += square
         denom = np.sqrt(v, out=square)
         denom /= (1.0 - self.beta2**self.t) ** 0.5
@@ -93,11 +93,13 @@ class Adam:
 
 def _lerp(m: np.ndarray, g: np.ndarray, weight: float) -> None:
     """``m ← lerp(m, g, weight)`` in place, as torch's ``lerp_`` computes it: ``m + weight·(g − m)``
-    for weight < 0.5, else ``g − (g − m)·(1 − weight)``."""
-    gap = np.subtract(g, m)
+    for weight < 0.5 (*g* then holds ``g − m``: no model-sized temporary), else
+    ``g − (g − m)·(1 − weight)``."""
     if weight < 0.5:
+        gap = np.subtract(g, m, out=g)
         gap *= weight
         m += gap
-    else:
-        gap *= 1.0 - weight
-        np.subtract(g, gap, out=m)
+        return
+    gap = np.subtract(g, m)
+    gap *= 1.0 - weight
+    np.subtract(g, gap, out=m)
