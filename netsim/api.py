@@ -261,6 +261,8 @@ def compare(
     opts = options_of(CompareOptions, options, fields)
     if opts.plots and out is None:
         raise ValueError("plots=True needs an out folder")
+    if opts.scheduler is not None:
+        raise ValueError("scheduler: a comparison runs in this process only here")
     callback = resolve_progress(progress)
     sc = opts.scenario(scenario)
     plan = variants(sc, algorithms, groupings, weightings)

@@ -81,14 +81,15 @@ class CompareOptions(Inputs):
         *window* (simulated seconds, start and end).
     on_run : ``on_run(label, run)`` is called as each run finishes.
     overwrite : replace the results of other runs in ``out``.
-    scheduler : a Dask scheduler's address whose workers run the variants (None: here).
+    scheduler : a Dask scheduler's address or ``distributed.Client`` whose workers run the
+        variants (None: this process).
     """
 
     plots: bool = False
     window: tuple[float, float] | None = None
     on_run: Callable[[str, Run], None] | None = None
     overwrite: bool = False
-    scheduler: str | None = None
+    scheduler: Any = None
 
 
 @dataclass(frozen=True)
