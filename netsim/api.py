@@ -51,6 +51,7 @@ from .sim.engine import (
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 from .workflows.advice import advise_info, check_rounds, quick_dict
 from .workflows.compare import Comparison, Variant, run_variants, variants
+from .workflows.dask_compare import run_variants_dask
 from .workflows.real import Prediction, calibrate, predict, real
 from .workflows.rerun import Rerun, rerun
 from .workflows.runs import (
@@ -232,6 +233,7 @@ def compare(
     overrides: Overrides = None,
     seed: int | None = None,
     data_dir: PathArg | None = None,
+    scheduler: Any = None,
 ) -> Comparison:
     """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
     group weighting in *weightings* (see :func:`variants`) on the same data, shards,
@@ -243,15 +245,26 @@ def compare(
     ``"auto"``: a line per run on stderr, as in :func:`run`, with the run's place
     ``[k/n]``); *on_run(label, run)* is called as each run finishes. *out* is claimed as in
     :func:`run`; an interrupted run is listed in compare.json and RunInterrupted raised.
+
+    *scheduler*: a Dask scheduler address or ``distributed.Client``: the runs go on its
+    workers (:mod:`netsim.workflows.dask_compare`; the same runs and files), *on_run* is
+    called in the order they finish, no snapshots reach *progress*, and an interrupt
+    raises KeyboardInterrupt at once (unfinished runs are left out).
     """
     if plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    callback = resolve_progress(progress)
+    if scheduler is not None and callable(progress):
+        raise ValueError("a compare on a scheduler gives no snapshots: follow it with on_run")
+    callback = resolve_progress(progress) if scheduler is None else None
     sc = _scenario(scenario, overrides, seed, data_dir)
     plan = variants(sc, algorithms, groupings, weightings)
     where = Path(out) if out is not None else None
-    with held():  # a signal stops the run going, and takes effect once compare.json says so
-        cmp = run_variants(sc, plan, where, callback, on_run, overwrite)
+    # here, a signal stops the run going and takes effect once compare.json says so
+    with held() if scheduler is None else sigterm_interrupts():
+        if scheduler is None:
+            cmp = run_variants(sc, plan, where, callback, on_run, overwrite)
+        else:
+            cmp = run_variants_dask(sc, plan, where, scheduler, on_run, overwrite)
         if plots and where is not None:
             cmp.plots = plot(where, window=window)
         return cmp
