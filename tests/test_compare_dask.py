@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
+import signalkit
 from typer.testing import CliRunner
 
 import netsim
@@ -56,14 +58,24 @@ def _same_folders(one, two) -> None:
             assert f.read_bytes() == (two / f.name).read_bytes(), f
 
 
-def test_a_compare_on_two_dask_workers_equals_the_local_compare(tmp_path):
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes of one thread each (shared by this module's tests)."""
     distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as made:
+        yield made
+
+
+def test_a_compare_on_two_dask_workers_equals_the_local_compare(tmp_path, cluster):
+    import distributed
+
     kwargs = {"groupings": GROUPINGS, "overrides": QUICK, "progress": None}
     local = netsim.compare("quickstart", RULES, out=tmp_path / "local", **kwargs)
     finished: list[str] = []
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
+    with distributed.Client(cluster.scheduler_address) as client:
+        before = client.run(_preparations)
         dask = netsim.compare(
             "quickstart",
             RULES,
@@ -72,11 +84,23 @@ def test_a_compare_on_two_dask_workers_equals_the_local_compare(tmp_path):
             on_run=lambda label, run: finished.append(label),
             **kwargs,
         )
-        with distributed.Client(cluster.scheduler_address) as client:
-            prepared = client.run(_preparations)
-            kept = client.run(_cached)
-            again = netsim.compare("quickstart", RULES, scheduler=client, **kwargs)  # no files
-            assert client.status == "running"  # a Client given is left open
+        prepared = {w: n - before[w] for w, n in client.run(_preparations).items()}
+        kept = client.run(_cached)
+        again = netsim.compare("quickstart", RULES, scheduler=client, **kwargs)  # no files
+        assert client.status == "running"  # a Client given is left open
+    res = runner.invoke(
+        app,
+        ["compare", "quickstart", "-a", RULES, "--groupings", GROUPINGS, "--set", QUICK[0]]
+        + ["--out", str(tmp_path / "cli"), "--no-live", "--json"]
+        + ["--scheduler", cluster.scheduler_address],
+    )
+    assert res.exit_code == 0, res.output
+    listed = json.loads((tmp_path / "local" / "compare.json").read_text())
+    assert _without_wall(json.loads(res.stdout)["runs"]) == _without_wall(
+        [{k: v for k, v in entry.items() if k != "folder"} for entry in listed]
+    )
+    done = [line for line in res.stderr.splitlines() if " runs done " in line]
+    assert [line.split()[1] for line in done] == ["1/4", "2/4", "3/4", "4/4"], res.stderr
     labels = ["ssgd", "asgd", "gsgd", "gsgd[equal:2]"]
     assert list(local) == list(dask) == list(again) == labels  # the plan's order
     assert sorted(finished) == sorted(labels)
@@ -97,7 +121,7 @@ def test_a_compare_on_two_dask_workers_equals_the_local_compare(tmp_path):
 
 def test_a_cluster_without_workers_is_refused_naming_scheduler(tmp_path):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as cluster:
         with pytest.raises(ScenarioError, match="has no worker") as caught:
             netsim.compare(
                 "quickstart", "ssgd,asgd", overrides=QUICK, scheduler=cluster.scheduler_address
@@ -151,3 +175,17 @@ def test_an_unreachable_scheduler_is_refused_in_one_line_with_status_2(tmp_path)
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 1 and "--scheduler" in lines[0] and "Traceback" not in output, lines
     assert not out.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sessions and /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_an_interrupt_keeps_the_finished_runs_whole_and_the_others_absent(tmp_path, cluster, sig):
+    inputs = {"scheduler": cluster.scheduler_address}
+    trial = signalkit.trial("compare-dask", sig, "first", tmp_path, inputs)
+    assert trial.outcome == "interrupted", f"{trial}\n{trial.stderr[-3000:]}"
+    said = [line for line in trial.stderr.splitlines() if "interrupted" in line]
+    (out,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("out-")]
+    listed = [entry["folder"] for entry in json.loads((out / "compare.json").read_text())]
+    present = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert sorted(listed) == present and 1 <= len(present) < 4, (listed, present)
+    assert f"interrupted after {len(present)} of 4 runs" in said[0], said
