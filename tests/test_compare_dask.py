@@ -168,7 +168,7 @@ def test_an_unreachable_scheduler_is_refused_in_one_line_with_status_2(tmp_path)
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "DASK_NETSIM__SCHEDULER_TIMEOUT": "1s"},  # not the default 10 s
+        env={**os.environ, "DASK_NETSIM_SCHEDULER_TIMEOUT": "1s"},  # not the default 10 s
     )
     output = res.stdout + res.stderr
     assert res.returncode == 2, output
