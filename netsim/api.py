@@ -51,7 +51,7 @@ from .sim.engine import (
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
 from .workflows.advice import advise_info, check_rounds, quick_dict
 from .workflows.compare import Comparison, Variant, run_variants, variants
-from .workflows.dask_compare import run_variants_dask
+from .workflows.dask_compare import ClusterFailed, run_variants_dask
 from .workflows.real import Prediction, calibrate, predict, real
 from .workflows.rerun import Rerun, rerun
 from .workflows.runs import (
@@ -113,6 +113,7 @@ __all__ = [
     "Variant",
     "RunInterrupted",
     "OutputError",
+    "ClusterFailed",
     "FolderError",
     "SweepError",
     "SweepFailed",

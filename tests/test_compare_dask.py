@@ -152,6 +152,17 @@ def test_an_empty_scheduler_is_refused_in_one_line(tmp_path):
     assert len(lines) == 1 and "--scheduler" in lines[0], lines
 
 
+def test_a_run_failed_on_the_cluster_is_one_line_and_bad_input_stays_bad_input():
+    lost = dask_compare.as_failure(RuntimeError("worker tcp://w:1 died\n(3 times)"), "asgd")
+    assert isinstance(lost, dask_compare.ClusterFailed)
+    assert (
+        str(lost)
+        == "asgd: failed on the Dask cluster: RuntimeError: worker tcp://w:1 died\n(3 times)"
+    )
+    bad = ScenarioError("data.dir", "no such folder")
+    assert dask_compare.as_failure(bad, "asgd") is bad
+
+
 def test_a_snapshot_callback_cannot_follow_a_compare_on_a_scheduler():
     with pytest.raises(ValueError, match="on_run"):
         netsim.compare("quickstart", scheduler="tcp://127.0.0.1:9", progress=print)

@@ -258,6 +258,8 @@ def _compare_on_dask(
                 return go(None, on_run)
         except KeyboardInterrupt:  # the runs not finished are not written
             said_interrupted(_dask_interrupt_line(out, progress.done, total))
+        except api.ClusterFailed as exc:
+            fail(str(exc), 1)
 
     return guarded(out, call)
 

@@ -23,8 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config.scenario import Scenario
+from ..errors import ScenarioError
 from ..results.provenance import run_meta
-from ..results.runfolder import CompareEntry, claim, from_result, write_compare, write_run
+from ..results.runfolder import (
+    CompareEntry,
+    OutputError,
+    claim,
+    from_result,
+    write_compare,
+    write_run,
+)
 from ..signals import held
 from ..sim.engine import Prepared, Simulation, data_bytes, free_cycles, prepare
 from ..sim.records import Result
@@ -37,7 +45,20 @@ from .runs import Run
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["run_variants_dask", "run_on_worker", "VariantJob"]
+__all__ = ["run_variants_dask", "run_on_worker", "VariantJob", "ClusterFailed", "as_failure"]
+
+
+class ClusterFailed(RuntimeError):
+    """A run of a comparison on Dask failed there (a worker lost, the task cancelled, an
+    error in the run): one line naming the run and the error."""
+
+
+def as_failure(error: BaseException, label: str) -> BaseException:
+    """What a comparison raises for *error*, which run *label* raised on a worker: a
+    scenario or output error as it is (exit status 2), anything else as ClusterFailed."""
+    if isinstance(error, (ScenarioError, OutputError)):
+        return error
+    return ClusterFailed(f"{label}: failed on the Dask cluster: {type(error).__name__}: {error}")
 
 
 @dataclass(frozen=True)
@@ -99,8 +120,8 @@ def run_variants_dask(
     ``compare.json``; *on_run(label, run)* as each run finishes (in the order they finish).
 
     Raises SchedulerError (``--scheduler``) when ``distributed`` is missing, the scheduler
-    cannot be reached or has no worker; a variant's own error as it arrives (the runs not
-    finished are cancelled). An interrupt (KeyboardInterrupt) leaves the finished runs'
+    cannot be reached or has no worker; when a run fails on the cluster, its error as
+    :func:`as_failure` gives it (the runs not finished are cancelled). An interrupt (KeyboardInterrupt) leaves the finished runs'
     folders whole and listed in compare.json, the others absent."""
     client, own = connect(scheduler)
     token = uuid.uuid4().hex
@@ -132,10 +153,10 @@ def _gather(
     entries: dict[int, CompareEntry] = {}
     with closing(dask_results(run_on_worker, jobs, client, workers)) as arriving:
         for k, value, error in arriving:
-            if error is not None:
-                raise error
-            result, meta = value
             v = jobs[k].variant
+            if error is not None:
+                raise as_failure(error, v.label) from error
+            result, meta = value
             with held():  # a signal takes effect once the run's folder and compare.json are whole
                 runs[k] = _keep(result, {**meta, "command": list(sys.argv)}, v, out, overwrite)
                 if out is not None:
