@@ -200,3 +200,19 @@ def test_an_interrupt_keeps_the_finished_runs_whole_and_the_others_absent(tmp_pa
     present = sorted(p.name for p in out.iterdir() if p.is_dir())
     assert sorted(listed) == present and 1 <= len(present) < 4, (listed, present)
     assert f"interrupted after {len(present)} of 4 runs" in said[0], said
+
+
+def test_the_interrupt_line_counts_the_runs_compare_json_lists(tmp_path):
+    from netsim.results.left import partial_compare_line
+
+    assert partial_compare_line(tmp_path, 3) == (
+        f"interrupted before any run finished: nothing was written in {tmp_path}"
+    )
+    (tmp_path / "compare.json").write_text('[{"folder": "asgd"}, {"folder": "gsgd"}]\n')
+    assert partial_compare_line(tmp_path, 3) == (
+        f"interrupted after 2 of 3 runs: they are in {tmp_path} (listed in compare.json); "
+        "the other 1 were not written"
+    )
+    assert partial_compare_line(tmp_path, 2) == (
+        f"interrupted after its 2 runs ended: they are in {tmp_path}"
+    )

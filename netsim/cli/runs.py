@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from ..errors import ScenarioError
 from ..results import render
-from ..results.left import interrupt_line
+from ..results.left import interrupt_line, partial_compare_line
 from ..rules import RULES
 from .common import (
     SAID,
@@ -257,7 +257,7 @@ def _compare_on_dask(
             with bar if bar is not None else nullcontext():
                 return go(None, on_run)
         except KeyboardInterrupt:  # the runs not finished are not written
-            said_interrupted(_dask_interrupt_line(out, progress.done, total))
+            said_interrupted(partial_compare_line(out, total))
         except api.ClusterFailed as exc:
             fail(str(exc), 1)
 
@@ -266,18 +266,6 @@ def _compare_on_dask(
 
 def _shown(label: str, run: api.Run) -> None:
     report_status(run.summary, run.path)
-
-
-def _dask_interrupt_line(out: Path, done: int, total: int) -> str:
-    """What a compare on Dask interrupted after *done* of its *total* runs left in *out*."""
-    if not done:
-        return f"interrupted before any run finished: nothing was written in {out}"
-    if done == total:
-        return f"interrupted after its {total} runs ended: they are in {out}"
-    return (
-        f"interrupted after {done} of {total} runs: they are in {out} (listed in "
-        f"compare.json); the other {total - done} were not written"
-    )
 
 
 @dataclass

@@ -121,8 +121,9 @@ def run_variants_dask(
 
     Raises SchedulerError (``--scheduler``) when ``distributed`` is missing, the scheduler
     cannot be reached or has no worker; when a run fails on the cluster, its error as
-    :func:`as_failure` gives it (the runs not finished are cancelled). An interrupt (KeyboardInterrupt) leaves the finished runs'
-    folders whole and listed in compare.json, the others absent."""
+    :func:`as_failure` gives it (the runs not finished are cancelled). An interrupt
+    (KeyboardInterrupt) leaves the finished runs' folders whole and listed in
+    compare.json, the others absent."""
     client, own = connect(scheduler)
     token = uuid.uuid4().hex
     try:
