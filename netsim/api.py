@@ -51,6 +51,7 @@ from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, ru
 from .tuning.options import RaceOptions
 from .workflows.advice import advise_info, check_rounds, quick_dict
 from .workflows.compare import Comparison, Variant, run_variants, variants
+from .workflows.dask_compare import ClusterFailed, run_variants_dask
 from .workflows.options import (
     CompareOptions,
     Inputs,
@@ -128,6 +129,7 @@ __all__ = [
     "RaceOptions",
     "RunInterrupted",
     "OutputError",
+    "ClusterFailed",
     "FolderError",
     "SweepError",
     "SweepFailed",
@@ -257,18 +259,28 @@ def compare(
     ``"auto"``: a line per run on stderr, as in :func:`run`, with the run's place
     ``[k/n]``); ``on_run(label, run)`` is called as each run finishes. *out* is claimed as in
     :func:`run`; an interrupted run is listed in compare.json and RunInterrupted raised.
+
+    ``scheduler``: a Dask scheduler address or ``distributed.Client``: the runs go on its
+    workers (:mod:`netsim.workflows.dask_compare`; the same runs and files), ``on_run`` is
+    called in the order they finish, no snapshots reach *progress*, and an interrupt
+    raises KeyboardInterrupt at once (unfinished runs are left out).
     """
     opts = options_of(CompareOptions, options, fields)
     if opts.plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    if opts.scheduler is not None:
-        raise ValueError("scheduler: a comparison runs in this process only here")
-    callback = resolve_progress(progress)
+    scheduler = opts.scheduler
+    if scheduler is not None and callable(progress):
+        raise ValueError("a compare on a scheduler gives no snapshots: follow it with on_run")
+    callback = resolve_progress(progress) if scheduler is None else None
     sc = opts.scenario(scenario)
     plan = variants(sc, algorithms, groupings, weightings)
     where = Path(out) if out is not None else None
-    with held():  # a signal stops the run going, and takes effect once compare.json says so
-        cmp = run_variants(sc, plan, where, callback, opts.on_run, opts.overwrite)
+    # here, a signal stops the run going and takes effect once compare.json says so
+    with held() if scheduler is None else sigterm_interrupts():
+        if scheduler is None:
+            cmp = run_variants(sc, plan, where, callback, opts.on_run, opts.overwrite)
+        else:
+            cmp = run_variants_dask(sc, plan, where, scheduler, opts.on_run, opts.overwrite)
         if opts.plots and where is not None:
             cmp.plots = plot(where, window=opts.window)
         return cmp

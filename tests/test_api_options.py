@@ -47,7 +47,16 @@ def test_every_keyword_a_verb_took_is_a_field_of_its_options():
             api.RunOptions,
         ),
         api.compare: (
-            {"plots", "window", "on_run", "overwrite", "overrides", "seed", "data_dir"},
+            {
+                "plots",
+                "window",
+                "on_run",
+                "overwrite",
+                "overrides",
+                "seed",
+                "data_dir",
+                "scheduler",
+            },
             api.CompareOptions,
         ),
         api.sweep: (

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -343,6 +343,7 @@ def _run(
         on_start()
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
+    results: Iterator[tuple[int, Any, BaseException | None]]
     if client is not None:
         results = dask_results(run_task, [t.scenario for t in todo], client)
     else:

@@ -82,7 +82,7 @@ class CompareOptions(Inputs):
     on_run : ``on_run(label, run)`` is called as each run finishes.
     overwrite : replace the results of other runs in ``out``.
     scheduler : a Dask scheduler's address or ``distributed.Client`` whose workers run the
-        variants (None: this process).
+        variants (None: this process; :mod:`netsim.workflows.dask_compare`).
     """
 
     plots: bool = False
