@@ -150,7 +150,7 @@ def _hold(signum: int, frame: object) -> None:
     sim = _state["sim"]
     if sim is not None:
         if sim.stop_requested:  # a second signal: the run stops at once
-            raise KeyboardInterrupt
+            _interrupt(signum, frame)
         sim.request_stop()
     _state["pending"].append(signum)
 
@@ -215,10 +215,7 @@ def sigterm_interrupts() -> Iterator[None]:
         yield
         return
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, interrupt)
+    old = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield
     finally:

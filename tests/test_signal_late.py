@@ -89,3 +89,25 @@ def test_a_signal_inside_a_finalizer_still_interrupts_the_command(where):
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert (done.stdout, done.stderr, done.returncode) == ("interrupted\n", "", 0)
+
+
+def test_an_interrupt_inside_a_sweeps_sigterm_block_counts_as_signalled():
+    """A SIGTERM landing in a C extension's import comes out as ImportError; the command
+    tells it from a real one by :func:`signalled`, also inside a sweep's SIGTERM block."""
+    script = textwrap.dedent(
+        """
+        import os, signal, time
+        from netsim.signals import install, signalled, sigterm_interrupts
+        install()
+        try:
+            with sigterm_interrupts():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+        except KeyboardInterrupt:
+            print("interrupted", signalled())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert (done.stdout, done.returncode) == ("interrupted True\n", 0)
