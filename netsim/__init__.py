@@ -15,7 +15,8 @@ _HOMES = {
             "Comparison Run Runs Sweep compare export_trace figures group init keys load "
             "calibrate load_model open_run open_runs plot predict real rerun run scenarios sweep "
             "topologies "
-            "topology write_report"
+            "topology write_report Inputs RunOptions CompareOptions SweepOptions RealOptions "
+            "PredictOptions RaceOptions"
         ).split(),
         ".api",
     ),

@@ -42,15 +42,25 @@ from .results.runfolder import (
 from .rules import RULES
 from .signals import held, sigterm_interrupts
 from .sim.engine import (
-    Prepared,
     RunInterrupted,
     data_bytes,
     free_cycles,
     prepare,
 )
 from .sweeps.runner import SweepError, SweepFailed, SweepOutcome, plan_sweep, run_sweep
+from .tuning.options import RaceOptions
 from .workflows.advice import advise_info, check_rounds, quick_dict
 from .workflows.compare import Comparison, Variant, run_variants, variants
+from .workflows.dask_compare import ClusterFailed, run_variants_dask
+from .workflows.options import (
+    CompareOptions,
+    Inputs,
+    PredictOptions,
+    RealOptions,
+    RunOptions,
+    SweepOptions,
+    options_of,
+)
 from .workflows.real import Prediction, calibrate, predict, real
 from .workflows.rerun import Rerun, rerun
 from .workflows.runs import (
@@ -110,8 +120,16 @@ __all__ = [
     "Comparison",
     "Sweep",
     "Variant",
+    "Inputs",
+    "RunOptions",
+    "CompareOptions",
+    "SweepOptions",
+    "RealOptions",
+    "PredictOptions",
+    "RaceOptions",
     "RunInterrupted",
     "OutputError",
+    "ClusterFailed",
     "FolderError",
     "SweepError",
     "SweepFailed",
@@ -183,18 +201,15 @@ def run(
     *,
     out: PathArg | None = None,
     progress: Progress = "auto",
-    label: str | None = None,
-    prepared: Prepared | None = None,
-    overwrite: bool = False,
-    progress_every: float | None = None,
-    overrides: Overrides = None,
-    seed: int | None = None,
-    data_dir: PathArg | None = None,
+    options: RunOptions | None = None,
+    **fields: Any,
 ) -> Run:
     """Run one rule (default ``run.algorithm``); write its folder when *out* is given.
 
-    *scenario* is a loaded Scenario, a file or a preset name; *overrides*, *seed*
-    and *data_dir* are the CLI's ``--set``, ``--seed`` and ``--data-dir``. The folder
+    *scenario* is a loaded Scenario, a file or a preset name. *options*: a
+    :class:`~netsim.workflows.options.RunOptions`, or its fields as keywords (*fields*):
+    ``overrides``, ``seed`` and ``data_dir`` (the CLI's ``--set``, ``--seed`` and
+    ``--data-dir``), ``label``, ``overwrite``, ``progress_every``, ``prepared``. The folder
     also gets the resolved ``scenario.toml`` and ``meta.json`` (see :func:`rerun`).
 
     *progress* is called with a :class:`netsim.sim.records.Snapshot` as the run goes; True
@@ -202,19 +217,22 @@ def run(
     notebook only, None is silent. A run that ends diverged or stalled keeps its status in ``Run.status``; nothing is raised.
 
     With *out*, the folder is claimed first (OutputError, code 2, when another
-    process writes there, or when it holds results of another run and *overwrite*
-    is false; with *overwrite* they are removed), complete rows are written as the
+    process writes there, or when it holds results of another run and ``overwrite``
+    is false; with ``overwrite`` they are removed), complete rows are written as the
     run goes and ``summary.json`` atomically at the end (OutputError, code 1, on a
     full or read-only disk; complete rows stay). Ctrl-C or SIGTERM end the run: its
     files are written with status ``interrupted`` and RunInterrupted (a
     KeyboardInterrupt with ``.result`` and ``.summary``) is raised.
     """
+    opts = options_of(RunOptions, options, fields)
     callback = resolve_progress(progress)
-    sc = _scenario(scenario, overrides, seed, data_dir)
+    sc = opts.scenario(scenario)
     if algorithm is not None:
         sc = sc.with_algorithm(algorithm)
     where = Path(out) if out is not None else None
-    return run_into(sc, where, callback, label, prepared, overwrite, progress_every)
+    return run_into(
+        sc, where, callback, opts.label, opts.prepared, opts.overwrite, opts.progress_every
+    )
 
 
 def compare(
@@ -224,36 +242,47 @@ def compare(
     groupings: Sequence[str] | str | None = None,
     weightings: Sequence[str] | str | None = None,
     out: PathArg | None = None,
-    plots: bool = False,
-    window: tuple[float, float] | None = None,
     progress: Progress = "auto",
-    on_run: Callable[[str, Run], None] | None = None,
-    overwrite: bool = False,
-    overrides: Overrides = None,
-    seed: int | None = None,
-    data_dir: PathArg | None = None,
+    options: CompareOptions | None = None,
+    **fields: Any,
 ) -> Comparison:
     """Every rule in *algorithms*, GSGD with every grouping in *groupings* and with every
     group weighting in *weightings* (see :func:`variants`) on the same data, shards,
     initial model and time draws.
 
+    *options*: a :class:`~netsim.workflows.options.CompareOptions`, or its fields as
+    keywords (*fields*): ``overrides``, ``seed``, ``data_dir`` (as in :func:`run`),
+    ``plots``, ``window``, ``on_run``, ``overwrite``, ``scheduler``.
     With *out*: one folder per run and ``compare.json`` (rewritten after each run,
-    so finished runs are listed even if a later one fails); *plots* then also
+    so finished runs are listed even if a later one fails); ``plots`` then also
     draws the figures into ``out/plots``. *progress* gets each run's snapshots (True,
     ``"auto"``: a line per run on stderr, as in :func:`run`, with the run's place
-    ``[k/n]``); *on_run(label, run)* is called as each run finishes. *out* is claimed as in
+    ``[k/n]``); ``on_run(label, run)`` is called as each run finishes. *out* is claimed as in
     :func:`run`; an interrupted run is listed in compare.json and RunInterrupted raised.
+
+    ``scheduler``: a Dask scheduler address or ``distributed.Client``: the runs go on its
+    workers (:mod:`netsim.workflows.dask_compare`; the same runs and files), ``on_run`` is
+    called in the order they finish, no snapshots reach *progress*, and an interrupt
+    raises KeyboardInterrupt at once (unfinished runs are left out).
     """
-    if plots and out is None:
+    opts = options_of(CompareOptions, options, fields)
+    if opts.plots and out is None:
         raise ValueError("plots=True needs an out folder")
-    callback = resolve_progress(progress)
-    sc = _scenario(scenario, overrides, seed, data_dir)
+    scheduler = opts.scheduler
+    if scheduler is not None and callable(progress):
+        raise ValueError("a compare on a scheduler gives no snapshots: follow it with on_run")
+    callback = resolve_progress(progress) if scheduler is None else None
+    sc = opts.scenario(scenario)
     plan = variants(sc, algorithms, groupings, weightings)
     where = Path(out) if out is not None else None
-    with held():  # a signal stops the run going, and takes effect once compare.json says so
-        cmp = run_variants(sc, plan, where, callback, on_run, overwrite)
-        if plots and where is not None:
-            cmp.plots = plot(where, window=window)
+    # here, a signal stops the run going and takes effect once compare.json says so
+    with held() if scheduler is None else sigterm_interrupts():
+        if scheduler is None:
+            cmp = run_variants(sc, plan, where, callback, opts.on_run, opts.overwrite)
+        else:
+            cmp = run_variants_dask(sc, plan, where, scheduler, opts.on_run, opts.overwrite)
+        if opts.plots and where is not None:
+            cmp.plots = plot(where, window=opts.window)
         return cmp
 
 
@@ -263,52 +292,46 @@ def sweep(
     *,
     out: PathArg | None = None,
     seeds: int = 1,
-    overrides: Overrides = None,
-    data_dir: PathArg | None = None,
-    jobs: int | None = None,
-    scheduler: Any = None,
-    resume: bool = False,
-    on_done: Callable[..., None] | None = None,
-    on_plan: Callable[..., None] | None = None,
-    overwrite: bool = False,
-    workers: int | None = None,
+    options: SweepOptions | None = None,
+    **fields: Any,
 ) -> Sweep:
     """Run the cartesian product of *grid* × *seeds* into *out* (default
-    ``runs/<scenario>-sweep``, numbered ``-2``, ... if taken; with *resume* the
+    ``runs/<scenario>-sweep``, numbered ``-2``, ... if taken; with ``resume`` the
     last of them; see :mod:`netsim.sweeps.runner`).
 
     *scenario* is a loaded Scenario, a file or a preset name. *grid* is
     ``{"algorithm": ["ssgd", "gsgd"], "run.batch_size": [8, 16]}`` or a list of
-    ``"KEY=V1,V2"`` strings. *scheduler*: a Dask scheduler address or
-    ``distributed.Client``; otherwise *jobs* local processes (default: the usable
-    CPUs; 1: this process; *workers* is its old name). Every point is validated
-    before anything runs (ScenarioError). *out* is claimed as in :func:`run` (*resume*
-    keeps its finished runs); *on_plan(plan, out)* is called then, before the first run. Raises
+    ``"KEY=V1,V2"`` strings. *options*: a :class:`~netsim.workflows.options.SweepOptions`,
+    or its fields as keywords (*fields*): ``overrides``, ``data_dir`` (as in :func:`run`);
+    ``scheduler``: a Dask scheduler address or ``distributed.Client``, otherwise ``jobs``
+    local processes (default: the usable CPUs; 1: this process; ``workers`` is its old
+    name). Every point is validated before anything runs (ScenarioError). *out* is claimed
+    as in :func:`run` (``resume`` keeps its finished runs; ``overwrite``); ``on_plan(plan,
+    out)`` is called then, before the first run, and ``on_done`` as each run ends. Raises
     SweepFailed (a SweepError) when every run of the sweep failed (raised an error).
     """
-    if jobs is not None and workers is not None and jobs != workers:
-        raise ValueError("give jobs= (local processes) only; workers= is its old name")
-    jobs = jobs if jobs is not None else workers
+    opts = options_of(SweepOptions, options, fields)
+    on_plan = opts.on_plan
     plan = plan_sweep(
         scenario,
         grid,
         seeds=seeds,
-        sets=override_list(overrides),
-        data_dir=str(data_dir) if data_dir is not None else None,
+        sets=override_list(opts.overrides),
+        data_dir=str(opts.data_dir) if opts.data_dir is not None else None,
     )
     if out is None:
         base = Path("runs") / f"{folder_name(plan.name)}-sweep"
-        out = latest_folder(base) if resume else unique_folder(base)
+        out = latest_folder(base) if opts.resume else unique_folder(base)
     out = Path(out)
     with sigterm_interrupts():
         outcome = run_sweep(
             plan,
             out,
-            workers=jobs,
-            scheduler=scheduler,
-            resume=resume,
-            on_done=on_done,
-            overwrite=overwrite,
+            workers=opts.processes,
+            scheduler=opts.scheduler,
+            resume=opts.resume,
+            on_done=opts.on_done,
+            overwrite=opts.overwrite,
             on_start=None if on_plan is None else lambda: on_plan(plan, out),
         )
     if outcome.failures and not outcome.executed and not outcome.skipped:
@@ -347,8 +370,9 @@ def group(
     **race: Any,
 ) -> dict:
     """The grouping and η ``netsim group`` recommends, as the dict ``netsim group --json``
-    prints: the race of pilot emulations (:func:`recommend`; *race* takes its options:
-    ``lrs``, ``verify``, ``budget_s``, ``target``, ``alike``, ``jobs``), or with
+    prints: the race of pilot emulations (:func:`recommend`; *race* takes its keywords:
+    ``verify``, ``options`` and the :class:`RaceOptions` fields ``lrs``, ``budget_s``,
+    ``target``, ``alike``, ``jobs``, ...), or with
     *quick* the closed-form advisor (what ``netsim group --quick --json`` prints).
     E.g. ``netsim.group("quickstart")["recommended"]``; :func:`recommend` returns the
     :class:`~netsim.tuning.race.Recommendation` object itself.
@@ -364,59 +388,50 @@ def group(
 def recommend(
     scenario: Scenario | PathArg,
     *,
-    lrs: Sequence[float] | None = None,
     verify: int = 0,
-    budget_s: float | None = None,
-    target: float | None = None,
     rounds: int | None = None,
-    alike: float = 0.0,
-    jobs: int | None = None,
     on_rung: Callable[[int, int, int], None] | None = None,
     on_progress: Callable[[float], None] | None = None,
-    scheduler: Any = None,
+    options: RaceOptions | None = None,
+    **fields: Any,
 ) -> "Recommendation":
     """The (grouping, η) predicted to reach the target loss first, from pilot emulations.
 
     Returns a :class:`netsim.tuning.race.Recommendation` (``name``, ``groups``, ``lr``,
     ``target``, ``reason``, ``ranking()`` of every candidate with its predicted time to
-    target and interval, ``as_dict()``). *lrs*: the η grid (default: 5 values ×3 apart
-    around the scenario's GSGD η, widened after the first rung where the best η is at its
-    top or every η is unstable; a grid given is kept to). *verify* > 0 runs that many top candidates in full and
-    fills ``verified`` (predicted vs emulated). *rounds*: probe rounds of the measurement
-    (default: GSGD's ``probe_rounds``). *alike* > 0: do not race groupings whose timing is
-    within a factor e**alike of an earlier candidate's (cheaper, see docs/GROUPING.md).
-    *jobs*: processes the pilots and the *verify* runs are spread over (default: the CPUs
-    this process may use, where forking is safe; the result is the same for any value). *on_rung(rung, rungs,
+    target and interval, ``as_dict()``). *options*: the race's settings, a
+    :class:`~netsim.tuning.options.RaceOptions` or its fields as keywords (*fields*), e.g.
+    ``lrs``: the η grid (default: 5 values ×3 apart around the scenario's GSGD η, widened
+    after the first rung where the best η is at its top or every η is unstable; a grid
+    given is kept to); ``budget_s``, ``target``; ``alike`` > 0: do not race groupings whose
+    timing is within a factor e**alike of an earlier candidate's (cheaper, see
+    docs/GROUPING.md); ``jobs``: processes the pilots and the *verify* runs are spread over
+    (default: the CPUs this process may use, where forking is safe; the result is the same
+    for any value); ``scheduler``: a Dask scheduler's address (or a ``distributed.Client``)
+    whose workers run the pilots (the same pick). *verify* > 0 runs that many top
+    candidates in full and fills ``verified`` (predicted vs emulated). *rounds*: probe
+    rounds of the measurement (default: GSGD's ``probe_rounds``). *on_rung(rung, rungs,
     candidates)* is called before each rung of the race (0-based), for progress, and
     *on_progress(share)* just before it (and at the end) with the share (0..1) of the race's
-    planned work done, for an estimate of the time left. *scheduler*: a Dask scheduler's
-    address (or a ``distributed.Client``) whose workers run the pilots (the same pick).
+    planned work done, for an estimate of the time left.
     Raises RecommendError (ScenarioError for *rounds*; ScenarioError of ``--scheduler``
     when the scheduler cannot be reached).
     """
     from .rng import Streams
     from .sim.measurement import measure
-    from .tuning.race import RaceOptions
     from .tuning.race import recommend as race
     from .tuning.race import verify as check
 
     sc = _scenario(scenario)
     check_rounds(sc, rounds)
-    options = RaceOptions(
-        lrs=None if lrs is None else tuple(lrs),
-        budget_s=budget_s,
-        target=target,
-        alike=alike,
-        jobs=jobs,
-        scheduler=scheduler,
-    )
+    options = options_of(RaceOptions, options, fields)
     prepared = prepare(sc)
     m = None
     if rounds is not None:
         m = measure(sc, prepared.w0.size, rounds, Streams(sc.run.seed))
     rec = race(sc, prepared, options, measurement=m, on_rung=on_rung, on_progress=on_progress)
     if verify:
-        check(sc, rec, prepared, verify, jobs=jobs)
+        check(sc, rec, prepared, verify, jobs=options.jobs)
     size = data_bytes(prepared.dataset)
     del prepared
     free_cycles(size)  # the data, held by the finished pilots' reference cycles

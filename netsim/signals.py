@@ -12,6 +12,7 @@ on the second. Handlers are changed in the main thread only; elsewhere these do 
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import os
 import signal
@@ -56,7 +57,26 @@ whether the command's last word says it was interrupted."""
 
 def _interrupt(signum: int, frame: object) -> None:
     _state["signalled"] = True
+    _state["last"] = signum
     raise KeyboardInterrupt
+
+
+LATER = 0.02
+"""Seconds after which an interrupt lost in a finalizer is raised again (by then the
+finalizer has returned)."""
+
+
+def _unraisable(info: Any) -> None:
+    """``sys.unraisablehook`` after :func:`install`: an interrupt raised inside a finalizer
+    (a ``__del__`` or a weakref callback, where Python prints it and goes on) is raised
+    again :data:`LATER`, so that it lands in the command's own code; anything else is reported
+    as Python would. (Raised again at once, it would land in this hook itself.)"""
+    if isinstance(info.exc_value, KeyboardInterrupt) and _state["installed"]:
+        again = threading.Timer(LATER, _thread.interrupt_main, (_state.get("last", signal.SIGINT),))
+        again.daemon = True
+        again.start()
+        return
+    sys.__unraisablehook__(info)
 
 
 def signalled() -> bool:
@@ -66,10 +86,12 @@ def signalled() -> bool:
 
 
 def install() -> None:
-    """SIGINT and SIGTERM raise KeyboardInterrupt from now on (main thread only)."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt from now on (main thread only), also when
+    they land in a finalizer (:func:`_unraisable`)."""
     if threading.current_thread() is threading.main_thread():
         for sig in STOP_SIGNALS:
             signal.signal(sig, _interrupt)
+        sys.unraisablehook = _unraisable
         _state["installed"] = True
 
 
@@ -124,10 +146,11 @@ def finish(status: object) -> None:
 
 
 def _hold(signum: int, frame: object) -> None:
+    _state["last"] = signum
     sim = _state["sim"]
     if sim is not None:
         if sim.stop_requested:  # a second signal: the run stops at once
-            raise KeyboardInterrupt
+            _interrupt(signum, frame)
         sim.request_stop()
     _state["pending"].append(signum)
 
@@ -192,10 +215,7 @@ def sigterm_interrupts() -> Iterator[None]:
         yield
         return
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, interrupt)
+    old = signal.signal(signal.SIGTERM, _interrupt)
     try:
         yield
     finally:

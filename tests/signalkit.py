@@ -44,6 +44,14 @@ def command(name: str, out: Path, inputs: dict[str, Path]) -> list[str]:
         return ["run", "quickstart", "-a", "asgd", *quick, "--out", str(out)]
     if name == "compare":
         return ["compare", "quickstart", "-a", "asgd,ssgd", *quick, "--out", str(out)]
+    if (
+        name == "compare-dask"
+    ):  # four runs of about a second each on the cluster of inputs["scheduler"]
+        rules = ["-a", "ssgd,asgd,gsgd", "--groupings", "equal:2", "--no-live"]
+        return ["compare", "quickstart", *rules, "--set", "run.until=8000", "--out", str(out)] + [
+            "--scheduler",
+            str(inputs["scheduler"]),
+        ]
     if name == "sweep":
         grid = ["--grid", "run.seed=1,2", "--jobs", "2"]
         return ["sweep", "quickstart", *grid, *quick, "--out", str(out)]
@@ -181,7 +189,8 @@ def trial(
 ) -> Trial:
     """Start command *name* in *where*, send *sig* at *moment* (seconds after the start;
     ``"late"``: as soon as its stderr shows its last run at 100 %; ``"race"``: as soon as a
-    group's race has begun; ``"rows"``: as soon as it reports updates), and with *again*
+    group's race has begun; ``"rows"``: as soon as it reports updates; ``"first"``: as soon
+    as a compare on Dask has one of its four runs back), and with *again*
     once more that many seconds later; check what it leaves."""
     out = where / f"out-{name}-{signal.Signals(sig).name}-{time.monotonic_ns()}"
     argv = [*NETSIM, *command(name, out, inputs)]
@@ -284,6 +293,8 @@ def _reached(moment: str, name: str, stderr: str) -> bool:
         return "racing rung" in stderr
     if moment == "rows":
         return re.search(r"updates=[1-9]", stderr) is not None
+    if moment == "first":  # a compare on Dask: its first run has come back
+        return "1/4 runs done" in stderr
     lines = [line for line in stderr.splitlines() if "100%" in line]
     if name == "compare":
         return any(line.startswith("[2/2]") for line in lines)

@@ -92,22 +92,25 @@ def with_progress(live: bool, call: Callable[[Progress], T], total: int = 1) -> 
 
 
 class SweepProgress:
-    """``on_done`` callback of a sweep: a rich progress bar (runs done / total, elapsed,
-    ETA) on stderr when it is a terminal, else one plain stderr line per finished run.
+    """``on_done`` callback of a sweep (or of a compare on Dask, *what*): a rich progress bar
+    (runs done / total, elapsed, ETA) on stderr when it is a terminal, else one plain
+    stderr line per finished run.
 
     The clock starts when the plan is made and is never reset; the ETA counts only
     the runs executed now (not those skipped by ``--resume``). ``warned`` collects the
     (folder, warning) of the runs whose loss ended above its start.
     """
 
-    def __init__(self, progress: Bar | None, total: int) -> None:
+    def __init__(self, progress: Bar | None, total: int, what: str = "sweep") -> None:
         self.progress = progress
         self.total = total
+        self.what = what
+        self.done = 0
         self.warned: list[tuple[str, str]] = []
         self.start = time.perf_counter()
         self.first: int | None = None
         self.task: TaskID | None = (
-            progress.add_task("sweep", total=total, eta="-") if progress is not None else None
+            progress.add_task(what, total=total, eta="-") if progress is not None else None
         )
 
     def __call__(
@@ -135,12 +138,12 @@ class SweepProgress:
             self.progress.update(
                 self.task,
                 completed=done,
-                description=f"sweep ({folder} {status})",
+                description=f"{self.what} ({folder} {status})",
                 eta=f"{eta:.0f} s",
             )
             return
         note(
-            f"sweep: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, eta {eta:.0f} s"
+            f"{self.what}: {done}/{total} runs done ({folder} {status}), elapsed {elapsed:.0f} s, eta {eta:.0f} s"
         )
 
 

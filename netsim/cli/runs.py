@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.markup import escape
 
 from ..errors import ScenarioError
 from ..results import render
-from ..results.left import interrupt_line
+from ..results.left import interrupt_line, partial_compare_line
 from ..rules import RULES
 from .common import (
     SAID,
@@ -181,6 +182,7 @@ def compare(
     wide: WideOpt = False,
     overwrite: OverwriteOpt = False,
     target: VerdictTargetOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Run several rules on the same shards, initial model and time draws; print one table and the verdict."""
     window_range = parse_window_opt(window)
@@ -195,23 +197,24 @@ def compare(
     out = out or api.default_out(sc, "compare")
     check_out(out)
     plan = guarded(out, lambda: api.variants(sc, names, split(groupings), split(weightings)))
-    cmp = guarded(
-        out,
-        lambda: with_progress(
-            live,
-            lambda progress: api.compare(
-                sc,
-                names,
-                groupings=split(groupings),
-                weightings=split(weightings),
-                out=out,
-                progress=progress,
-                overwrite=overwrite,
-                on_run=lambda label, r: report_status(r.summary, r.path),
-            ),
-            total=len(plan),
-        ),
-    )
+
+    def go(progress: Any, on_run: Callable[[str, api.Run], None]) -> api.Comparison:
+        return api.compare(
+            sc,
+            names,
+            groupings=split(groupings),
+            weightings=split(weightings),
+            out=out,
+            progress=progress,
+            overwrite=overwrite,
+            on_run=on_run,
+            scheduler=scheduler,
+        )
+
+    if scheduler is not None:
+        cmp = _compare_on_dask(go, len(plan), out, scheduler, live)
+    else:
+        cmp = guarded(out, lambda: with_progress(live, lambda p: go(p, _shown), total=len(plan)))
     if json_:
         emit_json({"folder": str(out), "runs": cmp.summaries})
     else:
@@ -228,6 +231,41 @@ def compare(
     if plots:
         draw([out], None, window_range, target=target)
     raise typer.Exit(api.exit_status([r.status for r in cmp.values()]))
+
+
+def _compare_on_dask(
+    go: Callable[[Any, Callable[[str, api.Run], None]], api.Comparison],
+    total: int,
+    out: Path,
+    scheduler: str,
+    live: bool,
+) -> api.Comparison:
+    """``go(None, on_run)``: a comparison of *total* runs on the Dask cluster at *scheduler*,
+    with a bar of runs done (or a line per run) on stderr; an interrupt says which runs
+    finished, exit status 130."""
+    if not scheduler.strip():
+        fail("--scheduler: '' names no scheduler (give its address, e.g. tcp://HOST:8786)")
+    bar = sweep_bar() if live and err_console.is_terminal else None
+    progress = SweepProgress(bar, total, "compare")
+
+    def on_run(label: str, run: api.Run) -> None:
+        _shown(label, run)
+        progress(progress.done + 1, total, label, run.summary, None)
+
+    def call() -> api.Comparison:
+        try:
+            with bar if bar is not None else nullcontext():
+                return go(None, on_run)
+        except KeyboardInterrupt:  # the runs not finished are not written
+            said_interrupted(partial_compare_line(out, total))
+        except api.ClusterFailed as exc:
+            fail(str(exc), 1)
+
+    return guarded(out, call)
+
+
+def _shown(label: str, run: api.Run) -> None:
+    report_status(run.summary, run.path)
 
 
 @dataclass

@@ -176,6 +176,33 @@ class Scenario:
             exc.file = self.path
             raise
 
+    def with_seed(self, seed: int) -> "Scenario":
+        """This scenario with ``run.seed`` = *seed*: what ``with_overrides(["run.seed=SEED"])``
+        gives (the rule chosen kept, the override recorded, :attr:`raw` and the placement of a
+        ``[network]``, which the seed draws, made anew), without parsing the other sections
+        again. A seed not allowed goes through :meth:`with_overrides` for its error."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            return self.with_overrides([f"run.seed={seed}"])
+        raw = copy.deepcopy(self.raw)
+        run = raw.setdefault("run", {})
+        if self.rules:  # as with_overrides: the rule chosen is written out
+            run["algorithm"] = self.run.algorithm
+        run["seed"] = seed
+        network = self.network
+        if network is not None:
+            try:
+                network = read_network(Table(raw, ""), Path(self.path), self.workers, seed)
+            except ScenarioError as exc:
+                exc.file = self.path
+                raise
+        return replace(
+            self,
+            run=replace(self.run, seed=seed),
+            raw=raw,
+            network=network,
+            overrides=self.overrides + (f"run.seed={seed}",),
+        )
+
     def resolved(self) -> dict:
         """The scenario dict with every override applied, standing on its own: ``name``
         and ``run.algorithm`` written out, ``data.dir`` absolute (the directory read,

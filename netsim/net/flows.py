@@ -13,13 +13,9 @@ import numpy as np
 
 from .fairshare import LinkSharing
 from .flowstate import (
-    MIN_LATENCY,
     Batch,
-    FastBatch,
     Flow,
-    Found,
     Pair,
-    Solo,
     TransferRecord,
 )
 from .hubqueues import HubQueues
@@ -83,12 +79,10 @@ class FlowNetwork(IdleSends):
             raise ValueError(f"sharing must be 'maxmin' or 'rtt', got {sharing!r}")
         if not header_bytes >= 0:
             raise ValueError(f"header_bytes must be >= 0, got {header_bytes!r}")
-        self._table = table = LinkTable(G)  # raises TopologyError for an invalid G
-        self.env = env
+        table = LinkTable(G)  # raises TopologyError for an invalid G
+        super().__init__(env, table, sharing, header_bytes)
         self.graph = table.graph
         """The network's own copy of *G*: link events change it, never the caller's graph."""
-        self.sharing = sharing
-        self.header_bytes = header_bytes
         self.links = table.links
         """Directed links; link ``i`` is ``links[i]``."""
         self.capacity = table.capacity
@@ -96,18 +90,13 @@ class FlowNetwork(IdleSends):
         self._cap = table.cap  # the same, as floats for the re-plans (one list, the table's)
         self._path = table.path  # (src, dst, key) -> Found, memoised
         self._finite = table.finite
-        self._finite_gen = 0  # changes when a link becomes finite or infinite
         self._flows: list[Flow] = []  # sending flows, in the order they started sending
         self._sharing = LinkSharing(self._cap, unit=sharing == "maxmin")
         self._queues: HubQueues[Flow] | None = None  # the flows sending, while they split by hubs
         self._orders = 0  # flows that started sending so far
-        self._link_bits = [0.0] * len(self.links)  # bits credited so far, per link (_credit)
-        self._arrived: list[Flow] = []  # flows done with latency, not yet sending
-        self._fast: FastBatch | None = None  # the fast batch in flight, if any
-        self._solo: Solo | None = None  # the Solo transfer in flight, if any
-        self._early: list = []  # (arrive, flow) of solos made flows in their path latency
-        self._admitted: set = set()  # ... arrived with a later flow, their timeout not yet fired
-        self._seq = 0  # flows created so far
+        self._admitted: set = (
+            set()
+        )  # former solos (_early) arrived with a later flow, their timeout not yet fired
         self._leaving: dict = {}  # path latency -> flows started at _leaving_at (see _leave)
         self._leaving_at = -1.0
         self._last = env.now
@@ -132,31 +121,6 @@ class FlowNetwork(IdleSends):
         )
 
     # --------------------------------------------------------------- transfers
-
-    def _new_flow(
-        self,
-        src: Hashable,
-        dst: Hashable,
-        nbytes: float,
-        found: Found,
-        start: float,
-        batch: Batch | None,
-        bits: float | None = None,
-    ) -> Flow:
-        """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`LinkTable.path`'s
-        tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
-        send (default all of them, header included)."""
-        path, idx, latency, finite = found
-        flow = Flow()
-        flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
-        flow.links, flow.gen = finite, self._finite_gen
-        flow.bits = 8.0 * (nbytes + self.header_bytes) if bits is None else bits
-        flow.weight = 1.0 / max(latency, MIN_LATENCY) if self.sharing == "rtt" else 1.0
-        flow.event = self.env.event() if batch is None else None
-        flow.start, flow.batch = start, batch
-        flow.credited = 0.0
-        flow.seq = self._seq = self._seq + 1
-        return flow
 
     def transfer(
         self, src: Hashable, dst: Hashable, nbytes: float, *, flow_key: object = None
@@ -266,17 +230,6 @@ class FlowNetwork(IdleSends):
         for latency, flows in waiting.items():
             env.timeout(latency, flows).callbacks.append(self._on_arrival)
 
-    def _deliver(self, flow: Flow) -> None:
-        batch = flow.batch
-        if batch is None:
-            cast("simpy.Event", flow.event).succeed(
-                TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start, self.env.now, flow.path)
-            )
-            return
-        batch.left -= 1
-        if not batch.left:
-            batch.event.succeed(self.env.now)
-
     def _arrive(self, flow: Flow) -> None:
         """*flow* is through its path latency: it starts sending on the links finite now
         (none, or no bits to send: it is delivered at once)."""
@@ -365,17 +318,6 @@ class FlowNetwork(IdleSends):
         if self._deferred:
             self._deferred = False
             self._replan(None)
-
-    def _credit(self, flow: Flow, sent: float) -> None:
-        """Count *sent* bits of *flow* (its total so far) on its links: a flow's bits are
-        added to the per-link totals when it is delivered (or its links change), not at
-        every re-plan; :meth:`_carried` adds those of the flows still sending."""
-        more = sent - flow.credited
-        if more:
-            carried = self._link_bits
-            for link in flow.links:
-                carried[link] += more
-            flow.credited = sent
 
     def _advance(self) -> None:
         """Account for bits sent since the last update at the current rates."""

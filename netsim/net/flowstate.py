@@ -152,7 +152,7 @@ class Flow:
     # idx: every link of the path; links: those of finite capacity (a tuple), the ones
     # that share its rate (set when it starts sending, and again when a link's finiteness
     # changes); left: bits still to send, tol: 1e-9 * bits, rate: bit/s, while sending;
-    # credited: bits of it counted in the network's per-link totals (see FlowNetwork._credit);
+    # credited: bits of it counted in the network's per-link totals (see IdleSends._credit);
     # seq: the order it was created in (see FlowNetwork._unsolo); order: the order it
     # started sending in; finish: see HubQueues (left and rate are stale while in a group)
     src: Hashable

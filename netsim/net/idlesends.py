@@ -7,11 +7,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from .flowstate import Batch, FastBatch, Flow, Found, Pair, Solo, Step, add_at
+from .flowstate import (
+    MIN_LATENCY,
+    Batch,
+    FastBatch,
+    Flow,
+    Found,
+    Pair,
+    Solo,
+    Step,
+    TransferRecord,
+    add_at,
+)
 
 if TYPE_CHECKING:
     import simpy
@@ -22,41 +33,85 @@ __all__ = ["IdleSends"]
 
 
 class IdleSends:
-    """The solo and fast sends of :class:`~netsim.net.flows.FlowNetwork`, which sets the
-    attributes below and defines the methods declared for type checking."""
+    """The base of :class:`~netsim.net.flows.FlowNetwork`: the state its re-plans share with
+    the solo and fast sends (made here), the flows' making, crediting and delivery, and
+    the solo and fast sends. A flow handed back to the re-plans goes through the three steps
+    :class:`~netsim.net.flows.FlowNetwork` defines: ``_arrive``, ``_on_arrival`` and
+    ``_request_replan``."""
 
-    env: simpy.Environment
-    sharing: str
-    header_bytes: float
-    _table: LinkTable
-    _link_bits: list[float]
-    _fast: FastBatch | None
-    _solo: Solo | None
-    _early: list
-    _arrived: list[Flow]
+    def __init__(
+        self, env: simpy.Environment, table: LinkTable, sharing: str, header_bytes: float
+    ) -> None:
+        self.env = env
+        self._table = table
+        self.sharing = sharing
+        self.header_bytes = header_bytes
+        self._finite_gen = 0  # changes when a link becomes finite or infinite
+        self._seq = 0  # flows created so far
+        self._link_bits = [0.0] * len(table.links)  # bits credited so far, per link (_credit)
+        self._arrived: list[Flow] = []  # flows done with latency, not yet sending
+        self._fast: FastBatch | None = None  # the fast batch in flight, if any
+        self._solo: Solo | None = None  # the Solo transfer in flight, if any
+        self._early: list = []  # (arrive, flow) of solos made flows in their path latency
 
-    if TYPE_CHECKING:
+    def _arrive(self, flow: Flow) -> None:
+        """*flow* is through its path latency (the re-plans: FlowNetwork)."""
+        raise NotImplementedError
 
-        def _new_flow(
-            self,
-            src: Hashable,
-            dst: Hashable,
-            nbytes: float,
-            found: Found,
-            start: float,
-            batch: Batch | None,
-            bits: float | None = None,
-        ) -> Flow: ...
+    def _on_arrival(self, event: simpy.Event) -> None:
+        """The flows of *event* are through their path latency (the re-plans: FlowNetwork)."""
+        raise NotImplementedError
 
-        def _credit(self, flow: Flow, sent: float) -> None: ...
+    def _request_replan(self) -> None:
+        """Re-plan the rates now, once (the re-plans: FlowNetwork)."""
+        raise NotImplementedError
 
-        def _deliver(self, flow: Flow) -> None: ...
+    def _new_flow(
+        self,
+        src: Hashable,
+        dst: Hashable,
+        nbytes: float,
+        found: Found,
+        start: float,
+        batch: Batch | None,
+        bits: float | None = None,
+    ) -> Flow:
+        """A flow of *nbytes* from *src* to *dst* on the path *found* (:meth:`LinkTable.path`'s
+        tuple), started at *start*, in *batch* (None: its own event), with *bits* still to
+        send (default all of them, header included)."""
+        path, idx, latency, finite = found
+        flow = Flow()
+        flow.src, flow.dst, flow.nbytes, flow.path, flow.idx = src, dst, nbytes, path, idx
+        flow.links, flow.gen = finite, self._finite_gen
+        flow.bits = 8.0 * (nbytes + self.header_bytes) if bits is None else bits
+        flow.weight = 1.0 / max(latency, MIN_LATENCY) if self.sharing == "rtt" else 1.0
+        flow.event = self.env.event() if batch is None else None
+        flow.start, flow.batch = start, batch
+        flow.credited = 0.0
+        flow.seq = self._seq = self._seq + 1
+        return flow
 
-        def _arrive(self, flow: Flow) -> None: ...
+    def _deliver(self, flow: Flow) -> None:
+        batch = flow.batch
+        if batch is None:
+            cast("simpy.Event", flow.event).succeed(
+                TransferRecord(flow.src, flow.dst, flow.nbytes, flow.start, self.env.now, flow.path)
+            )
+            return
+        batch.left -= 1
+        if not batch.left:
+            batch.event.succeed(self.env.now)
 
-        def _on_arrival(self, event: simpy.Event) -> None: ...
-
-        def _request_replan(self) -> None: ...
+    def _credit(self, flow: Flow, sent: float) -> None:
+        """Count *sent* bits of *flow* (its total so far) on its links: a flow's bits are
+        added to the per-link totals when it is delivered (or its links change), not at
+        every re-plan; :meth:`_carried` adds those of the flows still sending."""
+        more = sent - flow.credited
+        if more:
+            carried = self._link_bits
+            for link in flow.links:
+                carried[link] += more
+            flow.credited = sent
 
     def _send_solo(self, flow: Flow, latency: float) -> bool:
         """Send *flow* (path latency *latency*, s) as a :class:`Solo` when its end is known

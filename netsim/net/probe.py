@@ -24,14 +24,14 @@ def _ping_pull_push(
     net: FlowNetwork,
     ps: Hashable,
     worker: Hashable,
-    probe_bytes: float,
-    model_bytes: float,
-    grad_bytes: float,
+    sizes: tuple[float, float, float],
     out: dict[str, np.ndarray],
     i: int,
     r: int,
 ) -> Process:
-    """One worker: probe to the PS and back, then pull the model and push a gradient."""
+    """One worker: probe to the PS and back, then pull the model and push a gradient
+    (*sizes*: probe, model and gradient bytes); its times go to column *i*, row *r*."""
+    probe_bytes, model_bytes, grad_bytes = sizes
     t0 = env.now
     yield net.transfer(worker, ps, probe_bytes)
     yield net.transfer(ps, worker, probe_bytes)
@@ -53,7 +53,7 @@ def _alone(
 ) -> Process:
     for r in range(rounds):
         for i, w in enumerate(workers):
-            yield env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
+            yield env.process(_ping_pull_push(env, net, ps, w, sizes, out, i, r))
 
 
 def _loaded(
@@ -68,7 +68,7 @@ def _loaded(
     for r in range(rounds):
         yield env.all_of(
             [
-                env.process(_ping_pull_push(env, net, ps, w, *sizes, out, i, r))
+                env.process(_ping_pull_push(env, net, ps, w, sizes, out, i, r))
                 for i, w in enumerate(workers)
             ]
         )
@@ -84,8 +84,7 @@ def probe(
     probe_bytes: float = 64,
     rounds: int = 3,
     load: bool = False,
-    sharing: str = "maxmin",
-    header_bytes: float = 0,
+    **network: Any,
 ) -> dict[str, np.ndarray]:
     """Measure each worker's round-trip and pull+push times to the PS.
 
@@ -113,8 +112,8 @@ def probe(
         unequal flows; the argument is kept for jittered models.
     load : bool, default False
         Also measure under load (keys ``*_loaded``).
-    sharing, header_bytes
-        Passed to :class:`FlowNetwork`.
+    **network
+        Passed to :class:`FlowNetwork`: ``sharing``, ``header_bytes``.
 
     Returns
     -------
@@ -132,7 +131,7 @@ def probe(
     modes = [("", _alone)] + ([("_loaded", _loaded)] if load else [])
     for suffix, driver in modes:
         env = simpy.Environment()
-        net = FlowNetwork(env, G, sharing=sharing, header_bytes=header_bytes)
+        net = FlowNetwork(env, G, **network)
         out = {
             "rtt": np.full((rounds, len(workers)), np.inf),
             "pull_push": np.full((rounds, len(workers)), np.inf),

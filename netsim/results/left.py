@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["left_in", "interrupt_line"]
+__all__ = ["left_in", "interrupt_line", "partial_compare_line"]
 
 
 def _statuses(out: Path) -> list[str]:
@@ -58,3 +58,20 @@ def interrupt_line(out: Path | str | None) -> str:
     if what.startswith("nothing"):
         return f"interrupted before the run started: {what}"
     return f"interrupted: {what}"
+
+
+def partial_compare_line(out: Path | str, total: int) -> str:
+    """The one line said when Ctrl-C or SIGTERM ended a comparison of *total* runs whose
+    runs are written only when finished (on Dask): the runs ``out/compare.json`` lists."""
+    try:
+        done = len(json.loads((Path(out) / "compare.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        done = 0
+    if not done:
+        return f"interrupted before any run finished: nothing was written in {out}"
+    if done >= total:
+        return f"interrupted after its {total} runs ended: they are in {out}"
+    return (
+        f"interrupted after {done} of {total} runs: they are in {out} (listed in "
+        f"compare.json); the other {total - done} were not written"
+    )

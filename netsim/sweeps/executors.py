@@ -3,7 +3,8 @@
 Each executor calls ``fn(item)`` for every item and yields ``(index, value,
 error)`` as runs finish (in completion order): *value* is what ``fn`` returned,
 *error* the exception it raised (then *value* is None). ``fn`` must be a
-module-level function and the items picklable.
+module-level function and the items picklable. The Dask one,
+:func:`~netsim.tuning.dask_tasks.dask_results`, is shared with ``netsim compare``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import signal
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
+from ..tuning.dask_tasks import dask_results
 from ..tuning.pool import usable_cpus
 
 if TYPE_CHECKING:
@@ -133,30 +134,3 @@ def connect(scheduler: str | Client) -> tuple[Client, bool]:
     from ..tuning.dask_pool import connect as dask_connect
 
     return dask_connect(scheduler, ExecutorError, "--scheduler")
-
-
-def dask_results(fn: Callable, items: list, client: Client) -> Iterator[Outcome]:
-    """Run on the Dask cluster of *client* (see :func:`connect`).
-
-    Task keys start with ``netsim-run``. Workers need netsim installed and the
-    data files at the same paths; results come back to this process, so no
-    file system needs to be shared.
-    """
-    from distributed import as_completed
-
-    token = uuid.uuid4().hex[:12]
-    futures = {
-        client.submit(fn, item, key=f"netsim-run-{token}-{i}", pure=False): i
-        for i, item in enumerate(items)
-    }
-    try:
-        for future in as_completed(futures, loop=client.loop):
-            i = futures[future]
-            try:
-                value, error = future.result(), None
-            except Exception as exc:  # the run's own error, or a lost/cancelled task
-                value, error = None, exc
-            future.release()
-            yield i, value, error
-    finally:
-        client.cancel([f for f in futures if not f.done()])

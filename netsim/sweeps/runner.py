@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -137,6 +137,20 @@ def to_axes(grid: Mapping[str, Any] | Iterable[str | Axis]) -> list[Axis]:
     return [g if isinstance(g, Axis) else parse_axis(g) for g in grid]
 
 
+def _point_scenario(base: Scenario, point: Point, parsed: dict) -> Scenario:
+    """*base* with *point*'s overrides; a last ``run.seed`` (``--seeds``) set by
+    :meth:`~netsim.config.scenario.Scenario.with_seed` on the other keys' scenario, which
+    *parsed* keeps for the next seeds (the same scenario as all overrides parsed at once)."""
+    overrides = point.overrides()
+    key, seed = point.values[-1] if point.values else ("", None)
+    if key != SEED_KEY or isinstance(seed, bool) or not isinstance(seed, int):
+        return base.with_overrides(overrides)
+    others = tuple(overrides[:-1])
+    if others not in parsed:
+        parsed[others] = base.with_overrides(list(others)) if others else base
+    return parsed[others].with_seed(seed)
+
+
 def plan_sweep(
     scenario: Scenario | str | os.PathLike,
     grid: Mapping[str, Any] | Iterable[str | Axis],
@@ -178,9 +192,10 @@ def plan_sweep(
     points = expand(axes)
     width = max(3, len(str(len(points) - 1)))
     tasks = []
+    parsed: dict[tuple[str, ...], Scenario] = {}  # a point's other keys, parsed once for its seeds
     for point in points:
         try:
-            sc = base.with_overrides(point.overrides())
+            sc = _point_scenario(base, point, parsed)
         except ScenarioError as exc:
             raise ScenarioError(exc.key, f"{exc.message} {_at(point)}", exc.file) from None
         tasks.append(Task(f"p{point.index:0{width}d}", point.as_dict(), sc))
@@ -328,6 +343,7 @@ def _run(
         on_start()
     todo = [t for t in plan.tasks if not (resume and finished(out / t.folder))]
     outcome = SweepOutcome(out, plan, skipped=len(plan.tasks) - len(todo))
+    results: Iterator[tuple[int, Any, BaseException | None]]
     if client is not None:
         results = dask_results(run_task, [t.scenario for t in todo], client)
     else:

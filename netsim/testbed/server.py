@@ -14,6 +14,7 @@ import queue
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,9 +97,10 @@ class RealServer(ParameterServer):
     (``call_later``) are kept in a heap the serving loop fires (:meth:`fire_timers`).
     """
 
-    def __init__(
-        self, clock, w0, rule, states, recorder, stop, max_updates, on_update, transmit
-    ) -> None:
+    def __init__(self, clock, w0, rule, states, recorder, max_updates, on_update, transmit) -> None:
+        self.end = _Stop()
+        """The run's end (the server's ``stop``), which the serving loop and signals also set."""
+        stop: Any = self.end  # an event as far as ParameterServer goes: triggered, value, succeed
         super().__init__(clock, w0, rule, states, recorder, stop, max_updates, on_update)
         self.lean = (
             True  # a real server cannot pre-empt or inspect a worker (preflight refuses such rules)
@@ -212,7 +214,7 @@ class _Session:
         sc = spec.scenario
         self.writer = RunWriter(out, overwrite=overwrite, scenario=sc, meta=meta)
         self.states = [WorkerState(i) for i in range(sc.n_workers)]
-        self.recorder, self.stop, self.failure = Recorder(), _Stop(), ""
+        self.recorder, self.failure = Recorder(), ""
         if sc.run.timeline_until != 0:
             for st in self.states:
                 st.spans = self.recorder.spans
@@ -240,11 +242,11 @@ class _Session:
             sc.rule(spec.algorithm),
             self.states,
             self.recorder,
-            self.stop,
             run.max_updates,
             self.on_update if run.eval_every_updates else None,
             self.transmit,
         )
+        self.stop = self.ps.end
 
     def transmit(self, wid: int) -> None:
         """Send the current model to worker *wid* (the previous send to it finished first)."""

@@ -12,7 +12,7 @@ from ..sim.worker import BatchSampler
 from .node import RealSpec, connect, sleep_until
 from .wire import HEADER, MODEL, PING, PONG, PUSH, STOP, P, push_message
 
-__all__ = ["work", "COMPUTE_STREAM", "BATCH_STREAM"]
+__all__ = ["work", "warm_up", "COMPUTE_STREAM", "BATCH_STREAM"]
 
 COMPUTE_STREAM, BATCH_STREAM = "real-compute", "real-batch"
 """The streams a real worker draws its compute times and minibatches from (per worker, of
@@ -29,18 +29,20 @@ def work(spec: RealSpec, wid: int) -> None:
     × scale (no wait when the gradient took longer), hold the push for the push latency ×
     scale, and send it. The samplers and time models are the emulation's; their streams
     are :data:`COMPUTE_STREAM` and :data:`BATCH_STREAM`, independent of the emulation's.
+    Before it connects, the worker computes one gradient it throws away (:func:`warm_up`).
     """
     import torch
     import torch.distributed as dist
 
-    up, down = connect(spec, wid + 1)
     sc, scale, d = spec.scenario, spec.scale, spec.d
+    prep = spec.prepared
+    X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
+    warm_up(spec, wid)
+    up, down = connect(spec, wid + 1)
     _, wc, member = sc.worker_slots()[wid]
     streams = Streams(sc.run.seed)
     draws = wc.draws(streams, wid, member, COMPUTE_STREAM)
-    prep = spec.prepared
     sampler = BatchSampler(prep.shards[wid], sc.run.batch_size, streams.rng(BATCH_STREAM, wid))
-    X, y, gradient = prep.dataset.X_train, prep.dataset.y_train, prep.model.gradient
     prep.model.start_run(sc.run.seed)
     pull_s, push_s = wc.pull_latency * scale, wc.push_latency * scale
     inbox = torch.empty(HEADER + d, dtype=torch.float64)
@@ -81,3 +83,16 @@ def work(spec: RealSpec, wid: int) -> None:
         header[P.PUSH_DELAY] = sent - end
         dist.send(torch.from_numpy(push_message(header, grad, d)), dst=0, group=up)
         iteration += 1
+
+
+def warm_up(spec: RealSpec, wid: int) -> None:
+    """One gradient of worker *wid*, at the initial model on the first rows of its shard,
+    thrown away before the server's clock starts: a process's first pass pays one-time
+    costs (the libraries' thread pools and caches, its first allocations: 5 to 20 times a
+    later pass, measured) that are not training, and that all workers paying at once at the
+    start would add to the run's first units. No stream is drawn from, and the model's own
+    draws and buffers restart after it (``start_run``)."""
+    prep = spec.prepared
+    rows = prep.shards[wid][: spec.scenario.run.batch_size]
+    w = np.asarray(prep.w0, dtype=np.float64)  # as a model message carries it
+    prep.model.gradient(w, prep.dataset.X_train[rows], prep.dataset.y_train[rows])

@@ -49,8 +49,11 @@ def connect(
 ) -> tuple[Client, bool]:
     """(``distributed.Client``, whether the caller owns it and must close it) for an address
     or a Client (returned as is). Raises *error* when ``distributed`` is missing or the
-    scheduler cannot be reached, its message led by *option* (the flag the user gave), if any."""
+    scheduler cannot be reached within ``netsim-scheduler-timeout`` of Dask's configuration
+    (default 10 s; ``DASK_NETSIM_SCHEDULER_TIMEOUT=2s``), its message led by *option* (the
+    flag the user gave), if any."""
     try:
+        import dask.config
         from distributed import Client
     except ImportError:
         lead = f"{option} " if option else ""
@@ -58,7 +61,8 @@ def connect(
     if isinstance(scheduler, Client):
         return scheduler, False
     try:
-        return Client(scheduler, timeout="10s", set_as_default=False), True
+        timeout = dask.config.get("netsim-scheduler-timeout", "10s")
+        return Client(scheduler, timeout=timeout, set_as_default=False), True
     except (OSError, TimeoutError, ValueError) as exc:
         lead = f"{option}: " if option else ""
         raise error(f"{lead}cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None

@@ -1,8 +1,9 @@
 """Successive halving of the pilots: the rungs, who goes on, and the η steps beyond the grid.
 
-All pilots run to the first rung; the better 1/``factor`` (by :func:`rung_score`), at least
-``finalists``, are resumed to the next rung, ``factor`` times as long, up to the last rung,
-where the best ``finalists`` run ``replicates − 1`` more times. After the first rung, a
+All pilots run to the first rung; the better 1/``factor`` (by :func:`rung_score`, or with a
+target loss by :func:`rung_key`), at least ``finalists``, are resumed to the next rung,
+``factor`` times as long, up to the last rung, where the best ``finalists`` run
+``replicates − 1`` more times. After the first rung, a
 grouping whose best η is at the top of its values, or whose every η is unstable, gets a
 pilot one grid step beyond (:func:`edge_steps`).
 """
@@ -19,7 +20,7 @@ from .evidence import Pilot
 from .options import RaceOptions, RecommendError
 from .pilots import PilotRunner
 from .pool import StickyPool, usable_cpus
-from .scoring import rung_score, unstable
+from .scoring import rung_score, time_to_loss, unstable
 
 __all__ = [
     "done_share",
@@ -28,6 +29,7 @@ __all__ = [
     "plan_rungs",
     "run_halving",
     "rung_fractions",
+    "rung_key",
 ]
 
 
@@ -105,11 +107,13 @@ def run_halving(
     options: RaceOptions,
     on_rung: Callable[[int, int, int], None] | None = None,
     on_progress: Callable[[float], None] | None = None,
+    aim: tuple[float, float] | None = None,
 ) -> list[Pilot]:
     """Run the successive halving over *runner*'s pilots (new ones appended to its list
     when the grid is widened) and return the last rung's candidates. *on_rung(rung, rungs,
     candidates)* is called before each rung, *on_progress(share)* too
-    (:func:`done_share`), and with 1.0 at the end."""
+    (:func:`done_share`), and with 1.0 at the end. *aim*: (the target loss a user set, the
+    full horizon s), when set the rungs rank by :func:`rung_key`."""
     pilots, horizons = runner.pilots, runner.horizons
     alive = list(range(len(pilots)))
     jobs = options.jobs
@@ -134,9 +138,9 @@ def run_halving(
                 alive += _widen(runner, pool, alive, options)
             if last:
                 break
-            alive = _best(pilots, alive, keep)
+            alive = _best(pilots, alive, keep, aim)
         if len(alive) > options.finalists:  # more reached the last rung: replicate its best
-            alive = _best(pilots, alive, options.finalists)
+            alive = _best(pilots, alive, options.finalists, aim)
             runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
     if on_progress is not None:
         on_progress(1.0)
@@ -174,9 +178,36 @@ def done_share(
     return spent / (spent + left * rate) if spent + left * rate > 0 else 1.0
 
 
-def _best(pilots: list[Pilot], ids: list[int], keep: int) -> list[int]:
-    """The *keep* of pilots *ids* with the lowest rung score (:func:`rung_score`), best first."""
-    return sorted(ids, key=lambda i: (rung_score(pilots[i]), pilots[i].label))[:keep]
+def _best(
+    pilots: list[Pilot], ids: list[int], keep: int, aim: tuple[float, float] | None = None
+) -> list[int]:
+    """The *keep* of pilots *ids* with the lowest rung score (:func:`rung_score`), or with
+    an *aim* (target loss, horizon s) the lowest :func:`rung_key`, best first."""
+    if aim is None:
+        return sorted(ids, key=lambda i: (rung_score(pilots[i]), pilots[i].label))[:keep]
+    return sorted(ids, key=lambda i: (*rung_key(pilots[i], *aim), pilots[i].label))[:keep]
+
+
+def rung_key(p: Pilot, target: float, horizon: float) -> tuple[float, float]:
+    """A rung's ranking of pilot *p* when the user set a *target* loss: first those whose
+    every run has reached it (smoothed as over *horizon*, s: :func:`time_to_loss`), by
+    their mean time to it (s), then the others by :func:`rung_score`. Returns (mean time,
+    or inf; rung score). A target crossed early is what the user asked for, and the loss
+    at the rung's end would rank by another goal.
+
+    >>> from types import SimpleNamespace
+    >>> fast = [(0.0, 1.0), (1.0, 0.4), (2.0, 0.35), (3.0, 0.34)]
+    >>> p = SimpleNamespace(status="ok", curve=fast, curves=[])
+    >>> rung_key(p, 0.5, 20.0)  # smoothed over 1 s: 1.0, 0.7, 0.375, 0.345
+    (2.0, 0.34)
+    """
+    score = rung_score(p)
+    if p.status != "ok" or not p.curve:
+        return math.inf, score
+    times = [time_to_loss(c, target, horizon) for c in (p.curves or [p.curve])]
+    if any(t is None for t in times):
+        return math.inf, score
+    return float(np.mean([t for t in times if t is not None])), score
 
 
 def _widen(

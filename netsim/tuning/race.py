@@ -95,7 +95,8 @@ def recommend(
     horizons = plan_rungs(scenario.run.until, measurement, len(pilots), options)
     setup = PilotSetup.of(scenario, prepared, rule, horizons[0], options.eval_rows)
     runner = PilotRunner(setup, pilots, horizons, options.replicates)
-    finals = run_halving(runner, options, on_rung, on_progress)
+    aim = (given.loss, scenario.run.until) if given is not None else None
+    finals = run_halving(runner, options, on_rung, on_progress, aim)
     chosen = choose(finals, pilots, horizons, scenario.run.until, given, options)
     pick = chosen.pick
     close = overlapping(pick, finals)  # the reason ends with how sure the race is

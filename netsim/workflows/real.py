@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
@@ -18,7 +18,8 @@ from ..results.runfolder import FolderError, check_writable, read_run, unique_fo
 from ..signals import held
 from ..sim.engine import prepare
 from . import runs as one_run
-from .runs import Overrides, PathArg, Progress, Run, default_out, frame, load, naming, scenario_of
+from .options import PredictOptions, RealOptions, options_of
+from .runs import PathArg, Progress, Run, default_out, frame, load, naming, scenario_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,24 +34,21 @@ def real(
     time_scale: float,
     out: PathArg | None = None,
     progress: Progress = None,
-    label: str | None = None,
-    overwrite: bool = False,
-    overrides: Overrides = None,
-    seed: int | None = None,
-    data_dir: PathArg | None = None,
-    host: str = "127.0.0.1",
-    port: int | None = None,
-    paced: bool = True,
+    options: RealOptions | None = None,
+    **fields: Any,
 ) -> Run | None:
     """Train *scenario* for real with rule *algorithm*: one parameter-server process and one
     process per worker over ``torch.distributed`` (gloo), each scenario time unit lasting
     *time_scale* real seconds (docs/VALIDATION.md). Writes the run folder *out* (default
     ``runs/<scenario>-real-<rule>``, numbered) as an emulated run does, plus
-    ``measured_gradients.csv`` and ``measured_updates.csv``; returns the Run.
+    ``measured_gradients.csv`` and ``measured_updates.csv``; returns the Run. *options*: a
+    :class:`~netsim.workflows.options.RealOptions`, or its fields as keywords (*fields*):
+    ``overrides``, ``seed``, ``data_dir``, ``label``, ``overwrite``, ``host``, ``port``,
+    ``paced``.
 
     Refused before any process starts (ScenarioError): torch missing, a rule or feature
     emulated only, a time scale ≤ 0 or too small for this machine, more workers than it
-    can run, a port in use (*port* None: a free one on *host*). *paced* False: a time scale
+    can run, a port in use (``port`` None: a free one on ``host``). ``paced`` False: a time scale
     whose messages and service the machine cannot fit into the scenario's times is run
     anyway, ending ``ok`` with ``real.unpaced`` saying how far it fell behind (the run then
     measures this machine's messages and server: hold it against a calibrated prediction,
@@ -64,13 +62,15 @@ def real(
     from ..testbed.launch import check_real, prepare_spec, run_real, run_role
     from ..testbed.node import torchrun_rank
 
-    sc = scenario_of(scenario, overrides, seed, data_dir)
+    opts = options_of(RealOptions, options, fields)
+    label = opts.label
+    sc = opts.scenario(scenario)
     algorithm = algorithm or sc.run.algorithm
     sc = sc.with_algorithm(algorithm)
     role = torchrun_rank()
-    rendezvous: str | None = host
+    rendezvous: str | None = opts.host
     if role is None:
-        port = check_real(sc, algorithm, time_scale, host, port)
+        port = check_real(sc, algorithm, time_scale, opts.host, opts.port)
     else:  # started by torchrun: its rendezvous (env://), one process per rank
         rendezvous, port = None, check_real(sc, algorithm, time_scale, None, None)
         if role[1] != sc.n_workers + 1:
@@ -86,16 +86,19 @@ def real(
     started = datetime.now(timezone.utc)
     prepared = prepare(sc)
     spec = prepare_spec(
-        sc, algorithm, time_scale, label or algorithm, prepared, rendezvous, port, paced
+        sc, algorithm, time_scale, label or algorithm, prepared, rendezvous, port, opts.paced
     )
     meta = run_meta(sc, prepared.dataset.source, started, label or algorithm)
     meta["real"] = {"time_scale": time_scale, "host": rendezvous, "port": port}
     callback = resolve_progress(progress)
     if role is not None:
-        if run_role(spec, role[0], folder, meta, overwrite=overwrite, progress=callback) is None:
+        if (
+            run_role(spec, role[0], folder, meta, overwrite=opts.overwrite, progress=callback)
+            is None
+        ):
             return None  # a worker's process: the run's folder is rank 0's
     else:
-        run_real(spec, folder, meta, overwrite=overwrite, progress=callback)
+        run_real(spec, folder, meta, overwrite=opts.overwrite, progress=callback)
     return Run(read_run(folder))
 
 
@@ -177,22 +180,22 @@ def predict(
     variants: Sequence[str] | None = None,
     target: float | None = None,
     progress: Progress = "auto",
-    plots: bool = True,
-    data_dir: PathArg | None = None,
-    seeds: int = 3,
-    calibrate_from: Sequence[PathArg] | None = None,
+    options: PredictOptions | None = None,
+    **fields: Any,
 ) -> Prediction:
     """Emulate the scenario of the real run in *folder* (``netsim real``'s) as netsim would
     predict it, in each of *variants* (default all of ``scenario``, ``calibrated``,
-    ``replayed``: :mod:`netsim.testbed.predict`), each with *seeds* seeds (the run's seed,
+    ``replayed``: :mod:`netsim.testbed.predict`), each with ``seeds`` seeds (the run's seed,
     then the next ones), into *out* (default ``<folder>-predict``, numbered), and compare:
     updates, gradients applied, staleness per update, idle %, final loss, the time to
     *target* (default ``run.target_loss``, else half way from the real run's initial to its
     final loss) and the time of update N (half the real run's updates). ``calibrated`` fits
-    the real runs in *calibrate_from* (default this one; others: held out). With *plots*,
-    the figures of the first seed's runs in ``out/plots``. Raises FolderError for a folder
+    the real runs in ``calibrate_from`` (default this one; others: held out). With ``plots``,
+    the figures of the first seed's runs in ``out/plots``. *options*: a
+    :class:`~netsim.workflows.options.PredictOptions`, or its fields as keywords (*fields*):
+    ``seeds``, ``calibrate_from``, ``plots``, ``data_dir``. Raises FolderError for a folder
     that is not a real run's, or one that cannot be calibrated from when ``calibrated`` or
-    *calibrate_from* was asked for (with the default variants it is left out, ``skipped``
+    ``calibrate_from`` was asked for (with the default variants it is left out, ``skipped``
     says why)."""
     from ..results.plots import plot_runs
     from ..testbed.predict import (
@@ -204,11 +207,13 @@ def predict(
         variant_scenario,
     )
 
+    opts = options_of(PredictOptions, options, fields)
+    seeds, calibrate_from = opts.seeds, opts.calibrate_from
     folder = Path(folder)
     real_run = Run(read_run(folder))
     if "real" not in real_run.summary:
         raise FolderError(f"{folder}: not a real run's folder (netsim real writes one)")
-    sc = load(folder / "scenario.toml", data_dir=data_dir)
+    sc = load(folder / "scenario.toml", data_dir=opts.data_dir)
     chosen = variants is not None or bool(calibrate_from)  # asked for: a failed fit is an error
     variants = _checked_variants(variants or VARIANTS, seeds)
     scale = float(real_run.summary["real"]["time_scale"])
@@ -235,7 +240,7 @@ def predict(
             [figures(real_run)], {v: [figures(r) for r in rs] for v, rs in runs.items()}
         )
         paths: list[Path] = []
-        if plots:
+        if opts.plots:
             values = {"real": real_run, **{v: rs[0] for v, rs in runs.items()}}
             data = [replace(r.data, label=name, group=name) for name, r in values.items()]
             paths = plot_runs(data, out / "plots")

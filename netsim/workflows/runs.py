@@ -224,6 +224,8 @@ def scenario_of(
     *overrides* (``--set``), *seed* (``--seed``), *data_dir* (``--data-dir``)."""
     if not isinstance(scenario, Scenario):
         return load(scenario, overrides, seed=seed, data_dir=data_dir)
+    if seed is not None and not overrides and data_dir is None:
+        return scenario.with_seed(seed)  # the same scenario, its other sections not parsed again
     extra = override_list(overrides) + ([f"run.seed={seed}"] if seed is not None else [])
     if data_dir is not None:
         extra.append(f"data.dir={toml_value(str(Path(data_dir).resolve()))}")

@@ -17,9 +17,9 @@ import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -43,6 +43,7 @@ except (
 
 __all__ = [
     "TorchModel",
+    "TorchSettings",
     "make_torch_model",
     "build_module",
     "examples_in_dtype",
@@ -90,6 +91,20 @@ class TorchSpec(Protocol):
     def kwargs_dict(self) -> dict: ...
 
 
+@dataclass(frozen=True)
+class TorchSettings:
+    """How a :class:`TorchModel` computes: its name, objective, dtypes, device and stacking
+    (each field as in :class:`TorchModel`'s parameters)."""
+
+    key: str = "torch"
+    loss: str = "cross_entropy"
+    l2: float = 0.0
+    dtype: str = "float32"
+    device: str = "cpu"
+    stack: bool = False
+    master: str | None = None
+
+
 class TorchModel(Model):
     """An ``nn.Module`` mapping inputs of shape (b, *input_shape*) to logits (b, c),
     trained by the parameter server on the flat vector of its parameters.
@@ -110,6 +125,7 @@ class TorchModel(Model):
     module : torch.nn.Module, already built and initialised.
     input_shape : tuple of int, the shape of one example (e.g. (1, 28, 28)).
     n_classes : int >= 2.
+    settings : a :class:`TorchSettings` of the ones below, which keywords (*fields*) override.
     key : str, the model's name in per-model tables (``lr = { lenet5 = 0.1 }``).
     loss : one of :data:`netsim.workload.torch_nets.LOSSES`.
     l2 : float >= 0.
@@ -128,14 +144,12 @@ class TorchModel(Model):
         *,
         input_shape: tuple[int, ...],
         n_classes: int,
-        key: str = "torch",
-        loss: str = "cross_entropy",
-        l2: float = 0.0,
-        dtype: str = "float32",
-        device: str = "cpu",
-        stack: bool = False,
-        master: str | None = None,
+        settings: TorchSettings | None = None,
+        **fields: Any,
     ) -> None:
+        s = replace(settings or TorchSettings(), **fields)
+        key, loss, l2, dtype, device = s.key, s.loss, s.l2, s.dtype, s.device
+        stack, master = s.stack, s.master
         super().__init__(l2, n_classes)
         self.name = key
         self.module = module.to(device=device, dtype=getattr(torch, dtype))

@@ -3,6 +3,7 @@ actor where it first ran; the same pick and table as the local race."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -47,6 +48,7 @@ def test_an_unreachable_scheduler_is_refused_in_one_line_with_status_2():
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "DASK_NETSIM_SCHEDULER_TIMEOUT": "1s"},  # not the default 10 s
     )
     output = res.stdout + res.stderr
     assert res.returncode == 2, output

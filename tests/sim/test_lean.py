@@ -163,7 +163,7 @@ _TIMES = st.one_of(
     stack_bytes=st.sampled_from([1, 1 << 21]),
     transfers=st.sampled_from(["none", "fixed", "star"]),
 )
-def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(
+def test_generated_scenarios_give_the_same_run_folder_on_lean_workers(  # noqa: PLR0913  a draw per argument
     rule,
     classes,
     seed,

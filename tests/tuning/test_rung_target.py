@@ -1,0 +1,41 @@
+"""With a target loss set by the user, the race's rungs rank pilots by their time to it (the
+user's goal), not by their loss at the rung's end."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+from netsim.tuning.halving import _best, rung_key
+
+# Smoothed over 1 s (horizon 20 s): the trailing median of each point and the one before.
+LATE_LOW = [(0.0, 1.0), (1.0, 0.9), (2.0, 0.6), (3.0, 0.3), (4.0, 0.2)]  # 1, .95, .75, .45, .25
+EARLY_HIGH = [(0.0, 1.0), (1.0, 0.5), (2.0, 0.45), (3.0, 0.44), (4.0, 0.44)]  # 1, .75, .475, ...
+NEVER = [(0.0, 1.0), (1.0, 0.95), (2.0, 0.9), (3.0, 0.85), (4.0, 0.8)]
+
+
+def _pilot(label, curve, curves=(), status="ok"):
+    return SimpleNamespace(label=label, curve=curve, curves=list(curves), status=status)
+
+
+def test_without_a_target_the_lowest_loss_at_the_rungs_end_goes_on():
+    pilots = [_pilot("early", EARLY_HIGH), _pilot("late", LATE_LOW), _pilot("never", NEVER)]
+    assert _best(pilots, [0, 1, 2], 1) == [1]  # last quarter: 0.25 against 0.44
+
+
+def test_with_a_target_the_first_to_reach_it_goes_on_then_the_others_by_loss():
+    pilots = [_pilot("never", NEVER), _pilot("late", LATE_LOW), _pilot("early", EARLY_HIGH)]
+    aim = (0.7, 20.0)
+    assert rung_key(pilots[2], *aim) == (2.0, 0.44)
+    assert rung_key(pilots[1], *aim) == (3.0, 0.25)
+    assert rung_key(pilots[0], *aim) == (math.inf, 0.825)
+    assert _best(pilots, [0, 1, 2], 3, aim) == [2, 1, 0]
+
+
+def test_a_candidate_counts_as_there_only_when_every_run_is():
+    both = _pilot("both", EARLY_HIGH, [EARLY_HIGH, LATE_LOW])  # mean of 2 and 3 s
+    one = _pilot("one", EARLY_HIGH, [EARLY_HIGH, NEVER])
+    diverged = _pilot("diverged", EARLY_HIGH, status="diverged")
+    assert rung_key(both, 0.7, 20.0)[0] == 2.5
+    assert rung_key(one, 0.7, 20.0)[0] == math.inf
+    assert rung_key(diverged, 0.7, 20.0) == (math.inf, math.inf)
