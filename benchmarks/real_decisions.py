@@ -41,7 +41,8 @@ The load average is recorded before and during every real run; ⚠ marks one abo
 core.
 
 Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds 3]
-[--scenarios paper,stragglers,...] [--reuse] [--quick]  (MNIST and PyTorch; --reuse keeps
+[--scenarios paper,stragglers,...] [--fraction 0.5] [--reuse] [--quick]  (MNIST and
+PyTorch; --fraction: where the target sits between the initial and final loss; --reuse keeps
 real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
 for the docs.) At rest on a 2-core machine a full run takes about 80 minutes: about 170 real runs
 of 5 to 15 s each and a few seconds to start, the races and the emulations.
@@ -215,7 +216,8 @@ def _own(sc, grouping, baselines: dict) -> list[Config]:
 def _aim(args, name: str, own: list[Config]) -> float:
     """The target the race is given: the benchmark's own definition (``default_target``) on
     the emulated runs of the scenario's own configurations, before any real run."""
-    return default_target([c for config in own for c in _emulated_curves(args, name, config)])
+    curves = [c for config in own for c in _emulated_curves(args, name, config)]
+    return default_target(curves, args.fraction)
 
 
 def _calibration(runs: dict) -> tuple[Config | None, object]:
@@ -270,7 +272,8 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     keys = {c.key for c in own}
     target = default_target(
         _finite_curves([f for c, d in runs.items() if c.key in keys for f, _ in d])
-        or _finite_curves([f for d in runs.values() for f, _ in d])
+        or _finite_curves([f for d in runs.values() for f, _ in d]),
+        args.fraction,
     )
     source, cal = _calibration(runs)
     rows = []
@@ -337,16 +340,25 @@ def main() -> None:
     ap.add_argument("--scenarios", default=None, help=f"of {', '.join(SUITE)} (default all)")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--fraction",
+        type=float,
+        default=0.5,
+        help="where the target sits, from the initial (0) to the final loss (1); default 0.5",
+    )
     args = ap.parse_args()
     names = args.scenarios.split(",") if args.scenarios else list(QUICK if args.quick else SUITE)
     unknown = [n for n in names if n not in (QUICK if args.quick else SUITE)]
     if unknown:
         ap.error(f"unknown scenario(s) {', '.join(unknown)} (allowed: {', '.join(SUITE)})")
+    if not 0.0 < args.fraction < 1.0:
+        ap.error(f"--fraction must be between 0 and 1 (exclusive), got {args.fraction:g}")
     if args.quick:
         args.seeds = min(args.seeds, 2)
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-        f"{platform.platform()}, Python {platform.python_version()}; {args.seeds} seeds each side"
+        f"{platform.platform()}, Python {platform.python_version()}; {args.seeds} seeds each "
+        f"side; target {args.fraction:g} of the way from the initial to the final loss"
     )
     loads: list[str] = []
     found = {}

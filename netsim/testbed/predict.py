@@ -127,16 +127,18 @@ def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | No
     return float(t0 + (t1 - t0) * (l0 - target) / (l0 - l1))
 
 
-def default_target(curves: Iterable[Mapping[str, ArrayLike]]) -> float:
-    """A loss where the curve is steep: half way from the initial to the final loss of the
-    real run (the mean of each over *curves*, one real run's or several).
+def default_target(curves: Iterable[Mapping[str, ArrayLike]], fraction: float = 0.5) -> float:
+    """A loss where the curve is steep: *fraction* of the way (default half way) from the
+    initial to the final loss of the real run (the mean of each over *curves*, one real
+    run's or several).
 
-    >>> default_target([{"loss": np.array([0.7, 0.5, 0.3])}, {"loss": np.array([0.7, 0.4, 0.1])}])
-    0.45
+    >>> curves = [{"loss": np.array([0.7, 0.5, 0.3])}, {"loss": np.array([0.7, 0.4, 0.1])}]
+    >>> default_target(curves), default_target(curves, 0.75)
+    (0.45, 0.325)
     """
     first = float(np.mean([np.asarray(c["loss"])[0] for c in curves]))
     last = float(np.mean([np.asarray(c["loss"])[-1] for c in curves]))
-    return round((first + last) / 2, 12)
+    return round(first + fraction * (last - first), 12)
 
 
 def half_updates(summaries: Iterable[Mapping[str, Any]]) -> int:
