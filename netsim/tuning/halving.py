@@ -20,7 +20,7 @@ from .evidence import Pilot
 from .options import RaceOptions, RecommendError
 from .pilots import PilotRunner
 from .pool import StickyPool, usable_cpus
-from .scoring import rung_score, time_to_loss, unstable
+from .scoring import rung_score, runs_time_to_loss, unstable
 
 __all__ = [
     "done_share",
@@ -190,8 +190,8 @@ def _best(
 
 def rung_key(p: Pilot, target: float, horizon: float) -> tuple[float, float]:
     """A rung's ranking of pilot *p* when the user set a *target* loss: first those whose
-    every run has reached it (smoothed as over *horizon*, s: :func:`time_to_loss`), by
-    their mean time to it (s), then the others by :func:`rung_score`. Returns (mean time,
+    every run has reached it, by their mean time to it (s, smoothed as over *horizon*:
+    :func:`runs_time_to_loss`), then the others by :func:`rung_score`. Returns (mean time,
     or inf; rung score). A target crossed early is what the user asked for, and the loss
     at the rung's end would rank by another goal.
 
@@ -201,13 +201,7 @@ def rung_key(p: Pilot, target: float, horizon: float) -> tuple[float, float]:
     >>> rung_key(p, 0.5, 20.0)  # smoothed over 1 s: 1.0, 0.7, 0.375, 0.345
     (2.0, 0.34)
     """
-    score = rung_score(p)
-    if p.status != "ok" or not p.curve:
-        return math.inf, score
-    times = [time_to_loss(c, target, horizon) for c in (p.curves or [p.curve])]
-    if any(t is None for t in times):
-        return math.inf, score
-    return float(np.mean([t for t in times if t is not None])), score
+    return runs_time_to_loss(p, target, horizon), rung_score(p)
 
 
 def _widen(

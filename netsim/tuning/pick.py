@@ -27,6 +27,7 @@ from .scoring import (
     predicted_time,
     reaches,
     rung_score,
+    runs_time_to_loss,
     time_to_loss,
 )
 
@@ -177,11 +178,7 @@ def guarded(
     if not one or len(ok) < 2 or not guard < math.inf:
         return finals, ""
     level = min(rung_score(p) for p in one)
-    times = {}
-    for p in ok:
-        each = [time_to_loss(c, level, H) for c in p.curves or [p.curve]]
-        hit = [t for t in each if t is not None]
-        times[id(p)] = math.inf if len(hit) < len(each) else float(np.mean(hit))
+    times = {id(p): runs_time_to_loss(p, level, H) for p in ok}
     fastest = min(times.values())
     if fastest == math.inf:
         return finals, ""

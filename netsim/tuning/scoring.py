@@ -27,6 +27,7 @@ __all__ = [
     "final_score",
     "headed_score",
     "reaches",
+    "runs_time_to_loss",
     "unstable",
     "predicted_time",
 ]
@@ -168,6 +169,16 @@ def headed_score(p: Runs, horizon: float) -> float:
         slope = float(np.polyfit(np.log([t for t, _ in sm]), [v for _, v in sm], 1)[0])
         falls.append(min(slope, 0.0) * math.log(max(horizon, end) / (0.875 * end)))
     return base + float(np.mean(falls))
+
+
+def runs_time_to_loss(p: Runs, target: float, horizon: float) -> float:
+    """The mean over *p*'s runs of their times (s) to *target* (:func:`time_to_loss`,
+    smoothed as over *horizon*, s); inf unless every run reaches it (or diverged)."""
+    if p.status != "ok" or not p.curve:
+        return math.inf
+    times = [time_to_loss(c, target, horizon) for c in p.curves or [p.curve]]
+    hit = [t for t in times if t is not None]
+    return float(np.mean(hit)) if len(hit) == len(times) else math.inf
 
 
 def reaches(p: Runs, target: float, horizon: float) -> bool:
