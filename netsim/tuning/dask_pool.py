@@ -20,7 +20,7 @@ from .pool import StickyPool
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["DaskStickyPool", "SchedulerError"]
+__all__ = ["DaskStickyPool", "SchedulerError", "cluster_workers"]
 
 
 class SchedulerError(ScenarioError):
@@ -68,6 +68,16 @@ def connect(
         raise error(f"{lead}cannot reach a Dask scheduler at {scheduler!r}: {exc}") from None
 
 
+def cluster_workers(client: Client, scheduler: object) -> list[str]:
+    """The addresses of the workers of *client*'s cluster (at *scheduler*), sorted.
+
+    Raises SchedulerError (``--scheduler``, exit status 2) when it has none."""
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    if not workers:
+        raise SchedulerError(f"the Dask cluster at {scheduler!r} has no worker")
+    return workers
+
+
 class DaskStickyPool(StickyPool):
     """``work(task)`` over batches of tasks on one actor per worker of the Dask cluster at
     *scheduler* (an address ``tcp://host:8786`` or a ``distributed.Client``)."""
@@ -75,10 +85,11 @@ class DaskStickyPool(StickyPool):
     def __init__(self, work: Callable, scheduler: str | Client) -> None:
         super().__init__(work, 1)
         self.client, self._own = connect(scheduler)
-        workers = sorted(self.client.scheduler_info().get("workers", {}))
-        if not workers:
+        try:
+            workers = cluster_workers(self.client, scheduler)
+        except SchedulerError:
             self.close()
-            raise SchedulerError(f"the Dask cluster at {scheduler!r} has no worker")
+            raise
         self.jobs = len(workers)
         with self.client.as_current():  # actors reach their workers through this client
             self.hosts: list[Any] = [  # actor proxies of _Host: a call returns a future

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .dask_pool import SchedulerError
+from .dask_pool import cluster_workers
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -21,16 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["dask_results", "cluster_workers", "Outcome"]
 
 Outcome = tuple[int, Any, BaseException | None]
-
-
-def cluster_workers(client: Client, scheduler: object) -> list[str]:
-    """The addresses of the workers of *client*'s cluster (at *scheduler*), sorted.
-
-    Raises SchedulerError (``--scheduler``, exit status 2) when it has none."""
-    workers = sorted(client.scheduler_info().get("workers", {}))
-    if not workers:
-        raise SchedulerError(f"the Dask cluster at {scheduler!r} has no worker")
-    return workers
 
 
 def dask_results(
