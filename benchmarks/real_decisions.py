@@ -60,7 +60,14 @@ from pathlib import Path
 import netsim
 from netsim.api import FolderError, recommend
 from netsim.errors import RealRunFailed, ScenarioError
-from netsim.testbed.decisions import Config, config_rows, configs, mean_time, verdict
+from netsim.testbed.decisions import (
+    Config,
+    config_rows,
+    configs,
+    mean_time,
+    own_configs,
+    verdict,
+)
 from netsim.testbed.predict import crossing, default_target, variant_scenario
 
 HERE = Path(__file__).resolve().parent
@@ -204,15 +211,6 @@ def _emulated_times(
     return [crossing(c["sim_time"], c["loss"], target) for c in curves]
 
 
-def _own(sc, grouping, baselines: dict) -> list[Config]:
-    """The scenario's own configurations: GSGD with its hand groups and each baseline rule,
-    at the scenario's η (those the target is defined on)."""
-    hand = tuple(tuple(g) for g in grouping.groups)
-    own = [Config(RULES["grouping"], float(grouping.lr), hand, "hand", ("hand", "scenario η"))]
-    own += [Config(r, lr, tags=("scenario η",)) for r, lr in baselines.items() if lr is not None]
-    return own
-
-
 def _aim(args, name: str, own: list[Config]) -> float:
     """The target the race is given: the benchmark's own definition (``default_target``) on
     the emulated runs of the scenario's own configurations, before any real run."""
@@ -247,7 +245,7 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
         RULES[r]: float(sc.rules[RULES[r]].lr) if RULES[r] in sc.rules else None
         for r in ("sync", "async")
     }
-    own = _own(sc, grouping, baselines)
+    own = own_configs(RULES["grouping"], grouping.groups, baselines, float(grouping.lr))
     aim = _aim(args, name, own)
     rec = recommend(sc, target=aim)
     cfgs = configs(rec, RULES["grouping"], grouping.groups, baselines, float(grouping.lr))

@@ -23,6 +23,7 @@ __all__ = [
     "Config",
     "finalists",
     "configs",
+    "own_configs",
     "mean_time",
     "regret",
     "kendall_tau",
@@ -102,12 +103,11 @@ def configs(
         )
         for p in finalists(rec)
     ]
-    hand_groups = tuple(tuple(g) for g in hand)
-    found += [Config(rule, rec.lr, hand_groups, "hand", ("hand", "race η"))]
-    found += [Config(rule, scenario_lr, hand_groups, "hand", ("hand", "scenario η"))]
-    for other, lr in baselines.items():
+    own = own_configs(rule, hand, baselines, scenario_lr)
+    found += [Config(rule, rec.lr, own[0].groups, "hand", ("hand", "race η")), own[0]]
+    for other in baselines:
         found += [Config(other, rec.lr, tags=("race η",))]
-        found += [Config(other, lr, tags=("scenario η",))] if lr is not None else []
+        found += [c for c in own[1:] if c.rule == other]
     merged: dict[tuple, Config] = {}
     for c in found:
         if c.key in merged:
@@ -117,6 +117,19 @@ def configs(
         else:
             merged[c.key] = c
     return list(merged.values())
+
+
+def own_configs(
+    rule: str, hand: Sequence, baselines: dict[str, float | None], scenario_lr: float
+) -> list[Config]:
+    """A scenario's own configurations, at its own η: grouping rule *rule* with the *hand*
+    groups (at *scenario_lr*), then each rule of *baselines* that has an η in the scenario
+    (rule → its η, or None)."""
+    hand_groups = tuple(tuple(g) for g in hand)
+    own = [Config(rule, scenario_lr, hand_groups, "hand", ("hand", "scenario η"))]
+    return own + [
+        Config(r, lr, tags=("scenario η",)) for r, lr in baselines.items() if lr is not None
+    ]
 
 
 def mean_time(times: Iterable[float | None]) -> tuple[float, float | None]:
