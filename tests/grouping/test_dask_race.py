@@ -3,11 +3,8 @@ actor where it first ran; the same pick and table as the local race."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
+from daskkit import refused_scheduler
 
 import netsim
 
@@ -40,17 +37,4 @@ def test_a_race_on_two_dask_workers_picks_and_ranks_as_the_local_race():
 
 def test_an_unreachable_scheduler_is_refused_in_one_line_with_status_2():
     pytest.importorskip("distributed")
-    # its own process: a Client that fails to connect leaves distributed's "IO loop" thread
-    # running, and in this process it would keep later tests' pools from forking
-    res = subprocess.run(
-        [sys.executable, "-m", "netsim", "group", "quickstart", "--set", "run.until=60"]
-        + ["--scheduler", "tcp://127.0.0.1:9"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "DASK_NETSIM_SCHEDULER_TIMEOUT": "1s"},  # not the default 10 s
-    )
-    output = res.stdout + res.stderr
-    assert res.returncode == 2, output
-    lines = [line for line in output.splitlines() if line.strip()]
-    assert len(lines) == 1 and "--scheduler" in lines[0] and "Traceback" not in output
+    refused_scheduler("group", "quickstart", "--set", "run.until=60")
