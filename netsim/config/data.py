@@ -7,14 +7,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ScenarioError
 from ..params import Table, check_path
 from ..workload.backends import BACKENDS
-from ..workload.datasets import MAX_FEATURES
+from ..workload.datasets import MAX_SAMPLES
 from ..workload.partition import PARTITIONS, QUANTITY_LAWS, PartitionSpec
 from ..workload.sources import SOURCES, labellings
+from ..workload.sources.base import NoKeys
 from .model import ModelSpec
 from .run import MAX_EVALUATED, RunSpec, Timed, evaluation_horizon
 
@@ -36,37 +37,22 @@ DATA_SOURCES = tuple(SOURCES)
 LABELINGS = labellings()
 
 
-MAX_SAMPLES = 10_000_000
-
-
-"""Most ``data.n_samples`` (synthetic data); most features:
-:data:`~netsim.workload.datasets.MAX_FEATURES`."""
-
-
-MAX_CLASSES = 1000
-
-
 @dataclass(frozen=True)
 class DataSpec:
-    """``[data]``: where examples come from and how they are labelled."""
+    """``[data]``: where examples come from and how they are labelled: the keys every
+    source reads, and ``own``, the source's own (frozen, hashable: a DataSpec keys memos)."""
 
     source: str = "digits"
     dir: str | None = None
     labels: str = "odd_even"
     test_fraction: float = 0.2
     add_bias: bool = False
-    train_file: str | None = None
-    test_file: str | None = None
-    n_features: int = 0
-    n_samples: int = 2000
-    n_classes: int = 2
     partition: PartitionSpec = PartitionSpec()
-    path: str | None = None
     min_rows: int = 1
-    function: str = ""
-    """Source callable: ``"package.module:function"`` returning the data."""
-    function_dir: str = ""
-    """Source callable: the folder its module is imported from first (the scenario's)."""
+    own: Any = NoKeys()
+    """The source's own keys: the frozen dataclass its
+    :meth:`~netsim.workload.sources.DataSource.read` makes (``SyntheticKeys``, ``NpzKeys``,
+    ...; :class:`~netsim.workload.sources.base.NoKeys` for a source that reads none)."""
 
     def n_labels(self) -> int | None:
         """Number of distinct labels after labelling, when known without reading files."""
@@ -82,22 +68,15 @@ def read_data(t: Table, path: Path) -> DataSpec:
     directory = check_path(t.get("dir", str, None), t.key("dir"))
     if directory is not None:
         directory = str((path.parent / os.path.expanduser(directory)).resolve())
-    features, least = source.n_features
     spec = DataSpec(
         source=source.name,
         dir=directory,
         labels=t.get("labels", str, source.default_labels, choices=source.labellings),
         test_fraction=t.get("test_fraction", float, 0.2, positive=True, maximum=0.9),
         add_bias=t.get("add_bias", bool, False),
-        train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
-        test_file=check_path(t.get("test_file", str, None), t.key("test_file")),
-        n_features=t.get("n_features", int, features, minimum=least, maximum=MAX_FEATURES),
-        n_samples=t.get("n_samples", int, 2000, minimum=2, maximum=MAX_SAMPLES),
-        n_classes=t.get("n_classes", int, 2, minimum=2, maximum=MAX_CLASSES),
+        own=source.read(t, path),
         min_rows=t.get("min_rows", int, 1, positive=True, maximum=MAX_SAMPLES),
-        **source.read(t, path),
     )
-    source.check(spec, t)
     spec = replace(spec, partition=_partition(t, PartitionSpec(), spec.n_labels()))
     t.done()
     return spec

@@ -18,6 +18,7 @@ from ..errors import ScenarioError
 from ..params import MISSING, recording
 from ..presets import preset_dir
 from ..rules import RULES
+from ..workload.sources import SOURCES
 from ..workload.timemodels import _PARAMS as DIST_PARAMS
 from ..workload.timemodels import TIME_MODELS
 from .scenario import parse_scenario
@@ -176,15 +177,13 @@ module's folder, a link event."""
 def _probes() -> list[tuple[str, dict]]:
     """Scenarios whose readers ask for keys that only some settings read: a rule with the step
     and the cosine lr schedules (every rule reads a schedule with the same reader: see
-    :func:`_with_schedules`), data of source npz (``data.path``), a torch module
+    :func:`_with_schedules`), data of every source (its own keys, as its ``example``), a torch module
     (``model.kwargs``) and a link event on a star (``link``, ``bandwidth``, ``latency``)."""
     out = [
         (f"<rule {_PROBED}, lr_schedule {probe['lr_schedule']}>", _rule_alone(_PROBED, probe))
         for probe in _SCHEDULE_PROBES
     ]
     alone = _rule_alone(_PROBED, {"lr": 0.1})
-    npz = {"data": {"source": "npz", "path": "data.npz"}}
-    function = {"data": {"source": "callable", "function": "package.module:make"}}
     torch = {"model": {"backend": "torch", "module": "package.module:Net", "kwargs": {}}}
     link = {
         "network": {"topology": {"builder": "star", "args": {"n_hosts": 17}}},
@@ -193,8 +192,10 @@ def _probes() -> list[tuple[str, dict]]:
         ],
     }
     extra: dict[str, dict] = {
-        "<data npz>": npz,
-        "<data callable>": function,
+        **{
+            f"<data {name}>": {"data": {"source": name, **source.example}}
+            for name, source in SOURCES.items()
+        },
         "<torch module>": torch,
         "<link event>": link,
     }

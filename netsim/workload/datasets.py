@@ -61,6 +61,9 @@ MAX_FEATURES = 1_000_000
 """Most features a dataset may have (synthetic ``n_features``; a LIBSVM file's largest index):
 a model of 1e6 parameters is 8 MB, and every worker holds a snapshot."""
 
+MAX_SAMPLES = 10_000_000
+"""Most rows a scenario may ask for (synthetic ``n_samples``, ``data.min_rows``)."""
+
 DIGITS_ROWS = 1797
 """Rows of scikit-learn's bundled digits data set."""
 

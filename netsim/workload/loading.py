@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -16,7 +16,7 @@ __all__ = ["load_data", "resolve_data_dir", "DATA_ENV", "DataRequest"]
 
 class DataRequest(Protocol):
     """What the loaders read of a scenario's ``[data]`` (:class:`~netsim.config.data.DataSpec`,
-    whose fields document these)."""
+    whose fields document these; ``own``: the source's own keys)."""
 
     @property
     def source(self) -> str: ...
@@ -29,17 +29,7 @@ class DataRequest(Protocol):
     @property
     def add_bias(self) -> bool: ...
     @property
-    def n_samples(self) -> int: ...
-    @property
-    def n_features(self) -> int: ...
-    @property
-    def n_classes(self) -> int: ...
-    @property
-    def path(self) -> str | None: ...
-    @property
-    def function(self) -> str: ...
-    @property
-    def function_dir(self) -> str: ...
+    def own(self) -> Any: ...
 
 
 def resolve_data_dir(spec: DataRequest) -> str | None:
@@ -57,7 +47,6 @@ def resolve_data_dir(spec: DataRequest) -> str | None:
 
 def load_data(spec: DataRequest, rng: np.random.Generator) -> Dataset:
     """Load the examples a scenario names. Raises DataNotFoundError when files are missing."""
-    train, test = SOURCES[spec.source].files(spec)
     return load_dataset(
         spec.source,
         data_dir=resolve_data_dir(spec),
@@ -65,11 +54,5 @@ def load_data(spec: DataRequest, rng: np.random.Generator) -> Dataset:
         test_fraction=spec.test_fraction,
         add_bias=spec.add_bias,
         rng=rng,
-        n_samples=spec.n_samples,
-        n_features=spec.n_features,
-        n_classes=spec.n_classes,
-        libsvm_train=train,
-        libsvm_test=test,
-        npz_path=spec.path,
-        function=(spec.function, spec.function_dir) if spec.function else None,
+        **SOURCES[spec.source].request(spec),
     )

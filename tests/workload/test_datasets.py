@@ -1,6 +1,5 @@
 """Tests of netsim.workload.datasets: IDX parsing, the real MNIST / a9a files, digits, synthetic data, shard."""
 
-import dataclasses
 import gzip
 from pathlib import Path
 
@@ -271,14 +270,16 @@ def test_a_relative_libsvm_file_is_read_from_the_data_folder(tmp_path, monkeypat
     (root / "a9a" / "tr").write_text("+1 1:1\n-1 2:1\n+1 1:2\n-1 2:2\n")
     (root / "a9a" / "te").write_text("+1 1:3\n")
 
-    def spec(**data):
-        raw = {
+    def raw(**data):
+        return {
             "run": {"until": 1.0, "algorithm": "asgd"},
             "data": {"source": "libsvm", **data},
             "workers": [{"name": "a", "count": 1, "compute": 1.0}],
             "algorithms": {"asgd": {"lr": 0.1}},
         }
-        return parse_scenario(raw, tmp_path / "s.toml").data
+
+    def spec(**data):
+        return parse_scenario(raw(**data), tmp_path / "s.toml").data
 
     for data in (
         {"dir": str(root), "train_file": "a9a/tr", "test_file": "a9a/te"},  # under the folder
@@ -287,9 +288,10 @@ def test_a_relative_libsvm_file_is_read_from_the_data_folder(tmp_path, monkeypat
     ):
         d = load_data(spec(**data), np.random.default_rng(0))
         assert d.y_train.tolist() == [1, 0, 1, 0] and d.y_test.tolist() == [1]
-    # read by libsvm only: another source ignores it
-    digits = dataclasses.replace(spec(train_file="nope"), source="digits", labels="odd_even")
-    assert load_data(digits, np.random.default_rng(0)).y_train.size > 0
+    # read by libsvm only: another source refuses it as a key it does not read
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(raw(source="digits", train_file="a9a/tr"), tmp_path / "s.toml")
+    assert err.value.key == "data.train_file" and "unknown key" in str(err.value)
     with pytest.raises(ScenarioError) as err:
         load_data(spec(dir=str(root), train_file="nope"), np.random.default_rng(0))
     assert err.value.key == "data.train_file"

@@ -66,21 +66,33 @@ def test_the_check_finds_a_switch(tmp_path):
 
 
 TOY = '''
+from dataclasses import dataclass
+
 import numpy as np
 
 from netsim.workload.sources.base import DataSource
 
 
-class Stripes(DataSource):
-    """12 training rows and 4 test rows of 3 features; the label is the row's parity."""
+@dataclass(frozen=True)
+class StripesKeys:
+    width: int = 3
+
+
+class Stripes(DataSource[StripesKeys]):
+    """12 training rows and 4 test rows of ``data.width`` features; the label is the row's
+    parity."""
 
     name = "stripes"
     labellings = ("binary", "multiclass")
     default_labels = "binary"
     sized = True
 
+    def read(self, t, path):
+        return StripesKeys(width=t.get("width", int, 3, minimum=1))
+
     def arrays(self, request, rng):
-        X = np.arange(48, dtype=float).reshape(16, 3)
+        w = request.own.width
+        X = np.arange(16.0 * w).reshape(16, w)
         y = np.arange(16) % 2
         return X[:12], y[:12], X[12:], y[12:], 2, "stripes", None
 
@@ -90,8 +102,10 @@ class Stripes(DataSource):
 
 
 def test_a_new_source_is_one_module_and_one_registry_line(tmp_path, monkeypatch):
-    """A source written in a module of its own, registered by one line, runs a scenario;
-    its rows are the ones it returns and the scenario's row check asks it."""
+    """A source written in a module of its own, registered by one line, runs a scenario:
+    its own key (``data.width``) is read and checked by it and reaches its loader; its rows
+    are the ones it returns (row r of width w holds r·w .. r·w + w - 1) and the scenario's
+    row check asks it."""
     (tmp_path / "stripes_source.py").write_text(TOY)
     monkeypatch.syspath_prepend(str(tmp_path))
     import stripes_source
@@ -99,19 +113,30 @@ def test_a_new_source_is_one_module_and_one_registry_line(tmp_path, monkeypatch)
     monkeypatch.setitem(SOURCES, "stripes", stripes_source.Stripes())  # the registry line
     raw = {
         "run": {"until": 2.0, "algorithm": "asgd"},
-        "data": {"source": "stripes"},
+        "data": {"source": "stripes", "width": 2},
         "workers": [{"name": "a", "count": 3, "compute": 1.0}],
         "algorithms": {"asgd": {"lr": 0.1}},
     }
     sc = parse_scenario(raw, tmp_path / "s.toml")
     assert sc.data.source == "stripes" and sc.data.labels == "binary"
+    assert sc.data.own == stripes_source.StripesKeys(width=2)
+    assert sc.data == parse_scenario(raw, tmp_path / "s.toml").data  # a memo key
+    assert hash(sc.data) == hash(parse_scenario(raw, tmp_path / "s.toml").data)
     ds = prepare(sc).dataset
-    assert ds.X_train.shape == (12, 3) and ds.X_test[0].tolist() == [36.0, 37.0, 38.0]
+    assert ds.X_train.shape == (12, 2) and ds.X_test[0].tolist() == [24.0, 25.0]
     assert ds.y_train.tolist() == [0, 1] * 6
     too_many = {**raw, "workers": [{"name": "a", "count": 13, "compute": 1.0}]}
     with pytest.raises(ScenarioError) as err:  # 13 workers, 12 rows: the source's train_rows
         parse_scenario(too_many, tmp_path / "s.toml")
     assert err.value.key == "workers" and "only 12 training rows" in str(err.value)
+    for data, key, words in (
+        ({"source": "stripes", "width": 0}, "data.width", "must be >= 1"),
+        ({"source": "digits", "width": 2}, "data.width", "unknown key"),  # stripes' own
+        ({"source": "stripes", "n_samples": 9}, "data.n_samples", "allowed here: add_bias"),
+    ):
+        with pytest.raises(ScenarioError) as err:
+            parse_scenario({**raw, "data": data}, tmp_path / "s.toml")
+        assert err.value.key == key and words in str(err.value)
     sys.modules.pop("stripes_source", None)
 
 

@@ -1,7 +1,8 @@
 """The data sources (``data.source``): one :class:`DataSource` per source, registered here.
 
-Adding a source: a module with a :class:`DataSource` subclass (its name, labellings, keys,
-:meth:`~DataSource.arrays`) and one line in :data:`SOURCES` (docs/DATA.md).
+Adding a source: a module with a :class:`DataSource` subclass (its name, labellings, its own
+keys as a frozen dataclass made by :meth:`~DataSource.read`, :meth:`~DataSource.arrays`) and
+one line in :data:`SOURCES` (docs/DATA.md).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def load_dataset(
 
     *request*: what the source reads (:class:`Request`: ``data_dir``, ``test_fraction``,
     ``n_samples``, ``n_features``, ``n_classes``, ``libsvm_train``, ``libsvm_test``,
-    ``n_features_libsvm``, ``scale``, ``npz_path``, ``function``). *labels*: ``odd_even``
+    ``n_features_libsvm``, ``scale``, ``npz_path``, ``function``, ``own``). *labels*: ``odd_even``
     (``y = digit % 2``, odd = 1; digit sources), ``multiclass`` or ``binary`` (2-class data
     as is); default odd_even where the source takes it, else binary for 2 classes.
     *add_bias*, *sparse*: a constant-1 column; CSR matrices. *rng*: the split and the

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..datasets import DIGITS_ROWS, split, train_rows
-from .base import Arrays, DataSource, Request
+from .base import Arrays, DataSource, NoKeys, Request, Spec
 
 __all__ = ["Digits"]
 
 
-class Digits(DataSource):
+class Digits(DataSource[NoKeys]):
     name = "digits"
     labellings = ("odd_even", "multiclass")
     default_labels = "odd_even"
@@ -28,5 +26,5 @@ class Digits(DataSource):
         X_tr, y_tr, X_te, y_te = split(X, y, request.test_fraction, rng)
         return X_tr, y_tr, X_te, y_te, 10, "sklearn digits", (1, 8, 8)
 
-    def train_rows(self, spec: Any) -> int | None:
+    def train_rows(self, spec: Spec[NoKeys]) -> int | None:
         return train_rows(DIGITS_ROWS, spec.test_fraction)

@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...errors import ScenarioError
-from ...params import Table
+from ...params import Table, check_path
 from ..datasets import DATA_ENV, DataNotFoundError, data_dirs, load_libsvm, split
-from .base import Arrays, DataSource, Request
+from .base import Arrays, DataSource, Request, Spec
 
-__all__ = ["Libsvm", "data_file"]
+__all__ = ["Libsvm", "LibsvmKeys", "data_file"]
 
 SUBDIR = "a9a"
 
 
-class Libsvm(DataSource):
+@dataclass(frozen=True)
+class LibsvmKeys:
+    """``data.train_file`` and ``data.test_file`` as given (None: the default a9a and
+    a9a.t; no test file: test_fraction of the training file)."""
+
+    train_file: str | None = None
+    test_file: str | None = None
+
+
+class Libsvm(DataSource[LibsvmKeys]):
     name = "libsvm"
     subdir = SUBDIR
     error_key = "data.dir"
@@ -31,20 +41,34 @@ class Libsvm(DataSource):
             X_tr, y_tr, X_te, y_te = split(X_tr, y_tr, request.test_fraction, rng)
         return X_tr, y_tr, X_te, y_te, k, where, None
 
-    def check(self, spec: Any, t: Table) -> None:
-        if spec.test_file is not None and spec.train_file is None:
+    def read(self, t: Table, path: Path) -> LibsvmKeys:
+        """``train_file`` and ``test_file`` (found when the data loads); a test file needs
+        a training file."""
+        keys = LibsvmKeys(
+            train_file=check_path(t.get("train_file", str, None), t.key("train_file")),
+            test_file=check_path(t.get("test_file", str, None), t.key("test_file")),
+        )
+        if keys.test_file is not None and keys.train_file is None:
             raise ScenarioError(
                 t.key("test_file"),
                 "needs data.train_file (without it the default a9a and a9a.t are read)",
             )
+        return keys
 
-    def files(self, spec: Any) -> tuple[str | None, str | None]:
-        return data_file(spec.train_file, spec), data_file(spec.test_file, spec, "data.test_file")
+    def request(self, spec: Spec[LibsvmKeys]) -> dict[str, Any]:
+        train = data_file(spec.own.train_file, spec)
+        return {
+            "libsvm_train": train,
+            "libsvm_test": data_file(spec.own.test_file, spec, "data.test_file"),
+        }
 
-    def resolve(self, spec: Any, table: dict) -> None:
-        for key in ("train_file", "test_file"):  # as read: data folder, then here
-            try:
-                found = data_file(getattr(spec, key), spec, f"data.{key}")
+    def load_error_key(self, spec: Spec[LibsvmKeys]) -> str:
+        return "data.train_file" if spec.own.train_file else self.error_key
+
+    def resolve(self, spec: Spec[LibsvmKeys], table: dict) -> None:
+        for key, name in (("train_file", spec.own.train_file), ("test_file", spec.own.test_file)):
+            try:  # as read: data folder, then here
+                found = data_file(name, spec, f"data.{key}")
             except DataNotFoundError:
                 found = None  # not there: written as given, refused when loaded
             if found is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets import load_mnist
-from .base import Arrays, DataSource, Request
+from .base import Arrays, DataSource, NoKeys, Request
 
 __all__ = ["Mnist"]
 
 
-class Mnist(DataSource):
+class Mnist(DataSource[NoKeys]):
     name = "mnist"
     labellings = ("odd_even", "multiclass")
     default_labels = "odd_even"
