@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import ScenarioError
 from ..params import Table, apply_overrides, check_value, set_path, show
@@ -203,6 +204,52 @@ class Scenario:
             overrides=self.overrides + (f"run.seed={seed}",),
         )
 
+    def with_rule_keys(self, name: str, keys: Mapping[str, Any]) -> "Scenario":
+        """This scenario running the rule *name* with *keys* of its ``[algorithms.NAME]``
+        table set: what ``with_overrides(["algorithms.NAME.KEY=VALUE", ...,
+        'run.algorithm="NAME"'])`` gives (:attr:`raw` and the overrides recorded alike),
+        by :func:`dataclasses.replace` without parsing the other sections again.
+
+        What the re-parse would check still is, with the same keys and messages: the
+        values' size (:func:`~netsim.params.check_value`), the rule's whole table read
+        again by its own reader (``from_table`` and the update's keys: every value it
+        allows, its worker ids and classes), and the checks of a rule against the run and
+        model (:func:`~netsim.config.run.check_rule_budget`, ``compact_gradients``,
+        ``weight_decay_1d``). The other sections do not depend on a rule's table.
+
+        Raises ScenarioError naming this scenario's file and the key.
+        """
+        from .grid import toml_value
+
+        raw = copy.deepcopy(self.raw)
+        overrides = [f"algorithms.{name}.{k}={toml_value(v)}" for k, v in keys.items()]
+        overrides.append(f'run.algorithm="{name}"')
+        try:
+            if self.rules:  # as with_overrides: the rule chosen is written out first
+                raw.setdefault("run", {})["algorithm"] = self.run.algorithm
+            for key, value in keys.items():
+                check_value(value, f"algorithms.{name}.{key}")
+                set_path(raw, f"algorithms.{name}.{key}", value, f"algorithms.{name}.{key}")
+            set_path(raw, "run.algorithm", name, "run.algorithm")
+            ctx = RuleContext(
+                n_workers=self.n_workers,
+                classes=self.classes(),
+                model=self.model.key,
+                until=self.run.until,
+                max_updates=self.run.max_updates,
+            )
+            rule = _rules(Table({name: raw["algorithms"][name]}, "algorithms"), ctx)[name]
+            run = replace(self.run, algorithm=name)
+            rules = {**self.rules, name: rule}
+            check_rule_budget(run, {name: rule}, self.n_workers)
+            _check_rules_model(run, self.model, rules)
+        except ScenarioError as exc:
+            exc.file = self.path
+            raise
+        return replace(
+            self, run=run, rules=rules, raw=raw, overrides=self.overrides + tuple(overrides)
+        )
+
     def resolved(self) -> dict:
         """The scenario dict with every override applied, standing on its own: ``name``
         and ``run.algorithm`` written out, ``data.dir`` absolute (the directory read,
@@ -321,13 +368,7 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     check_rule_budget(run, rules, start)
     network = read_network(top, path, workers, run.seed)
     server = parse_server(top, network is not None)
-    check_compact(run, model, rules)
-    for rule_name, rule in rules.items():
-        if rule.update.spares_1d and not BACKENDS[model.backend].shapes_known:
-            raise ScenarioError(
-                f"algorithms.{rule_name}.weight_decay_1d",
-                "false needs a torch model (its parameters' shapes tell the 1-d ones)",
-            )
+    _check_rules_model(run, model, rules)
     events = parse_events(
         top.get("events", list, []),
         until=run.until,
@@ -350,6 +391,19 @@ def parse_scenario(raw: dict, path: Path) -> Scenario:
     return Scenario(
         str(path), name, run, data, model, workers, rules, raw, network, events, server=server
     )
+
+
+def _check_rules_model(run: RunSpec, model: ModelSpec, rules: dict[str, Rule]) -> None:
+    """Refuse rules the model cannot serve: ``run.compact_gradients`` (see
+    :func:`~netsim.config.model.check_compact`), ``weight_decay_1d = false`` without a torch
+    model."""
+    check_compact(run, model, rules)
+    for rule_name, rule in rules.items():
+        if rule.update.spares_1d and not BACKENDS[model.backend].shapes_known:
+            raise ScenarioError(
+                f"algorithms.{rule_name}.weight_decay_1d",
+                "false needs a torch model (its parameters' shapes tell the 1-d ones)",
+            )
 
 
 def _rules(t: Table, ctx: RuleContext) -> dict[str, Rule]:

@@ -140,7 +140,13 @@ def to_axes(grid: Mapping[str, Any] | Iterable[str | Axis]) -> list[Axis]:
 def _point_scenario(base: Scenario, point: Point, parsed: dict) -> Scenario:
     """*base* with *point*'s overrides; a last ``run.seed`` (``--seeds``) set by
     :meth:`~netsim.config.scenario.Scenario.with_seed` on the other keys' scenario, which
-    *parsed* keeps for the next seeds (the same scenario as all overrides parsed at once)."""
+    *parsed* keeps for the next seeds (the same scenario as all overrides parsed at once).
+
+    A point's other keys are the user's own ``KEY=VALUE`` overrides, of any section: they
+    go through :meth:`~netsim.config.scenario.Scenario.with_overrides`, parsing the
+    scenario again, since any key may change what the other sections allow (compare's
+    variants, which set one rule's keys only, are made by replace:
+    :meth:`~netsim.config.scenario.Scenario.with_rule_keys`)."""
     overrides = point.overrides()
     key, seed = point.values[-1] if point.values else ("", None)
     if key != SEED_KEY or isinstance(seed, bool) or not isinstance(seed, int):

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config.grid import toml_value
 from ..config.scenario import Scenario
 from ..errors import ScenarioError
 from ..results.progress import LineProgress
@@ -80,6 +79,12 @@ def variants(
     (``none``, ``inverse_rate``, ``fedat``), labelled ``gsgd[fedat]``, ... (not the
     scenario's own weighting when plain ``gsgd`` runs too: that run is the same).
 
+    The variants are made from *scenario* by :meth:`~netsim.config.scenario.Scenario.with_rule_keys`
+    (its rule's table read again, the rest replaced, not parsed again), equal to the
+    scenario with ``--set algorithms.gsgd.grouping=...`` (or ``group_weighting``) and
+    ``run.algorithm="gsgd"`` parsed again, and refusing a grouping or weighting not allowed
+    with the same key and message.
+
     Raises ScenarioError for a rule without its ``[algorithms.X]`` table.
     """
     algorithms, groupings, weightings = (name_list(x) for x in (algorithms, groupings, weightings))
@@ -94,14 +99,10 @@ def variants(
         if values and rule not in scenario.rules:
             raise ScenarioError(option, f"needs an [algorithms.{rule}] table", scenario.path)
     for g in groupings:
-        variant = scenario.with_overrides(
-            [f"algorithms.{rule}.grouping={toml_value(g)}", f'run.algorithm="{rule}"']
-        )
+        variant = scenario.with_rule_keys(rule, {"grouping": g})
         out.append(Variant(f"{rule}[{g}]", f"{rule}-" + g.replace(":", "-"), variant, rule))
     for g in weightings:
-        variant = scenario.with_overrides(
-            [f"algorithms.{rule}.group_weighting={toml_value(g)}", f'run.algorithm="{rule}"']
-        )
+        variant = scenario.with_rule_keys(rule, {"group_weighting": g})
         if rule in names and variant.rules[rule].grouping == scenario.rules[rule].grouping:
             continue  # the scenario's own weighting: the plain run of the rule is this one
         out.append(Variant(f"{rule}[{g}]", f"{rule}-{g}", variant, rule))
