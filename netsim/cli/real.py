@@ -214,6 +214,13 @@ def fit_notes(fit: dict, head: str = "") -> None:
             f"residuals {q['rel_rms']:.1%} of the mean; {q['sends']} model messages, "
             f"their times vary by {q['send_cv']:.0%} (coefficient of variation)"
         )
+        if "receive_s" in q:
+            note(
+                f"{head}{folder}: {q['receive_pushes']} pushes received one at a time, "
+                f"{q['receive_s']:.3g} s each after {q['latency_s']:.3g} s of their own; "
+                f"arrivals predicted within {q['receive_mae']:.3g} s on average "
+                f"({q['receive_mae_without']:.3g} s without a receiving thread)"
+            )
 
 
 def show_prediction(pred: api.Prediction, seeds: int, json_: bool, wide: bool) -> None:

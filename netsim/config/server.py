@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from ..errors import ScenarioError
 from ..params import Table
 
-__all__ = ["ServerSpec", "parse_server", "check_server_horizon", "SERVICES"]
+__all__ = [
+    "ServerSpec",
+    "parse_server",
+    "check_server_horizon",
+    "check_receive_horizon",
+    "SERVICES",
+]
 
 SERVICES = ("constant", "exponential")
 
@@ -23,6 +29,8 @@ _TIMES = (
     "gradient_time_per_param",
     "send_time",
     "send_time_per_byte",
+    "receive_time",
+    "receive_time_per_byte",
 )
 
 
@@ -33,8 +41,9 @@ class ServerSpec:
     ``apply_time`` (+ ``apply_time_per_param`` × d) per update applied;
     ``gradient_time`` (+ ``gradient_time_per_param`` × d) per push served;
     ``send_time`` (+ ``send_time_per_byte`` × bytes) per model message, ``parallel_sends``
-    of them at once; ``bandwidth`` (bit/s, 0 = unlimited) of the server's own link (only
-    without ``[network]``); ``service``: ``constant`` or ``exponential`` (each time drawn
+    of them at once; ``receive_time`` (+ ``receive_time_per_byte`` × bytes) per push received,
+    one at a time, beside the serving thread; ``bandwidth`` (bit/s, 0 = unlimited) of the
+    server's own link (only without ``[network]``); ``service``: ``constant`` or ``exponential`` (each time drawn
     with that mean).
     """
 
@@ -47,6 +56,8 @@ class ServerSpec:
     send_time_per_byte: float = 0.0
     parallel_sends: int = 1
     bandwidth: float = 0.0
+    receive_time: float = 0.0
+    receive_time_per_byte: float = 0.0
 
     def intake(self, n_params: int) -> float:
         """Mean time to take in one gradient of *n_params* values."""
@@ -59,6 +70,10 @@ class ServerSpec:
     def message(self, message_bytes: float) -> float:
         """Mean server time of one model message of *message_bytes* bytes."""
         return self.send_time + self.send_time_per_byte * message_bytes
+
+    def receiving(self, message_bytes: float) -> float:
+        """Mean time the server's receiving thread spends on one push of *message_bytes* bytes."""
+        return self.receive_time + self.receive_time_per_byte * message_bytes
 
 
 def parse_server(top: Table, network: bool) -> ServerSpec | None:
@@ -110,5 +125,22 @@ def check_server_horizon(spec: ServerSpec, n_params: int, until: float, path: st
         f"one update takes gradient_time + apply_time + (gradient_time_per_param + "
         f"apply_time_per_param) × {n_params:,} parameters = {total:.4g} time units, longer "
         f"than run.until = {until:g}: no update could finish (lower {key})",
+        path,
+    )
+
+
+def check_receive_horizon(spec: ServerSpec, message_bytes: float, until: float, path: str) -> None:
+    """Refuse a server whose receiving time per push (``receive_time +
+    receive_time_per_byte`` × *message_bytes*) lasts longer than the whole run (*until*):
+    no push could be received. The error names the per-byte key when it is set."""
+    total = spec.receiving(message_bytes)
+    if total <= until:
+        return
+    key = "receive_time_per_byte" if spec.receive_time_per_byte else "receive_time"
+    raise ScenarioError(
+        f"server.{key}",
+        f"receiving one push takes receive_time + receive_time_per_byte × {message_bytes:,.0f} "
+        f"bytes = {total:.4g} time units, longer than run.until = {until:g}: no push could "
+        f"be received (lower {key})",
         path,
     )

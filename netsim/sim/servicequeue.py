@@ -19,7 +19,10 @@ arrival order:
    a worker receives is the one current when its message left.
 
 The server is busy from the start of the intake to the last message out; a job that
-arrives meanwhile waits. The times are drawn by :mod:`netsim.workload.servertime`.
+arrives meanwhile waits. With a ``receive_time`` (or ``receive_time_per_byte``), a push is
+first taken in by the server's *receiving* thread, one push at a time in arrival order,
+beside the serving thread: it joins the queue above when it has been received. The times are
+drawn by :mod:`netsim.workload.servertime`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Callable, Generator, Iterable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..config.server import check_server_horizon
+from ..config.server import check_receive_horizon, check_server_horizon
 from ..workload.servertime import ServerCosts, draw, send_offsets
 
 if TYPE_CHECKING:
@@ -111,13 +114,29 @@ class ServiceQueue:
         self.wait_sum = 0.0
         self.service_sum = 0.0
         self.sends = 0
+        self.inbound: deque[tuple[float, Push]] = deque()
+        """Pushes waiting for the receiving thread: (arrival time, push)."""
+        self.receiver: simpy.Event | None = None
+        """The event the idle receiving thread waits on (None while it receives)."""
+        self.receive_busy = 0.0
+        self.receive_wait_sum = 0.0
+        self.received = 0
         ps.service = self
         env.process(self._serve())
+        if costs.receive:
+            env.process(self._receive())
 
     # -- arrivals -------------------------------------------------------------------------
     def arrive(self, push: Push) -> None:
-        """A push reached the server: it joins the queue."""
-        self._join(PUSH, push)
+        """A push reached the server: it joins the queue (after the receiving thread, when
+        receiving takes time)."""
+        if not self.costs.receive:
+            self._join(PUSH, push)
+            return
+        self.inbound.append((self.env.now, push))
+        if self.receiver is not None:
+            receiver, self.receiver = self.receiver, None
+            receiver.succeed()
 
     def later(self, callback: Callable[[], object]) -> None:
         """A rule timer fired: *callback* runs when the server gets to it."""
@@ -131,10 +150,16 @@ class ServiceQueue:
         else:
             self._join(SEND, list(workers))
 
-    def _join(self, kind: int, payload: Push | Callable[[], object] | list[int]) -> None:
+    def _join(
+        self,
+        kind: int,
+        payload: Push | Callable[[], object] | list[int],
+        since: float | None = None,
+    ) -> None:
+        """Queue a job; *since*: when it reached the server (default: now)."""
         now = self.env.now
         self._count_queue(now)
-        self.queue.append((now, kind, payload))
+        self.queue.append((now if since is None else since, kind, payload))
         if self.waiting is not None:
             waiting, self.waiting = self.waiting, None
             waiting.succeed()
@@ -184,6 +209,26 @@ class ServiceQueue:
                 self.pushes += 1
                 self.wait_sum += start - arrived
                 self.service_sum += env.now - start
+
+    def _receive(self) -> Generator[simpy.Event, object, None]:
+        """The receiving thread: each push in arrival order, one at a time, for its receive
+        time; then it joins the serving queue (its wait counted from its arrival)."""
+        env, rng, mean = self.env, self.rng, self.costs.receive
+        while True:
+            if not self.inbound:
+                self.receiver = env.event()
+                yield self.receiver
+            arrived, push = self.inbound.popleft()
+            start = env.now
+            took = draw(mean, rng)
+            if took:
+                yield env.timeout(took)
+            if self.ps.stop.triggered:
+                return
+            self.receive_wait_sum += start - arrived
+            self.receive_busy += took
+            self.received += 1
+            self._join(PUSH, push, since=arrived)
 
     def _fill(
         self,
@@ -250,11 +295,12 @@ class ServiceQueue:
     def summary(self, now: float) -> dict:
         """``summary.json``'s ``server`` at *now*: busy share (%), time-averaged queue
         length (jobs waiting, the one in service not counted), mean queue wait and mean
-        service per push served (time units), model messages sent, pushes served."""
+        service per push served (time units), model messages sent, pushes served; with a
+        receiving thread, its busy share (%) and a push's mean wait for it (time units)."""
         busy = self.busy_time + (now - self.busy_since if self.busy_since is not None else 0.0)
         area = self.queue_area + len(self.queue) * (now - self.queue_since)
         n = self.pushes
-        return {
+        out = {
             "busy_pct": 100.0 * busy / now if now > 0 else 0.0,
             "mean_queue": area / now if now > 0 else 0.0,
             "mean_wait": self.wait_sum / n if n else 0.0,
@@ -262,6 +308,11 @@ class ServiceQueue:
             "pushes_served": n,
             "sends": self.sends,
         }
+        if self.costs.receive:
+            r = self.received
+            out["receive_busy_pct"] = 100.0 * self.receive_busy / now if now > 0 else 0.0
+            out["mean_receive_wait"] = self.receive_wait_sum / r if r else 0.0
+        return out
 
 
 def install(
@@ -274,7 +325,7 @@ def install(
     """The server's queue for *scenario*'s ``[server]`` table (None without one, or under a
     rule without a server: the server takes no time). The model has ``ps.w.size``
     parameters; a model message is ``comm.model_bytes`` (the ``[network]``'s payload) or
-    else the model's own bytes. *rng*: the server's stream (drawn from only with exponential
+    else the model's own bytes, a push ``comm.grad_bytes`` or else the same. *rng*: the server's stream (drawn from only with exponential
     service). Raises ScenarioError when one update would outlast the run."""
     spec = scenario.server
     if spec is None or ps.rule.peer:
@@ -282,6 +333,8 @@ def install(
     n_params = ps.w.size
     check_server_horizon(spec, n_params, scenario.run.until, scenario.path)
     message_bytes = float(getattr(comm, "model_bytes", ps.w.nbytes))
+    push_bytes = float(getattr(comm, "grad_bytes", ps.w.nbytes))
+    check_receive_horizon(spec, push_bytes, scenario.run.until, scenario.path)
     costs = ServerCosts(
         intake=spec.intake(n_params),
         apply=spec.apply(n_params),
@@ -289,6 +342,7 @@ def install(
         message_bytes=message_bytes,
         slots=spec.parallel_sends,
         bandwidth=spec.bandwidth,
+        receive=spec.receiving(push_bytes),
     )
     ps.recorder.server_wait, ps.recorder.server_service = [], []
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)

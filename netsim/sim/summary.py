@@ -165,7 +165,8 @@ class Summary(TypedDict):
     server: NotRequired[dict]
     """A server that takes time (``[server]``): ``busy_pct``, ``mean_queue`` (jobs waiting,
     time-averaged), ``mean_wait`` and ``mean_service`` per push served, ``pushes_served``,
-    ``sends`` (model messages)."""
+    ``sends`` (model messages); with a receiving time, ``receive_busy_pct`` and
+    ``mean_receive_wait``."""
     real: NotRequired[dict]
     """Real runs: the measured pace (medians, 95th percentiles in s) and the processes."""
 

@@ -12,6 +12,13 @@ emulator's terms, in real seconds:
   made no update give ``gradient`` alone (SSGD), else the whole time goes to ``apply``
   (ASGD: each push makes one update, so only their sum matters there);
 - **send**: the mean server time of one model message;
+- **receive**: the server takes pushes in one at a time (its receiving thread), so pushes
+  sent close together reach it spaced by the time it takes to receive one. Each push is
+  modelled as a latency *L* of its own (in parallel with the others) then its receiving, in
+  arrival order: ``arrived_i = max(sent_i + L, arrived_{i-1}) + r``. *L* and *r* are the
+  pair that best predicts every arrival from its send and the arrival before it
+  (:func:`fit_receiving`, least absolute error); the overheads below then count a push up
+  to ``sent + L``, the emulator's receiving thread the rest;
 - **overhead**, per worker class: per iteration, the time from the model message's end to
   the computation's start (pull), from the computation's end to the push's arrival
   (push) and the computation's excess over its drawn time, less the scenario's own
@@ -38,6 +45,7 @@ __all__ = [
     "update_jobs",
     "fit_service",
     "fit_line",
+    "fit_receiving",
     "class_overheads",
     "class_spread",
     "round_spread",
@@ -110,6 +118,51 @@ def fit_service(
     resid = y - (apply + gradient * k)
     rel = float(np.sqrt(np.mean(resid**2)) / np.mean(y)) if np.mean(y) > 0 else 0.0
     return apply, gradient, {"jobs": len(jobs), "r2": r2, "rel_rms": rel, "how": how}
+
+
+def fit_receiving(sent: ArrayLike, arrived: ArrayLike) -> tuple[float, float, dict]:
+    """(L, r, quality) in the stamps' unit: each push's own latency *L* and the receiving
+    thread's time *r* per push that best predict the arrivals, ``arrived_i = max(sent_i +
+    L, arrived_{i-1}) + r`` over the pushes in arrival order (mean absolute error, by a grid
+    of 41 × 41 values up to the median transfer, then one as fine around the best).
+    *sent*, *arrived* (n,): when each push left its worker and when the server had it, on
+    one clock. quality: ``mae`` (the fit's mean absolute error) and ``mae_without`` (with
+    no receiving thread: the median transfer for every push), ``pushes``.
+
+    >>> sent = [0.0, 0.0, 0.0, 9.0]  # three at once, received 2 apart after 1; one alone
+    >>> L, r, q = fit_receiving(sent, [3.0, 5.0, 7.0, 12.0]); round(L, 6), round(r, 6), q["mae"]
+    (1.0, 2.0, 0.0)
+    """
+    sent_a, arrived_a = np.asarray(sent, float), np.asarray(arrived, float)
+    order = np.argsort(arrived_a, kind="stable")
+    sent_a, arrived_a = sent_a[order], arrived_a[order]
+    transfer = np.maximum(arrived_a - sent_a, 0.0)
+    top = float(np.median(transfer)) if transfer.size else 0.0
+    quality: dict = {"pushes": int(arrived_a.size), "mae": 0.0, "mae_without": 0.0}
+    if arrived_a.size < 2 or top <= 0:
+        return 0.0, 0.0, quality
+    after, target = sent_a, arrived_a
+    before = np.concatenate(([-np.inf], arrived_a[:-1]))
+
+    def errors(latencies: np.ndarray, receives: np.ndarray) -> np.ndarray:
+        """Mean absolute error (len(latencies), len(receives)), one latency at a time."""
+        out = np.empty((latencies.size, receives.size))
+        for k, latency in enumerate(latencies):
+            ready = np.maximum(after + latency, before)
+            out[k] = np.mean(np.abs(ready[None, :] + receives[:, None] - target), axis=1)
+        return out
+
+    grid = np.linspace(0.0, top, 41)
+    err = errors(grid, grid)
+    i, j = np.unravel_index(int(np.argmin(err)), err.shape)
+    step = top / 40
+    fine_l = np.clip(np.linspace(grid[i] - step, grid[i] + step, 41), 0.0, None)
+    fine_r = np.clip(np.linspace(grid[j] - step, grid[j] + step, 41), 0.0, None)
+    err = errors(fine_l, fine_r)
+    i, j = np.unravel_index(int(np.argmin(err)), err.shape)
+    quality["mae"] = float(err[i, j])
+    quality["mae_without"] = float(np.mean(np.abs(after + top - target)))
+    return float(fine_l[i]), float(fine_r[j]), quality
 
 
 def class_overheads(iterations: Iterable[tuple], injected: dict) -> dict[str, tuple[float, float]]:
@@ -244,7 +297,8 @@ def overhead_model(mean: float, cv: float) -> float | dict:
 @dataclass(frozen=True)
 class RunFit:
     """One real run in the emulator's terms (seconds): ``apply``, ``gradient``, ``send`` (per
-    model message), ``overheads`` (class → (pull, push)), the run's ``params`` and
+    model message), ``receive`` (per push, the receiving thread) and a push's own
+    ``latency`` before it, ``overheads`` (class → (pull, push)), the run's ``params`` and
     ``message_bytes``, its ``scale`` (s per unit), ``updates`` and the fit's ``quality``."""
 
     folder: str
@@ -258,6 +312,8 @@ class RunFit:
     overheads: dict
     quality: dict
     spread: dict = field(default_factory=dict)
+    receive: float = 0.0
+    latency: float = 0.0
 
 
 def fit_run(
@@ -302,8 +358,8 @@ def fit_run(
 
 @dataclass
 class Calibration:
-    """Fitted server costs (seconds; ``*_per_param`` per parameter, ``send_per_byte`` per
-    byte), per-class overheads (s: mean pull and push) and their ``spread`` (coefficient of
+    """Fitted server costs (seconds; ``*_per_param`` per parameter, ``send_per_byte`` and
+    ``receive_per_byte`` per byte), per-class overheads (s: mean pull and push) and their ``spread`` (coefficient of
     variation per iteration), the runs it came from and ``notes`` on what could not be told
     apart. :meth:`server_table` and :meth:`overhead` give them in a scale's units."""
 
@@ -317,6 +373,8 @@ class Calibration:
     runs: list
     notes: list = field(default_factory=list)
     spread: dict = field(default_factory=dict)
+    receive: float = 0.0
+    receive_per_byte: float = 0.0
 
     def server_table(self, scale: float) -> dict:
         """The ``[server]`` keys at *scale* (s per time unit)."""
@@ -329,6 +387,8 @@ class Calibration:
             "send_time": self.send / scale,
             "send_time_per_byte": self.send_per_byte / scale,
             "parallel_sends": 1,
+            "receive_time": self.receive / scale,
+            "receive_time_per_byte": self.receive_per_byte / scale,
         }
 
     def overhead(self, scale: float, own: dict) -> dict[str, float | dict]:
@@ -388,7 +448,9 @@ def combine(fits: list[RunFit]) -> Calibration:
             )
     apply = _across(params, [f.apply for f in fits], "apply", notes)
     gradient = _across(params, [f.gradient for f in fits], "gradient", notes)
-    send = _across([f.message_bytes for f in fits], [f.send for f in fits], "send", notes)
+    sizes_b = [f.message_bytes for f in fits]
+    send = _across(sizes_b, [f.send for f in fits], "send", notes)
+    receive = _across(sizes_b, [f.receive for f in fits], "receive", notes)
     overheads: dict[str, tuple[float, float]] = {}
     names = {n for f in fits for n in f.overheads}
     for name in sorted(names):
@@ -412,4 +474,6 @@ def combine(fits: list[RunFit]) -> Calibration:
         fits,
         notes,
         spread,
+        receive[0],
+        receive[1],
     )

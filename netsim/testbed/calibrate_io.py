@@ -6,13 +6,22 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from ..config.scenario import load_scenario
 from ..errors import ScenarioError
 from ..sim.summary import Summary
 from ..workload.replayed import GRADIENTS_FILE
-from .calibrate import Calibration, RunFit, class_overheads, class_spread, combine, fit_run
+from .calibrate import (
+    Calibration,
+    RunFit,
+    class_overheads,
+    class_spread,
+    combine,
+    fit_receiving,
+    fit_run,
+)
 from .measured import SERVER_FILE
 
 __all__ = ["read_fit", "calibration_toml", "calibrate_folders", "NotCalibratable"]
@@ -58,7 +67,9 @@ def read_fit(folder: str | Path) -> RunFit:
         raise NotCalibratable(f"{folder / 'scenario.toml'}: {exc}") from None
     try:
         pushes, sends, send_end = _server_times(server)
-        iterations = _iterations(gradients, send_end, scale)
+        sent, arrived = _push_stamps(gradients, scale)
+        latency, receive, receiving = fit_receiving(sent, arrived)
+        iterations = _iterations(gradients, send_end, scale, latency)
     except (KeyError, ValueError, TypeError) as exc:
         raise NotCalibratable(
             f"{folder}: {SERVER_FILE} or {GRADIENTS_FILE} is damaged ({type(exc).__name__}: {exc})"
@@ -66,9 +77,24 @@ def read_fit(folder: str | Path) -> RunFit:
     injected = {wc.name: (wc.pull_latency * scale, wc.push_latency * scale) for wc in sc.workers}
     overheads, spread = class_overheads(iterations, injected), class_spread(iterations, injected)
     try:
-        return fit_run(str(folder), params, message_bytes, scale, pushes, sends, overheads, spread)
+        fit = fit_run(str(folder), params, message_bytes, scale, pushes, sends, overheads, spread)
     except ValueError as exc:
         raise NotCalibratable(f"{folder / SERVER_FILE}: {exc}") from None
+    quality = {**fit.quality, **{f"receive_{k}": v for k, v in receiving.items()}}
+    quality.update(receive_s=receive, latency_s=latency)
+    return replace(fit, receive=receive, latency=latency, quality=quality)
+
+
+def _push_stamps(rows: list[dict], scale: float) -> tuple[list[float], list[float]]:
+    """(sent, arrived) of every push that reached the server (s on the server's clock): its
+    arrival less its measured transfer."""
+    sent, arrived = [], []
+    for r in rows:
+        if r["arrived"] and r["push_transfer_s"]:
+            at = float(r["arrived"]) * scale
+            arrived.append(at)
+            sent.append(at - float(r["push_transfer_s"]))
+    return sent, arrived
 
 
 def _server_times(
@@ -94,18 +120,21 @@ def _server_times(
     return pushes, sends, send_end
 
 
-def _iterations(rows: list[dict], send_end: dict, scale: float) -> list[tuple]:
+def _iterations(rows: list[dict], send_end: dict, scale: float, latency: float) -> list[tuple]:
     """Served iterations as :func:`.calibrate.class_overheads` takes them (s), each with
-    the model version it read."""
+    the model version it read. A push counts up to its send plus *latency* (s, its own part
+    of the way: the server's receiving thread takes the rest, :func:`.fit_receiving`)."""
     out = []
     for r in rows:
         key = (int(r["worker"]), int(r["iteration"]))
         if r["complete"] != "1" or key not in send_end or not r["drawn"]:
             continue
         values = [send_end[key], *(float(r[c]) for c in ("compute_start", "compute_end"))]
-        values += [float(r["arrived"]), float(r["drawn"])]
+        arrived = float(r["arrived"]) * scale
+        ready = arrived - float(r["push_transfer_s"]) + latency if r["push_transfer_s"] else arrived
+        values = [v * scale for v in values] + [min(ready, arrived), float(r["drawn"]) * scale]
         version = int(r["version_read"]) if r.get("version_read") else None
-        out.append((r["worker_class"], *(v * scale for v in values), version))
+        out.append((r["worker_class"], *values, version))
     return out
 
 
@@ -154,7 +183,8 @@ def calibrate_folders(folders: Iterable[str | Path], scale: float | None = None)
     first run's), ``server`` (the ``[server]`` keys), ``overhead`` (class → its
     ``overhead`` value, units, with the first run's scenario's own), ``quality`` (per run: the
     service fit's jobs, R², relative RMS of its residuals, how it was fitted, the sends'
-    count and coefficient of variation), ``notes`` and ``toml`` (the text to paste).
+    count and coefficient of variation, the receiving fit's ``receive_s``, ``latency_s``,
+    ``receive_pushes``, ``receive_mae`` and ``receive_mae_without`` in s), ``notes`` and ``toml`` (the text to paste).
     Raises NotCalibratable."""
     fits = [read_fit(f) for f in folders]
     cal = combine(fits)

@@ -4,7 +4,9 @@ No SimPy, no I/O: :mod:`netsim.sim.servicequeue` runs the server's queue on thes
 A server (the ``[server]`` table) spends, per push it serves, an *intake* (``gradient_time +
 gradient_time_per_param · d``), per update it applies an *apply* (``apply_time +
 apply_time_per_param · d``), and per model message it sends a *message* time
-(``send_time + send_time_per_byte · bytes``), all in the scenario's time units; with
+(``send_time + send_time_per_byte · bytes``), and, on a receiving thread of its own, per
+push a *receive* time (``receive_time + receive_time_per_byte · bytes``), all in the
+scenario's time units; with
 ``service = "exponential"`` each one is drawn with that mean.
 """
 
@@ -21,7 +23,8 @@ __all__ = ["ServerCosts", "draw", "send_offsets"]
 class ServerCosts:
     """Mean service times (time units) of one server for a model of *n_params* parameters and
     model messages of *message_bytes* bytes; see the module's docstring. *slots*: messages
-    sent at once; *bandwidth*: bit/s of the server's own link (0: unlimited)."""
+    sent at once; *bandwidth*: bit/s of the server's own link (0: unlimited); *receive*: the
+    receiving thread's time per push (0: a push joins the queue as it arrives)."""
 
     intake: float
     apply: float
@@ -29,6 +32,7 @@ class ServerCosts:
     message_bytes: float
     slots: int = 1
     bandwidth: float = 0.0
+    receive: float = 0.0
 
 
 def draw(mean: float, rng: np.random.Generator | None) -> float:
