@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from netsim.config.scenario import parse_scenario
+from netsim.config.schema import scenario_keys
 from netsim.errors import ScenarioError
 from netsim.sim.engine import prepare
 from netsim.workload.backends import BACKENDS
@@ -137,6 +138,8 @@ def test_a_new_source_is_one_module_and_one_registry_line(tmp_path, monkeypatch)
         with pytest.raises(ScenarioError) as err:
             parse_scenario({**raw, "data": data}, tmp_path / "s.toml")
         assert err.value.key == key and words in str(err.value)
+    width = {k.key: k for k in scenario_keys()}["data.width"]  # netsim keys lists it
+    assert (width.type, width.default, width.minimum) == ("int", 3, 1)
     sys.modules.pop("stripes_source", None)
 
 
