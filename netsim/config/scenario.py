@@ -211,7 +211,7 @@ class Scenario:
         by :func:`dataclasses.replace` without parsing the other sections again.
 
         What the re-parse would check still is, with the same keys and messages: the
-        values' size (:func:`~netsim.params.check_value`), the rule's whole table read
+        values' depth and size (:func:`~netsim.params.check_value`), the rule's whole table read
         again by its own reader (``from_table`` and the update's keys: every value it
         allows, its worker ids and classes), and the checks of a rule against the run and
         model (:func:`~netsim.config.run.check_rule_budget`, ``compact_gradients``,
@@ -228,9 +228,9 @@ class Scenario:
             if self.rules:  # as with_overrides: the rule chosen is written out first
                 raw.setdefault("run", {})["algorithm"] = self.run.algorithm
             for key, value in keys.items():
-                check_value(value, f"algorithms.{name}.{key}")
                 set_path(raw, f"algorithms.{name}.{key}", value, f"algorithms.{name}.{key}")
             set_path(raw, "run.algorithm", name, "run.algorithm")
+            check_value(raw, "")
             ctx = RuleContext(
                 n_workers=self.n_workers,
                 classes=self.classes(),

@@ -20,7 +20,7 @@ GROUPINGS = ["hand", "auto", "silhouette", "kmeans:2", "equal:2", "equal:3"]
 WEIGHTINGS = ["none", "inverse_rate", "fedat"]
 
 
-def reparsed(sc: Scenario, key: str, value: str) -> Scenario:
+def reparsed(sc: Scenario, key: str, value: object) -> Scenario:
     """What compare made before: the override written as TOML and everything parsed again."""
     return sc.with_overrides([f"algorithms.gsgd.{key}={toml_value(value)}", 'run.algorithm="gsgd"'])
 
@@ -78,11 +78,17 @@ def test_a_variant_runs_as_the_scenario_parsed_again(key, value):
 
 @pytest.mark.parametrize(
     "key,value",
-    [("grouping", "kmeans:4"), ("grouping", "kmeans"), ("grouping", "k"), ("group_weighting", "x")],
+    [
+        ("grouping", "kmeans:4"),
+        ("grouping", "kmeans"),
+        ("grouping", "k"),
+        ("group_weighting", "x"),
+        ("grouping", 3),
+    ],
 )
 def test_a_variant_not_allowed_is_refused_as_the_parse_refuses_it(key, value):
-    """kmeans:4 on 3 workers, a grouping or weighting that does not exist: the same key,
-    message and file as the scenario parsed again."""
+    """kmeans:4 on 3 workers, a grouping or weighting that does not exist, a number for a
+    name: the same key, message and file as the scenario parsed again."""
     sc = make_scenario(base_raw(), "s.toml")
     with pytest.raises(ScenarioError) as made:
         sc.with_rule_keys("gsgd", {key: value})
