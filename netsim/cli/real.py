@@ -191,11 +191,18 @@ def calibrate(
         Optional[float],
         time_scale_option("Give the keys in units of this scale (default: the first run's)."),
     ] = None,
+    receiving: Annotated[
+        bool,
+        typer.Option(
+            "--receiving",
+            help="Fit a receiving thread (receive_time) instead of leaving it in the overheads.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Fit the [server] keys and per-class overheads to real runs; print them to paste into a scenario."""
     try:
-        fit = api.calibrate(folders, time_scale=time_scale)
+        fit = api.calibrate(folders, time_scale=time_scale, receiving=receiving)
     except (ScenarioError, api.FolderError) as exc:
         fail(str(exc))
     if json_:
@@ -215,10 +222,11 @@ def fit_notes(fit: dict, head: str = "") -> None:
             f"their times vary by {q['send_cv']:.0%} (coefficient of variation)"
         )
         if "receive_s" in q:
+            used = "fitted" if q["receiving"] else "left in the overheads (--receiving fits it)"
             note(
-                f"{head}{folder}: {q['receive_pushes']} pushes received one at a time, "
-                f"{q['receive_s']:.3g} s each after {q['latency_s']:.3g} s of their own; "
-                f"arrivals predicted within {q['receive_mae']:.3g} s on average "
+                f"{head}{folder}: receiving, {used}: {q['receive_pushes']} pushes, "
+                f"{q['receive_s']:.3g} s each one at a time after {q['latency_s']:.3g} s of "
+                f"their own predict arrivals within {q['receive_mae']:.3g} s on average "
                 f"({q['receive_mae_without']:.3g} s without a receiving thread)"
             )
 

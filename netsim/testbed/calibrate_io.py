@@ -43,10 +43,13 @@ def _rows(path: Path) -> list[dict]:
         raise NotCalibratable(f"{path}: not readable ({type(exc).__name__}: {exc})") from None
 
 
-def read_fit(folder: str | Path) -> RunFit:
-    """The :class:`RunFit` of the real run in *folder*. Raises NotCalibratable naming the
-    folder or the file at fault (not a real run, a measured file missing or damaged, too
-    few updates)."""
+def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
+    """The :class:`RunFit` of the real run in *folder*. *receiving*: give the server a
+    receiving thread (:func:`.fit_receiving`'s time per push; the overheads then count a
+    push up to its send plus its own latency), else its receiving is left in the overheads
+    (the fit is still reported in ``quality``). Raises NotCalibratable naming the folder or
+    the file at fault (not a real run, a measured file missing or damaged, too few
+    updates)."""
     folder = Path(folder)
     try:
         summary: Summary = json.loads((folder / "summary.json").read_text())
@@ -68,8 +71,8 @@ def read_fit(folder: str | Path) -> RunFit:
     try:
         pushes, sends, send_end = _server_times(server)
         sent, arrived = _push_stamps(gradients, scale)
-        latency, receive, receiving = fit_receiving(sent, arrived)
-        iterations = _iterations(gradients, send_end, scale, latency)
+        latency, receive, received = fit_receiving(sent, arrived)
+        iterations = _iterations(gradients, send_end, scale, latency if receiving else None)
     except (KeyError, ValueError, TypeError) as exc:
         raise NotCalibratable(
             f"{folder}: {SERVER_FILE} or {GRADIENTS_FILE} is damaged ({type(exc).__name__}: {exc})"
@@ -80,8 +83,10 @@ def read_fit(folder: str | Path) -> RunFit:
         fit = fit_run(str(folder), params, message_bytes, scale, pushes, sends, overheads, spread)
     except ValueError as exc:
         raise NotCalibratable(f"{folder / SERVER_FILE}: {exc}") from None
-    quality = {**fit.quality, **{f"receive_{k}": v for k, v in receiving.items()}}
-    quality.update(receive_s=receive, latency_s=latency)
+    quality = {**fit.quality, **{f"receive_{k}": v for k, v in received.items()}}
+    quality.update(receive_s=receive, latency_s=latency, receiving=receiving)
+    if not receiving:
+        return replace(fit, quality=quality)
     return replace(fit, receive=receive, latency=latency, quality=quality)
 
 
@@ -120,10 +125,13 @@ def _server_times(
     return pushes, sends, send_end
 
 
-def _iterations(rows: list[dict], send_end: dict, scale: float, latency: float) -> list[tuple]:
+def _iterations(
+    rows: list[dict], send_end: dict, scale: float, latency: float | None
+) -> list[tuple]:
     """Served iterations as :func:`.calibrate.class_overheads` takes them (s), each with
-    the model version it read. A push counts up to its send plus *latency* (s, its own part
-    of the way: the server's receiving thread takes the rest, :func:`.fit_receiving`)."""
+    the model version it read. A push counts up to its arrival, or with *latency* (s, its own
+    part of the way: the server's receiving thread takes the rest, :func:`.fit_receiving`)
+    up to its send plus *latency*."""
     out = []
     for r in rows:
         key = (int(r["worker"]), int(r["iteration"]))
@@ -131,7 +139,9 @@ def _iterations(rows: list[dict], send_end: dict, scale: float, latency: float) 
             continue
         values = [send_end[key], *(float(r[c]) for c in ("compute_start", "compute_end"))]
         arrived = float(r["arrived"]) * scale
-        ready = arrived - float(r["push_transfer_s"]) + latency if r["push_transfer_s"] else arrived
+        ready = arrived
+        if latency is not None and r["push_transfer_s"]:
+            ready = arrived - float(r["push_transfer_s"]) + latency
         values = [v * scale for v in values] + [min(ready, arrived), float(r["drawn"]) * scale]
         version = int(r["version_read"]) if r.get("version_read") else None
         out.append((r["worker_class"], *values, version))
@@ -177,7 +187,9 @@ def calibration_toml(cal: Calibration, scale: float, own: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def calibrate_folders(folders: Iterable[str | Path], scale: float | None = None) -> dict:
+def calibrate_folders(
+    folders: Iterable[str | Path], scale: float | None = None, receiving: bool = False
+) -> dict:
     """Fit the real runs in *folders* (one or more): a dict with ``calibration`` (the
     :class:`Calibration`), ``scale`` (s per unit the keys are given in: *scale*, else the
     first run's), ``server`` (the ``[server]`` keys), ``overhead`` (class → its
@@ -185,8 +197,8 @@ def calibrate_folders(folders: Iterable[str | Path], scale: float | None = None)
     service fit's jobs, R², relative RMS of its residuals, how it was fitted, the sends'
     count and coefficient of variation, the receiving fit's ``receive_s``, ``latency_s``,
     ``receive_pushes``, ``receive_mae`` and ``receive_mae_without`` in s), ``notes`` and ``toml`` (the text to paste).
-    Raises NotCalibratable."""
-    fits = [read_fit(f) for f in folders]
+    *receiving*: fit a receiving thread (:func:`read_fit`). Raises NotCalibratable."""
+    fits = [read_fit(f, receiving) for f in folders]
     cal = combine(fits)
     scale = scale if scale is not None else fits[0].scale
     sc = load_scenario(Path(fits[0].folder) / "scenario.toml")

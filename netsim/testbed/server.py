@@ -41,6 +41,7 @@ from .measured import (
     server_rows,
     update_rows,
 )
+from .msgpool import Pool, touched
 from .node import RealSpec, connect
 from .preflight import typical_cycles
 from .snapshots import Snapshots, time_snapshots
@@ -145,16 +146,17 @@ class RealServer(ParameterServer):
             callback()
 
 
-def _receive_loop(group, inbox: queue.SimpleQueue, d: int) -> None:
-    """Thread: every message from any worker, with its arrival stamp, into *inbox*."""
+def _receive_loop(group, inbox: queue.SimpleQueue, pool: Pool) -> None:
+    """Thread: every message from any worker, with its arrival stamp, into *inbox* (each in a
+    buffer of *pool*, back there when the message is no longer used)."""
     import torch
     import torch.distributed as dist
 
     try:
         while True:
-            buf = torch.empty(HEADER + d, dtype=torch.float64)
-            dist.recv(buf, group=group)
-            inbox.put((time.monotonic(), buf.numpy()))
+            buf = pool.take()
+            dist.recv(torch.from_numpy(buf), group=group)
+            inbox.put((time.monotonic(), pool.lend(buf)))
     except Exception as exc:  # the connection to a worker broke: the loop reports it
         inbox.put((time.monotonic(), exc))
 
@@ -230,8 +232,11 @@ class _Session:
         served, ("send", worker, start, end, iteration, 0) per model message and
         ("snapshot", -1, start, end, 0, 0) per model kept for the curve (units)."""
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        pool = Pool(HEADER + spec.d, sc.n_workers + 4)
+        self.outgoing = [touched(HEADER + spec.d) for _ in range(sc.n_workers)]
+        """Each worker's model message, written when its previous one has left."""
         threading.Thread(
-            target=_receive_loop, args=(self.up, self.inbox, spec.d), daemon=True
+            target=_receive_loop, args=(self.up, self.inbox, pool), daemon=True
         ).start()
         self.wall = time.perf_counter()
         self.clock = _Clock(time.monotonic(), spec.scale)
@@ -251,9 +256,13 @@ class _Session:
     def transmit(self, wid: int) -> None:
         """Send the current model to worker *wid* (the previous send to it finished first)."""
         ps, current, stamp = self.ps, self.current, time.monotonic()
-        msg = self.tensor(model_message(MODEL, ps.version, stamp, ps.w, self.spec.d))
         if wid in self.pending:
             self.pending[wid][0].wait()
+        out = self.outgoing[wid]
+        out[:HEADER] = 0.0
+        out[0], out[1], out[2] = MODEL, ps.version, stamp
+        out[HEADER:] = ps.w
+        msg = self.tensor(out)
         self.pending[wid] = (self.isend(msg, wid + 1, group=self.down), msg)
         units = self.clock.units(stamp)
         previous = current[wid]

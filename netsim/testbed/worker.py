@@ -9,6 +9,7 @@ import numpy as np
 
 from ..rng import Streams
 from ..sim.worker import BatchSampler
+from .msgpool import touched
 from .node import RealSpec, connect, sleep_until
 from .wire import HEADER, MODEL, PING, PONG, PUSH, STOP, P, push_message
 
@@ -45,8 +46,9 @@ def work(spec: RealSpec, wid: int) -> None:
     sampler = BatchSampler(prep.shards[wid], sc.run.batch_size, streams.rng(BATCH_STREAM, wid))
     prep.model.start_run(sc.run.seed)
     pull_s, push_s = wc.pull_latency * scale, wc.push_latency * scale
-    inbox = torch.empty(HEADER + d, dtype=torch.float64)
-    header = np.zeros(HEADER)
+    inbox = torch.from_numpy(touched(HEADER + d))
+    w, outbox = touched(d), touched(HEADER + d)  # the model computed on, the push sent
+    header = outbox[:HEADER]
     header[0], header[P.WORKER] = PUSH, wid
     iteration = 0
     while True:
@@ -61,7 +63,8 @@ def work(spec: RealSpec, wid: int) -> None:
             dist.send(torch.from_numpy(push_message(answer, None, d)), dst=0, group=up)
             continue
         assert msg[0] == MODEL, msg[0]
-        version, w = int(msg[1]), msg[HEADER:].copy()
+        version = int(msg[1])
+        w[:] = msg[HEADER:]
         sleep_until(received + pull_s)
         start = time.monotonic()
         rows = sampler.next()
@@ -81,7 +84,8 @@ def work(spec: RealSpec, wid: int) -> None:
         header[P.PULL_DELAY] = start - received
         header[P.PUSH_SENT] = sent = time.monotonic()
         header[P.PUSH_DELAY] = sent - end
-        dist.send(torch.from_numpy(push_message(header, grad, d)), dst=0, group=up)
+        outbox[HEADER:] = grad
+        dist.send(torch.from_numpy(outbox), dst=0, group=up)
         iteration += 1
 
 

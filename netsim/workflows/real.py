@@ -253,11 +253,17 @@ def predict(
         return pred
 
 
-def calibrate(folders: PathArg | Sequence[PathArg], *, time_scale: float | None = None) -> dict:
+def calibrate(
+    folders: PathArg | Sequence[PathArg],
+    *,
+    time_scale: float | None = None,
+    receiving: bool = False,
+) -> dict:
     """Fit the ``[server]`` keys and per-class overheads to the real runs in *folders* (one
     folder or several; several of different model sizes also give the per-parameter parts):
     :func:`netsim.testbed.calibrate_io.calibrate_folders`'s dict, in the units of
-    *time_scale* (default: the first run's scale). Raises FolderError naming the folder or
+    *time_scale* (default: the first run's scale). *receiving*: fit the server's receiving
+    thread too (``receive_time``; docs/VALIDATION.md says when it helps). Raises FolderError naming the folder or
     file that cannot be fitted (not a real run, too few updates)."""
     from ..testbed.calibrate_io import NotCalibratable, calibrate_folders
 
@@ -268,6 +274,6 @@ def calibrate(folders: PathArg | Sequence[PathArg], *, time_scale: float | None 
 
         check_time_scale(time_scale)
     try:
-        return calibrate_folders([Path(f) for f in folders], time_scale)
+        return calibrate_folders([Path(f) for f in folders], time_scale, receiving)
     except NotCalibratable as exc:
         raise FolderError(str(exc)) from None
