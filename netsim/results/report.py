@@ -127,22 +127,28 @@ def _folder_name(run: RunData) -> str:
 
 
 def server_rows(runs: list[RunData]) -> tuple[list[str], list[list[str]]]:
-    """The ``server`` record of each of *runs* (all with one) as a table."""
+    """The ``server`` record of each of *runs* (all with one) as a table; with a receiving
+    thread in any, its busy share and mean wait too ("-" for the runs without)."""
     header = ["run", "busy %", "mean queue", "mean wait", "mean service", "pushes", "sends"]
+    receiving = any("receive_busy_pct" in r.summary["server"] for r in runs)
+    if receiving:
+        header += ["receiving busy %", "receive wait"]
     rows = []
     for r in runs:
         s = r.summary["server"]
-        rows.append(
-            [
-                r.label,
-                f"{s['busy_pct']:.1f}",
-                f"{s['mean_queue']:.3g}",
-                f"{s['mean_wait']:.4g}",
-                f"{s['mean_service']:.4g}",
-                str(s["pushes_served"]),
-                str(s["sends"]),
-            ]
-        )
+        row = [
+            r.label,
+            f"{s['busy_pct']:.1f}",
+            f"{s['mean_queue']:.3g}",
+            f"{s['mean_wait']:.4g}",
+            f"{s['mean_service']:.4g}",
+            str(s["pushes_served"]),
+            str(s["sends"]),
+        ]
+        if receiving:
+            busy, wait = s.get("receive_busy_pct"), s.get("mean_receive_wait")
+            row += ["-" if busy is None else f"{busy:.1f}", "-" if wait is None else f"{wait:.4g}"]
+        rows.append(row)
     return header, rows
 
 

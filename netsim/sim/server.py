@@ -158,9 +158,13 @@ class ParameterServer:
             delta = _multiply(grad, lr, self._vector(grad))  # the numbers of lr * grad
             self._step_one(delta, pushes[0], group, lr / self.rule.lr, owned=True)
             return
-        delta = mean_by_worker(pushes, self._vector(self.w))
+        delta = self.mean(pushes)
         delta *= lr  # a new array: scaled in place, the same numbers as lr * mean
         self.step(delta, pushes, group, lr / self.rule.lr, owned=True)
+
+    def mean(self, pushes: list[Push]) -> np.ndarray:
+        """The mean of *pushes*' gradients (a new array (d,)), as :meth:`apply` takes it."""
+        return mean_by_worker(pushes, self._vector(self.w))
 
     def apply_one(self, push: Push, lr: float, group: int) -> None:
         """``apply([push], lr, group)`` without building the list (ASGD: one per gradient).

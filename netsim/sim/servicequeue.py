@@ -119,6 +119,8 @@ class ServiceQueue:
         self.receiver: simpy.Event | None = None
         """The event the idle receiving thread waits on (None while it receives)."""
         self.receive_busy = 0.0
+        self.receiving_since: float | None = None
+        """Start of the receiving in progress (None when the receiving thread is idle)."""
         self.receive_wait_sum = 0.0
         self.received = 0
         ps.service = self
@@ -219,12 +221,13 @@ class ServiceQueue:
                 self.receiver = env.event()
                 yield self.receiver
             arrived, push = self.inbound.popleft()
-            start = env.now
+            start = self.receiving_since = env.now
             took = draw(mean, rng)
             if took:
                 yield env.timeout(took)
             if self.ps.stop.triggered:
                 return
+            self.receiving_since = None
             self.receive_wait_sum += start - arrived
             self.receive_busy += took
             self.received += 1
@@ -310,7 +313,9 @@ class ServiceQueue:
         }
         if self.costs.receive:
             r = self.received
-            out["receive_busy_pct"] = 100.0 * self.receive_busy / now if now > 0 else 0.0
+            since = self.receiving_since
+            receiving = self.receive_busy + (now - since if since is not None else 0.0)
+            out["receive_busy_pct"] = 100.0 * receiving / now if now > 0 else 0.0
             out["mean_receive_wait"] = self.receive_wait_sum / r if r else 0.0
         return out
 

@@ -10,7 +10,10 @@ emulator's terms, in real seconds:
   of pushes *k* in it, by least squares: ``time = apply + k × gradient``. When every job
   has the same k (ASGD: 1; SSGD: all the workers) the line cannot be drawn: the pushes that
   made no update give ``gradient`` alone (SSGD), else the whole time goes to ``apply``
-  (ASGD: each push makes one update, so only their sum matters there);
+  (ASGD: each push makes one update, so only their sum matters there). The real server
+  times its averaging of a group's gradients apart: it is a cost per gradient, so it is
+  taken out of the jobs and added to ``gradient`` (with one group size it would otherwise
+  land in ``apply``, and a rule that averages nothing would be predicted to pay it);
 - **send**: the mean server time of one model message;
 - **receive**: the server takes pushes in one at a time (its receiving thread), so pushes
   sent close together reach it spaced by the time it takes to receive one. Each push is

@@ -69,7 +69,7 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
     except (ScenarioError, OSError) as exc:
         raise NotCalibratable(f"{folder / 'scenario.toml'}: {exc}") from None
     try:
-        pushes, sends, send_end = _server_times(server)
+        pushes, sends, send_end, average = _server_times(server)
         sent, arrived = _push_stamps(gradients, scale)
         latency, receive, received = fit_receiving(sent, arrived)
         iterations = _iterations(gradients, send_end, scale, latency if receiving else None)
@@ -85,9 +85,11 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
         raise NotCalibratable(f"{folder / SERVER_FILE}: {exc}") from None
     quality = {**fit.quality, **{f"receive_{k}": v for k, v in received.items()}}
     quality.update(receive_s=receive, latency_s=latency, receiving=receiving)
+    quality["average_s"] = average
+    fit = replace(fit, gradient=fit.gradient + average, quality=quality)
     if not receiving:
-        return replace(fit, quality=quality)
-    return replace(fit, receive=receive, latency=latency, quality=quality)
+        return fit
+    return replace(fit, receive=receive, latency=latency)
 
 
 def _push_stamps(rows: list[dict], scale: float) -> tuple[list[float], list[float]]:
@@ -104,14 +106,17 @@ def _push_stamps(rows: list[dict], scale: float) -> tuple[list[float], list[floa
 
 def _server_times(
     rows: list[dict],
-) -> tuple[list[tuple[float, int]], list[float], dict[tuple[int, int], float]]:
-    """(pushes [(s without its messages, updates)], sends [s], (worker, iteration) → the
-    message's end in units) from ``measured_server.csv``'s rows. A push's messages are the
-    send rows before it (it is written when its service ends) that started after it did."""
+) -> tuple[list[tuple[float, int]], list[float], dict[tuple[int, int], float], float]:
+    """(pushes [(s without its messages and its averaging, updates)], sends [s], (worker,
+    iteration) → the message's end in units, the mean averaging time per gradient averaged
+    (s; 0 when no update averaged several)) from ``measured_server.csv``'s rows. A push's
+    messages are the send rows before it (it is written when its service ends) that started
+    after it did."""
     pushes: list[tuple[float, int]] = []
     sends: list[float] = []
     send_end: dict[tuple[int, int], float] = {}
     recent: list[tuple[float, float]] = []
+    averaging, averaged = 0.0, 0
     for r in rows:
         start, seconds = float(r["start"]), float(r["real_s"])
         if r["kind"] == "send":
@@ -120,9 +125,12 @@ def _server_times(
             recent.append((start, seconds))
         elif r["kind"] == "push":
             own = sum(s for t, s in recent if t >= start)
-            pushes.append((max(0.0, seconds - own), int(r["updates"])))
+            average = float(r.get("average_s") or 0.0)
+            if average > 0:
+                averaging, averaged = averaging + average, averaged + int(r["gradients"])
+            pushes.append((max(0.0, seconds - own - average), int(r["updates"])))
             recent = []
-    return pushes, sends, send_end
+    return pushes, sends, send_end, averaging / averaged if averaged else 0.0
 
 
 def _iterations(

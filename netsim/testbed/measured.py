@@ -36,11 +36,22 @@ server spent on the push that made it (the rule, the step and the replies, s), a
 pushes waiting behind that one when the server took it."""
 
 SERVER_FILE = "measured_server.csv"
-SERVER_COLUMNS = ("kind", "worker", "iteration", "start", "end", "real_s", "gradients", "updates")
+SERVER_COLUMNS = (
+    "kind",
+    "worker",
+    "iteration",
+    "start",
+    "end",
+    "real_s",
+    "gradients",
+    "updates",
+    "average_s",
+)
 """``measured_server.csv``: the server's own time, one row per push served (``kind`` push:
 ``start`` when the server took it, ``end`` when it was done with it, model messages
 included; ``gradients`` the gradients the updates it made applied, ``updates`` how many
-it made, 0 when it only held the gradient) and per model message (``kind`` send: the
+it made, 0 when it only held the gradient, ``average_s`` the real seconds of its service
+spent averaging several gradients into one update) and per model message (``kind`` send: the
 message's ``worker`` and the ``iteration`` it starts, ``start`` and ``end`` of the
 server's work on it: the message built and handed to the transport) and per model kept
 for the curve (``kind`` snapshot, no worker: the copy, between two jobs). ``start`` and
@@ -157,17 +168,19 @@ def update_rows(updates: list[tuple[int, float, float, int]]) -> list[list[str]]
 
 def server_rows(served: list[tuple], scale: float) -> list[list[str]]:
     """Rows of ``measured_server.csv`` (:data:`SERVER_COLUMNS`) from the server's records
-    ``(kind, worker, start, end, a, b)``: for a push a = gradients, b = updates; for a send
-    a = the iteration, b unused; for a snapshot neither (worker -1)."""
+    ``(kind, worker, start, end, a, b[, average_s])``: for a push a = gradients, b = updates
+    and the real seconds it spent averaging gradients; for a send a = the iteration, b
+    unused; for a snapshot neither (worker -1)."""
     rows = []
-    for kind, wid, start, end, a, b in served:
+    for kind, wid, start, end, a, b, *more in served:
         real = repr((end - start) * scale)
         if kind == "push":
-            rows.append([kind, str(wid), "", repr(start), repr(end), real, str(a), str(b)])
+            average = repr(more[0]) if more else ""
+            rows.append([kind, str(wid), "", repr(start), repr(end), real, str(a), str(b), average])
         elif kind == "snapshot":
-            rows.append([kind, "", "", repr(start), repr(end), real, "", ""])
+            rows.append([kind, "", "", repr(start), repr(end), real, "", "", ""])
         else:
-            rows.append([kind, str(wid), str(a), repr(start), repr(end), real, "", ""])
+            rows.append([kind, str(wid), str(a), repr(start), repr(end), real, "", "", ""])
     return rows
 
 

@@ -110,6 +110,14 @@ class RealServer(ParameterServer):
         self.busy = [False] * len(states)
         self.timers: list = []
         self._seq = itertools.count()
+        self.aggregated_s = 0.0
+        """Real seconds spent averaging several gradients into one update (:meth:`mean`)."""
+
+    def mean(self, pushes):
+        start = time.perf_counter()
+        out = super().mean(pushes)
+        self.aggregated_s += time.perf_counter() - start
+        return out
 
     def send(self, workers) -> None:
         for wid in workers:
@@ -304,12 +312,13 @@ class _Session:
         it.queued = self.inbox.qsize()
         st.enter(COMPUTE, it.compute_start)
         st.enter(COMM, it.compute_end)  # the push's message, its queue and its service
-        before, rows = ps.version, len(self.recorder.version)
+        before, rows, averaging = ps.version, len(self.recorder.version), ps.aggregated_s
         ps.serve_push(Push(wid, msg[HEADER:], int(msg[P.VERSION]), it.arrived, int(msg[P.SAMPLES])))
         done = time.monotonic()
         made = ps.version - before
         aggregated = len(self.recorder.version) - rows  # the gradients its updates applied
-        self.served.append(("push", wid, it.served, clock.units(done), aggregated, made))
+        averaged = ps.aggregated_s - averaging
+        self.served.append(("push", wid, it.served, clock.units(done), aggregated, made, averaged))
         it.service_s = done - served_stamp
         if not ps.busy[wid]:  # no model came back with the service: it waits for one
             st.enter(IDLE, max(clock.units(done), st.since))

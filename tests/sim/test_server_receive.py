@@ -113,3 +113,15 @@ def test_a_push_that_outlasts_the_run_is_refused():
         Simulation(sc)
     assert info.value.key == "server.receive_time_per_byte"
     assert "512 bytes = 51.2" in info.value.message
+
+
+def test_report_shows_the_receiving_thread():
+    """The trace above: the receiving thread busy [1, 5] and from 5 (w0's third push) to the
+    end at 5.5: 4.5 of 5.5; the 4 pushes received waited 0, 1, 0, 0."""
+    from netsim.results.report import server_rows
+    from netsim.results.runfolder import from_result
+
+    raw = _raw([{"name": "w", "count": 2, "compute": 1.0}], {"receive_time": 1.0}, until=5.5)
+    header, rows = server_rows([from_result(simulate(make_scenario(raw)))])
+    assert header[-2:] == ["receiving busy %", "receive wait"]
+    assert rows[0][-2:] == [f"{100 * 4.5 / 5.5:.1f}", "0.25"]

@@ -155,11 +155,12 @@ groups = [["a"]]
 """
 
 
-def _folder(tmp_path: Path, updates: int) -> Path:
+def _folder(tmp_path: Path, updates: int, average: float = 0.0) -> Path:
     """A real run's folder written by hand: rounds of 2 pushes (worker 0 held, worker 1
     updates), 1 ms + 2 × 0.5 ms each, a 0.3 ms model message to each worker after the
     update, at 0.1 s per unit; each iteration: its message out 0.2 units (pull latency 0.5
-    injected: 0.05 s, so 0.15 units of overhead) before its computation."""
+    injected: 0.05 s, so 0.15 units of overhead) before its computation. *average*: s of
+    the updating push's service spent averaging the round's 2 gradients."""
     path = tmp_path / "run"
     path.mkdir()
     scale = 0.1
@@ -167,21 +168,22 @@ def _folder(tmp_path: Path, updates: int) -> Path:
         json.dumps({"real": {"time_scale": scale, "params": 5, "message_bytes": 168}})
     )
     (path / "scenario.toml").write_text(SCENARIO)
-    server = ["kind,worker,iteration,start,end,real_s,gradients,updates"]
+    server = ["kind,worker,iteration,start,end,real_s,gradients,updates,average_s"]
     grads = [",".join(GRADIENT_COLUMNS)]
     t = 0.0
     for i in range(updates):
         hold, upd = GRADIENT / scale, (GRADIENT + APPLY) / scale
-        server.append(f"push,0,,{t},{t + hold},{GRADIENT},0,0")
+        server.append(f"push,0,,{t},{t + hold},{GRADIENT},0,0,")
         t += hold
         start = t
-        t += upd
+        t += upd + average / scale
         sends = []
         for w in (0, 1):
-            sends.append(f"send,{w},{i + 1},{t},{t + SEND / scale},{SEND},,")
+            sends.append(f"send,{w},{i + 1},{t},{t + SEND / scale},{SEND},,,")
             t += SEND / scale
         server += sends
-        server.append(f"push,1,,{start},{t},{GRADIENT + APPLY + 2 * SEND},2,1")
+        total = GRADIENT + APPLY + 2 * SEND + average
+        server.append(f"push,1,,{start},{t},{total},2,1,{average}")
         t += 1.0
     for w in (0, 1):
         for i in range(1, updates):
@@ -204,6 +206,15 @@ def test_calibrate_a_folder(tmp_path):
     assert server["send_time"] == pytest.approx(SEND / 0.1)
     assert fit["overhead"]["a"] == pytest.approx(0.15 + 0.05)  # pull and push, no spread
     assert "[server]" in fit["toml"] and "apply_time = 0.02" in fit["toml"]
+
+
+def test_averaging_is_a_cost_per_gradient(tmp_path):
+    """Rounds of 2 whose update spends 2 ms averaging: 1 ms per gradient goes to
+    gradient_time, apply_time keeps the step alone (one group size could not tell them
+    apart otherwise)."""
+    fit = api.calibrate(_folder(tmp_path, 12, average=0.002))
+    assert fit["server"]["gradient_time"] == pytest.approx((GRADIENT + 0.001) / 0.1)
+    assert fit["server"]["apply_time"] == pytest.approx(APPLY / 0.1)
 
 
 def test_bad_folders_are_one_line_and_exit_2(tmp_path):
@@ -237,3 +248,24 @@ def test_round_spread_matches_the_slowest_members_gap():
     assert class_spread(its, {})["a"] == pytest.approx(expected, rel=0.05)
     # without the versions (no rounds), the spread of all iterations: sd 1 / mean 2
     assert class_spread([i[:6] for i in its], {})["a"] == pytest.approx(0.5)
+
+
+def test_receiving_fit_recovers_a_fifo_thread():
+    """Pushes sent at random, each L = 2 ms on its own way then received one at a time for
+    r = 5 ms in arrival order: the fit gives L and r back (to its grid's step) and predicts
+    the arrivals far better than a constant transfer does."""
+    import numpy as np
+
+    from netsim.testbed.calibrate import fit_receiving
+
+    rng = np.random.default_rng(3)
+    sent = np.sort(rng.uniform(0.0, 3.0, 600))
+    arrived, free = [], -np.inf
+    for t in sent:
+        free = max(t + 0.002, free) + 0.005
+        arrived.append(free)
+    latency, receive, quality = fit_receiving(sent, arrived)
+    step = float(np.median(np.asarray(arrived) - sent)) / 40 / 20  # the fine grid's step
+    assert latency == pytest.approx(0.002, abs=step)
+    assert receive == pytest.approx(0.005, abs=step)
+    assert quality["mae"] < 0.1 * quality["mae_without"]
