@@ -16,7 +16,8 @@ never got there. Per scenario: the real best, the real regret (how much later it
 the target) of netsim's pick and of the hand groups at the scenario's η, Kendall's τ-b
 between the emulated and the real times over every configuration (the never reached are
 tied last), and whether the real best is the pick or a finalist the race did not separate
-from it. A configuration the real runner refuses is named and left out.
+from it. A configuration the real runner refuses is named and left out; GSGD with
+one-worker groups and ASGD at the same η are one configuration (listed once).
 
 The suite (the time scale is the first the real runner keeps: a scale it refuses is
 replaced by the one its refusal names):
@@ -65,6 +66,7 @@ from netsim.testbed.decisions import (
     config_rows,
     configs,
     mean_time,
+    merge_singletons,
     own_configs,
     verdict,
 )
@@ -249,6 +251,11 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     aim = _aim(args, name, own)
     rec = recommend(sc, target=aim)
     cfgs = configs(rec, RULES["grouping"], grouping.groups, baselines, float(grouping.lr))
+    tables = sc.raw.get("algorithms", {})
+    if set(tables.get(RULES["grouping"], {})) <= {"lr", "groups"} and set(
+        tables.get(RULES["async"], {})
+    ) <= {"lr"}:  # one-worker groups are the asynchronous rule itself
+        cfgs = merge_singletons(cfgs, RULES["grouping"], RULES["async"])
     runs, scale, refused = _real_runs(args, name, cfgs)
     print(f"\n### {name}: T = {sc.run.until:g} units at {scale:g} s per unit\n")
     print(f"race: {rec.name} η={rec.lr:.3g} ({rec.reason})")

@@ -24,6 +24,7 @@ __all__ = [
     "finalists",
     "configs",
     "own_configs",
+    "merge_singletons",
     "mean_time",
     "regret",
     "kendall_tau",
@@ -116,6 +117,35 @@ def configs(
             merged[c.key] = Config(old.rule, old.lr, old.groups, old.name, tags)
         else:
             merged[c.key] = c
+    return list(merged.values())
+
+
+def merge_singletons(found: Sequence[Config], grouping: str, asynchronous: str) -> list[Config]:
+    """*found* with each configuration of the *grouping* rule whose groups are all of one
+    worker merged into the *asynchronous* rule's at the same η (the first of the two kept,
+    their tags joined): with nothing but η and groups set, a rule of one-worker groups is
+    the asynchronous rule, update for update (tests/sim/test_equivalence.py), so the two are
+    one configuration, not two to rank.
+
+    >>> a = Config("g", 0.1, ((0,), (1,)), "singletons", ("pick",))
+    >>> [c.label + " " + ",".join(c.tags) for c in merge_singletons([a, Config("s", 0.1, tags=("race η",))], "g", "s")]
+    ['g[singletons] η=0.1 pick,race η']
+    """
+
+    def canonical(c: Config) -> tuple:
+        if c.rule == grouping and c.groups is not None and all(len(g) == 1 for g in c.groups):
+            return (asynchronous, None, round(float(c.lr), 12))
+        return c.key
+
+    merged: dict[tuple, Config] = {}
+    for c in found:
+        key = canonical(c)
+        if key in merged:
+            old = merged[key]
+            tags = old.tags + tuple(t for t in c.tags if t not in old.tags)
+            merged[key] = Config(old.rule, old.lr, old.groups, old.name, tags)
+        else:
+            merged[key] = c
     return list(merged.values())
 
 
