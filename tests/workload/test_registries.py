@@ -7,6 +7,7 @@ import ast
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from netsim.config.scenario import parse_scenario
@@ -147,3 +148,74 @@ def test_every_family_and_source_is_registered_under_its_own_name():
     assert all(name == s.name for name, s in SOURCES.items())
     assert all(name == b.name for name, b in BACKENDS.items())
     assert list(BACKENDS)[0] == "numpy" and list(SOURCES)[0] == "digits"  # the defaults
+
+
+FAMILY = '''
+"""A model family of its own: least squares on labels scaled to -1 and +1."""
+import numpy as np
+
+from netsim.workload.backends.base import Backend
+from netsim.workload.base import Model
+
+
+class LeastSquares(Model):
+    name = "least_squares"
+
+    def loss(self, w, X, y):
+        r = X @ w - (2.0 * y - 1.0)
+        return 0.5 * float(r @ r) / len(y) + self._penalty(w)
+
+    def residual(self, w, X, y):
+        return (X @ w - (2.0 * y - 1.0)) / len(y)
+
+    def export_info(self):
+        return {"backend": "squares", "name": self.name}
+
+
+class Squares(Backend):
+    name = "squares"
+    binary_models = ("least_squares",)
+    params_known = True
+
+    def read(self, t, path):
+        return {"name": t.get("name", str, "least_squares", choices=("least_squares",))}
+
+    def build(self, spec, dataset, rng, n_workers):
+        return LeastSquares(), None, dataset.X_train.shape[1]
+
+    def n_params(self, spec, features, classes):
+        return features
+'''
+
+
+def test_a_new_model_family_is_one_module_and_one_registry_line(tmp_path, monkeypatch):
+    """A family written in a module of its own, registered by one line, trains: SSGD with
+    one worker holding every row, a batch of all of them, from w = 0 on least squares is
+    one full gradient step: w1 = -lr · X^T (X · 0 - s) / n = lr · X^T s / n (s = 2y - 1)."""
+    from netsim.sim.engine import simulate
+    from netsim.workload.backends import BACKENDS
+
+    (tmp_path / "squares_family.py").write_text(FAMILY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import squares_family
+
+    monkeypatch.setitem(BACKENDS, "squares", squares_family.Squares())  # the registry line
+    raw = {
+        "run": {"until": 1.5, "algorithm": "ssgd", "batch_size": 1438},
+        "data": {"source": "digits"},
+        "model": {"backend": "squares"},
+        "workers": [{"name": "a", "count": 1, "compute": 1.0}],
+        "algorithms": {"ssgd": {"lr": 0.1}},
+    }
+    sc = parse_scenario(raw, tmp_path / "s.toml")
+    assert sc.model.backend == "squares" and sc.model.name == "least_squares"
+    prep = prepare(sc)
+    result = simulate(sc, prepared=prep)
+    assert result.updates == 1
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario({**raw, "model": {"backend": "squares", "name": "x"}}, tmp_path / "s.toml")
+    assert err.value.key == "model.name" and "least_squares" in str(err.value)
+    X, y = prep.dataset.X_train, prep.dataset.y_train
+    assert len(y) == 1438  # digits, odd/even, 80 % for training: one batch of all rows
+    np.testing.assert_allclose(result.final_w, 0.1 * X.T @ (2.0 * y - 1.0) / len(y), rtol=1e-12)
+    sys.modules.pop("squares_family", None)
