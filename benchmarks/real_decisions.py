@@ -16,9 +16,7 @@ never got there. Per scenario: the real best, the real regret (how much later it
 the target) of netsim's pick and of the hand groups at the scenario's η, Kendall's τ-b
 between the emulated and the real times over every configuration (the never reached are
 tied last), and whether the real best is the pick or a finalist the race did not separate
-from it. The race's own advice is followed too: when it reports finalists not separated
-from its pick, they are run in full on the scenario seed (``netsim group --verify``), and
-the first of them to the target is the "verified pick". A configuration the real runner refuses is named and left out; GSGD with
+from it. A configuration the real runner refuses is named and left out; GSGD with
 one-worker groups and ASGD at the same η are one configuration (listed once).
 
 The suite (the time scale is the first the real runner keeps: a scale it refuses is
@@ -58,7 +56,6 @@ import math
 import os
 import platform
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import netsim
@@ -74,7 +71,6 @@ from netsim.testbed.decisions import (
     verdict,
 )
 from netsim.testbed.predict import crossing, default_target, variant_scenario
-from netsim.tuning.race import verify
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = HERE.parent / "scenarios"
@@ -255,13 +251,6 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     aim = _aim(args, name, own)
     rec = recommend(sc, target=aim)
     cfgs = configs(rec, RULES["grouping"], grouping.groups, baselines, float(grouping.lr))
-    checked = _verified(sc, rec)
-    cfgs = [
-        replace(c, tags=(*c.tags, "verified"))
-        if c.rule == RULES["grouping"] and (c.name, round(c.lr, 12)) == checked
-        else c
-        for c in cfgs
-    ]
     tables = sc.raw.get("algorithms", {})
     if set(tables.get(RULES["grouping"], {})) <= {"lr", "groups"} and set(
         tables.get(RULES["async"], {})
@@ -270,7 +259,6 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     runs, scale, refused = _real_runs(args, name, cfgs)
     print(f"\n### {name}: T = {sc.run.until:g} units at {scale:g} s per unit\n")
     print(f"race: {rec.name} η={rec.lr:.3g} ({rec.reason})")
-    print(f"verified (--verify {len(rec.close) + 1}): {checked[0]} η={checked[1]:.3g}")
     for line in refused:
         print(f"- left out, the real runner refused: {line}")
     if not runs:
@@ -317,19 +305,6 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     return {"scale": scale, "T": sc.run.until, "off": f"{off}/{n}", **verdict(rows)}
 
 
-def _verified(sc, rec) -> tuple[str, float]:
-    """The race's own advice followed: when finalists are not separated from its pick, each
-    of them run in full on the scenario seed (``netsim group --verify``); the (grouping, η)
-    first to the race's target, else the pick's."""
-    if not rec.close:
-        return rec.name, round(rec.lr, 12)
-    rows = [r for r in verify(sc, rec, top=len(rec.close) + 1) if r["emulated_s"] is not None]
-    if not rows:
-        return rec.name, round(rec.lr, 12)
-    first = min(rows, key=lambda r: (r["emulated_s"], r["name"]))
-    return first["name"], round(first["lr"], 12)
-
-
 def _share(x: float | None) -> str:
     if x is None or math.isnan(x):
         return "-"
@@ -340,10 +315,10 @@ def _summary(found: dict) -> None:
     print("\n### Decisions\n")
     print(
         "| scenario | T, s per unit | real best | its time | pick's regret | "
-        "verified pick's regret | emulated fastest's regret | hand groups' regret | Kendall τ | best not separated | "
+        "emulated fastest's regret | hand groups' regret | Kendall τ | best not separated | "
         "calibrated: τ, fastest's regret | runs not ok |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|")
     for name, v in found.items():
         best = v["best"]
         ci = f" ± {best['real_ci']:.2g}" if best["real_ci"] else ""
@@ -353,7 +328,6 @@ def _summary(found: dict) -> None:
         print(
             f"| {name} | {v['T']:g}, {v['scale']:g} | {best['config'].label} | "
             f"{best['real']:.4g}{ci} | {_share(v['pick_regret'])} | "
-            f"{_share(v['verified_regret'])} | "
             f"{_share(v['emulated_regret'])} | {_share(v['hand_regret'])} | "
             f"{_tau(v['tau'])} | {'yes' if v['best_close'] else 'no'} | {cal} | {v['off']} |"
         )

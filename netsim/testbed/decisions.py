@@ -38,8 +38,7 @@ class Config:
     """One configuration trained and emulated: *rule* at step *lr*, with *groups* (worker
     ids, a grouping rule only; None keeps the scenario's), *name* (the grouping's, e.g.
     ``2 groups``) and *tags*: ``pick``, ``close`` (a finalist the race did not separate from
-    its pick), ``finalist``, ``hand`` (the scenario's own groups), ``race η``, ``scenario η``,
-    ``verified`` (first of the finalists run in full, ``--verify``)."""
+    its pick), ``finalist``, ``hand`` (the scenario's own groups), ``race η``, ``scenario η``."""
 
     rule: str
     lr: float
@@ -221,7 +220,6 @@ def verdict(rows: Sequence[dict]) -> dict:
     reached, ``real_ci``): ``best`` (the row of the lowest real time), ``emulated_first``
     (the row the emulation predicts fastest to the same target) and ``emulated_regret`` (its
     real regret: what choosing by netsim's time to that target costs), ``pick_regret``,
-    ``verified_regret`` (the row tagged ``verified``: the race's finalists run in full),
     ``hand_regret`` (the hand groups at the scenario's η), ``tau`` (predicted against real,
     every row), ``best_close`` (the real best is the pick or a finalist the race did not
     separate from it); a regret is None when its row is missing."""
@@ -237,7 +235,6 @@ def verdict(rows: Sequence[dict]) -> dict:
         "emulated_first": first,
         "emulated_regret": regret(first["real"], best["real"]),
         "pick_regret": regret_of("pick"),
-        "verified_regret": regret_of("verified"),
         "hand_regret": regret_of("hand", "scenario η"),
         "tau": kendall_tau([r["predicted"] for r in rows], [r["real"] for r in rows]),
         "best_close": any(t in best["config"].tags for t in ("pick", "close")),
