@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pytest
 from conftest import base_raw, make_scenario
+from queueing import batch_se, machine_repairman
 
 from netsim.errors import ScenarioError
 from netsim.sim.engine import Simulation, simulate
@@ -62,16 +63,7 @@ def test_trace_two_workers_one_receiving_thread():
     assert rec.server_service == pytest.approx([0.0] * 4)
 
 
-def _machine_repairman(n: int, lam: float, mu: float) -> tuple[float, float]:
-    """(throughput, W_q) of the closed M/M/1//N queue."""
-    terms = [math.perm(n, k) * (lam / mu) ** k for k in range(n + 1)]
-    p = [t / math.fsum(terms) for t in terms]
-    throughput = mu * (1.0 - p[0])
-    lq = math.fsum((k - 1) * pk for k, pk in enumerate(p) if k >= 1)
-    return throughput, lq / throughput
-
-
-def test_exponential_receiving_matches_machine_repairman():
+def test_exponential_receiving_matchesmachine_repairman():
     n, mean_compute, mean_receive = 4, 2.0, 0.5
     until = 12000.0
     raw = _raw(
@@ -82,28 +74,12 @@ def test_exponential_receiving_matches_machine_repairman():
     )
     result = simulate(make_scenario(raw))
     at_server = np.array(result.records.server_wait)[500:]
-    throughput, wq = _machine_repairman(n, 1.0 / mean_compute, 1.0 / mean_receive)
-    means = np.array([b.mean() for b in np.array_split(at_server, 40)])
-    se = float(means.std(ddof=1) / math.sqrt(40))
+    throughput, wq = machine_repairman(n, 1.0 / mean_compute, 1.0 / mean_receive)
+    se = batch_se(at_server)
     assert abs(at_server.mean() - (wq + mean_receive)) < 4 * se
     assert result.updates / until == pytest.approx(throughput, rel=0.03)
     mean_wait = result.extra["server"]["mean_receive_wait"]
     assert mean_wait == pytest.approx(wq, rel=0.05)
-
-
-@pytest.mark.parametrize(
-    "server, key, text",
-    [
-        ({"receive_time": -1.0}, "server.receive_time", ">= 0"),
-        ({"receive_time_per_byte": math.inf}, "server.receive_time_per_byte", "finite"),
-        ({"receive_time": math.nan}, "server.receive_time", ""),
-    ],
-)
-def test_bad_receive_keys_are_refused(server, key, text):
-    with pytest.raises(ScenarioError) as info:
-        make_scenario(_raw(base_raw()["workers"], server))
-    assert info.value.key == key
-    assert text in info.value.message
 
 
 def test_a_push_that_outlasts_the_run_is_refused():

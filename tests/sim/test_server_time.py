@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pytest
 from conftest import base_raw, make_scenario
+from queueing import batch_se, machine_repairman
 
 from netsim.errors import ScenarioError
 from netsim.results.runfolder import SERVER_UPDATES, UPDATES, read_run, write_run
@@ -73,23 +74,8 @@ def test_per_param_costs_scale_with_the_model():
 
 
 # -- M/M/1//N ------------------------------------------------------------------------------
-def _machine_repairman(n: int, lam: float, mu: float) -> tuple[float, float]:
-    """(throughput, W_q) of the closed M/M/1//N queue."""
-    terms = [math.perm(n, k) * (lam / mu) ** k for k in range(n + 1)]
-    p = [t / math.fsum(terms) for t in terms]
-    throughput = mu * (1.0 - p[0])
-    lq = math.fsum((k - 1) * pk for k, pk in enumerate(p) if k >= 1)
-    return throughput, lq / throughput
-
-
-def _batch_se(x: np.ndarray, batches: int = 40) -> float:
-    """Standard error of the mean of the correlated series *x* by batch means."""
-    means = np.array([b.mean() for b in np.array_split(x, batches)])
-    return float(means.std(ddof=1) / math.sqrt(batches))
-
-
 @pytest.mark.parametrize("n, mean_compute, mean_service", [(5, 2.0, 0.5), (3, 1.0, 0.5)])
-def test_exponential_service_matches_machine_repairman(n, mean_compute, mean_service):
+def test_exponential_service_matchesmachine_repairman(n, mean_compute, mean_service):
     """N workers of exponential compute, exponential service, ASGD: the queue wait of each
     push (updates.csv's server_wait) averages W_q of M/M/1//N within 4 standard errors."""
     until = 12000.0
@@ -101,8 +87,8 @@ def test_exponential_service_matches_machine_repairman(n, mean_compute, mean_ser
     )
     result = _run(raw)
     waits = np.array(result.records.server_wait)[500:]  # past the start
-    throughput, wq = _machine_repairman(n, 1.0 / mean_compute, 1.0 / mean_service)
-    se = _batch_se(waits)
+    throughput, wq = machine_repairman(n, 1.0 / mean_compute, 1.0 / mean_service)
+    se = batch_se(waits)
     assert abs(waits.mean() - wq) < 4 * se, (waits.mean(), wq, se)
     assert result.updates / until == pytest.approx(throughput, rel=0.03)
     server = result.extra["server"]  # Little's law on the run itself: L_q = throughput · W_q
@@ -252,6 +238,9 @@ def test_rule_without_a_server_ignores_the_table():
         ({"parallel_sends": 1.5}, "server.parallel_sends", "int"),
         ({"service": "poisson"}, "server.service", "constant, exponential"),
         ({"aply_time": 1.0}, "server.aply_time", "did you mean server.apply_time"),
+        ({"receive_time": -1.0}, "server.receive_time", ">= 0"),
+        ({"receive_time_per_byte": math.inf}, "server.receive_time_per_byte", "finite"),
+        ({"receive_time": math.nan}, "server.receive_time", ""),
     ],
 )
 def test_bad_tables_are_refused(server, key, text):
