@@ -204,7 +204,8 @@ def calibrate_folders(
     ``overhead`` value, units, with the first run's scenario's own), ``quality`` (per run: the
     service fit's jobs, R², relative RMS of its residuals, how it was fitted, the sends'
     count and coefficient of variation, the receiving fit's ``receive_s``, ``latency_s``,
-    ``receive_pushes``, ``receive_mae`` and ``receive_mae_without`` in s), ``notes`` and ``toml`` (the text to paste).
+    ``receive_pushes``, ``receive_mae`` and ``receive_mae_without`` in s), ``notes`` and
+    ``toml`` (the text to paste).
     *receiving*: fit a receiving thread (:func:`read_fit`). Raises NotCalibratable."""
     fits = [read_fit(f, receiving) for f in folders]
     cal = combine(fits)

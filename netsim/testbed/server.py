@@ -114,6 +114,7 @@ class RealServer(ParameterServer):
         """Real seconds spent averaging several gradients into one update (:meth:`mean`)."""
 
     def mean(self, pushes):
+        """The parent's mean, its real seconds added to :attr:`aggregated_s`."""
         start = time.perf_counter()
         out = super().mean(pushes)
         self.aggregated_s += time.perf_counter() - start
@@ -266,10 +267,7 @@ class _Session:
         ps, current, stamp = self.ps, self.current, time.monotonic()
         if wid in self.pending:
             self.pending[wid][0].wait()
-        out = self.outgoing[wid]
-        out[:HEADER] = 0.0
-        out[0], out[1], out[2] = MODEL, ps.version, stamp
-        out[HEADER:] = ps.w
+        out = model_message(MODEL, ps.version, stamp, ps.w, self.spec.d, self.outgoing[wid])
         msg = self.tensor(out)
         self.pending[wid] = (self.isend(msg, wid + 1, group=self.down), msg)
         units = self.clock.units(stamp)

@@ -55,15 +55,26 @@ class P:
 
 
 def model_message(
-    kind: float, version: int, stamp: float, w: np.ndarray | None, d: int
+    kind: float,
+    version: int,
+    stamp: float,
+    w: np.ndarray | None,
+    d: int,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """A server → worker message (``HEADER + d``,): *kind*, the *version*, the server's clock
-    *stamp* at sending, then the model *w* (d,) (zeros for a STOP or PING)."""
-    msg = np.zeros(HEADER + d)
-    msg[0], msg[1], msg[2] = kind, version, stamp
+    *stamp* at sending, then the model *w* (d,) (zeros for a STOP or PING); written into
+    *out* (a float64 buffer of that size, returned) when given, else a new array."""
+    if out is None:
+        out = np.zeros(HEADER + d)
+    else:
+        out[:HEADER] = 0.0
+        if w is None:
+            out[HEADER:] = 0.0
+    out[0], out[1], out[2] = kind, version, stamp
     if w is not None:
-        msg[HEADER:] = w
-    return msg
+        out[HEADER:] = w
+    return out
 
 
 def push_message(header: np.ndarray, grad: np.ndarray | None, d: int) -> np.ndarray:
