@@ -13,7 +13,7 @@ could not separate from its pick.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,14 +109,21 @@ def configs(
     for other in baselines:
         found += [Config(other, rec.lr, tags=("race η",))]
         found += [c for c in own[1:] if c.rule == other]
+    return _merged(found, lambda c: c.key)
+
+
+def _merged(found: Sequence[Config], key: Callable[[Config], tuple]) -> list[Config]:
+    """*found* with the configurations of equal *key* listed once: the first kept, their
+    tags joined in order."""
     merged: dict[tuple, Config] = {}
     for c in found:
-        if c.key in merged:
-            old = merged[c.key]
+        k = key(c)
+        if k in merged:
+            old = merged[k]
             tags = old.tags + tuple(t for t in c.tags if t not in old.tags)
-            merged[c.key] = Config(old.rule, old.lr, old.groups, old.name, tags)
+            merged[k] = Config(old.rule, old.lr, old.groups, old.name, tags)
         else:
-            merged[c.key] = c
+            merged[k] = c
     return list(merged.values())
 
 
@@ -137,16 +144,7 @@ def merge_singletons(found: Sequence[Config], grouping: str, asynchronous: str) 
             return (asynchronous, None, round(float(c.lr), 12))
         return c.key
 
-    merged: dict[tuple, Config] = {}
-    for c in found:
-        key = canonical(c)
-        if key in merged:
-            old = merged[key]
-            tags = old.tags + tuple(t for t in c.tags if t not in old.tags)
-            merged[key] = Config(old.rule, old.lr, old.groups, old.name, tags)
-        else:
-            merged[key] = c
-    return list(merged.values())
+    return _merged(found, canonical)
 
 
 def own_configs(
