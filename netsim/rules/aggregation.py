@@ -16,7 +16,9 @@ __all__ = ["mean_by_worker", "weighted_mean_by_worker"]
 _by_worker = attrgetter("worker")
 
 
-def mean_by_worker(pushes: Sequence[Push], out: np.ndarray | None = None) -> np.ndarray:
+def mean_by_worker(
+    pushes: Sequence[Push], out: np.ndarray | None = None, reuse: bool = False
+) -> np.ndarray:
     """Mean of the pushes' gradients, summed in increasing worker id order.
 
     Summing in a fixed order (not arrival order) makes the result independent of
@@ -28,15 +30,28 @@ def mean_by_worker(pushes: Sequence[Push], out: np.ndarray | None = None) -> np.
     ----------
     pushes : list of objects with ``worker`` (int) and ``grad`` (ndarray of shape (d,)).
     out : ndarray (d,) of the gradients' dtype to write the mean into, or None (a new array).
+    reuse : write the mean into the first gradient (in worker order) instead, when it is
+        writeable, of the second's dtype and not a view of a larger array (a row of stacked
+        gradients, which the mean would keep alive): the caller gives the gradients up (the
+        same numbers, one model-sized array fewer).
 
     Returns
     -------
-    ndarray of shape (d,): *out* or a new array, or the gradient itself when there is one.
+    ndarray of shape (d,): *out*, the first gradient or a new array, or the gradient itself
+    when there is one.
     """
     if len(pushes) == 1:
         return pushes[0].grad
     ordered = sorted(pushes, key=_by_worker)
-    total = np.add(ordered[0].grad, ordered[1].grad, out)  # the copy-then-add, in one call
+    first, second = ordered[0].grad, ordered[1].grad
+    if (
+        reuse
+        and first.flags.writeable
+        and first.dtype == second.dtype
+        and not isinstance(first.base, np.ndarray)
+    ):
+        out = first
+    total = np.add(first, second, out)  # the copy-then-add, in one call
     for p in ordered[2:]:
         total += p.grad
     total /= len(pushes)

@@ -108,7 +108,9 @@ class ServerActions(Protocol):
     @property
     def rng(self) -> np.random.Generator: ...  # rules without a PS: peers chosen at random
 
-    def apply(self, pushes: list[Push], lr: float, group: int) -> None: ...
+    def apply(
+        self, pushes: list[Push], lr: float, group: int, consume: bool = False
+    ) -> None: ...  # consume: the pushes' gradients may be overwritten
     def apply_one(self, push: Push, lr: float, group: int) -> None: ...  # consumes push.grad
     def step(
         self,

@@ -233,10 +233,10 @@ class GSGD(Rule):
         buffer = self.buffers_[k]  # {worker id: push}
         pushes = list(buffer.values())
         if self.grouping.weighting == "none":
-            ps.apply(pushes, self.lr, k)
+            ps.apply(pushes, self.lr, k, consume=True)
         else:
             self.weights_ = group_weights(self._counts_before(ps), self.grouping.weighting)
-            ps.apply(pushes, self.lr * float(self.weights_[k]), k)
+            ps.apply(pushes, self.lr * float(self.weights_[k]), k, consume=True)
         self.buffers_[k] = {}
         self._open_round(ps, k)
         recipients = sorted(buffer)

@@ -64,7 +64,7 @@ class SSGD(Rule):
             self._close(ps)
 
     def _close(self, ps: ServerActions) -> None:
-        ps.apply(list(self.buffer_.values()), self.lr, 0)
+        ps.apply(list(self.buffer_.values()), self.lr, 0, consume=True)
         self.buffer_ = {}
         self.timer_.open(ps, lambda: self._expire(ps))
         ps.send(self.groups[0])

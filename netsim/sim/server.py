@@ -151,20 +151,24 @@ class ParameterServer:
         if self.watch is not None:
             self.watch()
 
-    def apply(self, pushes: list[Push], lr: float, group: int) -> None:
-        """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded."""
+    def apply(self, pushes: list[Push], lr: float, group: int, consume: bool = False) -> None:
+        """``w ← w − lr · mean(gradients)``, version + 1, each gradient recorded.
+
+        *consume*: the rule lets the pushes go (SSGD, GSGD): the mean is written into the
+        first gradient (in worker order), as :meth:`apply_one` writes into its push's."""
         if len(pushes) == 1:
             grad = pushes[0].grad
             delta = _multiply(grad, lr, self._vector(grad))  # the numbers of lr * grad
             self._step_one(delta, pushes[0], group, lr / self.rule.lr, owned=True)
             return
-        delta = self.mean(pushes)
+        delta = self.mean(pushes, consume)
         delta *= lr  # a new array: scaled in place, the same numbers as lr * mean
         self.step(delta, pushes, group, lr / self.rule.lr, owned=True)
 
-    def mean(self, pushes: list[Push]) -> np.ndarray:
-        """The mean of *pushes*' gradients (a new array (d,)), as :meth:`apply` takes it."""
-        return mean_by_worker(pushes, self._vector(self.w))
+    def mean(self, pushes: list[Push], consume: bool = False) -> np.ndarray:
+        """The mean of *pushes*' gradients (d,), as :meth:`apply` takes it: a new array, or
+        with *consume* the first gradient in worker order, overwritten."""
+        return mean_by_worker(pushes, None if consume else self._vector(self.w), consume)
 
     def apply_one(self, push: Push, lr: float, group: int) -> None:
         """``apply([push], lr, group)`` without building the list (ASGD: one per gradient).

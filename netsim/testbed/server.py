@@ -113,10 +113,10 @@ class RealServer(ParameterServer):
         self.aggregated_s = 0.0
         """Real seconds spent averaging several gradients into one update (:meth:`mean`)."""
 
-    def mean(self, pushes):
+    def mean(self, pushes, consume=False):
         """The parent's mean, its real seconds added to :attr:`aggregated_s`."""
         start = time.perf_counter()
-        out = super().mean(pushes)
+        out = super().mean(pushes, consume)
         self.aggregated_s += time.perf_counter() - start
         return out
 
