@@ -195,7 +195,6 @@ def check_data(scenario: Scenario, labels: dict | None = None) -> None:
 
 def prepare(scenario: Scenario) -> Prepared:
     """Load data, cut one shard per worker, draw the initial model (all from the seed)."""
-    BACKENDS[scenario.model.backend].before_data()
     streams = Streams(scenario.run.seed)
     dataset = load_checked(scenario, streams.rng("data"))
     model, w0 = _model(scenario, dataset, streams.rng("init"))

@@ -27,7 +27,6 @@ from threadpoolctl import threadpool_limits
 from ..errors import ScenarioError
 from .base import Model
 from .buffers import Buffers
-from .torch_thread import TorchThread, shared_thread
 from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
 
 if TYPE_CHECKING:
@@ -181,9 +180,6 @@ class TorchModel(Model):
         """Whether a forward pass in training mode changes buffers (batch norm)."""
         self.vectors: Buffers | None = None
         """Where a run's gradients are made (:meth:`for_run`); None: new arrays."""
-        self.thread: TorchThread | None = None
-        """Where a run's passes run (:mod:`netsim.workload.torch_thread`, set by
-        :meth:`for_run`); None: on the calling thread."""
         self._stochastic = any(
             isinstance(m, torch.nn.modules.dropout._DropoutNd) for m in self.module.modules()
         )
@@ -288,7 +284,6 @@ class TorchModel(Model):
         run = copy.copy(self)
         run.start_run(seed)
         run.vectors = Buffers(sum(self._sizes), self.master)
-        run.thread = shared_thread()
         return run
 
     @contextmanager
@@ -313,13 +308,7 @@ class TorchModel(Model):
 
         Each parameter is a leaf sharing *w*'s memory; its gradient (torch's, the only
         model-sized temporary) is copied into the flat vector, as the backward pass of a
-        split would, so no second flat vector is made. In a run, it is computed on the
-        run's thread (:mod:`~netsim.workload.torch_thread`; so are losses and logits)."""
-        if self.thread is not None:
-            return self.thread.call(self._gradient, w, X, y)
-        return self._gradient(w, X, y)
-
-    def _gradient(self, w: np.ndarray, X: Features, y: np.ndarray) -> np.ndarray:
+        split would, so no second flat vector is made."""
         leaves = [
             t.view(s).detach().requires_grad_(True)
             for t, s in zip(torch.split(self._tensor(w), self._sizes), self._shapes)
@@ -360,11 +349,6 @@ class TorchModel(Model):
         *W* (k, n_params), or (1, n_params) when all share one model; *Xs* (k, b,
         n_features); *Ys* (k, b).
         """
-        if self.thread is not None:
-            return self.thread.call(self._gradients, W, Xs, Ys)
-        return self._gradients(W, Xs, Ys)
-
-    def _gradients(self, W: np.ndarray, Xs: np.ndarray, Ys: np.ndarray) -> np.ndarray:
         k, b = Ys.shape
         flats = self._tensor(W)
         xs = self._tensor(Xs).view(k, b, *self.input_shape)
@@ -394,11 +378,6 @@ class TorchModel(Model):
 
     def loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         """Objective value (float): mean loss over the rows of *X* plus ``l2/2 ||w||^2``."""
-        if self.thread is not None:
-            return self.thread.call(self._loss, w, X, y)
-        return self._loss(w, X, y)
-
-    def _loss(self, w: np.ndarray, X: Features, y: np.ndarray) -> float:
         total = 0.0
         for lo, out in self._chunks(w, X):
             rows = out.shape[0]
@@ -410,11 +389,6 @@ class TorchModel(Model):
 
     def decision_function(self, w: np.ndarray, X: Features) -> np.ndarray:
         """Logits, float64 ndarray (n_samples, c)."""
-        if self.thread is not None:
-            return self.thread.call(self._logits, w, X)
-        return self._logits(w, X)
-
-    def _logits(self, w: np.ndarray, X: Features) -> np.ndarray:
         return np.concatenate(
             [out.to(torch.float64).cpu().numpy() for _, out in self._chunks(w, X)]
         )

@@ -46,7 +46,7 @@ from netsim.sim.engine import Simulation, prepare  # noqa: E402
     "rule, held",
     [
         ("asgd", lambda w: w + 1),  # each worker's version, and the gradient being made
-        ("ssgd", lambda w: w + 2),  # a round's w gradients, the model they read, their mean
+        ("ssgd", lambda w: w + 1),  # a round's w gradients (the mean goes into one), the model read
     ],
 )
 @pytest.mark.parametrize("n_workers", [2, 5])
@@ -54,7 +54,8 @@ def test_a_torch_run_makes_as_many_vectors_as_are_alive_at_once(rule, held, n_wo
     """Workers of different constant speeds (1, 1.3, 1.6, ...) so no two ASGD versions are
     shared once every worker has pushed; 40 updates reach that state. Under SSGD, from the
     second round on, the round's gradients, the model they were computed on (the workers
-    keep it until the next) and their mean (which becomes the new model) are alive together."""
+    keep it until the next) are alive together; their mean is written into the first
+    gradient (in worker order), which then becomes the new model."""
     raw = base_raw(
         run={"seed": 1, "algorithm": rule, "until": 1000.0, "batch_size": 8, "max_updates": 40},
         model={"backend": "torch", "name": "mlp", "hidden": [16]},
@@ -70,8 +71,8 @@ def test_a_torch_run_makes_as_many_vectors_as_are_alive_at_once(rule, held, n_wo
 def test_a_gsgd_run_holds_its_gradients_two_models_and_a_mean():
     """Groups {w0, w1} (1.0 and 1.3 s a gradient) and {w2, w3} (1.6, 1.9): group b's update at
     t = 3.8 s finds a's round of 2.6 s with w0's gradient pushed (at 3.6 s). Alive then: b's two
-    gradients, w0's, b's model and a's (the current one, b read an older one), and b's mean:
-    3 + 2 + 1 = 6 = workers + 2, within workers + 4."""
+    gradients, w0's, b's model and a's (the current one, b read an older one); b's mean is
+    written into b's first gradient: 3 + 2 = 5 = workers + 1, within workers + 4."""
     names = ["w0", "w1", "w2", "w3"]
     raw = base_raw(
         run={"seed": 1, "algorithm": "gsgd", "until": 1000.0, "batch_size": 8, "max_updates": 40},
@@ -82,4 +83,4 @@ def test_a_gsgd_run_holds_its_gradients_two_models_and_a_mean():
     sc = make_scenario(raw)
     sim = Simulation(sc, "gsgd", prepare(sc))
     assert sim.run().updates == 40
-    assert sim.model.vectors.made == 4 + 2
+    assert sim.model.vectors.made == 4 + 1

@@ -40,9 +40,6 @@ class Backend:
         """(model, its initial weights or None to draw them from ``init``, parameters)."""
         raise NotImplementedError
 
-    def before_data(self) -> None:
-        """Called as a run is prepared, before its data is loaded."""
-
     def low_rank(self, spec: Any) -> bool:
         """Whether a minibatch gradient has a low-rank form (``run.compact_gradients``)."""
         return False

@@ -115,14 +115,6 @@ class Torch(Backend):
         w0 = model.initial_weights() if spec.init == "default" else None
         return model, w0, model.n_params()
 
-    def before_data(self) -> None:
-        """Start the thread the run's passes take (:mod:`netsim.workload.torch_thread`)
-        before the data's large arrays come and go: its allocator arena then settled at a
-        pass's temporaries (started after, at 0.7 copies more of a 5 M-parameter MLP)."""
-        from ..torch_thread import shared_thread
-
-        shared_thread().start()
-
     def eval_width(self, spec: Any, n_classes: int) -> int:
         return int(spec.hidden[0]) if spec.name == "mlp" and spec.hidden else 1
 
