@@ -50,6 +50,12 @@ def test_a_candidate_counts_as_there_only_when_every_run_is():
 def test_aiming_at_a_level_the_first_to_settle_there_goes_on():
     # level 0.5: EARLY_HIGH's smoothed curve ends at 0.44 (below 1.2 · 0.5) after crossing
     # 0.5 at 2 s; LATE_LOW crosses at 4 s (0.25); a dip to 0.3 that ends at 2.0 does not count.
-    dip = [(0.0, 1.0), (1.0, 0.3), (2.0, 0.3), (3.0, 2.0), (4.0, 2.0)]  # smoothed: 1, .65, .3, 1.15, 2
+    dip = [
+        (0.0, 1.0),
+        (1.0, 0.3),
+        (2.0, 0.3),
+        (3.0, 2.0),
+        (4.0, 2.0),
+    ]  # smoothed: 1, .65, .3, 1.15, 2
     pilots = [_pilot("late", LATE_LOW), _pilot("dip", dip), _pilot("early", EARLY_HIGH)]
     assert _best(pilots, [0, 1, 2], 3, level=0.5) == [2, 0, 1]
