@@ -150,7 +150,7 @@ def run_halving(
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 alive += _widen(runner, pool, alive, options)
                 if aim is None and options.aim == "ssgd" and free:
-                    set_aim(runner, pool, options.references)
+                    set_aim(runner, pool, options.references, options.plateau)
             if last:
                 break
             key = _rung_key(aim, runner.level, (horizons[r], H), options.slack)
@@ -251,12 +251,13 @@ def on_plateau(ranked: list[Pilot], keep: int, plateau: float) -> bool:
     return rung_score(line) >= (1 - plateau) * line.curve[0][1]
 
 
-def set_aim(runner: PilotRunner, pool: StickyPool, references: int) -> None:
+def set_aim(runner: PilotRunner, pool: StickyPool, references: int, plateau: float) -> None:
     """The race's aim, the loss SSGD ends at, in ``runner.level``: the one-group pilots that
     have not diverged are run on to the last rung, the *references* best there (by
     :func:`rung_score`) on to the full horizon, and the aim is the lowest loss their curves
     end at (smoothed as the time to a target is: :func:`smoothed`). Left None when no
-    one-group pilot gets there."""
+    one-group pilot gets there or SSGD ends within the fraction *plateau* of its initial
+    loss: every candidate would be there at once."""
     pilots, horizons = runner.pilots, runner.horizons
     H = runner.setup.scenario.run.until
     one = [i for i, p in enumerate(pilots) if len(p.groups) == 1 and p.status == "ok" and p.curve]
@@ -271,7 +272,9 @@ def set_aim(runner: PilotRunner, pool: StickyPool, references: int) -> None:
     runner.extend(pool, ok, H)
     ends = [smoothed(pilots[i].reference, SMOOTH * H)[-1][1] for i in ok]
     finite = [e for e in ends if math.isfinite(e)]
-    runner.level = min(finite) if finite else None
+    start = pilots[ok[0]].curve[0][1]
+    if finite and min(finite) < (1 - plateau) * start:  # SSGD left its initial plateau
+        runner.level = min(finite)
 
 
 def rung_key(p: Pilot, target: float, horizon: float) -> tuple[float, float]:

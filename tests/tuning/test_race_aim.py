@@ -68,7 +68,7 @@ def test_the_aim_is_the_lowest_end_of_the_best_one_group_pilots_run_to_the_horiz
     pilots = [Pilot(f"p{i}", g, 1.0) for i, g in enumerate((ONE, ONE, ONE, TWO))]
     runner = Scripted(pilots, script, [2.0, 4.0, 8.0])
     runner.batch(None, 0, [0, 1, 2, 3], False)
-    set_aim(runner, None, 2)
+    set_aim(runner, None, 2, 0.05)
     assert runner.ran[1] == [0, 1, 2] and runner.ran[2] == [0, 1, 2]  # the grouped p3 not
     assert sorted(runner.extended) == [1, 2]
     assert math.isclose(runner.level, 1.0 - 0.03 * 16)  # p2 ends lowest
@@ -79,7 +79,7 @@ def test_a_diverged_one_group_pilot_sets_no_aim():
     script = [line(1.0, 0.01)]
     pilots = [Pilot("p0", ONE, 1.0, status="diverged", curve=[(0.0, 1.0)])]
     runner = Scripted(pilots, script, [2.0, 4.0, 8.0])
-    set_aim(runner, None, 2)
+    set_aim(runner, None, 2, 0.05)
     assert runner.level is None and runner.extended == []
 
 
@@ -107,3 +107,13 @@ def test_off_the_plateau_the_first_rung_halves_as_before():
     falling = [line(2.3, 0.05 + 0.01 * k) for k in range(8)]
     runner, _ = _race(falling, [TWO] * 8, RaceOptions(finalists=2, jobs=1, widen=0, aim="level"))
     assert sorted(runner.ran[1]) == [4, 5, 6, 7]
+
+
+def test_an_ssgd_that_never_leaves_its_plateau_sets_no_aim():
+    # ends at 2.3 - 0.001·16 = 2.284, above 0.95 · 2.3: every candidate would be there at once
+    script = [line(2.3, 0.001), line(2.3, 0.0005)]
+    pilots = [Pilot(f"p{i}", ONE, 1.0) for i in range(2)]
+    runner = Scripted(pilots, script, [2.0, 4.0, 8.0])
+    runner.batch(None, 0, [0, 1], False)
+    set_aim(runner, None, 2, 0.05)
+    assert runner.level is None and sorted(runner.extended) == [0, 1]
