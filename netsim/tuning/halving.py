@@ -158,7 +158,7 @@ def run_halving(
             seen = [at_rung(pilots[i], horizons[r]) for i in ranked]
             if r == 0 and free and on_plateau(seen, keep, options.plateau):
                 alive = [i for i, v in zip(ranked, seen) if not unstable(v)] or ranked[:keep]
-                factor = max(factor, 3.0)
+                factor = max(factor, 4.0)
             else:
                 alive = ranked[:keep]
         if len(alive) > options.finalists:  # more reached the last rung: replicate its best

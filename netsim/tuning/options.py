@@ -74,7 +74,7 @@ class RaceOptions:
         ``1 + slack`` times that loss; ``"level"`` ranks by the loss at each rung's end.
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
-        and the next rung keeps a third (0: off).
+        and the next rung keeps a quarter (0: off).
     """
 
     lrs: tuple[float, ...] | None = None

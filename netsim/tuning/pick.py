@@ -64,13 +64,15 @@ def choose(
 ) -> Choice:
     """The pick of a race to the rung horizons *rungs* (s) of a *horizon* (s). With a target
     *given*: the finalist that reaches it first (:func:`_pick`). Else with the race's
-    *level* (the loss SSGD ends at, :func:`netsim.tuning.halving.set_aim`): the finalist
-    whose runs settle there first (:func:`aimed`). Else the finalists the guard keeps
+    *level* (the loss SSGD ends at, :func:`netsim.tuning.halving.set_aim`) that a finalist
+    settles at: the finalist whose runs settle there first (:func:`aimed`). Else the finalists the guard keeps
     (:func:`guarded`), the target :func:`race_target` and the pick among those kept
     (:func:`_pick`). Every pilot gets a predicted time to the target (:func:`predict_all`)."""
     H, H_run = horizon, rungs[-1]
     if given is None and level is not None:
-        return aimed(finals, pilots, (H, H_run), level, options.slack)
+        settled = [p for p in finals if math.isfinite(settled_time(p, level, H, options.slack))]
+        if settled:
+            return aimed(finals, pilots, (H, H_run), level, options.slack)
     eligible, note = (finals, "") if given else guarded(finals, pilots, options.guard, H)
     ok = [p for p in eligible if p.status == "ok" and p.curve]
     score = headed_score if options.extrapolate else final_score
@@ -89,7 +91,7 @@ def aimed(
     slack: float,
 ) -> Choice:
     """The pick among the last rung's *finals* when the race aims at *level* (the loss SSGD
-    ends at): the one whose runs settle there first (:func:`settled_time`, within ``1 +
+    ends at) and one of them gets there: the one whose runs settle there first (:func:`settled_time`, within ``1 +
     slack``; mean over its runs), then by :func:`final_score`; *horizons*: the scenario's
     and the last rung's (s)."""
     H, H_run = horizons
@@ -106,16 +108,10 @@ def aimed(
     times = {id(p): settled_time(p, level, H, slack) for p in ok}
     scores = {id(p): final_score(p, H) for p in ok}
     pick = min(ok, key=lambda p: (times[id(p)], scores[id(p)], p.label))
-    if math.isfinite(times[id(pick)]):
-        reason = (
-            f"settles at SSGD's final loss {level:.5g} first ({times[id(pick)]:.4g} s) "
-            f"{_among(len(finals))}"
-        )
-    else:
-        reason = (
-            f"no finalist settles at SSGD's final loss {level:.5g} within {H_run:g} s: "
-            f"the lowest loss ({scores[id(pick)]:.5g}) {_among(len(finals))}"
-        )
+    reason = (
+        f"settles at SSGD's final loss {level:.5g} first ({times[id(pick)]:.4g} s) "
+        f"{_among(len(finals))}"
+    )
     return Choice(pick, reason, target)
 
 

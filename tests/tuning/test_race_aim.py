@@ -83,9 +83,9 @@ def test_a_diverged_one_group_pilot_sets_no_aim():
     assert runner.level is None and runner.extended == []
 
 
-def test_on_a_plateau_the_first_rung_cuts_no_stable_pilot_and_the_next_keeps_a_third():
+def test_on_a_plateau_the_first_rung_cuts_no_stable_pilot_and_the_next_keeps_a_quarter():
     # Twelve pilots, all within 1 % of their initial loss at the first rung (2 s): no cut
-    # there; at 4 s the pilots fall at their own slopes, and a third of 12 (4) go on.
+    # there; at 4 s the pilots fall at their own slopes, and a quarter of 12 (3) go on.
     flat_then = [
         [(0.0, 2.3), (1.0, 2.3), (2.0, 2.29)]
         + [(float(t), 2.29 - s * (t - 2)) for t in range(3, 17)]
@@ -94,7 +94,7 @@ def test_on_a_plateau_the_first_rung_cuts_no_stable_pilot_and_the_next_keeps_a_t
     options = RaceOptions(finalists=2, jobs=1, widen=0, aim="level")
     runner, finals = _race(flat_then, [TWO] * 12, options)
     assert sorted(runner.ran[1]) == list(range(12))
-    assert sorted(runner.ran[2]) == [8, 9, 10, 11]  # the steepest four
+    assert sorted(runner.ran[2]) == [9, 10, 11]  # the steepest three
     assert sorted(p.name for p in finals) == ["p10", "p11"]
     # with the plateau rule off, the first rung keeps half: 6 of 12, by noise
     runner, _ = _race(
