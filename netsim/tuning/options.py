@@ -68,10 +68,10 @@ class RaceOptions:
         smaller η.
     guard : pick among the finalists at most *guard* times slower to SSGD's level than the
         fastest (inf: off; with ``aim = "ssgd"`` only when that aim cannot be set).
-    aim, references, slack : without a target given, ``"ssgd"`` ranks the rungs and the
-        finalists by their time to the loss SSGD ends at, estimated by the *references* best
-        one-group pilots run to the full horizon, a run counting only when it ends within
-        ``1 + slack`` times that loss; ``"level"`` ranks by the loss at each rung's end.
+    aim, references, slack : without a target given, ``"level"`` ranks by the loss at each
+        rung's end; ``"ssgd"`` ranks the rungs and the finalists by their time to the loss
+        SSGD ends at, estimated by the *references* best one-group pilots run to the full
+        horizon, a run counting only when it ends within ``1 + slack`` times that loss.
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
         and the next rung keeps a quarter (0: off).
@@ -94,7 +94,7 @@ class RaceOptions:
     safer: bool = False
     tie: float = TIE
     guard: float = GUARD
-    aim: str = "ssgd"
+    aim: str = "level"
     references: int = 2
     slack: float = 0.2
     plateau: float = 0.05
