@@ -37,10 +37,10 @@ REGRET_SUITES = {
     "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
     "72": (["--suite-seed", "72", "--n", "48"], "w72"),
     "torch46_aim": (
-        ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="ssgd"'],
+        ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="one_group"'],
         "t46",
     ),
-    "72_aim": (["--suite-seed", "72", "--n", "48", "--option", 'aim="ssgd"'], "w72"),
+    "72_aim": (["--suite-seed", "72", "--n", "48", "--option", 'aim="one_group"'], "w72"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
 

@@ -149,7 +149,7 @@ def run_halving(
             keep = max(options.finalists, math.ceil(len(alive) / factor))
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 alive += _widen(runner, pool, alive, options)
-                if aim is None and options.aim == "ssgd" and free:
+                if aim is None and options.aim == "one_group" and free:
                     set_aim(runner, pool, options.references, options.plateau)
             if last:
                 break

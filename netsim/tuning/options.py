@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["AIMS", "GUARD", "TIE", "RaceOptions", "RecommendError", "Target", "check_jobs"]
 
-AIMS = ("ssgd", "level")
+AIMS = ("level", "one_group")
 """What the race ranks by without a target given (:attr:`RaceOptions.aim`)."""
 
 GUARD = 1.5
@@ -67,9 +67,9 @@ class RaceOptions:
         near-ties (within the fraction *tie*) prefer the fewest groups, then (*safer*) the
         smaller η.
     guard : pick among the finalists at most *guard* times slower to SSGD's level than the
-        fastest (inf: off; with ``aim = "ssgd"`` only when that aim cannot be set).
+        fastest (inf: off; with ``aim = "one_group"`` only when that aim cannot be set).
     aim, references, slack : without a target given, ``"level"`` ranks by the loss at each
-        rung's end; ``"ssgd"`` ranks the rungs and the finalists by their time to the loss
+        rung's end; ``"one_group"`` ranks the rungs and the finalists by their time to the loss
         SSGD ends at, estimated by the *references* best one-group pilots run to the full
         horizon, a run counting only when it ends within ``1 + slack`` times that loss.
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
