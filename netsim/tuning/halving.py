@@ -147,16 +147,20 @@ def run_halving(
             last = r == len(horizons) - 1
             runner.batch(pool, r, alive, last and len(alive) <= options.finalists)
             keep = max(options.finalists, math.ceil(len(alive) / factor))
+            flat = False
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 alive += _widen(runner, pool, alive, options)
-                if aim is None and options.aim == "one_group" and free:
+                by_loss = sorted((pilots[i] for i in alive), key=lambda p: (rung_score(p), p.label))
+                flat = free and on_plateau(by_loss, keep, options.plateau)
+                wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
+                if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
             if last:
                 break
             key = _rung_key(aim, runner.level, (horizons[r], H), options.slack)
             ranked = sorted(alive, key=lambda i: key(pilots[i]))
-            seen = [at_rung(pilots[i], horizons[r]) for i in ranked]
-            if r == 0 and free and on_plateau(seen, keep, options.plateau):
+            if flat:  # no stable pilot is cut on the plateau; the next rung keeps a quarter
+                seen = [at_rung(pilots[i], horizons[r]) for i in ranked]
                 alive = [i for i, v in zip(ranked, seen) if not unstable(v)] or ranked[:keep]
                 factor = max(factor, 4.0)
             else:

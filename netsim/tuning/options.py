@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["AIMS", "GUARD", "TIE", "RaceOptions", "RecommendError", "Target", "check_jobs"]
 
-AIMS = ("level", "one_group")
+AIMS = ("level", "one_group", "auto")
 """What the race ranks by without a target given (:attr:`RaceOptions.aim`)."""
 
 GUARD = 1.5
@@ -71,7 +71,9 @@ class RaceOptions:
     aim, references, slack : without a target given, ``"level"`` ranks by the loss at each
         rung's end; ``"one_group"`` ranks the rungs and the finalists by their time to the loss
         SSGD ends at, estimated by the *references* best one-group pilots run to the full
-        horizon, a run counting only when it ends within ``1 + slack`` times that loss.
+        horizon, a run counting only when it ends within ``1 + slack`` times that loss;
+        ``"auto"``: ``"one_group"`` when the first rung finds the pilots on a plateau, else
+        ``"level"``.
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
         and the next rung keeps a quarter (0: off).
