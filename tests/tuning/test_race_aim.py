@@ -117,3 +117,22 @@ def test_an_ssgd_that_never_leaves_its_plateau_sets_no_aim():
     runner.batch(None, 0, [0, 1], False)
     set_aim(runner, None, 2, 0.05)
     assert runner.level is None and sorted(runner.extended) == [0, 1]
+
+
+def test_auto_aims_at_ssgd_only_when_the_first_rung_sits_on_a_plateau():
+    # On the plateau (all within 1 % at 2 s) the two one-group pilots p0, p1 are run to the
+    # horizon to set the aim; off it (every pilot falling 5 %/s or more) nothing is run on.
+    flat_then = [
+        [(0.0, 2.3), (1.0, 2.3), (2.0, 2.29)]
+        + [(float(t), 2.29 - s * (t - 2)) for t in range(3, 17)]
+        for s in (0.01 * k for k in range(1, 13))
+    ]
+    groups = [ONE, ONE] + [TWO] * 10
+    runner, _ = _race(flat_then, groups, RaceOptions(finalists=2, jobs=1, widen=0, aim="auto"))
+    assert sorted(runner.extended) == [0, 1]
+    assert math.isclose(runner.level, 2.29 - 0.02 * 14)  # p1, the steeper, ends lower
+    falling = [line(2.3, 0.05 + 0.01 * k) for k in range(8)]
+    runner, _ = _race(
+        falling, [ONE, ONE] + [TWO] * 6, RaceOptions(finalists=2, jobs=1, widen=0, aim="auto")
+    )
+    assert runner.extended == [] and runner.level is None
