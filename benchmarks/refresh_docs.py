@@ -35,6 +35,12 @@ REGRET_SUITES = {
     "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16"], "t46"),
     "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16"], "t47"),
     "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
+    "72": (["--suite-seed", "72", "--n", "48"], "w72"),
+    "torch46_aim": (
+        ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="one_group"'],
+        "t46",
+    ),
+    "72_aim": (["--suite-seed", "72", "--n", "48", "--option", 'aim="one_group"'], "w72"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
 

@@ -50,6 +50,8 @@ class Pilot:
     how: str = ""
     timing: GroupTiming | None = None
     curves: list[Curve] = field(default_factory=list)
+    reference: Curve = field(default_factory=list)
+    """A one-group pilot run on to the full horizon to set the race's aim (else empty)."""
 
     @property
     def label(self) -> str:

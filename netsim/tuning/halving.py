@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,7 +21,15 @@ from .evidence import Pilot
 from .options import RaceOptions, RecommendError
 from .pilots import PilotRunner
 from .pool import StickyPool, usable_cpus
-from .scoring import rung_score, runs_time_to_loss, unstable
+from .scoring import (
+    SMOOTH,
+    rung_score,
+    runs_time_to_loss,
+    settled_time,
+    smoothed,
+    truncated,
+    unstable,
+)
 
 __all__ = [
     "done_share",
@@ -30,6 +39,7 @@ __all__ = [
     "run_halving",
     "rung_fractions",
     "rung_key",
+    "set_aim",
 ]
 
 
@@ -125,6 +135,9 @@ def run_halving(
         made: StickyPool = DaskStickyPool(runner.work, options.scheduler)
     else:
         made = StickyPool(runner.work, jobs)
+    free = options.budget_s is None  # a budget: the plan is kept to
+    H = runner.setup.scenario.run.until
+    factor = options.factor
     with made as pool:  # one thread per native pool, in every process
         for r in range(len(horizons)):
             if on_progress is not None:
@@ -133,14 +146,28 @@ def run_halving(
                 on_rung(r, len(horizons), len(alive))
             last = r == len(horizons) - 1
             runner.batch(pool, r, alive, last and len(alive) <= options.finalists)
-            keep = max(options.finalists, math.ceil(len(alive) / options.factor))
+            keep = max(options.finalists, math.ceil(len(alive) / factor))
+            flat = False
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 alive += _widen(runner, pool, alive, options)
+                by_loss = sorted((pilots[i] for i in alive), key=lambda p: (rung_score(p), p.label))
+                flat = free and on_plateau(by_loss, keep, options.plateau)
+                wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
+                if aim is None and wanted and free:
+                    set_aim(runner, pool, options.references, options.plateau)
             if last:
                 break
-            alive = _best(pilots, alive, keep, aim)
+            key = _rung_key(aim, runner.level, (horizons[r], H), options.slack)
+            ranked = sorted(alive, key=lambda i: key(pilots[i]))
+            if flat:  # no stable pilot is cut on the plateau; the next rung keeps a quarter
+                seen = [at_rung(pilots[i], horizons[r]) for i in ranked]
+                alive = [i for i, v in zip(ranked, seen) if not unstable(v)] or ranked[:keep]
+                factor = max(factor, 4.0)
+            else:
+                alive = ranked[:keep]
         if len(alive) > options.finalists:  # more reached the last rung: replicate its best
-            alive = _best(pilots, alive, options.finalists, aim)
+            key = _rung_key(aim, runner.level, (horizons[-1], H), options.slack)
+            alive = sorted(alive, key=lambda i: key(pilots[i]))[: options.finalists]
             runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
     if on_progress is not None:
         on_progress(1.0)
@@ -178,14 +205,80 @@ def done_share(
     return spent / (spent + left * rate) if spent + left * rate > 0 else 1.0
 
 
-def _best(
-    pilots: list[Pilot], ids: list[int], keep: int, aim: tuple[float, float] | None = None
-) -> list[int]:
-    """The *keep* of pilots *ids* with the lowest rung score (:func:`rung_score`), or with
-    an *aim* (target loss, horizon s) the lowest :func:`rung_key`, best first."""
-    if aim is None:
-        return sorted(ids, key=lambda i: (rung_score(pilots[i]), pilots[i].label))[:keep]
-    return sorted(ids, key=lambda i: (*rung_key(pilots[i], *aim), pilots[i].label))[:keep]
+def _rung_key(
+    aim: tuple[float, float] | None,
+    level: float | None,
+    at: tuple[float, float],
+    slack: float,
+) -> Callable[[Pilot], tuple]:
+    """A rung's ranking of a pilot (lowest first), its curve cut at the rung's end *at[0]*
+    (s; *at[1]*: the full horizon, s): with an *aim* (a target the user set, horizon s)
+    :func:`rung_key`; else with the race's *level* (:func:`set_aim`) the time it settles
+    there (:func:`settled_time`, within ``1 + slack``), then its :func:`rung_score`; else
+    its rung score."""
+    h, H = at
+
+    def key(p: Pilot) -> tuple:
+        v = at_rung(p, h)
+        if aim is not None:
+            return (*rung_key(v, *aim), p.label)
+        if level is not None:
+            return settled_time(v, level, H, slack), rung_score(v), p.label
+        return rung_score(v), p.label
+
+    return key
+
+
+def at_rung(p: Pilot, h: float) -> Pilot:
+    """*p* as it stood at a rung ending at *h* (s): a reference pilot, run on ahead of the
+    others (:func:`set_aim`), cut back to *h*; any other pilot itself."""
+    if not p.curve or p.curve[-1][0] <= h * (1 + 1e-12):
+        return p
+    return replace(p, curve=truncated(p.curve, h), curves=[])
+
+
+def on_plateau(ranked: list[Pilot], keep: int, plateau: float) -> bool:
+    """Whether the pilot on the cut line (the *keep*-th of the *ranked* pilots that did not
+    diverge) has lowered its loss by less than the fraction *plateau* of its initial loss:
+    the pilots still sit on their initial plateau, where their order is noise.
+
+    >>> flat = [Pilot("g", ((0,),), lr, curve=[(0.0, 2.3), (1.0, loss)]) for lr, loss in ((1.0, 2.0), (2.0, 2.25), (3.0, 2.1))]
+    >>> on_plateau(flat, 2, 0.05), on_plateau(flat, 1, 0.05)  # 2.25 > 0.95 · 2.3 > 2.0
+    (True, False)
+    """
+    if not plateau > 0:
+        return False
+    ok = [p for p in ranked if math.isfinite(rung_score(p))]
+    if len(ok) <= keep:
+        return False
+    line = ok[keep - 1]
+    return rung_score(line) >= (1 - plateau) * line.curve[0][1]
+
+
+def set_aim(runner: PilotRunner, pool: StickyPool, references: int, plateau: float) -> None:
+    """The race's aim, the loss SSGD ends at, in ``runner.level``: the one-group pilots that
+    have not diverged are run on to the last rung, the *references* best there (by
+    :func:`rung_score`) on to the full horizon, and the aim is the lowest loss their curves
+    end at (smoothed as the time to a target is: :func:`smoothed`). Left None when no
+    one-group pilot gets there or SSGD ends within the fraction *plateau* of its initial
+    loss: every candidate would be there at once."""
+    pilots, horizons = runner.pilots, runner.horizons
+    H = runner.setup.scenario.run.until
+    one = [i for i, p in enumerate(pilots) if len(p.groups) == 1 and p.status == "ok" and p.curve]
+    for r in range(1, len(horizons)):
+        runner.batch(pool, r, [i for i in one if pilots[i].status == "ok"], False)
+    ok = sorted(
+        (i for i in one if pilots[i].status == "ok"),
+        key=lambda i: (rung_score(pilots[i]), pilots[i].label),
+    )[:references]
+    if not ok:
+        return
+    runner.extend(pool, ok, H)
+    ends = [smoothed(pilots[i].reference, SMOOTH * H)[-1][1] for i in ok]
+    finite = [e for e in ends if math.isfinite(e)]
+    start = pilots[ok[0]].curve[0][1]
+    if finite and min(finite) < (1 - plateau) * start:  # SSGD left its initial plateau
+        runner.level = min(finite)
 
 
 def rung_key(p: Pilot, target: float, horizon: float) -> tuple[float, float]:

@@ -12,7 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GUARD", "TIE", "RaceOptions", "RecommendError", "Target", "check_jobs"]
+__all__ = ["AIMS", "GUARD", "TIE", "RaceOptions", "RecommendError", "Target", "check_jobs"]
+
+AIMS = ("level", "one_group", "auto")
+"""What the race ranks by without a target given (:attr:`RaceOptions.aim`)."""
 
 GUARD = 1.5
 """Default of :attr:`RaceOptions.guard`: the slowest a finalist may be to SSGD's level, as a
@@ -64,7 +67,16 @@ class RaceOptions:
         near-ties (within the fraction *tie*) prefer the fewest groups, then (*safer*) the
         smaller η.
     guard : pick among the finalists at most *guard* times slower to SSGD's level than the
-        fastest (inf: off).
+        fastest (inf: off; with ``aim = "one_group"`` only when that aim cannot be set).
+    aim, references, slack : without a target given, ``"level"`` ranks by the loss at each
+        rung's end; ``"one_group"`` ranks the rungs and the finalists by their time to the loss
+        SSGD ends at, estimated by the *references* best one-group pilots run to the full
+        horizon, a run counting only when it ends within ``1 + slack`` times that loss;
+        ``"auto"``: ``"one_group"`` when the first rung finds the pilots on a plateau, else
+        ``"level"``.
+    plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
+        than this fraction (all still on their initial plateau), no stable pilot is cut there
+        and the next rung keeps a quarter (0: off).
     """
 
     lrs: tuple[float, ...] | None = None
@@ -84,6 +96,10 @@ class RaceOptions:
     safer: bool = False
     tie: float = TIE
     guard: float = GUARD
+    aim: str = "level"
+    references: int = 2
+    slack: float = 0.2
+    plateau: float = 0.05
 
     def __post_init__(self) -> None:
         if self.lrs is not None:
@@ -97,6 +113,13 @@ class RaceOptions:
             raise RecommendError(f"replicates must be >= 1, got {self.replicates!r}")
         if not self.guard >= 1:
             raise RecommendError(f"guard must be >= 1 (inf: off), got {self.guard!r}")
+        if self.aim not in AIMS:
+            raise RecommendError(f"aim must be one of {', '.join(AIMS)}, got {self.aim!r}")
+        if not (self.references >= 1 and self.slack >= 0 and 0 <= self.plateau < 1):
+            raise RecommendError(
+                f"need references >= 1, slack >= 0 and 0 <= plateau < 1, got "
+                f"{self.references!r}, {self.slack!r}, {self.plateau!r}"
+            )
         check_jobs(self.jobs)
 
     @property

@@ -28,10 +28,20 @@ from .scoring import (
     reaches,
     rung_score,
     runs_time_to_loss,
+    settled_time,
     time_to_loss,
 )
 
-__all__ = ["Choice", "choose", "guarded", "predict_all", "race_target", "sureness", "tie_pick"]
+__all__ = [
+    "Choice",
+    "aimed",
+    "choose",
+    "guarded",
+    "predict_all",
+    "race_target",
+    "sureness",
+    "tie_pick",
+]
 
 
 @dataclass(frozen=True)
@@ -50,12 +60,19 @@ def choose(
     horizon: float,
     given: Target | None,
     options: RaceOptions,
+    level: float | None = None,
 ) -> Choice:
-    """The pick of a race to the rung horizons *rungs* (s) of a *horizon* (s): the finalists
-    the guard keeps (:func:`guarded`, without a target *given*), the target (*given*, else
-    :func:`race_target`), every pilot's predicted time to it (:func:`predict_all`), and the
-    pick among those kept (:func:`_pick`)."""
+    """The pick of a race to the rung horizons *rungs* (s) of a *horizon* (s). With a target
+    *given*: the finalist that reaches it first (:func:`_pick`). Else with the race's
+    *level* (the loss SSGD ends at, :func:`netsim.tuning.halving.set_aim`) that a finalist
+    settles at: the finalist whose runs settle there first (:func:`aimed`). Else the finalists the guard keeps
+    (:func:`guarded`), the target :func:`race_target` and the pick among those kept
+    (:func:`_pick`). Every pilot gets a predicted time to the target (:func:`predict_all`)."""
     H, H_run = horizon, rungs[-1]
+    if given is None and level is not None:
+        settled = [p for p in finals if math.isfinite(settled_time(p, level, H, options.slack))]
+        if settled:
+            return aimed(finals, pilots, (H, H_run), level, options.slack)
     eligible, note = (finals, "") if given else guarded(finals, pilots, options.guard, H)
     ok = [p for p in eligible if p.status == "ok" and p.curve]
     score = headed_score if options.extrapolate else final_score
@@ -63,6 +80,38 @@ def choose(
     target = given or race_target(ok, scores, H_run)
     predict_all(pilots, finals, target.loss, H)
     pick, reason = _pick(eligible, scores, target, (H, H_run), options, note)
+    return Choice(pick, reason, target)
+
+
+def aimed(
+    finals: list[Pilot],
+    pilots: list[Pilot],
+    horizons: tuple[float, float],
+    level: float,
+    slack: float,
+) -> Choice:
+    """The pick among the last rung's *finals* when the race aims at *level* (the loss SSGD
+    ends at) and one of them gets there: the one whose runs settle there first (:func:`settled_time`, within ``1 +
+    slack``; mean over its runs), then by :func:`final_score`; *horizons*: the scenario's
+    and the last rung's (s)."""
+    H, H_run = horizons
+    target = Target(level, "the loss SSGD ends at (its best one-group pilots run to the horizon)")
+    predict_all(pilots, finals, level, H)
+    ok = [p for p in finals if p.status == "ok" and p.curve]
+    if not ok:
+        pick = min(finals, key=lambda p: p.label)
+        return Choice(
+            pick,
+            "every finalist diverged: fell back to the first finalist; try a smaller η grid",
+            target,
+        )
+    times = {id(p): settled_time(p, level, H, slack) for p in ok}
+    scores = {id(p): final_score(p, H) for p in ok}
+    pick = min(ok, key=lambda p: (times[id(p)], scores[id(p)], p.label))
+    reason = (
+        f"settles at SSGD's final loss {level:.5g} first ({times[id(pick)]:.4g} s) "
+        f"{_among(len(finals))}"
+    )
     return Choice(pick, reason, target)
 
 

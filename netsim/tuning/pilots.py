@@ -9,6 +9,7 @@ the last rung's replicates (the same candidate on other time and minibatch draws
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -164,6 +165,8 @@ class PilotRunner:
     replicates: int
     sims: dict[int, tuple[Simulation, int]] = field(default_factory=dict)
     """This process's pilots: pilot index → (its paused run, rungs passed)."""
+    level: float | None = None
+    """The race's aim, the loss SSGD ends at, once set (:func:`netsim.tuning.halving.set_aim`)."""
 
     def work(self, task: Task) -> Outcome:
         """A pilot resumed to a rung, or a last-rung candidate's replicate run:
@@ -209,6 +212,7 @@ class PilotRunner:
         tasks: list[Task] = [
             ("advance", i, tuple(horizons[: r + 1]), (pilots[i].groups, pilots[i].lr))
             for i in (ids if advance else ())
+            if not pilots[i].curve or pilots[i].rung < r  # a reference is ahead already
         ]
         if replicate:  # the replicates do not depend on the last rung: one batch
             tasks += [
@@ -228,6 +232,27 @@ class PilotRunner:
         )
         for (kind, i, _, _), outcome in zip(tasks, outcomes):
             _credit(pilots[i], r, kind == "advance", outcome)
+
+    def extend(self, pool: StickyPool, ids: list[int], until: float) -> None:
+        """Run pilots *ids*, paused at the last rung, on to *until* (s): each one's curve to
+        then becomes its ``reference`` (a diverged run ends at inf); its ``curve``, ``rung``
+        and ``status`` stay those of the last rung."""
+        pilots, rungs = self.pilots, tuple(self.horizons)
+        tasks: list[Task] = [
+            ("advance", i, (*rungs, until), (pilots[i].groups, pilots[i].lr)) for i in ids
+        ]
+        left = until - rungs[-1]
+        outcomes = pool.run(
+            tasks,
+            list(ids),
+            [pilots[i].per_s * left for i in ids],
+            [pilots[i].per_s * until for i in ids],
+        )
+        for i, (sim_s, wall_s, curve, diverged) in zip(ids, outcomes):
+            p = pilots[i]
+            p.sim_s += sim_s
+            p.wall_s += wall_s
+            p.reference = curve + ([(curve[-1][0] if curve else 0.0, math.inf)] if diverged else [])
 
 
 def _credit(p: Pilot, r: int, advanced: bool, outcome: Outcome) -> None:

@@ -97,7 +97,7 @@ def recommend(
     runner = PilotRunner(setup, pilots, horizons, options.replicates)
     aim = (given.loss, scenario.run.until) if given is not None else None
     finals = run_halving(runner, options, on_rung, on_progress, aim)
-    chosen = choose(finals, pilots, horizons, scenario.run.until, given, options)
+    chosen = choose(finals, pilots, horizons, scenario.run.until, given, options, runner.level)
     pick = chosen.pick
     close = overlapping(pick, finals)  # the reason ends with how sure the race is
     sim_s = sum(p.sim_s for p in pilots) + (0.0 if measurement is None else measurement.duration)

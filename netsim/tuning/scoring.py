@@ -28,6 +28,8 @@ __all__ = [
     "headed_score",
     "reaches",
     "runs_time_to_loss",
+    "settled_time",
+    "truncated",
     "unstable",
     "predicted_time",
 ]
@@ -179,6 +181,44 @@ def runs_time_to_loss(p: Runs, target: float, horizon: float) -> float:
     times = [time_to_loss(c, target, horizon) for c in p.curves or [p.curve]]
     hit = [t for t in times if t is not None]
     return float(np.mean(hit)) if len(hit) == len(times) else math.inf
+
+
+def settled_time(p: Runs, level: float, horizon: float, slack: float) -> float:
+    """The mean over *p*'s runs of their times (s) to *level*, counting a run only when its
+    smoothed curve (over *horizon*, s: :func:`smoothed`) ends within ``1 + slack`` times the
+    level; inf unless every run does (or diverged).
+
+    A step at the edge of stability can dip below the level for a moment and rise far above
+    it again; such a run has not reached it.
+
+    >>> from types import SimpleNamespace
+    >>> dip = [(0.0, 1.0), (1.0, 0.4), (2.0, 3.0), (3.0, 3.0)]
+    >>> calm = [(0.0, 1.0), (1.0, 0.9), (2.0, 0.5), (3.0, 0.45)]
+    >>> run = lambda c: SimpleNamespace(status="ok", curve=c, curves=[])
+    >>> [settled_time(run(c), 0.5, 10.0, 0.2) for c in (dip, calm)]  # smoothed over 0.5 s: as is
+    [inf, 2.0]
+    """
+    if p.status != "ok" or not p.curve:
+        return math.inf
+    times = []
+    for c in p.curves or [p.curve]:
+        sm = smoothed(c, SMOOTH * horizon)
+        if not sm[-1][1] <= level * (1 + slack):
+            return math.inf
+        hit = next((t for t, loss in sm if loss <= level), None)
+        if hit is None:
+            return math.inf
+        times.append(hit)
+    return float(np.mean(times))
+
+
+def truncated(curve: Curve, until: float) -> Curve:
+    """The points of *curve* at times up to *until* (s).
+
+    >>> truncated([(0.0, 1.0), (1.0, 0.5), (2.0, 0.4)], 1.0)
+    [(0.0, 1.0), (1.0, 0.5)]
+    """
+    return [c for c in curve if c[0] <= until * (1 + 1e-12)]
 
 
 def reaches(p: Runs, target: float, horizon: float) -> bool:

@@ -18,6 +18,7 @@ def test_the_defaults_are_the_documented_race():
     assert (o.guard, o.tie, o.widen, o.eval_rows, o.alike) == (GUARD, TIE, 3, 2000, 0.0)
     assert GUARD == 1.5 and TIE == 0.0
     assert o.lrs is None and o.grid == () and o.ratio == 3.0
+    assert (o.aim, o.references, o.slack, o.plateau) == ("level", 2, 0.2, 0.05)
 
 
 def test_a_grid_is_sorted_once_each_and_its_ratio_read_off():
@@ -38,6 +39,10 @@ def test_a_grid_is_sorted_once_each_and_its_ratio_read_off():
         ({"replicates": 0}, "replicates must be >= 1, got 0"),
         ({"guard": 0.5}, "guard must be >= 1"),
         ({"jobs": 0}, "jobs must be >= 1, got 0"),
+        ({"aim": "ssgd"}, "aim must be one of level, one_group, auto, got 'ssgd'"),
+        ({"plateau": 1.0}, "0 <= plateau < 1"),
+        ({"slack": -0.1}, "slack >= 0"),
+        ({"references": 0}, "references >= 1"),
     ],
 )
 def test_a_bad_setting_is_refused_in_one_line(bad, match):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from netsim.tuning.halving import _best, rung_key
+from netsim.tuning.halving import _rung_key, rung_key
 
 # Smoothed over 1 s (horizon 20 s): the trailing median of each point and the one before.
 LATE_LOW = [(0.0, 1.0), (1.0, 0.9), (2.0, 0.6), (3.0, 0.3), (4.0, 0.2)]  # 1, .95, .75, .45, .25
@@ -16,6 +16,12 @@ NEVER = [(0.0, 1.0), (1.0, 0.95), (2.0, 0.9), (3.0, 0.85), (4.0, 0.8)]
 
 def _pilot(label, curve, curves=(), status="ok"):
     return SimpleNamespace(label=label, curve=curve, curves=list(curves), status=status)
+
+
+def _best(pilots, ids, keep, aim=None, level=None):
+    """The *keep* of *ids* a rung at the end of the curves keeps (horizon 20 s, slack 0.2)."""
+    key = _rung_key(aim, level, (math.inf, 20.0), 0.2)
+    return sorted(ids, key=lambda i: key(pilots[i]))[:keep]
 
 
 def test_without_a_target_the_lowest_loss_at_the_rungs_end_goes_on():
@@ -39,3 +45,17 @@ def test_a_candidate_counts_as_there_only_when_every_run_is():
     assert rung_key(both, 0.7, 20.0)[0] == 2.5
     assert rung_key(one, 0.7, 20.0)[0] == math.inf
     assert rung_key(diverged, 0.7, 20.0) == (math.inf, math.inf)
+
+
+def test_aiming_at_a_level_the_first_to_settle_there_goes_on():
+    # level 0.5: EARLY_HIGH's smoothed curve ends at 0.44 (below 1.2 · 0.5) after crossing
+    # 0.5 at 2 s; LATE_LOW crosses at 4 s (0.25); a dip to 0.3 that ends at 2.0 does not count.
+    dip = [
+        (0.0, 1.0),
+        (1.0, 0.3),
+        (2.0, 0.3),
+        (3.0, 2.0),
+        (4.0, 2.0),
+    ]  # smoothed: 1, .65, .3, 1.15, 2
+    pilots = [_pilot("late", LATE_LOW), _pilot("dip", dip), _pilot("early", EARLY_HIGH)]
+    assert _best(pilots, [0, 1, 2], 3, level=0.5) == [2, 0, 1]
