@@ -65,14 +65,15 @@ def choose(
     """The pick of a race to the rung horizons *rungs* (s) of a *horizon* (s). With a target
     *given*: the finalist that reaches it first (:func:`_pick`). Else with the race's
     *level* (the loss SSGD ends at, :func:`netsim.tuning.halving.set_aim`) that a finalist
-    settles at: the finalist whose runs settle there first (:func:`aimed`). Else the finalists the guard keeps
-    (:func:`guarded`), the target :func:`race_target` and the pick among those kept
-    (:func:`_pick`). Every pilot gets a predicted time to the target (:func:`predict_all`)."""
+    settles at: the finalist whose runs settle there first (:func:`aimed`). Else the
+    finalists the guard keeps (:func:`guarded`), the target :func:`race_target` and the pick
+    among those kept (:func:`_pick`). Every pilot gets a predicted time to the target
+    (:func:`predict_all`)."""
     H, H_run = horizon, rungs[-1]
     if given is None and level is not None:
-        settled = [p for p in finals if math.isfinite(settled_time(p, level, H, options.slack))]
-        if settled:
-            return aimed(finals, pilots, (H, H_run), level, options.slack)
+        chosen = aimed(finals, pilots, (H, H_run), level, options.slack)
+        if chosen is not None:
+            return chosen
     eligible, note = (finals, "") if given else guarded(finals, pilots, options.guard, H)
     ok = [p for p in eligible if p.status == "ok" and p.curve]
     score = headed_score if options.extrapolate else final_score
@@ -89,23 +90,18 @@ def aimed(
     horizons: tuple[float, float],
     level: float,
     slack: float,
-) -> Choice:
+) -> Choice | None:
     """The pick among the last rung's *finals* when the race aims at *level* (the loss SSGD
-    ends at) and one of them gets there: the one whose runs settle there first (:func:`settled_time`, within ``1 +
-    slack``; mean over its runs), then by :func:`final_score`; *horizons*: the scenario's
-    and the last rung's (s)."""
+    ends at): the one whose runs settle there first (:func:`settled_time`, within ``1 +
+    slack``; mean over its runs), then by :func:`final_score`; None when none settles there.
+    *horizons*: the scenario's and the last rung's (s)."""
     H, H_run = horizons
+    times = {id(p): settled_time(p, level, H, slack) for p in finals}
+    ok = [p for p in finals if math.isfinite(times[id(p)])]  # finished and settled
+    if not ok:
+        return None
     target = Target(level, "the loss SSGD ends at (its best one-group pilots run to the horizon)")
     predict_all(pilots, finals, level, H)
-    ok = [p for p in finals if p.status == "ok" and p.curve]
-    if not ok:
-        pick = min(finals, key=lambda p: p.label)
-        return Choice(
-            pick,
-            "every finalist diverged: fell back to the first finalist; try a smaller η grid",
-            target,
-        )
-    times = {id(p): settled_time(p, level, H, slack) for p in ok}
     scores = {id(p): final_score(p, H) for p in ok}
     pick = min(ok, key=lambda p: (times[id(p)], scores[id(p)], p.label))
     reason = (

@@ -136,3 +136,22 @@ def test_auto_aims_at_ssgd_only_when_the_first_rung_sits_on_a_plateau():
         falling, [ONE, ONE] + [TWO] * 6, RaceOptions(finalists=2, jobs=1, widen=0, aim="auto")
     )
     assert runner.extended == [] and runner.level is None
+
+
+def test_the_pick_settles_at_the_aim_first_else_falls_back_to_the_guarded_lowest_loss():
+    from netsim.tuning.pick import choose
+
+    # aim 0.7: "fast" crosses it at 4 s (2.3 - 0.4·4) and ends at 0.5; "dip" crosses at 2 s
+    # but ends at 2.0 (above 1.2 · 0.7): it has not settled there, so "fast" is the pick.
+    fast = line(2.3, 0.4, 8.0)[:5] + [(float(t), 0.5) for t in range(5, 9)]
+    dip = [(0.0, 2.3), (1.0, 1.5), (2.0, 0.6), (3.0, 0.6)] + [(float(t), 2.0) for t in range(4, 9)]
+    finals = [
+        Pilot(n, TWO, 1.0, curve=c, curves=[c, c, c]) for n, c in (("dip", dip), ("fast", fast))
+    ]
+    o = RaceOptions()
+    chosen = choose(finals, finals, [2.0, 4.0, 8.0], H, None, o, level=0.7)
+    assert chosen.pick.name == "fast" and chosen.target.loss == 0.7
+    assert "settles at SSGD's final loss 0.7 first (4 s)" in chosen.reason
+    # an aim nobody settles at: the pick without an aim (lowest loss at the last rung)
+    chosen = choose(finals, finals, [2.0, 4.0, 8.0], H, None, o, level=0.1)
+    assert chosen.pick.name == "fast" and "lowest loss at 8 s" in chosen.reason
