@@ -331,7 +331,8 @@ def install(
     rule without a server: the server takes no time). The model has ``ps.w.size``
     parameters; a model message is ``comm.model_bytes`` (the ``[network]``'s payload) or
     else the model's own bytes, a push ``comm.grad_bytes`` or else the same. *rng*: the
-    server's stream (drawn from only with exponential service). Raises ScenarioError when one update would outlast the run."""
+    server's stream (drawn from only with exponential service). Raises ScenarioError when
+    one update would outlast the run."""
     spec = scenario.server
     if spec is None or ps.rule.peer:
         return None
