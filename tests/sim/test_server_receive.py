@@ -63,7 +63,7 @@ def test_trace_two_workers_one_receiving_thread():
     assert rec.server_service == pytest.approx([0.0] * 4)
 
 
-def test_exponential_receiving_matchesmachine_repairman():
+def test_exponential_receiving_matches_machine_repairman():
     n, mean_compute, mean_receive = 4, 2.0, 0.5
     until = 12000.0
     raw = _raw(

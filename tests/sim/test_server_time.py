@@ -75,7 +75,7 @@ def test_per_param_costs_scale_with_the_model():
 
 # -- M/M/1//N ------------------------------------------------------------------------------
 @pytest.mark.parametrize("n, mean_compute, mean_service", [(5, 2.0, 0.5), (3, 1.0, 0.5)])
-def test_exponential_service_matchesmachine_repairman(n, mean_compute, mean_service):
+def test_exponential_service_matches_machine_repairman(n, mean_compute, mean_service):
     """N workers of exponential compute, exponential service, ASGD: the queue wait of each
     push (updates.csv's server_wait) averages W_q of M/M/1//N within 4 standard errors."""
     until = 12000.0
