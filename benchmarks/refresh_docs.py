@@ -36,6 +36,8 @@ REGRET_SUITES = {
     "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16"], "t47"),
     "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
     "72": (["--suite-seed", "72", "--n", "48"], "w72"),
+    "torch70": (["--generator", "torch", "--suite-seed", "70", "--n", "16"], "t70"),
+    "kinds73": (["--generator", "kinds", "--suite-seed", "73", "--n", "48"], "k73"),
     "torch46_aim": (
         ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="one_group"'],
         "t46",
