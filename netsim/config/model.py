@@ -32,7 +32,9 @@ class ModelSpec:
     initialisation (seeded from the scenario); *stack* evaluates the gradients of workers
     that finish together in one ``vmap`` call. *master_dtype*: the dtype of the model the
     parameter server keeps (and of every gradient, step and optimizer state): float64 for
-    numpy models, the network's *dtype* by default for torch ones.
+    numpy models, the network's *dtype* by default for torch ones. *mmap_threshold* (torch
+    models; bytes, 0: the C library's own): blocks of at least this size get a memory map of
+    their own, returned when freed (:mod:`netsim.workload.allocator`).
     """
 
     name: str = "logistic"
@@ -52,6 +54,7 @@ class ModelSpec:
     stack: bool = False
     module_dir: str = ""
     master_dtype: str = "float64"
+    mmap_threshold: int = 0
 
     @property
     def key(self) -> str:

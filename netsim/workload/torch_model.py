@@ -25,6 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ScenarioError
+from .allocator import map_large_blocks
 from .base import Model
 from .buffers import Buffers
 from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
@@ -87,6 +88,8 @@ class TorchSpec(Protocol):
     def threads(self) -> int: ...
     @property
     def stack(self) -> bool: ...
+    @property
+    def mmap_threshold(self) -> int: ...
 
     def kwargs_dict(self) -> dict: ...
 
@@ -459,6 +462,8 @@ def make_torch_model(
     # above OpenBLAS's threading threshold, and its threads waiting for a busy core cost ms per call
     threadpool_limits(spec.threads, user_api="blas")
     torch.use_deterministic_algorithms(True)
+    if spec.mmap_threshold:
+        map_large_blocks(spec.mmap_threshold)
     key = "model.module" if spec.module else "model.name"
 
     def build() -> torch.nn.Module:

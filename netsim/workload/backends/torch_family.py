@@ -10,6 +10,7 @@ import numpy as np
 
 from ...errors import ScenarioError
 from ...params import Table, check_path
+from ..allocator import DEFAULT_THRESHOLD, MAX_THRESHOLD
 from ..torch_nets import DTYPES as TORCH_DTYPES
 from ..torch_nets import LOSSES as TORCH_LOSSES
 from ..torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
@@ -82,6 +83,9 @@ class Torch(Backend):
             device=t.get("device", str, "cpu", choices=DEVICES),
             threads=t.get("threads", int, 1, positive=True, maximum=MAX_THREADS),
             stack=t.get("stack", bool, False),
+            mmap_threshold=t.get(
+                "mmap_threshold", int, DEFAULT_THRESHOLD, minimum=0, maximum=MAX_THRESHOLD
+            ),
         )
         key = module.rpartition(":")[2] if module else name
         spec["l2"] = read_l2(t, key, (key,))
