@@ -25,7 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ScenarioError
-from .allocator import map_large_blocks
+from .allocator import huge_pages_for_torch, map_large_blocks
 from .base import Model
 from .buffers import Buffers
 from .torch_nets import check_module, cnn, lenet5, load_module_class, mlp
@@ -463,6 +463,7 @@ def make_torch_model(
     threadpool_limits(spec.threads, user_api="blas")
     torch.use_deterministic_algorithms(True)
     if spec.mmap_threshold:
+        huge_pages_for_torch()
         map_large_blocks(spec.mmap_threshold)
     key = "model.module" if spec.module else "model.name"
 

@@ -3,6 +3,7 @@ it a freed large block leaves the resident set at once (glibc)."""
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -12,7 +13,12 @@ import pytest
 from conftest import base_raw, make_scenario
 
 from netsim.errors import ScenarioError
-from netsim.workload.allocator import DEFAULT_THRESHOLD, MAX_THRESHOLD, map_large_blocks
+from netsim.workload.allocator import (
+    DEFAULT_THRESHOLD,
+    MAX_THRESHOLD,
+    huge_pages_for_torch,
+    map_large_blocks,
+)
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
@@ -89,3 +95,12 @@ def test_with_the_threshold_a_freed_20_mib_block_leaves_the_resident_set():
         grown[mode] = float(out.stdout)
     assert grown["off"] >= 19
     assert grown["on"] < 2
+
+
+def test_torch_is_asked_for_huge_pages_unless_the_user_said_otherwise(monkeypatch):
+    monkeypatch.delenv("THP_MEM_ALLOC_ENABLE", raising=False)
+    huge_pages_for_torch()
+    assert os.environ["THP_MEM_ALLOC_ENABLE"] == "1"
+    monkeypatch.setenv("THP_MEM_ALLOC_ENABLE", "0")
+    huge_pages_for_torch()
+    assert os.environ["THP_MEM_ALLOC_ENABLE"] == "0"

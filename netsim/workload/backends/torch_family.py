@@ -10,7 +10,7 @@ import numpy as np
 
 from ...errors import ScenarioError
 from ...params import Table, check_path
-from ..allocator import DEFAULT_THRESHOLD, MAX_THRESHOLD
+from ..allocator import DEFAULT_THRESHOLD, MAX_THRESHOLD, huge_pages_for_torch
 from ..torch_nets import DTYPES as TORCH_DTYPES
 from ..torch_nets import LOSSES as TORCH_LOSSES
 from ..torch_nets import TORCH_INSTALL, TORCH_NETS, torch_missing
@@ -89,6 +89,8 @@ class Torch(Backend):
         )
         key = module.rpartition(":")[2] if module else name
         spec["l2"] = read_l2(t, key, (key,))
+        if spec["mmap_threshold"]:  # torch reads it at its first allocation: before the data's
+            huge_pages_for_torch()
         if torch_missing():
             raise ScenarioError(
                 t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
