@@ -2,13 +2,17 @@
 singletons and one group, every η of the grid, run in full.
 
 Runs GSGD with each grouping × η on *seeds* seeds (MNIST; the loss evaluated on a fixed
-5,000-row subsample of the training set every 6 s) and scores them as the
+5,000-row subsample of the training set every 6 time units) and scores them as the
 grouping-regret benchmark does: the target is the loss the best one-group (SSGD) run
 reaches at the horizon (seed-averaged, smoothed), and each candidate's score is the time
 its seed-averaged smoothed curve first reaches it. The recommender (``netsim group``'s
 race, on the scenario seed) runs first; its pick is added to the groupings.
 
-Usage: python benchmarks/paper_grouping_check.py --data-dir /work/shared/data [--set model.name=smooth_svm]
+The scenario is ``scenarios/gsgd_paper.toml`` or, with ``--scenario paper_cnn``, the same
+cluster training LeNet-5 (``scenarios/paper_cnn.toml``, PyTorch); both have the paper's
+classes of 4, 4 and 8 workers, the hand groups.
+
+Usage: python benchmarks/paper_grouping_check.py --data-dir /work/shared/data [--scenario paper_cnn] [--set model.name=smooth_svm]
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ def main() -> None:
     ap.add_argument("--data-dir", required=True)
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--scenario", default="gsgd_paper", choices=("gsgd_paper", "paper_cnn"))
     args = ap.parse_args()
-    path = ROOT / "scenarios" / "gsgd_paper.toml"
+    path = ROOT / "scenarios" / f"{args.scenario}.toml"
     sc = load_scenario(path, args.set, data_dir=args.data_dir)
     wall = time.perf_counter()
     rec = recommend(sc, prepare(sc))
