@@ -51,6 +51,11 @@ BLOCKS = {
     "bench_core": ("BENCHMARKS.md", ["bench_core.py", "--reps", "5", "--data-dir", "{data}"]),
     "bench_mlp": ("BENCHMARKS.md", ["bench_mlp.py", "--data-dir", "{data}"]),
     "bench_torch": ("BENCHMARKS.md", ["bench_torch.py", "--reps", "2", "--data-dir", "{data}"]),
+    "bench_torch_memory": ("BENCHMARKS.md", ["bench_torch.py", "--memory", "--data-dir", "{data}"]),
+    "bench_torch_memory_adam": (
+        "BENCHMARKS.md",
+        ["bench_torch.py", "--memory", "--optimizer", "adam", "--data-dir", "{data}"],
+    ),
     "bench_scale": ("BENCHMARKS.md", ["bench_scale.py"]),
     "bench_flows": ("BENCHMARKS.md", ["bench_flows.py"]),
     "bench_collectives": ("BENCHMARKS.md", ["bench_collectives.py"]),

@@ -66,29 +66,52 @@ class Adam:
         self.t = 0
 
     def step(self, g: np.ndarray, rate: float, w: np.ndarray) -> np.ndarray:
-        """The model change ``w_old − w_new`` (new array (d,)) of one step on gradient *g*
-        (d,), which may be overwritten, at rate *rate* from model *w* (d,)."""
+        """The model change ``w_old − w_new`` of one step on gradient *g* (d,) at rate *rate*
+        from model *w* (d,): *g* itself, overwritten (the caller hands over an array of its
+        own). Beyond the moments, no model-sized array is made: ``g·g`` and the decay
+        ``λ·w`` are formed :data:`BLOCK` entries at a time (the same numbers: every
+        operation is entrywise)."""
         wd = self.weight_decay
         if wd and not self.decoupled:
-            g += decayed(w, wd, self.spared)
+            _add_decayed(g, w, wd, self.spared)
         if self.m is None or self.v is None:
             self.m, self.v = np.zeros_like(g), np.zeros_like(g)
         m, v = self.m, self.v
         self.t += 1
-        square = np.multiply(g, 1.0 - self.beta2)  # torch's addcmul: (value · g) · g
-        square *= g
-        _lerp(m, g, 1.0 - self.beta1)  # g's last use: it may hold lerp's gap
-        del g
-        v *= self.beta2
-        v += square
-        denom = np.sqrt(v, out=square)
+        scratch = np.empty(min(BLOCK, g.size), g.dtype)
+        for lo in range(0, g.size, BLOCK):  # v ← β2·v + ((1 − β2)·g)·g, torch's addcmul
+            part, sq = slice(lo, lo + BLOCK), scratch[: min(BLOCK, g.size - lo)]
+            np.multiply(g[part], 1.0 - self.beta2, out=sq)
+            sq *= g[part]
+            v[part] *= self.beta2
+            v[part] += sq
+        _lerp(m, g, 1.0 - self.beta1)  # g's last use as the gradient
+        denom = np.sqrt(v, out=g)
         denom /= (1.0 - self.beta2**self.t) ** 0.5
         denom += self.eps
         step = np.divide(m, denom, out=denom)
         step *= rate / (1.0 - self.beta1**self.t)
         if wd and self.decoupled:
-            step += decayed(w, rate * wd, self.spared)
+            _add_decayed(step, w, rate * wd, self.spared)
         return step
+
+
+BLOCK = 1 << 16
+"""Entries of the scratch block Adam forms its products in (256 kB in float32)."""
+
+
+def _add_decayed(
+    out: np.ndarray, w: np.ndarray, rate: float, spared: tuple[tuple[int, int], ...]
+) -> None:
+    """``out += decayed(w, rate, spared)`` in place, :data:`BLOCK` entries at a time."""
+    scratch = np.empty(min(BLOCK, w.size), w.dtype)
+    for lo in range(0, w.size, BLOCK):
+        hi = min(lo + BLOCK, w.size)
+        part = np.multiply(w[lo:hi], rate, out=scratch[: hi - lo])
+        for a, b in spared:
+            if a < hi and b > lo:
+                part[max(a, lo) - lo : min(b, hi) - lo] = 0
+        out[lo:hi] += part
 
 
 def _lerp(m: np.ndarray, g: np.ndarray, weight: float) -> None:

@@ -181,6 +181,12 @@ class UpdateState:
             else None
         )
 
+    @property
+    def fresh_steps(self) -> bool:
+        """Whether :meth:`step` returns a new array it keeps no reference to (Adam, AdamW:
+        the caller may write the new model into it)."""
+        return self.adam is not None
+
     def lr_factor(self, update: int, now: float) -> float:
         """Schedule factor for update number *update* (1-based) at simulated time *now* (s)."""
         sch = self.config.schedule
@@ -193,14 +199,18 @@ class UpdateState:
         now: float,
         w: np.ndarray | None = None,
         rate: float = 1.0,
+        owned: bool = False,
     ) -> np.ndarray:
-        """The model change ``w_old − w_new`` for the rule's *delta* (ndarray (d,), not
-        modified): update number *update* (1-based) at *now* (s), from the current model *w*
-        (d,; read by weight decay), *rate* the step's η (``delta = η·g``)."""
+        """The model change ``w_old − w_new`` for the rule's *delta* (ndarray (d,); not
+        modified unless *owned*: a new array nobody else holds, which Adam then uses for its
+        gradient): update number *update* (1-based) at *now* (s), from the current model *w*
+        (d,; read by weight decay), *rate* the step's η (``delta = η·g``). With
+        :attr:`fresh_steps` the change is a new array this state does not keep."""
         cfg = self.config
         factor = 1.0 if cfg.schedule.trivial else self.lr_factor(update, now)
         if self.adam is not None:
-            return self.adam.step(np.divide(delta, rate), rate * factor, _model(w))
+            g = np.divide(delta, rate, out=delta if owned else None)
+            return self.adam.step(g, rate * factor, _model(w))
         if cfg.weight_decay:
             delta = delta + decayed(_model(w), rate * cfg.weight_decay, self.spared)
         if not cfg.schedule.trivial:

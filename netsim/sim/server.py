@@ -299,8 +299,10 @@ class ParameterServer:
         before = self.version
         now = self.env.now
         if self.optimizer is not None:
-            delta = self.optimizer.step(delta, before + 1, now, self.w, scale * self.rule.lr)
-            owned = False  # the optimizer may keep it (momentum)
+            delta = self.optimizer.step(
+                delta, before + 1, now, self.w, scale * self.rule.lr, owned=owned
+            )
+            owned = self.optimizer.fresh_steps  # momentum keeps its step as the velocity
         previous = self.w
         finite = finite_sum(delta)  # before an owned delta is overwritten by the new model
         if owned and delta.dtype is previous.dtype:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import base_raw, make_scenario
 
+from netsim.rules.optimizers import BLOCK
 from netsim.sim.engine import Simulation, prepare
 from netsim.workload.base import Model
 
@@ -41,8 +42,10 @@ class Wide(Model):
         return np.zeros(X.shape[0], dtype=np.int64)
 
 
-def _held(rule: str, n_workers: int, network: dict | None = None) -> float:
-    """Peak traced bytes of *rule*'s run above those before it, in model copies."""
+def _held(rule: str, n_workers: int, network: dict | None = None, optimizer: str = "sgd") -> float:
+    """Peak traced bytes of *rule*'s run above those before it, in model copies; *optimizer*
+    the server's (for ssgd, asgd and gsgd)."""
+    server = {} if optimizer == "sgd" else {"optimizer": optimizer}
     raw = base_raw(
         run={"seed": 2, "algorithm": rule, "until": 40.0, "batch_size": 4, "eval_every": 10.0},
         workers=[
@@ -50,9 +53,9 @@ def _held(rule: str, n_workers: int, network: dict | None = None) -> float:
             {"name": "b", "count": n_workers - n_workers // 2, "compute": 2.5, **(network or {})},
         ],
         algorithms={
-            "ssgd": {"lr": 0.1},
-            "asgd": {"lr": 0.1},
-            "gsgd": {"lr": 0.1},
+            "ssgd": {"lr": 0.1, **server},
+            "asgd": {"lr": 0.1, **server},
+            "gsgd": {"lr": 0.1, **server},
             "dcasgd_c": {"lr": 0.1},
         },
     )
@@ -82,3 +85,12 @@ def test_gradients_in_transit_take_the_place_of_the_models_they_were_read_from(r
     """Pulls and pushes that take time (a latency): a worker whose gradient travels no
     longer holds the model it read."""
     assert _held(rule, 8, {"latency": 0.4}) <= 8 + 4
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "adamw"])
+@pytest.mark.parametrize("rule", ["ssgd", "asgd", "gsgd"])
+def test_adam_adds_its_two_moments_and_no_temporary_beyond(rule, optimizer):
+    """Adam's m and v are two copies, and its scratch block (BLOCK entries) a fraction of
+    one; its step takes the rule's own new array for the gradient and returns it as the
+    step, which becomes the new model, so nothing else is model-sized."""
+    assert _held(rule, 8, optimizer=optimizer) <= _held(rule, 8) + 2 + BLOCK / D + 0.05
