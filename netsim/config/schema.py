@@ -94,10 +94,15 @@ def _allowed(
     if positive and not (minimum is not None and minimum > 0):
         parts.append("> 0")
     if minimum is not None:
-        parts.append(f">= {minimum:g}")
+        parts.append(f">= {_number(minimum)}")
     if maximum is not None:
-        parts.append(f"<= {maximum:g}")
+        parts.append(f"<= {_number(maximum)}")
     return ", ".join(parts)
+
+
+def _number(x: float) -> str:
+    """*x* as a bound is written: an int in full (33554432), a float in ``g`` form."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
 
 
 def _records() -> list[tuple]:
