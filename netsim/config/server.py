@@ -137,10 +137,14 @@ def check_receive_horizon(spec: ServerSpec, message_bytes: float, until: float, 
     if total <= until:
         return
     key = "receive_time_per_byte" if spec.receive_time_per_byte else "receive_time"
+    takes = (
+        f"receive_time + receive_time_per_byte × {message_bytes:,.0f} bytes"
+        if spec.receive_time_per_byte
+        else "receive_time"
+    )
     raise ScenarioError(
         f"server.{key}",
-        f"receiving one push takes receive_time + receive_time_per_byte × {message_bytes:,.0f} "
-        f"bytes = {total:.4g} time units, longer than run.until = {until:g}: no push could "
-        f"be received (lower {key})",
+        f"receiving one push takes {takes} = {total:.4g} time units, longer than run.until = "
+        f"{until:g}: no push could be received (lower {key})",
         path,
     )

@@ -13,7 +13,7 @@ import numpy as np
 import simpy
 
 from ..config.scenario import Scenario, check_dataset, labels_problem, shards_problem
-from ..config.server import check_server_horizon
+from ..config.server import check_receive_horizon, check_server_horizon
 from ..errors import ScenarioError
 from ..net.comm import FixedLatency, NetworkComm, make_comm
 from ..rng import Streams
@@ -30,7 +30,7 @@ from .dynamics import Dynamics
 from .evaluation import Evaluator
 from .records import Recorder, Result, Snapshot
 from .server import ParameterServer
-from .servicequeue import check_server_model, install
+from .servicequeue import check_server_model, install, push_bytes
 from .startup import form_groups, record_spans, start_workers
 from .summary import Summary
 from .worker import WorkerState
@@ -200,6 +200,12 @@ def prepare(scenario: Scenario) -> Prepared:
     model, w0 = _model(scenario, dataset, streams.rng("init"))
     if scenario.server is not None:  # before any run folder is claimed
         check_server_horizon(scenario.server, w0.size, scenario.run.until, scenario.path)
+        check_receive_horizon(
+            scenario.server,
+            push_bytes(scenario, w0.size, w0.dtype),
+            scenario.run.until,
+            scenario.path,
+        )
     dataset = BACKENDS[scenario.model.backend].examples(dataset, model)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)

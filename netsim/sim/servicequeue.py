@@ -32,11 +32,12 @@ from collections.abc import Callable, Generator, Iterable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
 from ..config.server import check_receive_horizon, check_server_horizon
 from ..workload.servertime import ServerCosts, draw, send_offsets
 
 if TYPE_CHECKING:
-    import numpy as np
     import simpy
 
     from ..config.scenario import Scenario
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from ..workload.datasets import Dataset
     from .records import Recorder
 
-__all__ = ["ServiceQueue", "install", "check_server_model", "SERVER_ROW", "BUSY"]
+__all__ = ["ServiceQueue", "install", "check_server_model", "push_bytes", "SERVER_ROW", "BUSY"]
 
 SERVER_ROW = -1
 """The worker id of the server's row in the timeline spans."""
@@ -354,20 +355,36 @@ def install(
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
 
 
+def push_bytes(scenario: Scenario, n_params: int, dtype: str | np.dtype) -> float:
+    """Bytes of one push of a model of *n_params* values of *dtype*: the ``[network]``'s
+    payload, or else the model's own bytes (as :func:`install` counts them)."""
+    plan = scenario.network
+    if plan is not None:
+        return float(plan.payload_bytes(n_params))
+    return float(n_params * np.dtype(dtype).itemsize)
+
+
 def check_server_model(
     scenario: Scenario,
     load: Callable[[Scenario, np.random.Generator], Dataset],
     memo: dict | None = None,
 ) -> None:
-    """``validate``'s (and a sweep's) :func:`check_server_horizon` of *scenario*, before any
-    run: the model's parameter count from the data's features (numpy models; a torch
-    network is counted when the run is built, still before anything is written). *memo*
-    keeps each data spec's (features, classes) across the points of a sweep; *load*
-    (scenario, rng) -> dataset reads the data (the engine's ``load_checked``)."""
+    """``validate``'s (and a sweep's) :func:`check_server_horizon` and
+    :func:`check_receive_horizon` of *scenario*, before any run: the model's parameter count
+    from the data's features (numpy models; a torch network is counted when the run is
+    built, still before anything is written), a push of the ``[network]``'s payload or
+    else the model's own bytes in ``model.master_dtype``. *memo* keeps each data spec's
+    (features, classes) across the points of a sweep; *load* (scenario, rng) -> dataset
+    reads the data (the engine's ``load_checked``)."""
     spec = scenario.server
     if spec is None:
         return
-    if not (spec.gradient_time_per_param or spec.apply_time_per_param):
+    until, path = scenario.run.until, scenario.path
+    if not spec.receive_time_per_byte:
+        check_receive_horizon(spec, 0.0, until, path)
+    if not (
+        spec.gradient_time_per_param or spec.apply_time_per_param or spec.receive_time_per_byte
+    ):
         return
     from ..rng import Streams
     from ..workload.backends import BACKENDS
@@ -385,4 +402,5 @@ def check_server_model(
         if memo is not None:
             memo[key] = (features, classes)
     d = family.n_params(scenario.model, features, classes)
-    check_server_horizon(spec, d, scenario.run.until, scenario.path)
+    check_server_horizon(spec, d, until, path)
+    check_receive_horizon(spec, push_bytes(scenario, d, scenario.model.master_dtype), until, path)

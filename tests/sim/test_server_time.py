@@ -278,6 +278,9 @@ def test_an_update_longer_than_the_run_is_refused():
         ('service = "poisson"', "server.service", "constant, exponential"),
         ("aply_time = 1.0", "server.aply_time", "did you mean server.apply_time"),
         ("apply_time_per_param = 1.0", "server.apply_time_per_param", "64 parameters = 64"),
+        # digits logistic: 64 float64 values, 512 bytes a push: 0.1 × 512 = 51.2 > 10
+        ("receive_time_per_byte = 0.1", "server.receive_time_per_byte", "512 bytes = 51.2"),
+        ("receive_time = 11.0", "server.receive_time", "receive_time = 11 time units"),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run", "compare", "sweep"])
