@@ -471,7 +471,7 @@ def make_torch_model(
         return build_module(spec, input_shape, n_classes)
 
     try:
-        _check_memory(build, key, input_shape, workers)
+        _check_memory(build, key, input_shape, workers, (spec.dtype, spec.master_dtype))
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             module = build()
@@ -511,25 +511,17 @@ def make_torch_model(
     return model
 
 
-BYTES_PER_PARAMETER = 160
-"""Less memory than a run takes per parameter with few workers: the server's model and the
-versions workers hold, gradients, their float32 copies in torch and the updates in flight
-(an MLP of 9 million parameters peaked at 190 bytes each with 2 workers, 330 with 16)."""
+def bytes_per_parameter(workers: int, dtype: str = "float32", master: str = "float32") -> int:
+    """Bytes a parameter a run of *workers* workers takes at least: the module's own (in
+    *dtype*, the passes'), and in *master* (the server's dtype) the server's model, one
+    version per worker and the gradient being formed (workers + 2 copies; a run measured
+    workers + 2.6 to workers + 2.8 above the process's baseline, docs/TORCH.md "Memory").
 
-COPIES_PER_WORKER = 1.0
-BASE_COPIES = 5.0
-"""With many workers, float64 copies of the model a run holds at least: BASE_COPIES plus
-COPIES_PER_WORKER a worker (MLPs of 1-5 M parameters with 16 workers took 172-208 bytes a
-parameter above the process's baseline: about 6 copies plus 1.1 a worker)."""
-
-
-def bytes_per_parameter(workers: int) -> float:
-    """Bytes a parameter a run of *workers* workers takes at least.
-
-    >>> bytes_per_parameter(2), bytes_per_parameter(16), bytes_per_parameter(100)
-    (160, 168.0, 840.0)
+    >>> bytes_per_parameter(2), bytes_per_parameter(16), bytes_per_parameter(16, master="float64")
+    (20, 76, 148)
     """
-    return max(BYTES_PER_PARAMETER, 8 * (BASE_COPIES + COPIES_PER_WORKER * workers))
+    own, server = np.dtype(dtype).itemsize, np.dtype(master).itemsize
+    return int(own + server * (workers + 2))
 
 
 def physical_memory() -> int | None:
@@ -545,9 +537,11 @@ def _check_memory(
     key: str,
     input_shape: tuple[int, ...] | None = None,
     workers: int = 1,
+    dtypes: tuple[str, str] = ("float32", "float32"),
 ) -> None:
     """Refuse (ScenarioError of *key*) a network that cannot fit in this machine's RAM: its
-    parameters (:func:`bytes_per_parameter` of *workers* each) and, given *input_shape*, its
+    parameters (:func:`bytes_per_parameter` of *workers* and *dtypes*, the passes' and the
+    server's, each) and, given *input_shape*, its
     largest layer output for an evaluation chunk of :data:`EVAL_CHUNK_ROWS` rows (4 bytes a
     value), counted on torch's ``meta`` device before anything is allocated; a module that
     cannot be built or run there is left to be built for real."""
@@ -571,7 +565,7 @@ def _check_memory(
                     hook.remove()
     except Exception:  # noqa: BLE001  built for real next, where its errors are named
         return
-    per = bytes_per_parameter(workers)
+    per = bytes_per_parameter(workers, *dtypes)
     widest = max(outputs, default=0)
     need, have = n * per + widest * EVAL_CHUNK_ROWS * 4, physical_memory()
     if have is not None and need > have:
@@ -584,7 +578,8 @@ def _check_memory(
         raise ScenarioError(
             key,
             f"{n:,} parameters need more than {n * per / 1e9:.3g} GB ({per:g} bytes each at "
-            f"least with {workers} workers: models, versions and gradients){layer}; "
+            f"least with {workers} workers: the module, the server's model, a version per "
+            f"worker and a gradient){layer}; "
             f"this machine has {have / 1e9:.3g} GB",
         )
 

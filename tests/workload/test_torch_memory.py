@@ -21,15 +21,19 @@ def _workers(n: int) -> list[dict]:
 
 def test_the_memory_check_counts_the_workers(monkeypatch):
     """An MLP of 20,000 hidden units on digits, two classes: 64 × 20,000 + 20,000 + 20,000 × 2
-    + 2 = 1,340,002 parameters. With 3 workers, 160 bytes each (214 MB) fit in 500 MB; with
-    64, 8 × (5 + 64) = 552 bytes each (740 MB) do not."""
-    monkeypatch.setattr(torch_model, "physical_memory", lambda: 500_000_000)
+    + 2 = 1,340,002 parameters, float32 passes and server. Each takes at least 4 bytes in the
+    module and 4 × (workers + 2) in the server's model, the workers' versions and a gradient:
+    with 3 workers 24 bytes (32.2 MB), with 64 workers 268 (359.1 MB); an evaluation chunk
+    of 2,048 rows of its 20,000-wide layer adds 163.8 MB. 196 MB fit in 300 MB; 523 MB do
+    not."""
+    monkeypatch.setattr(torch_model, "physical_memory", lambda: 300_000_000)
     model = {"backend": "torch", "name": "mlp", "hidden": [20_000]}
     prepare(make_scenario(base_raw(model=model)))
     with pytest.raises(ScenarioError) as err:
         prepare(make_scenario(base_raw(model=model, workers=_workers(64))))
-    assert "1,340,002 parameters need more than 0.74 GB" in str(err.value)
-    assert "552 bytes each at least with 64 workers" in str(err.value)
+    assert "1,340,002 parameters need more than 0.359 GB" in str(err.value)
+    assert "268 bytes each at least with 64 workers" in str(err.value)
+    assert "(20,000 values an example) 0.164 GB for 2048 examples" in str(err.value)
 
 
 def test_a_convolution_too_wide_for_an_evaluation_chunk_is_refused(monkeypatch):
