@@ -386,7 +386,8 @@ def test_models_that_do_not_fit_the_data_are_refused_before_the_run(tmp_path, mo
 
 def test_a_network_larger_than_the_memory_is_refused_before_it_is_allocated(monkeypatch):
     """An MLP of 200,000 hidden units on the 64 pixels of digits, two classes: 64 × 200,000
-    + 200,000 + 200,000 × 2 + 2 parameters, 160 bytes each at least; on a machine of 1 GB."""
+    + 200,000 + 200,000 × 2 + 2 parameters, 4 + 4 × (3 workers + 2) = 24 bytes each at least
+    (0.322 GB), and its 200,000-wide layer for 2048 examples 1.64 GB; on a machine of 1 GB."""
     import netsim.workload.torch_model as torch_model
 
     monkeypatch.setattr(torch_model, "physical_memory", lambda: 1_000_000_000)
@@ -394,7 +395,8 @@ def test_a_network_larger_than_the_memory_is_refused_before_it_is_allocated(monk
     with pytest.raises(ScenarioError) as err:
         prepare(make_scenario(raw))
     assert err.value.key == "model.name"
-    assert "13,400,002 parameters need more than 2.14 GB" in str(err.value)
+    assert "13,400,002 parameters need more than 0.322 GB (24 bytes each" in str(err.value)
+    assert "1.64 GB for 2048 examples" in str(err.value)
     assert "this machine has 1 GB" in str(err.value)
 
 
