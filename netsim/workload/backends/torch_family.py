@@ -89,26 +89,7 @@ class Torch(Backend):
         )
         key = module.rpartition(":")[2] if module else name
         spec["l2"] = read_l2(t, key, (key,))
-        if spec["mmap_threshold"]:  # torch reads it at its first allocation: before the data's
-            huge_pages_for_torch()
-        if torch_missing():
-            raise ScenarioError(
-                t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
-            )
-        if module:
-            from ..torch_nets import load_module_class
-
-            try:
-                load_module_class(module, Path(module_dir))
-            except ValueError as exc:
-                raise ScenarioError(t.key("module"), str(exc)) from None
-        if spec["device"] == "cuda":
-            import torch
-
-            if not torch.cuda.is_available():
-                raise ScenarioError(
-                    t.key("device"), "'cuda' but torch sees no CUDA device here (allowed: cpu)"
-                )
+        _check_here(t, spec)
         return spec
 
     def build(
@@ -128,3 +109,29 @@ class Torch(Backend):
         from ..torch_model import examples_in_dtype
 
         return examples_in_dtype(dataset, model)
+
+
+def _check_here(t: Table, spec: dict) -> None:
+    """What a torch model *spec* (read from *t*) needs of this machine: PyTorch, the user's
+    module importable, a CUDA device if asked for; and, with a memory-map threshold, torch
+    asked for huge pages before its first allocation (before the data is loaded)."""
+    if spec["mmap_threshold"]:  # torch reads it at its first allocation: before the data's
+        huge_pages_for_torch()
+    if torch_missing():
+        raise ScenarioError(
+            t.key("backend"), f"'torch' needs PyTorch, which is not installed: {TORCH_INSTALL}"
+        )
+    if spec["module"]:
+        from ..torch_nets import load_module_class
+
+        try:
+            load_module_class(spec["module"], Path(spec["module_dir"]))
+        except ValueError as exc:
+            raise ScenarioError(t.key("module"), str(exc)) from None
+    if spec["device"] == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ScenarioError(
+                t.key("device"), "'cuda' but torch sees no CUDA device here (allowed: cpu)"
+            )
