@@ -39,6 +39,7 @@ REGRET_SUITES = {
     "torch70": (["--generator", "torch", "--suite-seed", "70", "--n", "16"], "t70"),
     "kinds73": (["--generator", "kinds", "--suite-seed", "73", "--n", "48"], "k73"),
     "torch71": (["--generator", "torch", "--suite-seed", "71", "--n", "16"], "t71"),
+    "classic74": (["--generator", "classic", "--suite-seed", "74", "--n", "48"], "c74"),
     "torch46_aim": (
         ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="one_group"'],
         "t46",
