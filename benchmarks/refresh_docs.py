@@ -40,6 +40,7 @@ REGRET_SUITES = {
     "kinds73": (["--generator", "kinds", "--suite-seed", "73", "--n", "48"], "k73"),
     "torch71": (["--generator", "torch", "--suite-seed", "71", "--n", "16"], "t71"),
     "classic74": (["--generator", "classic", "--suite-seed", "74", "--n", "48"], "c74"),
+    "75": (["--suite-seed", "75", "--n", "48"], "w75"),
     "torch46_aim": (
         ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="one_group"'],
         "t46",

@@ -57,7 +57,12 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
         scale, params = float(real["time_scale"]), int(real["params"])
         message_bytes = int(real["message_bytes"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        why = "no summary.json" if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, OSError):
+            why = "no summary.json"
+        elif isinstance(exc, KeyError):
+            why = f"its summary.json has no {exc.args[0]!r} entry: an emulated run's, or damaged"
+        else:
+            why = f"its summary.json is damaged: {type(exc).__name__}: {exc}"
         raise NotCalibratable(
             f"{folder}: not a real run's folder with the server's measurements ({why}; "
             "netsim real writes one)"

@@ -219,10 +219,14 @@ def test_averaging_is_a_cost_per_gradient(tmp_path):
 
 def test_bad_folders_are_one_line_and_exit_2(tmp_path):
     few = _folder(tmp_path, 4)
+    emulated = tmp_path / "emulated"
+    emulated.mkdir()
+    (emulated / "summary.json").write_text('{"updates": 12}')  # an emulated run's has no "real"
     cmd = [sys.executable, "-m", "netsim.cli", "calibrate"]
     for folder, words in (
         (few, "measured_server.csv: 4 updates: too few"),
         (tmp_path, "not a real run's folder"),
+        (emulated, "its summary.json has no 'real' entry: an emulated run's"),
     ):
         done = subprocess.run(cmd + [str(folder)], capture_output=True, text=True)
         assert done.returncode == 2 and words in done.stderr, done.stderr
