@@ -79,6 +79,11 @@ BLOCKS = {
         ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"]
         + ["--set", "model.name=smooth_svm"],
     ),
+    "paper_grouping_cnn": (
+        "GROUPING_GUIDE.md",
+        ["paper_grouping_check.py", "--data-dir", "{data}", "--seeds", "3"]
+        + ["--scenario", "paper_cnn"],
+    ),
     "paper_story": ("../README.md", ["paper_story.py", "--data-dir", "{data}"]),  # markdown
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "real_decisions": ("VALIDATION.md", ["real_decisions.py", "--data-dir", "{data}"]),  # markdown
