@@ -87,6 +87,11 @@ BLOCKS = {
     "paper_story": ("../README.md", ["paper_story.py", "--data-dir", "{data}"]),  # markdown
     "real_vs_netsim": ("VALIDATION.md", ["real_vs_netsim.py", "--data-dir", "{data}"]),  # markdown
     "real_decisions": ("VALIDATION.md", ["real_decisions.py", "--data-dir", "{data}"]),  # markdown
+    "real_decisions_late": (  # markdown; the same real runs may serve both (--reuse)
+        "VALIDATION.md",
+        ["real_decisions.py", "--data-dir", "{data}", "--fraction", "0.8"]
+        + ["--out", "runs/real_decisions_f08"],
+    ),
     "stdlib_ps": ("VALIDATION.md", ["stdlib_ps.py", "--repeats", "3"]),  # markdown
     "fuzz_scenarios": (
         "BENCHMARKS.md",
@@ -97,6 +102,7 @@ BLOCKS = {
 MARKDOWN = {
     "real_vs_netsim",
     "real_decisions",
+    "real_decisions_late",
     "stdlib_ps",
     "bench_scaling",
     "bench_network",
