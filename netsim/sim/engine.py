@@ -335,7 +335,7 @@ class Simulation:
         )
         self.ps.comm = self.comm
         self.ps.rng = self.streams.rng("peers")
-        self.service = install(self.env, self.ps, scenario, self.comm, self.streams.rng("server"))
+        self.service = install(self.env, self.ps, scenario, self.streams.rng("server"))
         self.dynamics = Dynamics(self.ps, scenario, self.comm, self.net, self.algorithm)
         """The timed events and the diagnosis of stalls."""
         self.decide = decide

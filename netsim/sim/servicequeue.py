@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     import simpy
 
     from ..config.scenario import Scenario
-    from ..net.comm import FixedLatency, NetworkComm
     from ..rules.base import Push, Rule
     from ..workload.datasets import Dataset
     from .records import Recorder
@@ -325,39 +324,37 @@ def install(
     env: simpy.Environment,
     ps: Served,
     scenario: Scenario,
-    comm: FixedLatency | NetworkComm | None,
     rng: np.random.Generator,
 ) -> ServiceQueue | None:
     """The server's queue for *scenario*'s ``[server]`` table (None without one, or under a
     rule without a server: the server takes no time). The model has ``ps.w.size``
-    parameters; a model message is ``comm.model_bytes`` (the ``[network]``'s payload) or
-    else the model's own bytes, a push ``comm.grad_bytes`` or else the same. *rng*: the
-    server's stream (drawn from only with exponential service). Raises ScenarioError when
-    one update would outlast the run."""
+    parameters; a model message and a push are :func:`push_bytes` each (the ``[network]``'s
+    payload or else the model's own bytes). *rng*: the server's stream (drawn from only
+    with exponential service). Raises ScenarioError when one update would outlast the run."""
     spec = scenario.server
     if spec is None or ps.rule.peer:
         return None
     n_params = ps.w.size
     check_server_horizon(spec, n_params, scenario.run.until, scenario.path)
-    message_bytes = float(getattr(comm, "model_bytes", ps.w.nbytes))
-    push_bytes = float(getattr(comm, "grad_bytes", ps.w.nbytes))
-    check_receive_horizon(spec, push_bytes, scenario.run.until, scenario.path)
+    size = push_bytes(scenario, n_params, ps.w.dtype)  # a push's, and a model message's
+    check_receive_horizon(spec, size, scenario.run.until, scenario.path)
     costs = ServerCosts(
         intake=spec.intake(n_params),
         apply=spec.apply(n_params),
-        message=spec.message(message_bytes),
-        message_bytes=message_bytes,
+        message=spec.message(size),
+        message_bytes=size,
         slots=spec.parallel_sends,
         bandwidth=spec.bandwidth,
-        receive=spec.receiving(push_bytes),
+        receive=spec.receiving(size),
     )
     ps.recorder.server_wait, ps.recorder.server_service = [], []
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
 
 
 def push_bytes(scenario: Scenario, n_params: int, dtype: str | np.dtype) -> float:
-    """Bytes of one push of a model of *n_params* values of *dtype*: the ``[network]``'s
-    payload, or else the model's own bytes (as :func:`install` counts them)."""
+    """Bytes of one push (and of one model message) of a model of *n_params* values of
+    *dtype*: the ``[network]``'s payload (what its transfers carry), or else the model's own
+    bytes."""
     plan = scenario.network
     if plan is not None:
         return float(plan.payload_bytes(n_params))
@@ -380,7 +377,7 @@ def check_server_model(
     if spec is None:
         return
     until, path = scenario.run.until, scenario.path
-    if not spec.receive_time_per_byte:
+    if not spec.receive_time_per_byte:  # the push's size does not matter
         check_receive_horizon(spec, 0.0, until, path)
     if not (
         spec.gradient_time_per_param or spec.apply_time_per_param or spec.receive_time_per_byte
@@ -403,4 +400,6 @@ def check_server_model(
             memo[key] = (features, classes)
     d = family.n_params(scenario.model, features, classes)
     check_server_horizon(spec, d, until, path)
-    check_receive_horizon(spec, push_bytes(scenario, d, scenario.model.master_dtype), until, path)
+    if spec.receive_time_per_byte:
+        push = push_bytes(scenario, d, scenario.model.master_dtype)
+        check_receive_horizon(spec, push, until, path)
