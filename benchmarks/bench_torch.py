@@ -190,7 +190,7 @@ def main(
 MOMENTS = {"adam": 2, "adamw": 2}
 """Model-sized vectors the server optimizer keeps beyond SGD's (Adam's two moments)."""
 
-MEMORY_NET = ["model.name='mlp'", "model.hidden=[6300]"]
+MEMORY_NET = NETWORKS["mlp5"][0]
 """784-6300-10: 5,008,510 parameters."""
 
 
