@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from ..config.scenario import Scenario, parse_scenario
 from ..sim.records import staleness_stats, update_staleness
 from ..sim.summary import Summary
+from ..tuning.scoring import crossing
 from .calibrate import Calibration
 
 __all__ = [
@@ -105,26 +106,6 @@ def metrics(summary: Summary, curve: dict, updates: dict, target: float, n: int)
         "time_to_target": crossing(curve["sim_time"], curve["loss"], target),
         "update_n_time": update_time(updates["version"], updates["sim_time"], n),
     }
-
-
-def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | None:
-    """When the loss first reaches *target*, linear between the evaluation before and the
-    first at or below it (the evaluations are every ``eval_every``; the crossing between
-    them is the figure compared); None when it never does.
-
-    >>> crossing(np.array([0.0, 10.0, 20.0]), np.array([1.0, 0.6, 0.2]), 0.4)
-    15.0
-    >>> crossing(np.array([0.0, 10.0]), np.array([1.0, 0.6]), 0.4) is None
-    True
-    """
-    below = np.flatnonzero(losses <= target)
-    if not below.size:
-        return None
-    i = int(below[0])
-    if i == 0 or not np.isfinite(losses[i - 1]):
-        return float(times[i])
-    t0, t1, l0, l1 = times[i - 1], times[i], losses[i - 1], losses[i]
-    return float(t0 + (t1 - t0) * (l0 - target) / (l0 - l1))
 
 
 def default_target(curves: Iterable[Mapping[str, ArrayLike]], fraction: float = 0.5) -> float:

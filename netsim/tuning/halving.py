@@ -24,7 +24,7 @@ from .pool import StickyPool, usable_cpus
 from .scoring import (
     SMOOTH,
     rung_score,
-    runs_time_to_loss,
+    runs_time_to_target,
     settled_time,
     smoothed,
     truncated,
@@ -221,7 +221,7 @@ def _rung_key(
     def key(p: Pilot) -> tuple:
         v = at_rung(p, h)
         if aim is not None:
-            return (*rung_key(v, *aim), p.label)
+            return (*rung_key(v, aim[0]), p.label)
         if level is not None:
             return settled_time(v, level, H, slack), rung_score(v), p.label
         return rung_score(v), p.label
@@ -281,20 +281,20 @@ def set_aim(runner: PilotRunner, pool: StickyPool, references: int, plateau: flo
         runner.level = min(finite)
 
 
-def rung_key(p: Pilot, target: float, horizon: float) -> tuple[float, float]:
+def rung_key(p: Pilot, target: float) -> tuple[float, float]:
     """A rung's ranking of pilot *p* when the user set a *target* loss: first those whose
-    every run has reached it, by their mean time to it (s, smoothed as over *horizon*:
-    :func:`runs_time_to_loss`), then the others by :func:`rung_score`. Returns (mean time,
+    every run has reached it, by their mean time to it (s, read as a run reads it:
+    :func:`runs_time_to_target`), then the others by :func:`rung_score`. Returns (mean time,
     or inf; rung score). A target crossed early is what the user asked for, and the loss
     at the rung's end would rank by another goal.
 
     >>> from types import SimpleNamespace
     >>> fast = [(0.0, 1.0), (1.0, 0.4), (2.0, 0.35), (3.0, 0.34)]
     >>> p = SimpleNamespace(status="ok", curve=fast, curves=[])
-    >>> rung_key(p, 0.5, 20.0)  # smoothed over 1 s: 1.0, 0.7, 0.375, 0.345
-    (2.0, 0.34)
+    >>> rung_key(p, 0.5)  # crossed between 0 s (1.0) and 1 s (0.4)
+    (0.8333333333333334, 0.34)
     """
-    return runs_time_to_loss(p, target, horizon), rung_score(p)
+    return runs_time_to_target(p, target), rung_score(p)
 
 
 def _widen(

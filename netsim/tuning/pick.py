@@ -25,9 +25,11 @@ from .scoring import (
     headed_score,
     last_quarter,
     predicted_time,
+    reached_at,
     reaches,
     rung_score,
     runs_time_to_loss,
+    runs_time_to_target,
     settled_time,
     time_to_loss,
 )
@@ -79,7 +81,7 @@ def choose(
     score = headed_score if options.extrapolate else final_score
     scores = {id(p): score(p, H) for p in ok}  # Pilot is unhashable
     target = given or race_target(ok, scores, H_run)
-    predict_all(pilots, finals, target.loss, H)
+    predict_all(pilots, finals, target.loss, H, raw=target.given)
     pick, reason = _pick(eligible, scores, target, (H, H_run), options, note)
     return Choice(pick, reason, target)
 
@@ -122,15 +124,19 @@ def race_target(ok: list[Pilot], scores: dict[int, float], H_run: float) -> Targ
     return Target(loss, f"loss every run of {best.label} holds at {H_run:g} s")
 
 
-def predict_all(pilots: list[Pilot], finals: list[Pilot], target: float, H: float) -> None:
+def predict_all(
+    pilots: list[Pilot], finals: list[Pilot], target: float, H: float, raw: bool = False
+) -> None:
     """Every pilot's predicted time to *target* (:func:`predicted_time`); a finalist with
-    several runs that all reach it: the mean of their times (interval: the earliest and latest)."""
+    several runs that all reach it: the mean of their times (interval: the earliest and
+    latest). Times are read off the curves smoothed as over *H* (s), or with *raw* (a target
+    the user gave) where the curves themselves first cross it (:func:`reached_at`)."""
     for p in pilots:
-        p.predicted, p.low, p.high, p.how = predicted_time(p, target, H)
+        p.predicted, p.low, p.high, p.how = predicted_time(p, target, H, raw)
     for p in finals:
         if p.status != "ok" or not p.curve:
             continue
-        each = [time_to_loss(c, target, H) for c in p.curves]
+        each = [reached_at(c, target) if raw else time_to_loss(c, target, H) for c in p.curves]
         times = [t for t in each if t is not None]
         if len(each) > 1 and len(times) == len(each):
             p.predicted, p.low, p.high = float(np.mean(times)), min(times), max(times)
@@ -150,7 +156,10 @@ def _pick(
     *guarded*: what the guard left out, for the reason."""
     H, H_run = horizons
     ok = [p for p in finals if id(p) in scores]
-    reached = [p for p in ok if reaches(p, target.loss, H)]
+    if target.given:
+        reached = [p for p in ok if math.isfinite(runs_time_to_target(p, target.loss))]
+    else:
+        reached = [p for p in ok if reaches(p, target.loss, H)]
     if reached and target.given:
         pick = min(reached, key=lambda p: (p.predicted, scores[id(p)], p.label))
         return pick, (

@@ -3,8 +3,11 @@
 A curve is a list of (time s, loss) pairs, time increasing. A candidate (:class:`Runs`)
 has one curve per run: its pilot's and, at the last rung, its replicates'. The rungs rank
 by :func:`rung_score`, the last rung by :func:`final_score` (or :func:`headed_score`);
-times to a target are read off curves smoothed by a trailing median over :data:`SMOOTH`
-of the horizon (:func:`time_to_loss`), as the benchmark reads them.
+times to the race's own targets are read off curves smoothed by a trailing median over
+:data:`SMOOTH` of the horizon (:func:`time_to_loss`), as the grouping benchmark reads them;
+the time to a target the user gives is read as ``netsim predict`` and the comparisons
+with real runs read it: where the curve itself first crosses it, linear between
+evaluations (:func:`crossing`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ __all__ = [
     "Runs",
     "smoothed",
     "time_to_loss",
+    "crossing",
+    "reached_at",
+    "runs_time_to_target",
     "mean_curve",
     "mean_time_to_target",
     "rung_score",
@@ -82,6 +88,48 @@ def smoothed(curve: Curve, window: float) -> Curve:
 def time_to_loss(curve: Curve, target: float, horizon: float) -> float | None:
     """First time (s) the smoothed *curve* (window: 1/20 of *horizon*, s) is at or below *target*, or None."""
     return next((t for t, loss in smoothed(curve, SMOOTH * horizon) if loss <= target), None)
+
+
+def crossing(times: np.ndarray, losses: np.ndarray, target: float) -> float | None:
+    """When the loss first reaches *target*, linear between the evaluation before and the
+    first at or below it (the crossing between evaluations is the figure compared); None
+    when it never does. *times* (s), *losses*: shape (n,).
+
+    >>> crossing(np.array([0.0, 10.0, 20.0]), np.array([1.0, 0.6, 0.2]), 0.4)
+    15.0
+    >>> crossing(np.array([0.0, 10.0]), np.array([1.0, 0.6]), 0.4) is None
+    True
+    """
+    below = np.flatnonzero(losses <= target)
+    if not below.size:
+        return None
+    i = int(below[0])
+    if i == 0 or not np.isfinite(losses[i - 1]):
+        return float(times[i])
+    t0, t1, l0, l1 = times[i - 1], times[i], losses[i - 1], losses[i]
+    return float(t0 + (t1 - t0) * (l0 - target) / (l0 - l1))
+
+
+def reached_at(curve: Curve, target: float) -> float | None:
+    """:func:`crossing` of a (time s, loss) *curve*: when it first reaches *target* (s), or None.
+
+    >>> round(reached_at([(0.0, 1.0), (1.0, 0.4), (2.0, 0.9), (3.0, 0.3)], 0.5), 4)
+    0.8333
+    """
+    if not curve:
+        return None
+    arr = np.asarray(curve, float)
+    return crossing(arr[:, 0], arr[:, 1], target)
+
+
+def runs_time_to_target(p: Runs, target: float) -> float:
+    """The mean over *p*'s runs of when each first reaches the *target* a user gave
+    (:func:`reached_at`, s); inf unless every run reaches it (or diverged)."""
+    if p.status != "ok" or not p.curve:
+        return math.inf
+    times = [reached_at(c, target) for c in p.curves or [p.curve]]
+    hit = [t for t in times if t is not None]
+    return float(np.mean(hit)) if len(hit) == len(times) else math.inf
 
 
 def mean_curve(
@@ -232,17 +280,24 @@ def unstable(p: Runs) -> bool:
     return not math.isfinite(score) or score > UNSTABLE * p.curve[0][1]
 
 
-def predicted_time(p: Runs, target: float, horizon: float) -> tuple[float, float, float, str]:
+def predicted_time(
+    p: Runs, target: float, horizon: float, raw: bool = False
+) -> tuple[float, float, float, str]:
     """(predicted time to *target*, s; the interval's low and high ends, s; how) from *p*'s
-    pilot curve: where its smoothed curve (over *horizon*, s) crosses the target (interval:
-    the crossings of the target ± the curve's own noise), else a line in (log t, loss) over
+    pilot curve: where its smoothed curve (over *horizon*, s; with *raw*, the curve itself,
+    linear between evaluations: :func:`crossing`) first crosses the target (interval: the
+    crossings of the target ± the curve's own noise), else a line in (log t, loss) over
     its last half extrapolated (interval: ± 2 standard errors of the slope). inf when the
     pilot diverged, is too short or is not expected to get there."""
     if p.status != "ok" or len(p.curve) < 2 or not math.isfinite(target):
         return math.inf, math.inf, math.inf, "diverged" if p.status != "ok" else "too short"
     t = np.array([c[0] for c in p.curve])
-    loss = np.array([c[1] for c in smoothed(p.curve, SMOOTH * horizon)])
+    curve = p.curve if raw else smoothed(p.curve, SMOOTH * horizon)
+    loss = np.array([c[1] for c in curve])
     noise = float(np.median(np.abs(np.diff(loss)))) if len(loss) > 2 else 0.0
+    if raw and (hit := crossing(t, loss, target)) is not None:
+        early, late = crossing(t, loss, target + noise), crossing(t, loss, target - noise)
+        return hit, hit if early is None else early, horizon if late is None else late, "emulated"
     hit = np.flatnonzero(loss <= target)
     if hit.size:
         early = np.flatnonzero(loss <= target + noise)
