@@ -220,7 +220,12 @@ def verdict(rows: Sequence[dict]) -> dict:
     real regret: what choosing by netsim's time to that target costs), ``pick_regret``,
     ``hand_regret`` (the hand groups at the scenario's η), ``tau`` (predicted against real,
     every row), ``best_close`` (the real best is the pick or a finalist the race did not
-    separate from it); a regret is None when its row is missing."""
+    separate from it); a regret is None when its row is missing. ``pick_emulated_regret``:
+    the pick's regret by the emulation's own times (what the race's short pilots cost
+    against full emulated runs). With a ``second`` time in every row (the emulation again,
+    on as many other seeds), ``second_first`` (its fastest) and ``second_regret``: that
+    row's regret judged by the first emulation, the resolution of a verdict on this many
+    seeds (a predictor as good as the emulation itself, judged by it on other seeds)."""
     best = min(rows, key=lambda r: (r["real"], r["config"].label))
 
     def regret_of(*tags: str) -> float | None:
@@ -237,6 +242,14 @@ def verdict(rows: Sequence[dict]) -> dict:
         "tau": kendall_tau([r["predicted"] for r in rows], [r["real"] for r in rows]),
         "best_close": any(t in best["config"].tags for t in ("pick", "close")),
     }
+    pick = next((r for r in rows if "pick" in r["config"].tags), None)
+    out["pick_emulated_regret"] = (
+        None if pick is None else regret(pick["predicted"], first["predicted"])
+    )
+    if all(r.get("second") is not None for r in rows):
+        second = min(rows, key=lambda r: (r["second"], r["config"].label))
+        out["second_first"] = second
+        out["second_regret"] = regret(second["predicted"], first["predicted"])
     if all(r.get("calibrated") is not None for r in rows):
         first = min(rows, key=lambda r: (r["calibrated"], r["config"].label))
         out["calibrated_tau"] = kendall_tau(

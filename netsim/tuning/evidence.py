@@ -127,6 +127,12 @@ class Recommendation:
     cannot tell which of them reaches the target first; empty when the pick stands apart."""
 
     @property
+    def given(self) -> bool:
+        """Whether the user gave the target (``--target`` or ``run.target_loss``): times to it
+        are read where the curves first cross it (:func:`~.scoring.reached_at`)."""
+        return self.target_source in ("given", "run.target_loss")
+
+    @property
     def separated(self) -> bool:
         """Whether the pick's interval of time to target meets no other finalist's."""
         return not self.close

@@ -141,6 +141,23 @@ def test_verdict_of_a_scenario():
     # the emulation's fastest (50) is the pick, 5 % behind the real best
     assert v["emulated_first"]["config"].name == "2 groups"
     assert v["emulated_regret"] == pytest.approx(0.05)
+    # the pick is the emulation's own fastest; no second emulation, no resolution
+    assert v["pick_emulated_regret"] == 0.0 and "second_regret" not in v
+
+
+def test_verdict_with_a_second_emulation_on_other_seeds():
+    """The second emulation puts the hand groups at the race's η first (52 against 58, 70,
+    80); the first emulation has them at 55 against its fastest 50: the resolution of a
+    verdict on these seeds is a 10 % regret. The pick judged by the emulation: 0 %."""
+    rows = _rows()
+    for row, t in zip(rows, (58.0, 52.0, 70.0, 80.0)):
+        row["second"] = t
+    v = verdict(rows)
+    assert v["second_first"]["config"].label == "gsgd[hand] η=0.1"
+    assert v["second_regret"] == pytest.approx(0.1)
+    rows[0]["config"] = Config("gsgd", 0.1, ((0, 1),), "2 groups", ("finalist",))
+    rows[2]["config"] = Config("gsgd", 0.05, ((0,), (1,)), "hand", ("pick", "scenario η"))
+    assert verdict(rows)["pick_emulated_regret"] == pytest.approx(65 / 50 - 1)
 
 
 def test_verdict_when_the_best_was_not_a_finalist():
