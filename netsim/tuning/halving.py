@@ -3,7 +3,9 @@
 All pilots run to the first rung; the better 1/``factor`` (by :func:`rung_score`, or with a
 target loss by :func:`rung_key`), at least ``finalists``, are resumed to the next rung,
 ``factor`` times as long, up to the last rung, where the best ``finalists`` run
-``replicates − 1`` more times. After the first rung, a
+``replicates − 1`` more times. With a target loss the user gave, a pilot that reaches it
+gets those runs at once, each run until it reaches the target (``early``), so that every
+rung from then on times it on all its runs. After the first rung, a
 grouping whose best η is at the top of its values, or whose every η is unstable, gets a
 pilot one grid step beyond (:func:`edge_steps`).
 """
@@ -23,6 +25,7 @@ from .pilots import PilotRunner
 from .pool import StickyPool, usable_cpus
 from .scoring import (
     SMOOTH,
+    reached_at,
     rung_score,
     runs_time_to_target,
     settled_time,
@@ -155,6 +158,8 @@ def run_halving(
                 wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
                 if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
+            if aim is not None and free and options.early:
+                runner.to_target(pool, _reached_once(pilots, alive, aim[0]), aim[0])
             if last:
                 break
             key = _rung_key(aim, runner.level, (horizons[r], H), options.slack)
@@ -176,6 +181,18 @@ def run_halving(
         if p.rung < len(horizons) - 1:
             p.curves = []
     return [pilots[i] for i in alive]
+
+
+def _reached_once(pilots: list[Pilot], ids: list[int], target: float) -> list[int]:
+    """The pilots of *ids* whose own run has reached *target* and that have no other runs
+    yet (none diverged)."""
+    return [
+        i
+        for i in ids
+        if pilots[i].status == "ok"
+        and len(pilots[i].curves) <= 1
+        and reached_at(pilots[i].curve, target) is not None
+    ]
 
 
 def done_share(

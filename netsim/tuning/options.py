@@ -74,6 +74,9 @@ class RaceOptions:
         horizon, a run counting only when it ends within ``1 + slack`` times that loss;
         ``"auto"``: ``"one_group"`` when the first rung finds the pilots on a plateau, else
         ``"level"``.
+    early : with a target the user gave, a pilot that reaches it runs its replicates at
+        once, each until it reaches the target, and every rung from then on ranks it by the
+        mean time over its runs (False: one run until the last rung).
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
         and the next rung keeps a quarter (0: off).
@@ -100,6 +103,7 @@ class RaceOptions:
     references: int = 2
     slack: float = 0.2
     plateau: float = 0.05
+    early: bool = True
 
     def __post_init__(self) -> None:
         if self.lrs is not None:

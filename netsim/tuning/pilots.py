@@ -24,7 +24,7 @@ from ..sim.measurement import Measurement
 from .evidence import Groups, Pilot
 from .pool import StickyPool
 from .progress import group_timing, prune_alike
-from .scoring import Curve
+from .scoring import Curve, reached_at
 
 if TYPE_CHECKING:
     from ..config.scenario import Scenario
@@ -43,8 +43,9 @@ __all__ = [
 ]
 
 Task = tuple[str, int, Any, tuple[Groups, float]]
-"""A pool task: (``advance`` or ``replicate``, pilot index, the rung horizons so far (s)
-or the replicate's number, (the pilot's groups, its η))."""
+"""A pool task: (``advance``, ``replicate`` or ``to_target``, pilot index, the rung
+horizons so far (s), the replicate's number or (its number, the target loss), (the pilot's
+groups, its η))."""
 
 Outcome = tuple[float, float, Curve, bool]
 """What a task returns: (simulated s, wall s, curve [(t s, loss)], diverged)."""
@@ -174,6 +175,8 @@ class PilotRunner:
         groups and η: a child forked before a pilot was added does not know it."""
         kind, i, arg, (groups, lr) = task
         setup = self.setup
+        if kind == "to_target":
+            return self._to_target(arg, groups, lr)
         if kind == "replicate":
             run = replace(
                 setup.pilot_sc.run,
@@ -202,6 +205,49 @@ class PilotRunner:
             bool(sim.ps.diverged),
         )
 
+    def _to_target(self, arg: tuple[int, float], groups: Groups, lr: float) -> Outcome:
+        """Replicate run *k* of a candidate (*arg* = (k, target loss)) up to the evaluation
+        where its curve first reaches the target, or to the last rung: (simulated s, wall s,
+        curve, diverged)."""
+        k, target = arg
+        setup = self.setup
+        run = replace(
+            setup.pilot_sc.run,
+            seed=replicate_seed(setup.scenario.run.seed, k),
+            until=self.horizons[-1],
+        )
+        sim = setup.simulation(replace(setup.pilot_sc, run=run), groups, lr)
+        w0 = time.perf_counter()
+        sim.begin()
+        step = 4 * run.eval_every  # a few evaluations at a time
+        while not sim.stopped and sim.env.now < run.until:
+            sim.advance(sim.env.now + step)
+            if reached_at(run_losses(sim.recorder.curve), target) is not None:
+                break
+        curve = run_losses(sim.recorder.curve)
+        return sim.env.now, time.perf_counter() - w0, curve, bool(sim.ps.diverged)
+
+    def to_target(self, pool: StickyPool, ids: list[int], target: float) -> None:
+        """Run ``replicates − 1`` replicates of each pilot of *ids* (the seeds of the last
+        rung's) until each reaches *target* (or to the last rung): their curves follow the
+        pilot's in ``curves``, so that a candidate is timed to a target the user gave on
+        all its runs from the rung where it reaches it on. The last rung's replicate runs
+        of the same seeds continue them."""
+        pilots, last = self.pilots, self.horizons[-1]
+        tasks: list[Task] = [
+            ("to_target", i, (k, target), (pilots[i].groups, pilots[i].lr))
+            for i in ids
+            for k in range(1, self.replicates)
+        ]
+        outcomes = pool.run(
+            tasks,
+            [None] * len(tasks),
+            [pilots[i].per_s * last / 4 for _, i, _, _ in tasks],
+            [pilots[i].per_s * last / 4 for _, i, _, _ in tasks],
+        )
+        for (_, i, _, _), outcome in zip(tasks, outcomes):
+            _credit(pilots[i], pilots[i].rung, False, outcome)
+
     def batch(
         self, pool: StickyPool, r: int, ids: list[int], replicate: bool, advance: bool = True
     ) -> None:
@@ -215,6 +261,8 @@ class PilotRunner:
             if not pilots[i].curve or pilots[i].rung < r  # a reference is ahead already
         ]
         if replicate:  # the replicates do not depend on the last rung: one batch
+            for i in ids:  # runs stopped at a target are run again, to the last rung
+                pilots[i].curves = pilots[i].curves[:1]
             tasks += [
                 ("replicate", i, rep, (pilots[i].groups, pilots[i].lr))
                 for i in ids
@@ -260,9 +308,9 @@ def _credit(p: Pilot, r: int, advanced: bool, outcome: Outcome) -> None:
     sim_s, wall_s, curve, diverged = outcome
     p.sim_s += sim_s
     p.wall_s += wall_s
-    if advanced:
+    if advanced:  # runs to a target (:meth:`PilotRunner.to_target`) stay beside the new curve
         p.rung, p.curve = r, curve
-        p.curves = [curve]
+        p.curves = [curve, *p.curves[1:]]
     else:
         p.curves.append(curve)
     if diverged:

@@ -295,9 +295,9 @@ def predicted_time(
     curve = p.curve if raw else smoothed(p.curve, SMOOTH * horizon)
     loss = np.array([c[1] for c in curve])
     noise = float(np.median(np.abs(np.diff(loss)))) if len(loss) > 2 else 0.0
-    if raw and (hit := crossing(t, loss, target)) is not None:
-        early, late = crossing(t, loss, target + noise), crossing(t, loss, target - noise)
-        return hit, hit if early is None else early, horizon if late is None else late, "emulated"
+    if raw and (at := crossing(t, loss, target)) is not None:
+        first, last = crossing(t, loss, target + noise), crossing(t, loss, target - noise)
+        return at, at if first is None else first, horizon if last is None else last, "emulated"
     hit = np.flatnonzero(loss <= target)
     if hit.size:
         early = np.flatnonzero(loss <= target + noise)
