@@ -70,10 +70,13 @@ class Config:
 
 
 def finalists(rec: Any) -> list:
-    """The finalists of a Recommendation *rec*: the pilots at its last rung that it ran
-    with replicates (when more than its number of finalists reached that rung, it replicates
-    the best of them only; every one there when none was replicated), best first by
-    predicted time to target."""
+    """The finalists of a Recommendation *rec*: its ``finals`` (the candidates it ran with
+    replicates to the last rung's end) when it names them, else the pilots at its last rung
+    that it ran with replicates (when more than its number of finalists reached that rung,
+    it replicates the best of them only; every one there when none was replicated); best
+    first by predicted time to target."""
+    if getattr(rec, "finals", None):
+        return sorted(rec.finals, key=lambda p: (p.predicted, p.label))
     if not rec.pilots:
         return []
     last = max(p.rung for p in rec.pilots)

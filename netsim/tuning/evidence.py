@@ -122,6 +122,8 @@ class Recommendation:
     """Grouping not raced → the alike grouping raced for it."""
     unseen: list[dict[str, Any]] = field(default_factory=list)
     """The scenario's timed events (``[[events]]`` as dicts) at or after the last rung: the race did not see them."""
+    finals: list[Pilot] = field(default_factory=list)
+    """The last rung's finalists (those run ``replicates`` times to its end), in race order."""
     close: list[Pilot] = field(default_factory=list)
     """The other finalists the pick is not separated from (:func:`overlapping`): the race
     cannot tell which of them reaches the target first; empty when the pick stands apart."""

@@ -116,6 +116,7 @@ def recommend(
         horizon=scenario.run.until,
         pruned=pruned,
         unseen=_unseen_events(scenario.events, horizons[-1]),
+        finals=finals,
         close=close,
     )
 

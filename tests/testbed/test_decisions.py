@@ -82,6 +82,7 @@ class _Rec:
     lr: float
     pilots: list
     close: list = field(default_factory=list)
+    finals: list = field(default_factory=list)
 
 
 def _race() -> _Rec:
@@ -99,6 +100,15 @@ def test_finalists_are_the_last_rung_replicated_best_first():
     for p in rec.pilots:
         p.curves = [[]]  # none replicated: every pilot at the last rung
     assert [p.name for p in finalists(rec)] == ["2 groups", "hand", "one group", "equal:3"]
+
+
+def test_finalists_named_by_the_race_are_those():
+    """A race that names its finals (others at the last rung may have runs to a target
+    too): those, best first."""
+    rec = _race()
+    far, _, unreplicated, pick, _ = rec.pilots
+    rec.finals = [far, unreplicated, pick]
+    assert [p.name for p in finalists(rec)] == ["2 groups", "one group", "equal:3"]
 
 
 def test_configs_list_finalists_and_baselines_once():
