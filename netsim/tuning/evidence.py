@@ -127,12 +127,9 @@ class Recommendation:
     close: list[Pilot] = field(default_factory=list)
     """The other finalists the pick is not separated from (:func:`overlapping`): the race
     cannot tell which of them reaches the target first; empty when the pick stands apart."""
-
-    @property
-    def given(self) -> bool:
-        """Whether the user gave the target (``--target`` or ``run.target_loss``): times to it
-        are read where the curves first cross it (:func:`~.scoring.reached_at`)."""
-        return self.target_source in ("given", "run.target_loss")
+    given: bool = False
+    """Whether the user gave the target (``--target`` or ``run.target_loss``): times to it
+    are read where the curves first cross it (:func:`~.scoring.reached_at`)."""
 
     @property
     def separated(self) -> bool:

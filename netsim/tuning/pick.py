@@ -25,13 +25,12 @@ from .scoring import (
     headed_score,
     last_quarter,
     predicted_time,
-    reached_at,
     reaches,
     rung_score,
     runs_time_to_loss,
     runs_time_to_target,
     settled_time,
-    time_to_loss,
+    time_to,
 )
 
 __all__ = [
@@ -136,7 +135,7 @@ def predict_all(
     for p in finals:
         if p.status != "ok" or not p.curve:
             continue
-        each = [reached_at(c, target) if raw else time_to_loss(c, target, H) for c in p.curves]
+        each = [time_to(c, target, H, raw) for c in p.curves]
         times = [t for t in each if t is not None]
         if len(each) > 1 and len(times) == len(each):
             p.predicted, p.low, p.high = float(np.mean(times)), min(times), max(times)

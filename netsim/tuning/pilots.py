@@ -178,12 +178,7 @@ class PilotRunner:
         if kind == "to_target":
             return self._to_target(arg, groups, lr)
         if kind == "replicate":
-            run = replace(
-                setup.pilot_sc.run,
-                seed=replicate_seed(setup.scenario.run.seed, arg),
-                until=self.horizons[-1],
-            )
-            sim = setup.simulation(replace(setup.pilot_sc, run=run), groups, lr)
+            sim = self._replicate(arg, groups, lr)
             w0 = time.perf_counter()
             res = sim.run()
             return res.sim_time, time.perf_counter() - w0, run_losses(res.curve), res.status != "ok"
@@ -205,20 +200,26 @@ class PilotRunner:
             bool(sim.ps.diverged),
         )
 
-    def _to_target(self, arg: tuple[int, float], groups: Groups, lr: float) -> Outcome:
-        """Replicate run *k* of a candidate (*arg* = (k, target loss)) up to the evaluation
-        where its curve first reaches the target, or to the last rung: (simulated s, wall s,
-        curve, diverged)."""
-        k, target = arg
+    def _replicate(self, k: int, groups: Groups, lr: float) -> Simulation:
+        """Replicate run *k* (k >= 1) of a candidate of *groups* and η *lr*, not started: the
+        pilots' scenario on the replicate's seed, to the last rung."""
         setup = self.setup
         run = replace(
             setup.pilot_sc.run,
             seed=replicate_seed(setup.scenario.run.seed, k),
             until=self.horizons[-1],
         )
-        sim = setup.simulation(replace(setup.pilot_sc, run=run), groups, lr)
+        return setup.simulation(replace(setup.pilot_sc, run=run), groups, lr)
+
+    def _to_target(self, arg: tuple[int, float], groups: Groups, lr: float) -> Outcome:
+        """Replicate run *k* of a candidate (*arg* = (k, target loss)) up to the evaluation
+        where its curve first reaches the target, or to the last rung: (simulated s, wall s,
+        curve, diverged)."""
+        k, target = arg
+        sim = self._replicate(k, groups, lr)
         w0 = time.perf_counter()
         sim.begin()
+        run = sim.scenario.run
         step = 4 * run.eval_every  # a few evaluations at a time
         while not sim.stopped and sim.env.now < run.until:
             sim.advance(sim.env.now + step)
@@ -239,12 +240,8 @@ class PilotRunner:
             for i in ids
             for k in range(1, self.replicates)
         ]
-        outcomes = pool.run(
-            tasks,
-            [None] * len(tasks),
-            [pilots[i].per_s * last / 4 for _, i, _, _ in tasks],
-            [pilots[i].per_s * last / 4 for _, i, _, _ in tasks],
-        )
+        costs = [pilots[i].per_s * last / 4 for _, i, _, _ in tasks]  # most stop early
+        outcomes = pool.run(tasks, [None] * len(tasks), costs, costs)
         for (_, i, _, _), outcome in zip(tasks, outcomes):
             _credit(pilots[i], pilots[i].rung, False, outcome)
 

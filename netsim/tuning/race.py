@@ -28,7 +28,7 @@ from .options import RaceOptions, RecommendError, Target, check_jobs
 from .pick import choose, sureness
 from .pilots import PilotRunner, PilotSetup, base_lr, make_pilots, pilot_rule, run_losses
 from .pool import StickyPool, usable_cpus
-from .scoring import mean_curve, mean_time_to_target, reached_at, smoothed, time_to_loss
+from .scoring import mean_curve, mean_time_to_target, smoothed, time_to, time_to_loss
 
 if TYPE_CHECKING:
     from ..config.events import ClusterEvent
@@ -118,6 +118,7 @@ def recommend(
         unseen=_unseen_events(scenario.events, horizons[-1]),
         finals=finals,
         close=close,
+        given=chosen.target.given,
     )
 
 
@@ -220,8 +221,7 @@ def verify(
         pilot = pilot_rule(scenario, p.groups, p.lr)
         res = Simulation(full, GROUPING_RULE, prepared, rule=pilot).run()
         curve = run_losses(res.curve)
-        read = reached_at(curve, rec.target) if rec.given else time_to_loss(curve, rec.target, H)
-        hit = read if res.status == "ok" else None
+        hit = time_to(curve, rec.target, H, rec.given) if res.status == "ok" else None
         return {
             "name": p.name,
             "lr": p.lr,

@@ -13,6 +13,7 @@ evaluations (:func:`crossing`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = [
     "crossing",
     "reached_at",
     "runs_time_to_target",
+    "time_to",
     "mean_curve",
     "mean_time_to_target",
     "rung_score",
@@ -125,9 +127,22 @@ def reached_at(curve: Curve, target: float) -> float | None:
 def runs_time_to_target(p: Runs, target: float) -> float:
     """The mean over *p*'s runs of when each first reaches the *target* a user gave
     (:func:`reached_at`, s); inf unless every run reaches it (or diverged)."""
+    return _mean_time(p, lambda c: reached_at(c, target))
+
+
+def time_to(curve: Curve, target: float, horizon: float, raw: bool = False) -> float | None:
+    """When *curve* first reaches *target* (s), or None: with *raw* (a target the user gave)
+    where the curve itself crosses it (:func:`reached_at`), else where it does smoothed as
+    over *horizon* (s; :func:`time_to_loss`)."""
+    return reached_at(curve, target) if raw else time_to_loss(curve, target, horizon)
+
+
+def _mean_time(p: Runs, read: Callable[[Curve], float | None]) -> float:
+    """The mean over *p*'s runs of the time *read* off each curve (s); inf unless every
+    run has one (or *p* diverged)."""
     if p.status != "ok" or not p.curve:
         return math.inf
-    times = [reached_at(c, target) for c in p.curves or [p.curve]]
+    times = [read(c) for c in p.curves or [p.curve]]
     hit = [t for t in times if t is not None]
     return float(np.mean(hit)) if len(hit) == len(times) else math.inf
 
@@ -224,11 +239,7 @@ def headed_score(p: Runs, horizon: float) -> float:
 def runs_time_to_loss(p: Runs, target: float, horizon: float) -> float:
     """The mean over *p*'s runs of their times (s) to *target* (:func:`time_to_loss`,
     smoothed as over *horizon*, s); inf unless every run reaches it (or diverged)."""
-    if p.status != "ok" or not p.curve:
-        return math.inf
-    times = [time_to_loss(c, target, horizon) for c in p.curves or [p.curve]]
-    hit = [t for t in times if t is not None]
-    return float(np.mean(hit)) if len(hit) == len(times) else math.inf
+    return _mean_time(p, lambda c: time_to_loss(c, target, horizon))
 
 
 def settled_time(p: Runs, level: float, horizon: float, slack: float) -> float:
