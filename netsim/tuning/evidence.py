@@ -52,6 +52,9 @@ class Pilot:
     curves: list[Curve] = field(default_factory=list)
     reference: Curve = field(default_factory=list)
     """A one-group pilot run on to the full horizon to set the race's aim (else empty)."""
+    timed: list[Curve] = field(default_factory=list)
+    """A finalist's further runs, each stopped where it reaches the target a user gave,
+    that the pick is decided on beside ``curves`` (:attr:`RaceOptions.decide`; else empty)."""
 
     @property
     def label(self) -> str:

@@ -5,7 +5,8 @@ target loss by :func:`rung_key`), at least ``finalists``, are resumed to the nex
 ``factor`` times as long, up to the last rung, where the best ``finalists`` run
 ``replicates − 1`` more times. With a target loss the user gave, a pilot that reaches it
 gets those runs at once, each run until it reaches the target (``early``), so that every
-rung from then on times it on all its runs. After the first rung, a
+rung from then on times it on all its runs; and the finalists whose runs all reach it run
+again, each to the target, until each has ``decide`` runs, the pick's evidence. After the first rung, a
 grouping whose best η is at the top of its values, or whose every η is unstable, gets a
 pilot one grid step beyond (:func:`edge_steps`).
 """
@@ -174,6 +175,9 @@ def run_halving(
             key = _rung_key(aim, runner.level, (horizons[-1], H), options.slack)
             alive = sorted(alive, key=lambda i: key(pilots[i]))[: options.finalists]
             runner.batch(pool, len(horizons) - 1, alive, True, advance=False)
+        if aim is not None and free and options.decide > options.replicates:
+            reached = [i for i in alive if math.isfinite(runs_time_to_target(pilots[i], aim[0]))]
+            runner.to_target(pool, reached, aim[0], options.decide)
     if on_progress is not None:
         on_progress(1.0)
     runner.sims.clear()  # free the SimPy state of every pilot

@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AIMS", "GUARD", "TIE", "RaceOptions", "RecommendError", "Target", "check_jobs"]
+__all__ = [
+    "AIMS",
+    "DECIDE",
+    "GUARD",
+    "TIE",
+    "RaceOptions",
+    "RecommendError",
+    "Target",
+    "check_jobs",
+]
 
 AIMS = ("level", "one_group", "auto")
 """What the race ranks by without a target given (:attr:`RaceOptions.aim`)."""
@@ -24,6 +33,11 @@ multiple of the fastest finalist's time (dimensionless, >= 1; inf: off)."""
 TIE = 0.0
 """Default of :attr:`RaceOptions.tie`: finalists within this fraction of the lowest
 last-rung loss count as tied (dimensionless; 0: off)."""
+
+
+DECIDE = 8
+"""Default of :attr:`RaceOptions.decide`: the runs a finalist is timed on to a target the
+user gave before the pick is made."""
 
 
 class RecommendError(ValueError):
@@ -77,6 +91,10 @@ class RaceOptions:
     early : with a target the user gave, a pilot that reaches it runs its replicates at
         once, each until it reaches the target, and every rung from then on ranks it by the
         mean time over its runs (False: one run until the last rung).
+    decide : with a target the user gave, each finalist whose runs all reach it runs again
+        until it has this many runs in all, each stopped where it reaches the target, and
+        the pick is the finalist first there on the mean over them (at most *replicates*:
+        off; off with a budget).
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
         and the next rung keeps a quarter (0: off).
@@ -104,6 +122,7 @@ class RaceOptions:
     slack: float = 0.2
     plateau: float = 0.05
     early: bool = True
+    decide: int = DECIDE
 
     def __post_init__(self) -> None:
         if self.lrs is not None:
@@ -115,6 +134,8 @@ class RaceOptions:
             )
         if self.replicates < 1:
             raise RecommendError(f"replicates must be >= 1, got {self.replicates!r}")
+        if self.decide < 0:
+            raise RecommendError(f"decide must be >= 0, got {self.decide!r}")
         if not self.guard >= 1:
             raise RecommendError(f"guard must be >= 1 (inf: off), got {self.guard!r}")
         if self.aim not in AIMS:

@@ -21,6 +21,7 @@ import numpy as np
 from .evidence import Pilot
 from .options import TIE, RaceOptions, Target
 from .scoring import (
+    all_runs,
     final_score,
     headed_score,
     last_quarter,
@@ -135,7 +136,7 @@ def predict_all(
     for p in finals:
         if p.status != "ok" or not p.curve:
             continue
-        each = [time_to(c, target, H, raw) for c in p.curves]
+        each = [time_to(c, target, H, raw) for c in all_runs(p)]
         times = [t for t in each if t is not None]
         if len(each) > 1 and len(times) == len(each):
             p.predicted, p.low, p.high = float(np.mean(times)), min(times), max(times)

@@ -120,7 +120,8 @@ def _to_rung(sim: Simulation, until: float) -> None:
 class PilotSetup:
     """What every pilot of a race shares: the scenario asked about, its prepared data, the
     raced rule, the pilots' scenario (evaluated every 1/8 of the first rung, at most every
-    1/100 of the horizon, no target, no timeline) and the evaluation rows (X, y)."""
+    1/100 of the horizon and, with a target the user gave, at least as often as the
+    scenario's run; no target, no timeline) and the evaluation rows (X, y)."""
 
     scenario: Scenario
     prepared: Prepared
@@ -130,15 +131,26 @@ class PilotSetup:
 
     @classmethod
     def of(
-        cls, scenario: Scenario, prepared: Prepared, rule: Any, first_rung: float, eval_rows: int
+        cls,
+        scenario: Scenario,
+        prepared: Prepared,
+        rule: Any,
+        first_rung: float,
+        eval_rows: int,
+        given: bool = False,
     ) -> PilotSetup:
         """The setup of a race whose first rung ends at *first_rung* (s), its loss evaluated on
-        *eval_rows* training rows (drawn from the scenario seed)."""
+        *eval_rows* training rows (drawn from the scenario seed). *given*: the user gave a
+        target, which the pilots' curves are then read on at least as finely as the
+        scenario's own evaluations (``run.eval_every``) read it."""
+        every = min(first_rung / 8, scenario.run.until / 100)
+        if given and scenario.run.eval_every > 0:
+            every = min(every, scenario.run.eval_every)
         pilot_sc = replace(
             scenario,
             run=replace(
                 scenario.run,
-                eval_every=min(first_rung / 8, scenario.run.until / 100),
+                eval_every=every,
                 eval_every_updates=0,
                 timeline_until=0.0,
                 target_loss=0.0,
@@ -228,22 +240,33 @@ class PilotRunner:
         curve = run_losses(sim.recorder.curve)
         return sim.env.now, time.perf_counter() - w0, curve, bool(sim.ps.diverged)
 
-    def to_target(self, pool: StickyPool, ids: list[int], target: float) -> None:
-        """Run ``replicates − 1`` replicates of each pilot of *ids* (the seeds of the last
-        rung's) until each reaches *target* (or to the last rung): their curves follow the
-        pilot's in ``curves``, so that a candidate is timed to a target the user gave on
-        all its runs from the rung where it reaches it on. The last rung's replicate runs
-        of the same seeds continue them."""
+    def to_target(
+        self, pool: StickyPool, ids: list[int], target: float, runs: int | None = None
+    ) -> None:
+        """Run replicates of each pilot of *ids*, each until it reaches *target* (or to the
+        last rung). Without *runs*: its ``replicates − 1`` replicates, on the seeds of the
+        last rung's, their curves following the pilot's in ``curves``, so that a candidate
+        is timed to a target the user gave on all its runs from the rung where it reaches
+        it on (the last rung's replicate runs of the same seeds continue them). With
+        *runs*: replicates ``replicates`` to ``runs − 1``, on seeds no other run has, their
+        curves in ``timed``: the further runs the pick is decided on."""
         pilots, last = self.pilots, self.horizons[-1]
+        first, stop = (1, self.replicates) if runs is None else (self.replicates, runs)
         tasks: list[Task] = [
             ("to_target", i, (k, target), (pilots[i].groups, pilots[i].lr))
             for i in ids
-            for k in range(1, self.replicates)
+            for k in range(first, stop)
         ]
         costs = [pilots[i].per_s * last / 4 for _, i, _, _ in tasks]  # most stop early
         outcomes = pool.run(tasks, [None] * len(tasks), costs, costs)
         for (_, i, _, _), outcome in zip(tasks, outcomes):
-            _credit(pilots[i], pilots[i].rung, False, outcome)
+            if runs is None:
+                _credit(pilots[i], pilots[i].rung, False, outcome)
+            else:
+                sim_s, wall_s, curve, _ = outcome  # a run that diverged short of the
+                pilots[i].sim_s += sim_s  # target never reaches it
+                pilots[i].wall_s += wall_s
+                pilots[i].timed.append(curve)
 
     def batch(
         self, pool: StickyPool, r: int, ids: list[int], replicate: bool, advance: bool = True

@@ -93,7 +93,9 @@ def recommend(
     given = Target.asked(options.target, scenario.run.target_loss)
     pilots, pruned = make_pilots(measurement, candidates, options.grid, options.alike)
     horizons = plan_rungs(scenario.run.until, measurement, len(pilots), options)
-    setup = PilotSetup.of(scenario, prepared, rule, horizons[0], options.eval_rows)
+    setup = PilotSetup.of(
+        scenario, prepared, rule, horizons[0], options.eval_rows, given is not None
+    )
     runner = PilotRunner(setup, pilots, horizons, options.replicates)
     aim = (given.loss, scenario.run.until) if given is not None else None
     finals = run_halving(runner, options, on_rung, on_progress, aim)

@@ -23,6 +23,7 @@ __all__ = [
     "UNSTABLE",
     "Curve",
     "Runs",
+    "all_runs",
     "smoothed",
     "time_to_loss",
     "crossing",
@@ -65,6 +66,12 @@ class Runs(Protocol):
 
     @property
     def curves(self) -> list[Curve]: ...
+
+
+def all_runs(p: Runs) -> list[Curve]:
+    """Every run of *p*: its ``curves`` (its pilot's ``curve`` when it has none), then the
+    runs to a given target its pick is decided on (``timed``, when it has them)."""
+    return [*(p.curves or [p.curve]), *getattr(p, "timed", ())]
 
 
 def smoothed(curve: Curve, window: float) -> Curve:
@@ -142,7 +149,7 @@ def _mean_time(p: Runs, read: Callable[[Curve], float | None]) -> float:
     run has one (or *p* diverged)."""
     if p.status != "ok" or not p.curve:
         return math.inf
-    times = [read(c) for c in p.curves or [p.curve]]
+    times = [read(c) for c in all_runs(p)]
     hit = [t for t in times if t is not None]
     return float(np.mean(hit)) if len(hit) == len(times) else math.inf
 

@@ -37,6 +37,7 @@ def test_a_grid_is_sorted_once_each_and_its_ratio_read_off():
         ({"first": 0.6, "last": 0.5}, "0 < first <= last <= 1"),
         ({"last": 1.5}, "0 < first <= last <= 1"),
         ({"replicates": 0}, "replicates must be >= 1, got 0"),
+        ({"decide": -1}, "decide must be >= 0, got -1"),
         ({"guard": 0.5}, "guard must be >= 1"),
         ({"jobs": 0}, "jobs must be >= 1, got 0"),
         ({"aim": "ssgd"}, "aim must be one of level, one_group, auto, got 'ssgd'"),

@@ -44,7 +44,26 @@ def test_a_run_to_the_target_is_the_replicate_cut_where_it_reaches_it():
     assert never == full[: len(never)] and never[-1][0] == pytest.approx(runner.horizons[-1])
 
 
-def test_with_a_target_every_candidate_that_reaches_it_is_timed_on_three_runs():
+def test_a_decision_run_is_a_replicate_on_a_seed_of_its_own_cut_at_the_target():
+    runner = _runner()
+    pilot = runner.pilots[0]
+    pilot.curve = pilot.curves = [[(0.0, 1.0)]]
+    full = runner.work(("replicate", 0, 3, (GROUPS, 1.0)))[2]
+    losses = [loss for _, loss in full]
+    target = losses[0] - 0.5 * (losses[0] - min(losses))
+
+    class Inline:  # the pool's contract, run here
+        def run(self, tasks, *_):
+            return [runner.work(t) for t in tasks]
+
+    runner.to_target(Inline(), [0], target, runs=5)  # replicates 3 and 4
+    assert len(pilot.timed) == 2 and pilot.timed[0] == full[: len(pilot.timed[0])]
+    assert reached_at(pilot.timed[0], target) == reached_at(full, target)
+    other = runner.work(("replicate", 0, 4, (GROUPS, 1.0)))[2]
+    assert pilot.timed[1] == other[: len(pilot.timed[1])] and other != full
+
+
+def test_with_a_target_every_candidate_that_reaches_it_is_timed_on_all_its_runs():
     sc = make_scenario(cluster(WORKERS, until=20.0))
     prep = prepare(sc)
     probe = recommend(sc, prep, lrs=(0.3, 1.0))
@@ -58,12 +77,15 @@ def test_with_a_target_every_candidate_that_reaches_it_is_timed_on_three_runs():
     assert timed and all(p.sim_s > rec.rungs[p.rung] * (1 + 1e-9) for p in timed)
     finals = [p for p in timed if p.rung == last]
     assert finals
-    for p in finals:  # the replicates ran on to the last rung, and time the finalist
-        times = [reached_at(c, target) for c in p.curves]
-        assert len(p.curves) == 3 and all(t is not None for t in times)
+    for p in finals:  # the replicates ran on to the last rung; 5 more runs to the target
+        assert len(p.curves) == 3 and len(p.timed) == 8 - 3
         assert all(c[-1][0] == pytest.approx(rec.rungs[-1]) for c in p.curves)
-        assert p.predicted == pytest.approx(np.mean(times))
+        times = [reached_at(c, target) for c in p.curves + p.timed]
+        assert all(t is not None for t in times)
+        assert p.predicted == pytest.approx(np.mean(times)) and p.how == "emulated, 8 runs"
     assert rec.pick.predicted == min(p.predicted for p in finals)
+    three = recommend(sc, prep, lrs=(0.3, 1.0), target=float(target), decide=3)
+    assert all(not p.timed and len(p.curves) == 3 for p in three.finals)
     old = recommend(sc, prep, lrs=(0.3, 1.0), target=float(target), early=False)
     alone = [p for p in old.pilots if p.status == "ok" and p.rung < last]
     assert all(p.sim_s == pytest.approx(old.rungs[p.rung]) for p in alone)
