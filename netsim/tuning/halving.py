@@ -6,9 +6,9 @@ target loss by :func:`rung_key`), at least ``finalists``, are resumed to the nex
 ``replicates − 1`` more times. With a target loss the user gave, a pilot that reaches it
 gets those runs at once, each run until it reaches the target (``early``), so that every
 rung from then on times it on all its runs; and the finalists whose runs all reach it run
-again, each to the target, until each has ``decide`` runs, the pick's evidence. After the first rung, a
-grouping whose best η is at the top of its values, or whose every η is unstable, gets a
-pilot one grid step beyond (:func:`edge_steps`).
+again, each to the target, until each has ``decide`` runs, the pick's evidence. After the
+first rung, a grouping whose best η is at the top of its values, or whose every η is
+unstable, gets a pilot one grid step beyond (:func:`edge_steps`).
 """
 
 from __future__ import annotations
