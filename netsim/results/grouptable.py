@@ -298,23 +298,33 @@ def group_verdict(rec: Recommendation, classes: list[str] | None = None) -> str:
         f"predicted to reach loss {rec.target:.4g} in {far_text(pick.predicted, rec.horizon)} s"
     )
     parts = []
+    runs = pick.runs
     for name in ("hand", ONE_GROUP, SINGLETONS):
         other = _best_of(rec, name)
         if other is not None and name != rec.name:
-            parts.append(_than(pick.predicted, other.predicted, plain_name(name), rec.horizon))
+            fewer = other.runs if other.runs < runs else None
+            parts.append(
+                _than(pick.predicted, other.predicted, plain_name(name), rec.horizon, fewer)
+            )
     tail = "" if rec.separated else "; not separated from the next (see the intervals)"
     return head + ("; " + ", ".join(parts) if parts else "") + tail
 
 
-def _than(mine: float, other: float, name: str, horizon: float) -> str:
+def _than(mine: float, other: float, name: str, horizon: float, runs: int | None = None) -> str:
     """``1.42× faster than hand (86.1 s)``, ``as fast as hand``, ``0.8× as fast as hand``;
-    ``hand not predicted to get there`` beyond :data:`FAR` horizons."""
+    ``hand not predicted to get there`` beyond :data:`FAR` horizons. *runs*: the other's
+    time rests on fewer runs than the pick's, this many (said beside it).
+
+    >>> _than(9.3, 7.4, "singletons", 100.0, 1)
+    '0.80× as fast as singletons (7.4 s, on 1 run)'
+    """
+    note = "" if runs is None else f", on {runs} run{'s' if runs > 1 else ''}"
     if not math.isfinite(other) or other > FAR * horizon:
-        return f"{name} not predicted to get there"
+        return f"{name} not predicted to get there{f' ({note[2:]})' if note else ''}"
     if not math.isfinite(mine) or mine > FAR * horizon:
-        return f"slower than {name} ({_num(other)} s)"
+        return f"slower than {name} ({_num(other)} s{note})"
     ratio = other / mine
     if abs(ratio - 1) < 0.005:
-        return f"as fast as {name}"
+        return f"as fast as {name}{f' ({note[2:]})' if note else ''}"
     how = f"{ratio:.2f}× faster than" if ratio > 1 else f"{ratio:.2f}× as fast as"
-    return f"{how} {name} ({_num(other)} s)"
+    return f"{how} {name} ({_num(other)} s{note})"

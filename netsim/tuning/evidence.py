@@ -14,7 +14,7 @@ from typing import Any
 from ..sim.measurement import Measurement
 from .candidates import Groups
 from .progress import GroupTiming
-from .scoring import Curve, rung_score
+from .scoring import Curve, all_runs, rung_score
 
 __all__ = ["Groups", "Pilot", "Recommendation", "overlapping"]
 
@@ -55,6 +55,11 @@ class Pilot:
     timed: list[Curve] = field(default_factory=list)
     """A finalist's further runs, each stopped where it reaches the target a user gave,
     that the pick is decided on beside ``curves`` (:attr:`RaceOptions.decide`; else empty)."""
+
+    @property
+    def runs(self) -> int:
+        """How many runs its predicted time rests on (:func:`all_runs`)."""
+        return len(all_runs(self))
 
     @property
     def label(self) -> str:

@@ -128,12 +128,13 @@ def predict_all(
     pilots: list[Pilot], finals: list[Pilot], target: float, H: float, raw: bool = False
 ) -> None:
     """Every pilot's predicted time to *target* (:func:`predicted_time`); a finalist with
-    several runs that all reach it: the mean of their times (interval: the earliest and
-    latest). Times are read off the curves smoothed as over *H* (s), or with *raw* (a target
-    the user gave) where the curves themselves first cross it (:func:`reached_at`)."""
+    several runs that all reach it (with *raw*, any pilot: those that reached a target the
+    user gave ran their replicates to it): the mean of their times (interval: the earliest
+    and latest). Times are read off the curves smoothed as over *H* (s), or with *raw* where
+    the curves themselves first cross it (:func:`reached_at`)."""
     for p in pilots:
         p.predicted, p.low, p.high, p.how = predicted_time(p, target, H, raw)
-    for p in finals:
+    for p in pilots if raw else finals:
         if p.status != "ok" or not p.curve:
             continue
         each = [time_to(c, target, H, raw) for c in all_runs(p)]

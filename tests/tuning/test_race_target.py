@@ -89,3 +89,31 @@ def test_with_a_target_every_candidate_that_reaches_it_is_timed_on_all_its_runs(
     old = recommend(sc, prep, lrs=(0.3, 1.0), target=float(target), early=False)
     alone = [p for p in old.pilots if p.status == "ok" and p.rung < last]
     assert all(p.sim_s == pytest.approx(old.rungs[p.rung]) for p in alone)
+
+
+def test_with_a_target_given_every_pilot_is_predicted_on_all_its_runs():
+    from netsim.tuning.pick import predict_all
+
+    def runs(*hits):  # a run whose loss falls from 1 to 0 between 0 s and 2·hit s
+        return [[(0.0, 1.0), (2.0 * h, 0.0)] for h in hits]
+
+    final = Pilot("a", GROUPS, 1.0, rung=2)
+    final.curves = runs(1.0, 2.0, 3.0)
+    final.curve, final.timed = final.curves[0], runs(4.0, 5.0)
+    other = Pilot("b", GROUPS, 1.0, rung=2)  # not a finalist; three runs to the target
+    other.curves = runs(1.0, 1.5, 2.0)
+    other.curve = other.curves[0]
+    cut = Pilot("c", GROUPS, 1.0, rung=1)  # cut earlier: its own run alone
+    cut.curve = runs(0.5)[0]
+    predict_all([final, other, cut], [final], 0.5, 20.0, raw=True)
+    # half way down each line: at hit s; the means 3, 1.5 and 0.5 s
+    assert (final.predicted, final.low, final.high, final.runs) == (3.0, 1.0, 5.0, 5)
+    assert (other.predicted, other.low, other.high, other.how) == (
+        1.5,
+        1.0,
+        2.0,
+        "emulated, 3 runs",
+    )
+    assert cut.predicted == 0.5 and cut.how == "emulated" and cut.runs == 1
+    predict_all([other], [], 0.5, 20.0)  # no target given: a non-finalist reads its own run
+    assert other.how == "emulated" and other.runs == 3
