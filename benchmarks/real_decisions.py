@@ -10,14 +10,17 @@ is a steep one (``default_target``: half way from the initial to the final loss,
 over the real runs of the scenario's own configurations: GSGD with its hand groups, SSGD
 and ASGD, at the scenario's η); the race is given the target of the same definition on
 their emulated runs (``--target``), made before any real run, so that it ranks by the goal
-the benchmark scores. A configuration's time to target is its seeds' mean
-(scenario time units, with the half-width of its 95 % interval), "not reached" when a seed
-never got there. Per scenario: the real best, the real regret (how much later it reaches
-the target) of netsim's pick and of the hand groups at the scenario's η, Kendall's τ-b
-between the emulated and the real times over every configuration (the never reached are
-tied last), and whether the real best is the pick or a finalist the race did not separate
-from it. A configuration the real runner refuses is named and left out; GSGD with
-one-worker groups and ASGD at the same η are one configuration (listed once).
+the benchmark scores. A configuration's time to target is its seeds' mean (scenario time
+units, with the half-width of its 95 % interval), "not reached" when a seed never got
+there. The configurations whose real interval meets the real best's (the best among them)
+are trained for real on ``--more`` further seeds, and their real times are the means over
+all their seeds: a verdict on three seeds of heavy-tailed times cannot tell them apart; the
+target stays the one the first seeds set. Per scenario: the real best, the real regret (how
+much later it reaches the target) of netsim's pick and of the hand groups at the scenario's
+η, Kendall's τ-b between the emulated and the real times over every configuration (the
+never reached are tied last), and whether the real best is the pick or a finalist the race
+did not separate from it. A configuration the real runner refuses is named and left out;
+GSGD with one-worker groups and ASGD at the same η are one configuration (listed once).
 
 Two figures say how far a verdict on ``--seeds`` seeds can be trusted: the pick's regret by
 the emulation's own times (what deciding on short pilots costs, before any real run), and
@@ -48,7 +51,7 @@ The load average is recorded before and during every real run; ⚠ marks one abo
 core.
 
 Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds 3]
-[--scenarios paper,stragglers,...] [--fraction 0.5] [--reuse] [--quick]  (MNIST and
+[--more 3] [--scenarios paper,stragglers,...] [--fraction 0.5] [--reuse] [--quick]  (MNIST and
 PyTorch; --fraction: where the target sits between the initial and final loss; --reuse keeps
 real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
 for the docs.) At rest on a 2-core machine a full run takes about 80 minutes: about 170 real runs
@@ -71,6 +74,7 @@ from netsim.testbed.decisions import (
     Config,
     config_rows,
     configs,
+    contenders,
     mean_time,
     merge_singletons,
     own_configs,
@@ -183,6 +187,33 @@ def _real_runs(args, name: str, cfgs: list[Config]) -> tuple[dict, float, list[s
     return runs, scale, refused
 
 
+def _more_seeds(args, name: str, runs: dict, target: float, scale: float) -> list[str]:
+    """Real seeds ``--seeds`` to ``--seeds + --more − 1`` of every configuration that its
+    first seeds cannot tell from the real best to *target* (:func:`contenders`: the best and
+    those whose intervals meet its), appended to *runs*; their labels."""
+    if args.more <= 0:
+        return []
+    times = {
+        config: mean_time(_real_time(folder, target) for folder, _ in done)
+        for config, done in runs.items()
+    }
+    chosen = contenders(times)
+    for config in chosen:
+        for k in range(args.seeds, args.seeds + args.more):
+            try:
+                runs[config].append(_real(args, name, config, scale, k))
+            except (ScenarioError, RealRunFailed) as exc:
+                print(f"{name}: {config.label}, seed {1 + k} not run ({exc})")
+                break
+    return [c.label for c in chosen]
+
+
+def _real_time(folder: Path, target: float) -> float | None:
+    """When the real run in *folder* first reaches *target* (scenario units), or None."""
+    curve = netsim.open_run(folder).curve
+    return crossing(curve["sim_time"], curve["loss"], target)
+
+
 _EMULATED: dict[tuple, list] = {}
 """(scenario, configuration, variant, real folder) → its emulated runs' curves, made once."""
 
@@ -270,6 +301,13 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     ) <= {"lr"}:  # one-worker groups are the asynchronous rule itself
         cfgs = merge_singletons(cfgs, RULES["grouping"], RULES["async"])
     runs, scale, refused = _real_runs(args, name, cfgs)
+    keys = {c.key for c in own}
+    target = default_target(  # on the first --seeds seeds: the extra ones do not move it
+        _finite_curves([f for c, d in runs.items() if c.key in keys for f, _ in d])
+        or _finite_curves([f for d in runs.values() for f, _ in d]),
+        args.fraction,
+    )
+    more = _more_seeds(args, name, runs, target, scale) if runs else []
     print(f"\n### {name}: T = {sc.run.until:g} units at {scale:g} s per unit\n")
     print(f"race: {rec.name} η={rec.lr:.3g} ({rec.reason})")
     for line in refused:
@@ -287,17 +325,10 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
                 f"| {name} | {folder.name} | {s['real']['time_scale']:g} | {s['status']} | "
                 f"{s['updates']} | {load[0]:.1f} | {load[1] or 0:.1f}{mark} |"
             )
-    keys = {c.key for c in own}
-    target = default_target(
-        _finite_curves([f for c, d in runs.items() if c.key in keys for f, _ in d])
-        or _finite_curves([f for d in runs.values() for f, _ in d]),
-        args.fraction,
-    )
     source, cal = _calibration(runs)
     rows = []
     for config, done in runs.items():
-        real = [netsim.open_run(f).curve for f, _ in done]
-        real_t = mean_time(crossing(c["sim_time"], c["loss"], target) for c in real)
+        real_t = mean_time(_real_time(f, target) for f, _ in done)
         emu_t = mean_time(_emulated_times(args, name, config, target))
         row = {"config": config, "real": real_t[0], "real_ci": real_t[1]}
         row |= {"predicted": emu_t[0], "predicted_ci": emu_t[1]}
@@ -312,7 +343,14 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
         print(f"calibrated: on the real runs of {source.label} (netsim calibrate)")
     print(
         f"target loss {target:.4g} (the race was given {aim:.4g}, the same definition on "
-        f"the emulated runs); {args.seeds} seeds each side\n"
+        f"the emulated runs); {args.seeds} seeds each side"
+        + (
+            f"; real times on {args.seeds + args.more} seeds for {', '.join(more)} (not "
+            f"separated from the real best on {args.seeds})"
+            if more
+            else ""
+        )
+        + "\n"
     )
     print("\n".join(config_rows(rows)))
     n = sum(len(d) for d in runs.values())
@@ -367,6 +405,12 @@ def main() -> None:
     ap.add_argument("--data-dir", default=str(HERE.parent.parent / "shared" / "data"))
     ap.add_argument("--out", default="runs/real_decisions")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument(
+        "--more",
+        type=int,
+        default=3,
+        help="real seeds more for the configurations not separated from the real best (0: none)",
+    )
     ap.add_argument("--scenarios", default=None, help=f"of {', '.join(SUITE)} (default all)")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--quick", action="store_true")
@@ -383,8 +427,10 @@ def main() -> None:
         ap.error(f"unknown scenario(s) {', '.join(unknown)} (allowed: {', '.join(SUITE)})")
     if not 0.0 < args.fraction < 1.0:
         ap.error(f"--fraction must be between 0 and 1 (exclusive), got {args.fraction:g}")
+    if args.seeds < 2 or args.more < 0:
+        ap.error(f"--seeds must be at least 2 and --more at least 0, got {args.seeds}, {args.more}")
     if args.quick:
-        args.seeds = min(args.seeds, 2)
+        args.seeds, args.more = min(args.seeds, 2), min(args.more, 1)
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"{platform.platform()}, Python {platform.python_version()}; {args.seeds} seeds each "

@@ -27,6 +27,7 @@ __all__ = [
     "merge_singletons",
     "mean_time",
     "regret",
+    "contenders",
     "kendall_tau",
     "verdict",
     "config_rows",
@@ -213,6 +214,23 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
                 tx += 1
     denominator = math.sqrt((c + d + tx) * (c + d + ty))
     return None if denominator == 0 else (c - d) / denominator
+
+
+def contenders(times: dict[Any, tuple[float, float | None]]) -> list[Any]:
+    """The keys of *times* (key → (mean time to target, half-width of its 95 % interval),
+    as :func:`mean_time` gives them) that a verdict on these runs cannot tell from the
+    fastest: the fastest itself and every one whose interval meets its interval (a
+    configuration that never reached the target is never one). Empty when none reached it.
+
+    >>> contenders({"a": (10.0, 2.0), "b": (13.0, 1.5), "c": (14.0, 1.0), "d": (math.inf, None)})
+    ['a', 'b']
+    """
+    reached = {k: v for k, v in times.items() if math.isfinite(v[0])}
+    if not reached:
+        return []
+    best = min(reached, key=lambda k: reached[k][0])
+    m, h = reached[best][0], reached[best][1] or 0.0
+    return [k for k, (t, e) in reached.items() if t - (e or 0.0) <= m + h]
 
 
 def verdict(rows: Sequence[dict]) -> dict:
