@@ -54,7 +54,7 @@ Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds
 [--more 3] [--scenarios paper,stragglers,...] [--fraction 0.5] [--reuse] [--quick]  (MNIST and
 PyTorch; --fraction: where the target sits between the initial and final loss; --reuse keeps
 real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
-for the docs.) At rest on a 2-core machine a full run takes about 80 minutes: about 170 real runs
+for the docs.) At rest on a 2-core machine a full run takes about 90 minutes: about 250 real runs
 of 5 to 15 s each and a few seconds to start, the races and the emulations.
 """
 
