@@ -13,9 +13,9 @@ their emulated runs (``--target``), made before any real run, so that it ranks b
 the benchmark scores. A configuration's time to target is its seeds' mean (scenario time
 units, with the half-width of its 95 % interval), "not reached" when a seed never got
 there. The configurations whose real interval meets the real best's (the best among them)
-are trained for real on ``--more`` further seeds, and their real times are the means over
-all their seeds: a verdict on three seeds of heavy-tailed times cannot tell them apart; the
-target stays the one the first seeds set. Per scenario: the real best, the real regret (how
+are trained for real and emulated on ``--more`` further seeds, and their times are the
+means over all their seeds: a verdict on three seeds of heavy-tailed times cannot tell them
+apart; the target stays the one the first seeds set. Per scenario: the real best, the real regret (how
 much later it reaches the target) of netsim's pick and of the hand groups at the scenario's
 η, Kendall's τ-b between the emulated and the real times over every configuration (the
 never reached are tied last), and whether the real best is the pick or a finalist the race
@@ -219,13 +219,20 @@ _EMULATED: dict[tuple, list] = {}
 
 
 def _emulated_curves(
-    args, name: str, config: Config, cal=None, folder: Path | None = None, first: int = 1
+    args,
+    name: str,
+    config: Config,
+    cal=None,
+    folder: Path | None = None,
+    first: int = 1,
+    n: int | None = None,
 ) -> list[dict]:
     """*config* emulated from the scenario file, or with the ``[server]`` keys and
     overheads of *cal* (at the time scale of its real run in *folder*): one run per seed
-    (``--seeds`` of them from seed *first*: 1, the real runs' seeds; 1 + ``--seeds``, the
-    second emulation's), their curves."""
-    key = (name, config.key, cal is not None, folder, first)
+    (*n*, default ``--seeds``, of them from seed *first*: 1, the real runs' seeds, as many
+    as its real runs; 1 + ``--seeds`` + ``--more``, the second emulation's), their curves."""
+    n = args.seeds if n is None else n
+    key = (name, config.key, cal is not None, folder, first, n)
     if key in _EMULATED:
         return _EMULATED[key]
     path, _, overrides = _spec(args, name)
@@ -235,7 +242,7 @@ def _emulated_curves(
         scale = netsim.open_run(folder).summary["real"]["time_scale"]
         sc, kind = variant_scenario(sc, folder, "calibrated", cal, scale), "calibrated"
     curves, kind = [], kind if first == 1 else "second"
-    for k in range(args.seeds):
+    for k in range(n):
         out = Path(args.out) / name / kind / f"{_slug(config)}-seed{k}"
         run = netsim.run(sc, config.rule, out=out, overwrite=True, progress=None, seed=first + k)
         curves.append(run.curve)
@@ -251,9 +258,10 @@ def _emulated_times(
     cal=None,
     folder: Path | None = None,
     first: int = 1,
+    n: int | None = None,
 ) -> list[float | None]:
     """Each seed's emulated time to *target* of *config* (:func:`_emulated_curves`)."""
-    curves = _emulated_curves(args, name, config, cal, folder, first)
+    curves = _emulated_curves(args, name, config, cal, folder, first, n)
     return [crossing(c["sim_time"], c["loss"], target) for c in curves]
 
 
@@ -329,14 +337,15 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     rows = []
     for config, done in runs.items():
         real_t = mean_time(_real_time(f, target) for f, _ in done)
-        emu_t = mean_time(_emulated_times(args, name, config, target))
+        n = len(done)  # the real best's contenders: as many emulated seeds as real ones
+        emu_t = mean_time(_emulated_times(args, name, config, target, n=n))
         row = {"config": config, "real": real_t[0], "real_ci": real_t[1]}
         row |= {"predicted": emu_t[0], "predicted_ci": emu_t[1]}
         row["second"] = mean_time(
-            _emulated_times(args, name, config, target, first=1 + args.seeds)
+            _emulated_times(args, name, config, target, first=1 + args.seeds + args.more)
         )[0]
         if cal is not None:
-            cal_t = mean_time(_emulated_times(args, name, config, target, cal, done[0][0]))
+            cal_t = mean_time(_emulated_times(args, name, config, target, cal, done[0][0], n=n))
             row |= {"calibrated": cal_t[0], "calibrated_ci": cal_t[1]}
         rows.append(row)
     if source is not None:
@@ -365,7 +374,7 @@ def _share(x: float | None) -> str:
     return "never" if math.isinf(x) else f"{x:+.1%}"
 
 
-def _summary(found: dict, seeds: int) -> None:
+def _summary(found: dict, seeds: int, more: int) -> None:
     print("\n### Decisions\n")
     print(
         "| scenario | T, s per unit | real best | its time | pick's regret | "
@@ -390,9 +399,10 @@ def _summary(found: dict, seeds: int) -> None:
     within = [v for v in found.values() if v.get("second_regret") is not None]
     hits = sum(v["second_regret"] <= 0.05 for v in within)
     print(
-        f"\nresolution: the second emulation's fastest (seeds {1 + seeds}–{2 * seeds}) "
-        f"is within 5 % of the first emulation's fastest (seeds 1–{seeds}) in {hits} of "
-        f"{len(within)} scenarios"
+        f"\nresolution: the second emulation's fastest (seeds {1 + seeds + more}–"
+        f"{2 * seeds + more}) is within 5 % of the first emulation's fastest (seeds 1–{seeds}"
+        + (f", the real best's contenders 1–{seeds + more}" if more else "")
+        + f") in {hits} of {len(within)} scenarios"
     )
 
 
@@ -441,7 +451,7 @@ def main() -> None:
     for name in names:
         if (v := _scenario(args, name, loads)) is not None:
             found[name] = v
-    _summary(found, args.seeds)
+    _summary(found, args.seeds, args.more)
     print(
         "\n### Real runs\n\n| scenario | run | s per unit | status | updates | load before | "
         "load max |\n|---|---|---:|---|---:|---:|---:|"
