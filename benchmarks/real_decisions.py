@@ -15,12 +15,13 @@ units, with the half-width of its 95 % interval), "not reached" when a seed neve
 there. The configurations whose real interval meets the real best's (the best among them)
 are trained for real and emulated on ``--more`` further seeds, and their times are the
 means over all their seeds: a verdict on three seeds of heavy-tailed times cannot tell them
-apart; the target stays the one the first seeds set. Per scenario: the real best, the real regret (how
-much later it reaches the target) of netsim's pick and of the hand groups at the scenario's
-η, Kendall's τ-b between the emulated and the real times over every configuration (the
-never reached are tied last), and whether the real best is the pick or a finalist the race
-did not separate from it. A configuration the real runner refuses is named and left out;
-GSGD with one-worker groups and ASGD at the same η are one configuration (listed once).
+apart; the target stays the one the first seeds set. Per scenario: the real best, the real
+regret (how much later it reaches the target) of netsim's pick and of the hand groups at
+the scenario's η, Kendall's τ-b between the emulated and the real times over every
+configuration (the never reached are tied last), and whether the real best is the pick or
+a finalist the race did not separate from it. A configuration the real runner refuses is
+named and left out; GSGD with one-worker groups and ASGD at the same η are one
+configuration (listed once).
 
 Two figures say how far a verdict on ``--seeds`` seeds can be trusted: the pick's regret by
 the emulation's own times (what deciding on short pilots costs, before any real run), and
@@ -51,11 +52,12 @@ The load average is recorded before and during every real run; ⚠ marks one abo
 core.
 
 Usage: python benchmarks/real_decisions.py [--data-dir DIR] [--out DIR] [--seeds 3]
-[--more 3] [--scenarios paper,stragglers,...] [--fraction 0.5] [--reuse] [--quick]  (MNIST and
-PyTorch; --fraction: where the target sits between the initial and final loss; --reuse keeps
-real runs already in OUT; --quick: a smoke test, 2 seeds, tiny horizons, 2 scenarios, not
-for the docs.) At rest on a 2-core machine a full run takes about 90 minutes: about 250 real runs
-of 5 to 15 s each and a few seconds to start, the races and the emulations.
+[--more 3] [--scenarios paper,stragglers,...] [--fraction 0.5] [--reuse] [--quick]
+(MNIST and PyTorch; --fraction: where the target sits between the initial and final loss;
+--reuse keeps real runs already in OUT; --quick: a smoke test, 2 seeds and 1 more, tiny
+horizons, 2 scenarios, not for the docs.) At rest on a 2-core machine a full run takes
+about 90 minutes: about 250 real runs of 5 to 15 s each and a few seconds to start, the
+races and the emulations.
 """
 
 from __future__ import annotations
@@ -309,13 +311,14 @@ def _scenario(args, name: str, loads: list[str]) -> dict | None:
     ) <= {"lr"}:  # one-worker groups are the asynchronous rule itself
         cfgs = merge_singletons(cfgs, RULES["grouping"], RULES["async"])
     runs, scale, refused = _real_runs(args, name, cfgs)
-    keys = {c.key for c in own}
-    target = default_target(  # on the first --seeds seeds: the extra ones do not move it
-        _finite_curves([f for c, d in runs.items() if c.key in keys for f, _ in d])
-        or _finite_curves([f for d in runs.values() for f, _ in d]),
-        args.fraction,
-    )
-    more = _more_seeds(args, name, runs, target, scale) if runs else []
+    keys, target, more = {c.key for c in own}, math.nan, []
+    if runs:  # the target on the first --seeds seeds: the extra ones do not move it
+        target = default_target(
+            _finite_curves([f for c, d in runs.items() if c.key in keys for f, _ in d])
+            or _finite_curves([f for d in runs.values() for f, _ in d]),
+            args.fraction,
+        )
+        more = _more_seeds(args, name, runs, target, scale)
     print(f"\n### {name}: T = {sc.run.until:g} units at {scale:g} s per unit\n")
     print(f"race: {rec.name} η={rec.lr:.3g} ({rec.reason})")
     for line in refused:
