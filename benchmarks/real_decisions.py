@@ -212,7 +212,11 @@ def _more_seeds(args, name: str, runs: dict, target: float, scale: float) -> lis
 
 def _real_time(folder: Path, target: float) -> float | None:
     """When the real run in *folder* first reaches *target* (scenario units), or None."""
-    curve = netsim.open_run(folder).curve
+    return _time_to(netsim.open_run(folder).curve, target)
+
+
+def _time_to(curve: dict, target: float) -> float | None:
+    """When a run's *curve* (``sim_time``, ``loss``) first reaches *target*, or None."""
     return crossing(curve["sim_time"], curve["loss"], target)
 
 
@@ -264,7 +268,7 @@ def _emulated_times(
 ) -> list[float | None]:
     """Each seed's emulated time to *target* of *config* (:func:`_emulated_curves`)."""
     curves = _emulated_curves(args, name, config, cal, folder, first, n)
-    return [crossing(c["sim_time"], c["loss"], target) for c in curves]
+    return [_time_to(c, target) for c in curves]
 
 
 def _aim(args, name: str, own: list[Config]) -> float:

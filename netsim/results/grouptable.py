@@ -318,13 +318,14 @@ def _than(mine: float, other: float, name: str, horizon: float, runs: int | None
     >>> _than(9.3, 7.4, "singletons", 100.0, 1)
     '0.80× as fast as singletons (7.4 s, on 1 run)'
     """
-    note = "" if runs is None else f", on {runs} run{'s' if runs > 1 else ''}"
+    on = "" if runs is None else f"on {runs} run{'s' if runs > 1 else ''}"
+    alone, beside = (f" ({on})", f", {on}") if on else ("", "")  # without / after a time
     if not math.isfinite(other) or other > FAR * horizon:
-        return f"{name} not predicted to get there{f' ({note[2:]})' if note else ''}"
+        return f"{name} not predicted to get there{alone}"
     if not math.isfinite(mine) or mine > FAR * horizon:
-        return f"slower than {name} ({_num(other)} s{note})"
+        return f"slower than {name} ({_num(other)} s{beside})"
     ratio = other / mine
     if abs(ratio - 1) < 0.005:
-        return f"as fast as {name}{f' ({note[2:]})' if note else ''}"
+        return f"as fast as {name}{alone}"
     how = f"{ratio:.2f}× faster than" if ratio > 1 else f"{ratio:.2f}× as fast as"
-    return f"{how} {name} ({_num(other)} s{note})"
+    return f"{how} {name} ({_num(other)} s{beside})"
