@@ -17,6 +17,7 @@ __all__ = [
     "parse_server",
     "check_server_horizon",
     "check_receive_horizon",
+    "check_snapshot_time",
     "SERVICES",
 ]
 
@@ -31,6 +32,8 @@ _TIMES = (
     "send_time_per_byte",
     "receive_time",
     "receive_time_per_byte",
+    "snapshot_time",
+    "snapshot_time_per_param",
 )
 
 
@@ -42,7 +45,8 @@ class ServerSpec:
     ``gradient_time`` (+ ``gradient_time_per_param`` × d) per push served;
     ``send_time`` (+ ``send_time_per_byte`` × bytes) per model message, ``parallel_sends``
     of them at once; ``receive_time`` (+ ``receive_time_per_byte`` × bytes) per push received,
-    one at a time, beside the serving thread; ``bandwidth`` (bit/s, 0 = unlimited) of the
+    one at a time, beside the serving thread; ``snapshot_time`` (+ ``snapshot_time_per_param``
+    × d) per copy of the model kept for an evaluation (a job of its own); ``bandwidth`` (bit/s, 0 = unlimited) of the
     server's own link (only without ``[network]``); ``service``: ``constant`` or ``exponential`` (each time drawn
     with that mean).
     """
@@ -58,6 +62,8 @@ class ServerSpec:
     bandwidth: float = 0.0
     receive_time: float = 0.0
     receive_time_per_byte: float = 0.0
+    snapshot_time: float = 0.0
+    snapshot_time_per_param: float = 0.0
 
     def intake(self, n_params: int) -> float:
         """Mean time to take in one gradient of *n_params* values."""
@@ -70,6 +76,10 @@ class ServerSpec:
     def message(self, message_bytes: float) -> float:
         """Mean server time of one model message of *message_bytes* bytes."""
         return self.send_time + self.send_time_per_byte * message_bytes
+
+    def snapshot(self, n_params: int) -> float:
+        """Mean time to keep one copy of a model of *n_params* values for an evaluation."""
+        return self.snapshot_time + self.snapshot_time_per_param * n_params
 
     def receiving(self, message_bytes: float) -> float:
         """Mean time the server's receiving thread spends on one push of *message_bytes* bytes."""
@@ -146,5 +156,24 @@ def check_receive_horizon(spec: ServerSpec, message_bytes: float, until: float, 
         f"server.{key}",
         f"receiving one push takes {takes} = {total:.4g} time units, longer than run.until = "
         f"{until:g}: no push could be received (lower {key})",
+        path,
+    )
+
+
+def check_snapshot_time(spec: ServerSpec, n_params: int, eval_every: float, path: str) -> None:
+    """Refuse a copy of the model for an evaluation (``snapshot_time +
+    snapshot_time_per_param`` × *n_params*) that lasts as long as the time between two
+    evaluations (*eval_every*, time units; 0: no timed evaluations): the server would do
+    nothing but copy. The error names the per-parameter key when it is set."""
+    total = spec.snapshot(n_params)
+    if not eval_every or total < eval_every:
+        return
+    key = "snapshot_time_per_param" if spec.snapshot_time_per_param else "snapshot_time"
+    raise ScenarioError(
+        f"server.{key}",
+        f"one copy of the model for an evaluation takes snapshot_time + "
+        f"snapshot_time_per_param × {n_params:,} parameters = {total:.4g} time units, not "
+        f"less than run.eval_every = {eval_every:g}: the server would do nothing but copy "
+        f"(lower {key} or raise run.eval_every)",
         path,
     )

@@ -13,7 +13,7 @@ import numpy as np
 import simpy
 
 from ..config.scenario import Scenario, check_dataset, labels_problem, shards_problem
-from ..config.server import check_receive_horizon, check_server_horizon
+from ..config.server import check_receive_horizon, check_server_horizon, check_snapshot_time
 from ..errors import ScenarioError
 from ..net.comm import FixedLatency, NetworkComm, make_comm
 from ..rng import Streams
@@ -206,6 +206,7 @@ def prepare(scenario: Scenario) -> Prepared:
             scenario.run.until,
             scenario.path,
         )
+        check_snapshot_time(scenario.server, w0.size, scenario.run.eval_every, scenario.path)
     dataset = BACKENDS[scenario.model.backend].examples(dataset, model)
     shards, unused = _partition(scenario, dataset.y_train, dataset.n_classes, streams.rng("shards"))
     return Prepared(dataset, model, tuple(shards), w0, unused)

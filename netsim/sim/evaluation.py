@@ -112,15 +112,20 @@ class Evaluator:
         def on_update(ps: ParameterServer) -> None:
             if ps.version % every == 0:
                 self.evaluate()
+                if ps.service is not None:
+                    ps.service.copy()
 
         return on_update
 
     def every(self, every: float) -> Generator[simpy.Event, Any, None]:
-        """A SimPy process: evaluate every *every* simulated seconds."""
+        """A SimPy process: evaluate every *every* simulated seconds (and have a server
+        that takes time keep a copy of its model: ``snapshot_time``)."""
         env = self.ps.env
         while True:
             yield env.timeout(every)
             self.evaluate()
+            if self.ps.service is not None:
+                self.ps.service.copy()
 
     def last_finite(self) -> None:
         """After divergence: the loss of the last finite model, at the time of divergence."""

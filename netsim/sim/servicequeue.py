@@ -4,8 +4,10 @@ Without a ``[server]`` table the server answers every push in zero simulated tim
 (:class:`~netsim.sim.server.ParameterServer` calls the rule at the push's arrival). With
 one, :func:`install` puts a :class:`ServiceQueue` in front of the rule. Each *job* is a push
 that arrived, a rule timer that fired, or model messages the rule asked for outside a job
-(the initial models, a worker back from a crash). The server serves one job at a time, in
-arrival order:
+(the initial models, a worker back from a crash), or a copy of the model kept for an
+evaluation (``snapshot_time``: busy that long, nothing else; it goes ahead of the jobs
+waiting, as a server copies its model when it is done with the job in hand). The server
+serves one job at a time, otherwise in arrival order:
 
 1. a push costs its *intake* (``gradient_time + gradient_time_per_param · d``);
 2. the job is handed to the rule at the end of the intake (a timer or a send at the start of
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ..config.server import check_receive_horizon, check_server_horizon
+from ..config.server import check_receive_horizon, check_server_horizon, check_snapshot_time
 from ..workload.servertime import ServerCosts, draw, send_offsets
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ SERVER_ROW = -1
 BUSY = 4
 """The phase index of the server's busy spans (``PHASES[4] == "busy"``)."""
 
-PUSH, CALL, SEND = 0, 1, 2
+PUSH, CALL, SEND, SNAP = 0, 1, 2, 3
 
 
 class Served(Protocol):
@@ -94,8 +96,8 @@ class ServiceQueue:
         self.costs = costs
         self.rng = rng
         self.queue: deque[tuple[float, int, Any]] = deque()
-        """Jobs waiting: (arrival time, kind, payload): a Push (PUSH), a callback (CALL) or
-        the worker ids to send a model to (SEND)."""
+        """Jobs waiting: (arrival time, kind, payload): a Push (PUSH), a callback (CALL),
+        the worker ids to send a model to (SEND) or None (SNAP: a copy for an evaluation)."""
         self.outbox: list[int] | None = None
         """During a job's hand-over to the rule: the workers it sends a model to."""
         self.waiting: simpy.Event | None = None
@@ -114,6 +116,7 @@ class ServiceQueue:
         self.wait_sum = 0.0
         self.service_sum = 0.0
         self.sends = 0
+        self.copies = 0
         self.inbound: deque[tuple[float, Push]] = deque()
         """Pushes waiting for the receiving thread: (arrival time, push)."""
         self.receiver: simpy.Event | None = None
@@ -152,16 +155,29 @@ class ServiceQueue:
         else:
             self._join(SEND, list(workers))
 
+    def copy(self) -> None:
+        """An evaluation fell due: the server keeps a copy of its model, a job of
+        ``snapshot`` time (none when that time is 0) served next, ahead of the jobs waiting.
+        The evaluation itself reads the model as it is now."""
+        if self.costs.snapshot:
+            self._join(SNAP, None, front=True)
+
     def _join(
         self,
         kind: int,
-        payload: Push | Callable[[], object] | list[int],
+        payload: Push | Callable[[], object] | list[int] | None,
         since: float | None = None,
+        front: bool = False,
     ) -> None:
-        """Queue a job; *since*: when it reached the server (default: now)."""
+        """Queue a job (at the head with *front*); *since*: when it reached the server
+        (default: now)."""
         now = self.env.now
         self._count_queue(now)
-        self.queue.append((now if since is None else since, kind, payload))
+        job = (now if since is None else since, kind, payload)
+        if front:
+            self.queue.appendleft(job)
+        else:
+            self.queue.append(job)
         if self.waiting is not None:
             waiting, self.waiting = self.waiting, None
             waiting.succeed()
@@ -187,6 +203,12 @@ class ServiceQueue:
                 if self.closed is None or self.closed[1] < start:  # else: one busy period goes on
                     self._flush_span()
                     self.opened = start
+            if kind == SNAP:
+                yield env.timeout(draw(costs.snapshot, rng))
+                self.copies += 1
+                if ps.stop.triggered:
+                    return
+                continue
             intake = draw(costs.intake, rng) if kind == PUSH else 0.0
             if intake:
                 yield env.timeout(intake)
@@ -299,7 +321,8 @@ class ServiceQueue:
         """``summary.json``'s ``server`` at *now*: busy share (%), time-averaged queue
         length (jobs waiting, the one in service not counted), mean queue wait and mean
         service per push served (time units), model messages sent, pushes served; with a
-        receiving thread, its busy share (%) and a push's mean wait for it (time units)."""
+        receiving thread, its busy share (%) and a push's mean wait for it (time units); with
+        a snapshot time, the copies made for evaluations."""
         busy = self.busy_time + (now - self.busy_since if self.busy_since is not None else 0.0)
         area = self.queue_area + len(self.queue) * (now - self.queue_since)
         n = self.pushes
@@ -317,6 +340,8 @@ class ServiceQueue:
             receiving = self.receive_busy + (now - since if since is not None else 0.0)
             out["receive_busy_pct"] = 100.0 * receiving / now if now > 0 else 0.0
             out["mean_receive_wait"] = self.receive_wait_sum / r if r else 0.0
+        if self.costs.snapshot:
+            out["snapshots"] = self.copies
         return out
 
 
@@ -338,6 +363,7 @@ def install(
     check_server_horizon(spec, n_params, scenario.run.until, scenario.path)
     size = push_bytes(scenario, n_params, ps.w.dtype)  # a push's, and a model message's
     check_receive_horizon(spec, size, scenario.run.until, scenario.path)
+    check_snapshot_time(spec, n_params, scenario.run.eval_every, scenario.path)
     costs = ServerCosts(
         intake=spec.intake(n_params),
         apply=spec.apply(n_params),
@@ -346,6 +372,7 @@ def install(
         slots=spec.parallel_sends,
         bandwidth=spec.bandwidth,
         receive=spec.receiving(size),
+        snapshot=spec.snapshot(n_params),
     )
     ps.recorder.server_wait, ps.recorder.server_service = [], []
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)
@@ -379,8 +406,13 @@ def check_server_model(
     until, path = scenario.run.until, scenario.path
     if not spec.receive_time_per_byte:  # the push's size does not matter
         check_receive_horizon(spec, 0.0, until, path)
+    if not spec.snapshot_time_per_param:  # nor the model's
+        check_snapshot_time(spec, 0, scenario.run.eval_every, path)
     if not (
-        spec.gradient_time_per_param or spec.apply_time_per_param or spec.receive_time_per_byte
+        spec.gradient_time_per_param
+        or spec.apply_time_per_param
+        or spec.receive_time_per_byte
+        or spec.snapshot_time_per_param
     ):
         return
     from ..rng import Streams
@@ -400,6 +432,7 @@ def check_server_model(
             memo[key] = (features, classes)
     d = family.n_params(scenario.model, features, classes)
     check_server_horizon(spec, d, until, path)
+    check_snapshot_time(spec, d, scenario.run.eval_every, path)
     if spec.receive_time_per_byte:
         push = push_bytes(scenario, d, scenario.model.master_dtype)
         check_receive_horizon(spec, push, until, path)

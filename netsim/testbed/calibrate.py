@@ -15,6 +15,10 @@ emulator's terms, in real seconds:
   taken out of the jobs and added to ``gradient`` (with one group size it would otherwise
   land in ``apply``, and a rule that averages nothing would be predicted to pay it);
 - **send**: the mean server time of one model message;
+- **snapshot**: the mean server time of one copy of the model kept for an evaluation;
+- **hand-over**: between two jobs the server's loop takes a moment (its timers, its inbox)
+  before it takes the next push. When a push was already waiting, that gap is the server's
+  own time, not an idle one: it is added to the job that follows (:func:`handovers`);
 - **receive**: the server takes pushes in one at a time (its receiving thread), so pushes
   sent close together reach it spaced by the time it takes to receive one. Each push is
   modelled as a latency *L* of its own (in parallel with the others) then its receiving, in
@@ -49,6 +53,7 @@ __all__ = [
     "fit_service",
     "fit_line",
     "fit_receiving",
+    "handovers",
     "class_overheads",
     "class_spread",
     "round_spread",
@@ -301,7 +306,8 @@ def overhead_model(mean: float, cv: float) -> float | dict:
 class RunFit:
     """One real run in the emulator's terms (seconds): ``apply``, ``gradient``, ``send`` (per
     model message), ``receive`` (per push, the receiving thread) and a push's own
-    ``latency`` before it, ``overheads`` (class → (pull, push)), the run's ``params`` and
+    ``latency`` before it, ``snapshot`` (per copy of the model for an evaluation),
+    ``overheads`` (class → (pull, push)), the run's ``params`` and
     ``message_bytes``, its ``scale`` (s per unit), ``updates`` and the fit's ``quality``."""
 
     folder: str
@@ -317,6 +323,27 @@ class RunFit:
     spread: dict = field(default_factory=dict)
     receive: float = 0.0
     latency: float = 0.0
+    snapshot: float = 0.0
+
+
+def handovers(
+    jobs: Sequence[tuple[float, float]], arrived: ArrayLike, taken: ArrayLike
+) -> list[float]:
+    """The server's own time before each job: *jobs* (start, end) in serving order; a gap
+    between one job's end and the next one's start counts when a push had arrived by that
+    end and was not taken yet (*arrived*: every push's arrival; *taken*: when the server
+    took each push; both in the jobs' unit), else 0 (the server was idle). The first job
+    gets 0.
+
+    >>> handovers([(0.0, 1.0), (1.2, 2.0), (3.0, 4.0)], [0.0, 0.5, 2.9], [0.0, 1.2, 3.0])
+    [0.0, 0.2, 0.0]
+    """
+    a, t = np.sort(np.asarray(arrived, float)), np.sort(np.asarray(taken, float))
+    out = [0.0]
+    for (_, end), (start, _) in zip(jobs, jobs[1:]):
+        waiting = np.searchsorted(a, end, "right") - np.searchsorted(t, end, "right")
+        out.append(max(0.0, start - end) if waiting > 0 else 0.0)
+    return out[: len(jobs)]
 
 
 def fit_run(
@@ -331,8 +358,8 @@ def fit_run(
 ) -> RunFit:
     """A :class:`RunFit` from a run's served *pushes* ((seconds without their messages,
     updates made), in order), its *sends* (seconds per model message) and class
-    *overheads* (:func:`class_overheads`) and their *spread* (:func:`class_spread`). Raises ValueError when it made fewer than
-    :data:`MIN_UPDATES` updates."""
+    *overheads* (:func:`class_overheads`) and their *spread* (:func:`class_spread`). Raises
+    ValueError when it made fewer than :data:`MIN_UPDATES` updates."""
     jobs, holding = update_jobs(pushes)
     updates = sum(u for _, u in pushes)
     if updates < MIN_UPDATES:
@@ -378,6 +405,8 @@ class Calibration:
     spread: dict = field(default_factory=dict)
     receive: float = 0.0
     receive_per_byte: float = 0.0
+    snapshot: float = 0.0
+    snapshot_per_param: float = 0.0
 
     def server_table(self, scale: float) -> dict:
         """The ``[server]`` keys at *scale* (s per time unit)."""
@@ -392,6 +421,8 @@ class Calibration:
             "parallel_sends": 1,
             "receive_time": self.receive / scale,
             "receive_time_per_byte": self.receive_per_byte / scale,
+            "snapshot_time": self.snapshot / scale,
+            "snapshot_time_per_param": self.snapshot_per_param / scale,
         }
 
     def overhead(self, scale: float, own: dict) -> dict[str, float | dict]:
@@ -454,6 +485,7 @@ def combine(fits: list[RunFit]) -> Calibration:
     sizes_b = [f.message_bytes for f in fits]
     send = _across(sizes_b, [f.send for f in fits], "send", notes)
     receive = _across(sizes_b, [f.receive for f in fits], "receive", notes)
+    snapshot = _across(params, [f.snapshot for f in fits], "snapshot", notes)
     overheads: dict[str, tuple[float, float]] = {}
     names = {n for f in fits for n in f.overheads}
     for name in sorted(names):
@@ -479,4 +511,6 @@ def combine(fits: list[RunFit]) -> Calibration:
         spread,
         receive[0],
         receive[1],
+        snapshot[0],
+        snapshot[1],
     )

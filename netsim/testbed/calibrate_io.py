@@ -21,6 +21,7 @@ from .calibrate import (
     combine,
     fit_receiving,
     fit_run,
+    handovers,
 )
 from .measured import SERVER_FILE
 
@@ -74,8 +75,10 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
     except (ScenarioError, OSError) as exc:
         raise NotCalibratable(f"{folder / 'scenario.toml'}: {exc}") from None
     try:
-        pushes, sends, send_end, average = _server_times(server)
         sent, arrived = _push_stamps(gradients, scale)
+        pushes, sends, send_end, average, snapshots = _server_times(
+            server, [a / scale for a in arrived], scale
+        )
         latency, receive, received = fit_receiving(sent, arrived)
         iterations = _iterations(gradients, send_end, scale, latency if receiving else None)
     except (KeyError, ValueError, TypeError) as exc:
@@ -91,7 +94,9 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
     quality = {**fit.quality, **{f"receive_{k}": v for k, v in received.items()}}
     quality.update(receive_s=receive, latency_s=latency, receiving=receiving)
     quality["average_s"] = average
-    fit = replace(fit, gradient=fit.gradient + average, quality=quality)
+    quality["snapshots"] = len(snapshots)
+    snapshot = float(sum(snapshots) / len(snapshots)) if snapshots else 0.0
+    fit = replace(fit, gradient=fit.gradient + average, quality=quality, snapshot=snapshot)
     if not receiving:
         return fit
     return replace(fit, receive=receive, latency=latency)
@@ -110,32 +115,53 @@ def _push_stamps(rows: list[dict], scale: float) -> tuple[list[float], list[floa
 
 
 def _server_times(
-    rows: list[dict],
-) -> tuple[list[tuple[float, int]], list[float], dict[tuple[int, int], float], float]:
-    """(pushes [(s without its messages and its averaging, updates)], sends [s], (worker,
+    rows: list[dict], arrived: list[float], scale: float
+) -> tuple[list[tuple[float, int]], list[float], dict[tuple[int, int], float], float, list[float]]:
+    """(pushes [(s without its messages, copies and averaging, updates)], sends [s], (worker,
     iteration) → the message's end in units, the mean averaging time per gradient averaged
-    (s; 0 when no update averaged several)) from ``measured_server.csv``'s rows. A push's
-    messages are the send rows before it (it is written when its service ends) that started
-    after it did."""
+    (s; 0 when no update averaged several), snapshots [s per copy of the model]) from
+    ``measured_server.csv``'s rows. A push's messages and copies are the send and snapshot
+    rows before it (it is written when its service ends) that started after it did; the
+    others were jobs of their own. The server's hand-over before a push or a copy
+    (:func:`.handovers`, with the pushes' *arrived* stamps in units) is added to it."""
     pushes: list[tuple[float, int]] = []
     sends: list[float] = []
     send_end: dict[tuple[int, int], float] = {}
-    recent: list[tuple[float, float]] = []
+    snapshots: list[float] = []
+    jobs: list[tuple[str, float, float, int]] = []  # kind, start, end, index in its list
+    recent: list[tuple[str, float, float, float]] = []
     averaging, averaged = 0.0, 0
     for r in rows:
-        start, seconds = float(r["start"]), float(r["real_s"])
+        start, end, seconds = float(r["start"]), float(r["end"]), float(r["real_s"])
         if r["kind"] == "send":
             sends.append(seconds)
-            send_end[(int(r["worker"]), int(r["iteration"]))] = float(r["end"])
-            recent.append((start, seconds))
+            send_end[(int(r["worker"]), int(r["iteration"]))] = end
+            recent.append(("send", start, end, seconds))
+        elif r["kind"] == "snapshot":
+            recent.append(("snapshot", start, end, seconds))
         elif r["kind"] == "push":
-            own = sum(s for t, s in recent if t >= start)
+            inside = [x for x in recent if x[1] >= start]
+            for kind, s0, s1, sec in recent:
+                if s0 < start:  # a job of its own before this push
+                    if kind == "snapshot":
+                        snapshots.append(sec)
+                    jobs.append((kind, s0, s1, len(snapshots) - 1))
+            own = sum(x[3] for x in inside)
+            snapshots.extend(x[3] for x in inside if x[0] == "snapshot")
             average = float(r.get("average_s") or 0.0)
             if average > 0:
                 averaging, averaged = averaging + average, averaged + int(r["gradients"])
             pushes.append((max(0.0, seconds - own - average), int(r["updates"])))
+            jobs.append(("push", start, end, len(pushes) - 1))
             recent = []
-    return pushes, sends, send_end, averaging / averaged if averaged else 0.0
+    taken = [j[1] for j in jobs if j[0] == "push"]
+    gaps = handovers([(j[1], j[2]) for j in jobs], arrived, taken)
+    for (kind, _, _, i), gap in zip(jobs, gaps):
+        if kind == "push":
+            pushes[i] = (pushes[i][0] + gap * scale, pushes[i][1])
+        elif kind == "snapshot":
+            snapshots[i] += gap * scale
+    return pushes, sends, send_end, averaging / averaged if averaged else 0.0, snapshots
 
 
 def _iterations(

@@ -5,8 +5,9 @@ A server (the ``[server]`` table) spends, per push it serves, an *intake* (``gra
 gradient_time_per_param · d``), per update it applies an *apply* (``apply_time +
 apply_time_per_param · d``), and per model message it sends a *message* time
 (``send_time + send_time_per_byte · bytes``), and, on a receiving thread of its own, per
-push a *receive* time (``receive_time + receive_time_per_byte · bytes``), all in the
-scenario's time units; with
+push a *receive* time (``receive_time + receive_time_per_byte · bytes``), and per copy of
+the model kept for an evaluation a *snapshot* time (``snapshot_time +
+snapshot_time_per_param · d``), all in the scenario's time units; with
 ``service = "exponential"`` each one is drawn with that mean.
 """
 
@@ -24,7 +25,8 @@ class ServerCosts:
     """Mean service times (time units) of one server for a model of *n_params* parameters and
     model messages of *message_bytes* bytes; see the module's docstring. *slots*: messages
     sent at once; *bandwidth*: bit/s of the server's own link (0: unlimited); *receive*: the
-    receiving thread's time per push (0: a push joins the queue as it arrives)."""
+    receiving thread's time per push (0: a push joins the queue as it arrives); *snapshot*:
+    the time to copy the model for an evaluation (0: evaluations cost the server nothing)."""
 
     intake: float
     apply: float
@@ -33,6 +35,7 @@ class ServerCosts:
     slots: int = 1
     bandwidth: float = 0.0
     receive: float = 0.0
+    snapshot: float = 0.0
 
 
 def draw(mean: float, rng: np.random.Generator | None) -> float:

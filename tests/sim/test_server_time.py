@@ -73,6 +73,54 @@ def test_per_param_costs_scale_with_the_model():
     assert result.updates / until == pytest.approx(1.0 / (d * (g + a)), rel=0.01)
 
 
+# -- copies of the model for the evaluations ----------------------------------------------
+def test_copies_for_evaluations_take_their_share_of_a_saturated_server():
+    """6 workers of compute 0.5, apply 0.2: the server sets the pace (1 / 0.2 = 5 updates a
+    unit). A copy of 0.1 at every evaluation (each unit) takes 10 % of its time: 4.5 a unit."""
+    until = 1000.0
+    raw = _raw(
+        [{"name": "w", "count": 6, "compute": 0.5}],
+        {"apply_time": 0.2, "snapshot_time": 0.1},
+        until=until,
+        eval_every=1.0,
+    )
+    result = _run(raw)
+    assert result.updates / until == pytest.approx(0.9 / 0.2, rel=0.01)
+    assert until - 1 <= result.extra["server"]["snapshots"] <= until
+    assert result.extra["server"]["busy_pct"] == pytest.approx(100.0, abs=0.5)
+
+
+def test_a_push_waits_behind_a_copy_in_progress():
+    """1 worker of compute 1, apply 0.5, a copy of 0.25 every 0.8 (at 0.8, 1.6, 2.4, ...).
+    Its push at 1.0 waits for the copy of 0.8-1.05: update at 1.05, apply to 1.55, next
+    push at 2.55 behind the copy of 2.4-2.65: update at 2.65; then every 1.6 (4.25, 5.85),
+    each push behind the copy started 0.15 before it."""
+    raw = _raw(
+        [{"name": "w", "count": 1, "compute": 1.0}],
+        {"apply_time": 0.5, "snapshot_time": 0.25},
+        until=6.0,
+        eval_every=0.8,
+    )
+    rec = _run(raw).records
+    assert np.allclose(rec.time, [1.05, 2.65, 4.25, 5.85])
+    assert np.allclose(rec.server_wait, [0.05, 0.1, 0.1, 0.1])
+
+
+def test_a_copy_goes_ahead_of_the_pushes_waiting():
+    """2 workers of compute 1, apply 0.5, a copy of 0.1 every 1.2. Both push at 1.0: one is
+    served 1.0-1.5; the copy due at 1.2 goes ahead of the other push (1.5-1.6), which is
+    served at 1.6 (a first-come queue would serve it at 1.5)."""
+    raw = _raw(
+        [{"name": "w", "count": 2, "compute": 1.0}],
+        {"apply_time": 0.5, "snapshot_time": 0.1},
+        until=2.0,
+        eval_every=1.2,
+    )
+    rec = _run(raw).records
+    assert np.allclose(rec.time, [1.0, 1.6])
+    assert np.allclose(sorted(rec.server_wait), [0.0, 0.6])
+
+
 # -- M/M/1//N ------------------------------------------------------------------------------
 @pytest.mark.parametrize("n, mean_compute, mean_service", [(5, 2.0, 0.5), (3, 1.0, 0.5)])
 def test_exponential_service_matches_machine_repairman(n, mean_compute, mean_service):
@@ -241,6 +289,8 @@ def test_rule_without_a_server_ignores_the_table():
         ({"receive_time": -1.0}, "server.receive_time", ">= 0"),
         ({"receive_time_per_byte": math.inf}, "server.receive_time_per_byte", "finite"),
         ({"receive_time": math.nan}, "server.receive_time", ""),
+        ({"snapshot_time": -1.0}, "server.snapshot_time", ">= 0"),
+        ({"snapshot_time_per_param": math.inf}, "server.snapshot_time_per_param", "finite"),
     ],
 )
 def test_bad_tables_are_refused(server, key, text):
@@ -281,6 +331,9 @@ def test_an_update_longer_than_the_run_is_refused():
         # digits logistic: 64 float64 values, 512 bytes a push: 0.1 × 512 = 51.2 > 10
         ("receive_time_per_byte = 0.1", "server.receive_time_per_byte", "512 bytes = 51.2"),
         ("receive_time = 11.0", "server.receive_time", "receive_time = 11 time units"),
+        # a copy as long as the time between two evaluations (run.eval_every = 2)
+        ("snapshot_time = 2.0", "server.snapshot_time", "run.eval_every = 2"),
+        ("snapshot_time_per_param = 0.5", "server.snapshot_time_per_param", "64 parameters = 32"),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "run", "compare", "sweep"])
@@ -291,7 +344,7 @@ def test_cli_refuses_in_one_line_and_writes_nothing(tmp_path, table, key, text, 
 
     path = tmp_path / "bad.toml"
     path.write_text(
-        '[run]\nalgorithm = "asgd"\nuntil = 10.0\n[data]\nsource = "digits"\nlabels = "odd_even"\n'
+        '[run]\nalgorithm = "asgd"\nuntil = 10.0\neval_every = 2.0\n[data]\nsource = "digits"\nlabels = "odd_even"\n'
         '[[workers]]\nname = "w"\ncount = 2\ncompute = 1.0\n[algorithms.asgd]\nlr = 0.1\n'
         f"[server]\n{table}\n"
     )
