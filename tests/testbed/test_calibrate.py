@@ -273,3 +273,42 @@ def test_receiving_fit_recovers_a_fifo_thread():
     assert latency == pytest.approx(0.002, abs=step)
     assert receive == pytest.approx(0.005, abs=step)
     assert quality["mae"] < 0.1 * quality["mae_without"]
+
+
+def test_copies_and_hand_overs_are_the_servers_time():
+    """At 0.1 s per unit: push A served 0-1, push B (arrived 0.5, so waiting) 1.2-2, a copy
+    for an evaluation 2.5-2.6 (nothing waiting at 2: a gap of idleness), push C (arrived
+    2.55, waiting behind the copy) 3-4, a copy made inside C's service (3.5-3.6). B's
+    service gains its 0.2-unit hand-over, C's its 0.4 and loses its copy; the copies are
+    0.01 s and 0.01 s (the first had nothing waiting before it)."""
+    from netsim.testbed.calibrate_io import _server_times
+
+    rows = [
+        {"kind": "push", "start": 0.0, "end": 1.0, "real_s": 0.1, "updates": 1},
+        {"kind": "push", "start": 1.2, "end": 2.0, "real_s": 0.08, "updates": 1},
+        {"kind": "snapshot", "start": 2.5, "end": 2.6, "real_s": 0.01},
+        {"kind": "snapshot", "start": 3.5, "end": 3.6, "real_s": 0.01},
+        {"kind": "push", "start": 3.0, "end": 4.0, "real_s": 0.1, "updates": 1},
+    ]
+    rows = [{**r, "worker": "0", "iteration": "", "gradients": "1", "average_s": ""} for r in rows]
+    pushes, sends, _, _, snapshots = _server_times(rows, [0.0, 0.5, 2.55], 0.1)
+    assert [p for p, _ in pushes] == pytest.approx([0.1, 0.08 + 0.02, 0.1 - 0.01 + 0.04])
+    assert snapshots == pytest.approx([0.01, 0.01]) and sends == []
+
+
+def test_calibrate_fits_the_copies(tmp_path):
+    """The hand-made run of :func:`_folder` with a copy of 0.4 ms for an evaluation in each
+    idle second between rounds: snapshot_time 0.004 units, the service fit unchanged."""
+    path = _folder(tmp_path, 12)
+    server = (path / "measured_server.csv").read_text().splitlines()
+    out, t_end = [server[0]], None
+    for line in server[1:]:
+        out.append(line)
+        if line.startswith("push,1,"):
+            t_end = float(line.split(",")[4])
+            out.append(f"snapshot,,,{t_end + 0.5},{t_end + 0.504},0.0004,,,")
+    (path / "measured_server.csv").write_text("\n".join(out) + "\n")
+    fit = api.calibrate(path)["server"]
+    assert fit["snapshot_time"] == pytest.approx(0.0004 / 0.1)
+    assert fit["apply_time"] == pytest.approx(APPLY / 0.1)
+    assert fit["gradient_time"] == pytest.approx(GRADIENT / 0.1)
