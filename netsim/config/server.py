@@ -34,6 +34,8 @@ _TIMES = (
     "receive_time_per_byte",
     "snapshot_time",
     "snapshot_time_per_param",
+    "average_time",
+    "average_time_per_param",
 )
 
 
@@ -41,7 +43,9 @@ _TIMES = (
 class ServerSpec:
     """A server that takes time (every time in the scenario's time units).
 
-    ``apply_time`` (+ ``apply_time_per_param`` × d) per update applied;
+    ``apply_time`` (+ ``apply_time_per_param`` × d) per update applied; ``average_time`` (+
+    ``average_time_per_param`` × d) per gradient averaged into an update of several (paid
+    with that update);
     ``gradient_time`` (+ ``gradient_time_per_param`` × d) per push served;
     ``send_time`` (+ ``send_time_per_byte`` × bytes) per model message, ``parallel_sends``
     of them at once; ``receive_time`` (+ ``receive_time_per_byte`` × bytes) per push received,
@@ -64,6 +68,8 @@ class ServerSpec:
     receive_time_per_byte: float = 0.0
     snapshot_time: float = 0.0
     snapshot_time_per_param: float = 0.0
+    average_time: float = 0.0
+    average_time_per_param: float = 0.0
 
     def intake(self, n_params: int) -> float:
         """Mean time to take in one gradient of *n_params* values."""
@@ -76,6 +82,10 @@ class ServerSpec:
     def message(self, message_bytes: float) -> float:
         """Mean server time of one model message of *message_bytes* bytes."""
         return self.send_time + self.send_time_per_byte * message_bytes
+
+    def average(self, n_params: int) -> float:
+        """Mean time per gradient of *n_params* values averaged into an update of several."""
+        return self.average_time + self.average_time_per_param * n_params
 
     def snapshot(self, n_params: int) -> float:
         """Mean time to keep one copy of a model of *n_params* values for an evaluation."""

@@ -167,7 +167,10 @@ class ParameterServer:
 
     def mean(self, pushes: list[Push], consume: bool = False) -> np.ndarray:
         """The mean of *pushes*' gradients (d,), as :meth:`apply` takes it: a new array, or
-        with *consume* the first gradient in worker order, overwritten."""
+        with *consume* the first gradient in worker order, overwritten. A server that takes
+        time counts the gradients averaged (its ``average_time``)."""
+        if self.service is not None:
+            self.service.averaged += len(pushes)
         return mean_by_worker(pushes, None if consume else self._vector(self.w), consume)
 
     def apply_one(self, push: Push, lr: float, group: int) -> None:

@@ -13,7 +13,9 @@ serves one job at a time, otherwise in arrival order:
 2. the job is handed to the rule at the end of the intake (a timer or a send at the start of
    its service): the rule reads the server as it is then, and what it answers takes effect
    at once (the model changes, the update is recorded at that instant);
-3. each update it made costs an *apply* (``apply_time + apply_time_per_param · d``);
+3. the gradients the rule averaged into one update of several (a synchronous round's
+   mean) cost an *average* each (``average_time + average_time_per_param · d``), then each
+   update it made costs an *apply* (``apply_time + apply_time_per_param · d``);
 4. the model messages it released go out ``parallel_sends`` at a time, each costing
    ``send_time + send_time_per_byte · bytes`` (and its bits on the server's own link when
    ``bandwidth`` is set): a worker's message is handed over (its pull follows, as without a
@@ -117,6 +119,8 @@ class ServiceQueue:
         self.service_sum = 0.0
         self.sends = 0
         self.copies = 0
+        self.averaged = 0
+        """Gradients the rule averaged during the job in hand (``ParameterServer.mean``)."""
         self.inbound: deque[tuple[float, Push]] = deque()
         """Pushes waiting for the receiving thread: (arrival time, push)."""
         self.receiver: simpy.Event | None = None
@@ -216,15 +220,17 @@ class ServiceQueue:
                 return
             rows, version = len(rec.time), ps.version
             self.outbox = payload if kind == SEND else []
+            self.averaged = 0
             if kind == PUSH:
                 ps.serve(payload)
             elif kind == CALL:
                 payload()
             outbox, self.outbox = self.outbox, None
+            averaging = draw(self.averaged * costs.average, rng) if self.averaged else 0.0
             applies = [draw(costs.apply, rng) for _ in range(ps.version - version)]
-            self._fill(rec, rows, version, start - arrived, intake, applies)
-            if applies and sum(applies):
-                yield env.timeout(sum(applies))
+            self._fill(rec, rows, version, start - arrived, intake + averaging, applies)
+            if averaging or (applies and sum(applies)):
+                yield env.timeout(averaging + sum(applies))
             if outbox and not ps.stop.triggered:
                 yield from self._send(outbox)
             if ps.stop.triggered:
@@ -265,8 +271,8 @@ class ServiceQueue:
         applies: list[float],
     ) -> None:
         """The server columns of the gradients recorded since row *rows*: the job's queue
-        *wait*, and its service up to the end of the apply of each one's update (after
-        version *version*)."""
+        *wait*, and its service (*intake*: up to the applies, its averaging included) up to
+        the end of the apply of each one's update (after version *version*)."""
         waits, services = rec.server_wait, rec.server_service
         assert waits is not None and services is not None  # :func:`install` made them lists
         n = len(rec.time)
@@ -373,6 +379,7 @@ def install(
         bandwidth=spec.bandwidth,
         receive=spec.receiving(size),
         snapshot=spec.snapshot(n_params),
+        average=spec.average(n_params),
     )
     ps.recorder.server_wait, ps.recorder.server_service = [], []
     return ServiceQueue(env, ps, costs, rng if spec.service == "exponential" else None)

@@ -11,9 +11,11 @@ emulator's terms, in real seconds:
   has the same k (ASGD: 1; SSGD: all the workers) the line cannot be drawn: the pushes that
   made no update give ``gradient`` alone (SSGD), else the whole time goes to ``apply``
   (ASGD: each push makes one update, so only their sum matters there). The real server
-  times its averaging of a group's gradients apart: it is a cost per gradient, so it is
-  taken out of the jobs and added to ``gradient`` (with one group size it would otherwise
-  land in ``apply``, and a rule that averages nothing would be predicted to pay it);
+  times its averaging of a group's gradients apart: it is a cost per gradient averaged,
+  paid when the round closes, so it is taken out of the jobs and becomes ``average`` (with
+  one group size it would otherwise land in ``apply``, and a rule that averages nothing
+  would be predicted to pay it; in ``gradient`` it would be paid as each push arrives,
+  while the server waits for the round's last one);
 - **send**: the mean server time of one model message;
 - **snapshot**: the mean server time of one copy of the model kept for an evaluation;
 - **hand-over**: between two jobs the server's loop takes a moment (its timers, its inbox)
@@ -307,6 +309,7 @@ class RunFit:
     """One real run in the emulator's terms (seconds): ``apply``, ``gradient``, ``send`` (per
     model message), ``receive`` (per push, the receiving thread) and a push's own
     ``latency`` before it, ``snapshot`` (per copy of the model for an evaluation),
+    ``average`` (per gradient averaged into an update of several),
     ``overheads`` (class → (pull, push)), the run's ``params`` and
     ``message_bytes``, its ``scale`` (s per unit), ``updates`` and the fit's ``quality``."""
 
@@ -324,6 +327,7 @@ class RunFit:
     receive: float = 0.0
     latency: float = 0.0
     snapshot: float = 0.0
+    average: float = 0.0
 
 
 def handovers(
@@ -407,6 +411,8 @@ class Calibration:
     receive_per_byte: float = 0.0
     snapshot: float = 0.0
     snapshot_per_param: float = 0.0
+    average: float = 0.0
+    average_per_param: float = 0.0
 
     def server_table(self, scale: float) -> dict:
         """The ``[server]`` keys at *scale* (s per time unit)."""
@@ -423,6 +429,8 @@ class Calibration:
             "receive_time_per_byte": self.receive_per_byte / scale,
             "snapshot_time": self.snapshot / scale,
             "snapshot_time_per_param": self.snapshot_per_param / scale,
+            "average_time": self.average / scale,
+            "average_time_per_param": self.average_per_param / scale,
         }
 
     def overhead(self, scale: float, own: dict) -> dict[str, float | dict]:
@@ -486,6 +494,7 @@ def combine(fits: list[RunFit]) -> Calibration:
     send = _across(sizes_b, [f.send for f in fits], "send", notes)
     receive = _across(sizes_b, [f.receive for f in fits], "receive", notes)
     snapshot = _across(params, [f.snapshot for f in fits], "snapshot", notes)
+    average = _across(params, [f.average for f in fits], "average", notes)
     overheads: dict[str, tuple[float, float]] = {}
     names = {n for f in fits for n in f.overheads}
     for name in sorted(names):
@@ -513,4 +522,6 @@ def combine(fits: list[RunFit]) -> Calibration:
         receive[1],
         snapshot[0],
         snapshot[1],
+        average[0],
+        average[1],
     )

@@ -96,7 +96,7 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
     quality["average_s"] = average
     quality["snapshots"] = len(snapshots)
     snapshot = float(sum(snapshots) / len(snapshots)) if snapshots else 0.0
-    fit = replace(fit, gradient=fit.gradient + average, quality=quality, snapshot=snapshot)
+    fit = replace(fit, average=average, quality=quality, snapshot=snapshot)
     if not receiving:
         return fit
     return replace(fit, receive=receive, latency=latency)

@@ -3,7 +3,8 @@
 No SimPy, no I/O: :mod:`netsim.sim.servicequeue` runs the server's queue on these numbers.
 A server (the ``[server]`` table) spends, per push it serves, an *intake* (``gradient_time +
 gradient_time_per_param · d``), per update it applies an *apply* (``apply_time +
-apply_time_per_param · d``), and per model message it sends a *message* time
+apply_time_per_param · d``) and, when that update averages k ≥ 2 gradients, k *average*
+times (``average_time + average_time_per_param · d``), and per model message it sends a *message* time
 (``send_time + send_time_per_byte · bytes``), and, on a receiving thread of its own, per
 push a *receive* time (``receive_time + receive_time_per_byte · bytes``), and per copy of
 the model kept for an evaluation a *snapshot* time (``snapshot_time +
@@ -26,7 +27,8 @@ class ServerCosts:
     model messages of *message_bytes* bytes; see the module's docstring. *slots*: messages
     sent at once; *bandwidth*: bit/s of the server's own link (0: unlimited); *receive*: the
     receiving thread's time per push (0: a push joins the queue as it arrives); *snapshot*:
-    the time to copy the model for an evaluation (0: evaluations cost the server nothing)."""
+    the time to copy the model for an evaluation (0: evaluations cost the server nothing);
+    *average*: the time per gradient averaged into an update of several."""
 
     intake: float
     apply: float
@@ -36,6 +38,7 @@ class ServerCosts:
     bandwidth: float = 0.0
     receive: float = 0.0
     snapshot: float = 0.0
+    average: float = 0.0
 
 
 def draw(mean: float, rng: np.random.Generator | None) -> float:

@@ -73,6 +73,36 @@ def test_per_param_costs_scale_with_the_model():
     assert result.updates / until == pytest.approx(1.0 / (d * (g + a)), rel=0.01)
 
 
+# -- averaging a round's gradients ---------------------------------------------------------
+def test_ssgd_pays_the_average_of_its_round_when_it_closes():
+    """The SSGD trace below with 0.1 per gradient averaged: the round closes at 1.5 (update
+    1), averaging 3 × 0.1 and the apply take it to 2.3, messages out at 2.5, 2.5, 2.7, pushes
+    at 3.5, 3.5, 3.7, intakes to 3.8 (update 2): a period of 2.3 against 2.0 without."""
+    raw = _raw(
+        [{"name": "w", "count": 3, "compute": 1.0}],
+        {
+            "gradient_time": 0.1,
+            "average_time": 0.1,
+            "apply_time": 0.5,
+            "send_time": 0.2,
+            "parallel_sends": 2,
+        },
+        algorithm="ssgd",
+        until=10.0,
+    )
+    rec = _run(raw).records
+    assert np.allclose(rec.time, np.repeat([1.5, 3.8, 6.1, 8.4], 3))
+    assert np.allclose(rec.server_service, 0.1 + 0.3 + 0.5)
+
+
+def test_asgd_averages_nothing():
+    """One gradient per update: an average_time changes nothing under ASGD."""
+    workers = [{"name": "w", "count": 4, "compute": 1.0}]
+    base = _run(_raw(workers, {"apply_time": 0.2}, until=50.0)).records
+    more = _run(_raw(workers, {"apply_time": 0.2, "average_time": 0.5}, until=50.0)).records
+    assert base.time == more.time
+
+
 # -- copies of the model for the evaluations ----------------------------------------------
 def test_copies_for_evaluations_take_their_share_of_a_saturated_server():
     """6 workers of compute 0.5, apply 0.2: the server sets the pace (1 / 0.2 = 5 updates a
@@ -290,6 +320,8 @@ def test_rule_without_a_server_ignores_the_table():
         ({"receive_time_per_byte": math.inf}, "server.receive_time_per_byte", "finite"),
         ({"receive_time": math.nan}, "server.receive_time", ""),
         ({"snapshot_time": -1.0}, "server.snapshot_time", ">= 0"),
+        ({"average_time": -0.1}, "server.average_time", ">= 0"),
+        ({"average_time_per_param": math.nan}, "server.average_time_per_param", ""),
         ({"snapshot_time_per_param": math.inf}, "server.snapshot_time_per_param", "finite"),
     ],
 )

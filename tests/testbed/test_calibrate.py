@@ -210,10 +210,11 @@ def test_calibrate_a_folder(tmp_path):
 
 def test_averaging_is_a_cost_per_gradient(tmp_path):
     """Rounds of 2 whose update spends 2 ms averaging: 1 ms per gradient goes to
-    gradient_time, apply_time keeps the step alone (one group size could not tell them
-    apart otherwise)."""
+    average_time, gradient_time and apply_time keep the intake and the step alone (one
+    group size could not tell them apart otherwise)."""
     fit = api.calibrate(_folder(tmp_path, 12, average=0.002))
-    assert fit["server"]["gradient_time"] == pytest.approx((GRADIENT + 0.001) / 0.1)
+    assert fit["server"]["average_time"] == pytest.approx(0.001 / 0.1)
+    assert fit["server"]["gradient_time"] == pytest.approx(GRADIENT / 0.1)
     assert fit["server"]["apply_time"] == pytest.approx(APPLY / 0.1)
 
 
