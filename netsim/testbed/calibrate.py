@@ -339,8 +339,8 @@ def handovers(
     took each push; both in the jobs' unit), else 0 (the server was idle). The first job
     gets 0.
 
-    >>> handovers([(0.0, 1.0), (1.2, 2.0), (3.0, 4.0)], [0.0, 0.5, 2.9], [0.0, 1.2, 3.0])
-    [0.0, 0.2, 0.0]
+    >>> handovers([(0.0, 1.0), (1.5, 2.0), (3.0, 4.0)], [0.0, 0.5, 2.75], [0.0, 1.5, 3.0])
+    [0.0, 0.5, 0.0]
     """
     a, t = np.sort(np.asarray(arrived, float)), np.sort(np.asarray(taken, float))
     out = [0.0]
