@@ -5,8 +5,8 @@ Cases: the GSGD paper cluster (``scenarios/gsgd_paper.toml``: 16 workers, 4 × 1
 at two time scales, 3 seeds; and the busy server (``scenarios/busy_server.toml``: an MLP
 of 1,017,610 parameters, 16 workers, ASGD and GSGD; batch 4 so that the workers' gradients
 leave the two cores to the server; T = 100 at 0.05 and 0.1 s per unit, evaluated every
-unit, 5 seeds); at 0.05 the real server is busy half the time or more, at 0.1 about a
-third of it. Those scales
+unit, 5 seeds); at 0.05 the real server is busy more than half the time, at 0.1 nearly
+half of it or more. Those scales
 are below the one at which the machine's messages and service fit into the scenario's
 times (``netsim real`` refuses them unless ``--unpaced``): the real runs fall behind the
 scenario file by design, and what is tested is whether netsim, calibrated on them,
