@@ -43,15 +43,15 @@ _TIMES = (
 class ServerSpec:
     """A server that takes time (every time in the scenario's time units).
 
-    ``apply_time`` (+ ``apply_time_per_param`` × d) per update applied; ``average_time`` (+
-    ``average_time_per_param`` × d) per gradient averaged into an update of several (paid
-    with that update);
     ``gradient_time`` (+ ``gradient_time_per_param`` × d) per push served;
-    ``send_time`` (+ ``send_time_per_byte`` × bytes) per model message, ``parallel_sends``
-    of them at once; ``receive_time`` (+ ``receive_time_per_byte`` × bytes) per push received,
-    one at a time, beside the serving thread; ``snapshot_time`` (+ ``snapshot_time_per_param``
-    × d) per copy of the model kept for an evaluation (a job of its own); ``bandwidth`` (bit/s, 0 = unlimited) of the
-    server's own link (only without ``[network]``); ``service``: ``constant`` or ``exponential`` (each time drawn
+    ``average_time`` (+ ``average_time_per_param`` × d) per gradient averaged into an update
+    of several (paid with that update); ``apply_time`` (+ ``apply_time_per_param`` × d) per
+    update applied; ``send_time`` (+ ``send_time_per_byte`` × bytes) per model message,
+    ``parallel_sends`` of them at once; ``receive_time`` (+ ``receive_time_per_byte`` ×
+    bytes) per push received, one at a time, beside the serving thread; ``snapshot_time``
+    (+ ``snapshot_time_per_param`` × d) per copy of the model kept for an evaluation (a job
+    of its own); ``bandwidth`` (bit/s, 0 = unlimited) of the server's own link (only
+    without ``[network]``); ``service``: ``constant`` or ``exponential`` (each time drawn
     with that mean).
     """
 
