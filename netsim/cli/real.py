@@ -221,6 +221,13 @@ def fit_notes(fit: dict, head: str = "") -> None:
             f"residuals {q['rel_rms']:.1%} of the mean; {q['sends']} model messages, "
             f"their times vary by {q['send_cv']:.0%} (coefficient of variation)"
         )
+        if q.get("handovers") or q.get("snapshots") or q.get("average_s"):
+            note(
+                f"{head}{folder}: the server's own time beside its jobs: {q['handovers']} "
+                f"hand-overs while a push waited ({q['handover_s']:.3g} s each, added to the "
+                f"job after), {q['snapshots']} copies for the curve ({q['snapshot_s']:.3g} s "
+                f"each), {q['average_s']:.3g} s per gradient averaged"
+            )
         if "receive_s" in q:
             used = "fitted" if q["receiving"] else "left in the overheads (--receiving fits it)"
             note(

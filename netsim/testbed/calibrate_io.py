@@ -76,7 +76,7 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
         raise NotCalibratable(f"{folder / 'scenario.toml'}: {exc}") from None
     try:
         sent, arrived = _push_stamps(gradients, scale)
-        pushes, sends, send_end, average, snapshots = _server_times(
+        pushes, sends, send_end, average, snapshots, added = _server_times(
             server, [a / scale for a in arrived], scale
         )
         latency, receive, received = fit_receiving(sent, arrived)
@@ -94,8 +94,9 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
     quality = {**fit.quality, **{f"receive_{k}": v for k, v in received.items()}}
     quality.update(receive_s=receive, latency_s=latency, receiving=receiving)
     quality["average_s"] = average
-    quality["snapshots"] = len(snapshots)
     snapshot = float(sum(snapshots) / len(snapshots)) if snapshots else 0.0
+    quality.update(snapshots=len(snapshots), snapshot_s=snapshot)
+    quality.update(handovers=len(added), handover_s=sum(added) / len(added) if added else 0.0)
     fit = replace(fit, average=average, quality=quality, snapshot=snapshot)
     if not receiving:
         return fit
@@ -116,10 +117,18 @@ def _push_stamps(rows: list[dict], scale: float) -> tuple[list[float], list[floa
 
 def _server_times(
     rows: list[dict], arrived: list[float], scale: float
-) -> tuple[list[tuple[float, int]], list[float], dict[tuple[int, int], float], float, list[float]]:
+) -> tuple[
+    list[tuple[float, int]],
+    list[float],
+    dict[tuple[int, int], float],
+    float,
+    list[float],
+    list[float],
+]:
     """(pushes [(s without its messages, copies and averaging, updates)], sends [s], (worker,
     iteration) → the message's end in units, the mean averaging time per gradient averaged
-    (s; 0 when no update averaged several), snapshots [s per copy of the model]) from
+    (s; 0 when no update averaged several), snapshots [s per copy of the model], the
+    hand-overs added [s, the non-zero ones]) from
     ``measured_server.csv``'s rows. A push's messages and copies are the send and snapshot
     rows before it (it is written when its service ends) that started after it did; the
     others were jobs of their own. The server's hand-over before a push or a copy
@@ -161,7 +170,8 @@ def _server_times(
             pushes[i] = (pushes[i][0] + gap * scale, pushes[i][1])
         elif kind == "snapshot":
             snapshots[i] += gap * scale
-    return pushes, sends, send_end, averaging / averaged if averaged else 0.0, snapshots
+    added = [g * scale for g in gaps if g > 0]
+    return pushes, sends, send_end, averaging / averaged if averaged else 0.0, snapshots, added
 
 
 def _iterations(

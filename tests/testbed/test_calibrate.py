@@ -292,7 +292,8 @@ def test_copies_and_hand_overs_are_the_servers_time():
         {"kind": "push", "start": 3.0, "end": 4.0, "real_s": 0.1, "updates": 1},
     ]
     rows = [{**r, "worker": "0", "iteration": "", "gradients": "1", "average_s": ""} for r in rows]
-    pushes, sends, _, _, snapshots = _server_times(rows, [0.0, 0.5, 2.55], 0.1)
+    pushes, sends, _, _, snapshots, added = _server_times(rows, [0.0, 0.5, 2.55], 0.1)
+    assert added == pytest.approx([0.02, 0.04])
     assert [p for p, _ in pushes] == pytest.approx([0.1, 0.08 + 0.02, 0.1 - 0.01 + 0.04])
     assert snapshots == pytest.approx([0.01, 0.01]) and sends == []
 
