@@ -314,3 +314,16 @@ def test_calibrate_fits_the_copies(tmp_path):
     assert fit["snapshot_time"] == pytest.approx(0.0004 / 0.1)
     assert fit["apply_time"] == pytest.approx(APPLY / 0.1)
     assert fit["gradient_time"] == pytest.approx(GRADIENT / 0.1)
+
+
+def test_cli_says_the_servers_own_time(tmp_path):
+    """`netsim calibrate` prints the fitted table on stdout and, on stderr, the hand-overs,
+    copies and averaging it read (here: 12 rounds averaging 2 gradients in 2 ms)."""
+    from typer.testing import CliRunner
+
+    from netsim.cli import app
+
+    res = CliRunner().invoke(app, ["calibrate", str(_folder(tmp_path, 12, average=0.002))])
+    assert res.exit_code == 0, res.output
+    assert "average_time = 0.01" in res.stdout
+    assert "0 copies for the curve" in res.stderr and "0.001 s per gradient averaged" in res.stderr
