@@ -111,9 +111,7 @@ class Evaluator:
 
         def on_update(ps: ParameterServer) -> None:
             if ps.version % every == 0:
-                self.evaluate()
-                if ps.service is not None:
-                    ps.service.copy()
+                self._due()
 
         return on_update
 
@@ -123,9 +121,14 @@ class Evaluator:
         env = self.ps.env
         while True:
             yield env.timeout(every)
-            self.evaluate()
-            if self.ps.service is not None:
-                self.ps.service.copy()
+            self._due()
+
+    def _due(self) -> None:
+        """A scheduled evaluation: :meth:`evaluate`, and a server that takes time keeps a
+        copy of its model (``snapshot_time``)."""
+        self.evaluate()
+        if self.ps.service is not None:
+            self.ps.service.copy()
 
     def last_finite(self) -> None:
         """After divergence: the loss of the last finite model, at the time of divergence."""

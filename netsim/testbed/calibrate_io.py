@@ -140,6 +140,15 @@ def _server_times(
     jobs: list[tuple[str, float, float, int]] = []  # kind, start, end, index in its list
     recent: list[tuple[str, float, float, float]] = []
     averaging, averaged = 0.0, 0
+
+    def own_jobs(before: float) -> None:
+        """The sends and copies of *recent* that started before *before*: jobs of their own."""
+        for kind, s0, s1, sec in recent:
+            if s0 < before:
+                if kind == "snapshot":
+                    snapshots.append(sec)
+                jobs.append((kind, s0, s1, len(snapshots) - 1 if kind == "snapshot" else -1))
+
     for r in rows:
         start, end, seconds = float(r["start"]), float(r["end"]), float(r["real_s"])
         if r["kind"] == "send":
@@ -150,11 +159,7 @@ def _server_times(
             recent.append(("snapshot", start, end, seconds))
         elif r["kind"] == "push":
             inside = [x for x in recent if x[1] >= start]
-            for kind, s0, s1, sec in recent:
-                if s0 < start:  # a job of its own before this push
-                    if kind == "snapshot":
-                        snapshots.append(sec)
-                    jobs.append((kind, s0, s1, len(snapshots) - 1))
+            own_jobs(start)
             own = sum(x[3] for x in inside)
             snapshots.extend(x[3] for x in inside if x[0] == "snapshot")
             average = float(r.get("average_s") or 0.0)
@@ -163,6 +168,7 @@ def _server_times(
             pushes.append((max(0.0, seconds - own - average), int(r["updates"])))
             jobs.append(("push", start, end, len(pushes) - 1))
             recent = []
+    own_jobs(float("inf"))  # after the last push: the run's last copies
     taken = [j[1] for j in jobs if j[0] == "push"]
     gaps = handovers([(j[1], j[2]) for j in jobs], arrived, taken)
     for (kind, _, _, i), gap in zip(jobs, gaps):

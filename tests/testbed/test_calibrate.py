@@ -327,3 +327,19 @@ def test_cli_says_the_servers_own_time(tmp_path):
     assert res.exit_code == 0, res.output
     assert "average_time = 0.01" in res.stdout
     assert "0 copies for the curve" in res.stderr and "0.001 s per gradient averaged" in res.stderr
+
+
+def test_a_copy_after_the_last_push_counts_too():
+    """A copy for the curve written after the run's last push (the end of the run) is one
+    of the server's copies like the others."""
+    from netsim.testbed.calibrate_io import _server_times
+
+    rows = [
+        {"kind": "push", "start": 0.0, "end": 1.0, "real_s": 0.1, "updates": 1},
+        {"kind": "snapshot", "start": 1.5, "end": 1.6, "real_s": 0.01},
+        {"kind": "push", "start": 2.0, "end": 3.0, "real_s": 0.1, "updates": 1},
+        {"kind": "snapshot", "start": 3.5, "end": 3.7, "real_s": 0.02},
+    ]
+    rows = [{**r, "worker": "0", "iteration": "", "gradients": "1", "average_s": ""} for r in rows]
+    _, _, _, _, snapshots, added = _server_times(rows, [0.0, 1.8], 0.1)
+    assert snapshots == pytest.approx([0.01, 0.02]) and added == []
