@@ -198,11 +198,18 @@ def calibrate(
             help="Fit a receiving thread (receive_time) instead of leaving it in the overheads.",
         ),
     ] = False,
+    cpu: Annotated[
+        bool,
+        typer.Option(
+            "--cpu",
+            help="Fit the [server] keys from the server's CPU time: a server with cores of its own.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Fit the [server] keys and per-class overheads to real runs; print them to paste into a scenario."""
     try:
-        fit = api.calibrate(folders, time_scale=time_scale, receiving=receiving)
+        fit = api.calibrate(folders, time_scale=time_scale, receiving=receiving, cpu=cpu)
     except (ScenarioError, api.FolderError) as exc:
         fail(str(exc))
     if json_:
@@ -227,6 +234,16 @@ def fit_notes(fit: dict, head: str = "") -> None:
                 f"hand-overs while a push waited ({q['handover_s']:.3g} s each, added to the "
                 f"job after), {q['snapshots']} copies for the curve ({q['snapshot_s']:.3g} s "
                 f"each), {q['average_s']:.3g} s per gradient averaged"
+            )
+        if q.get("server_cpu_share") is not None:
+            fitted = (
+                "fitted on it (--cpu)" if q["cpu"] else "its wall time fitted (--cpu: its CPU time)"
+            )
+            gradients = q.get("compute_cpu_share")
+            shown = "" if gradients is None else f"; the gradients {gradients:.0%}"
+            note(
+                f"{head}{folder}: the server's jobs had a core {q['server_cpu_share']:.0%} of "
+                f"their time, {fitted}{shown}"
             )
         if "receive_s" in q:
             used = "fitted" if q["receiving"] else "left in the overheads (--receiving fits it)"

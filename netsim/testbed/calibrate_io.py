@@ -44,13 +44,17 @@ def _rows(path: Path) -> list[dict]:
         raise NotCalibratable(f"{path}: not readable ({type(exc).__name__}: {exc})") from None
 
 
-def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
+def read_fit(folder: str | Path, receiving: bool = False, cpu: bool = False) -> RunFit:
     """The :class:`RunFit` of the real run in *folder*. *receiving*: give the server a
     receiving thread (:func:`.fit_receiving`'s time per push; the overheads then count a
     push up to its send plus its own latency), else its receiving is left in the overheads
-    (the fit is still reported in ``quality``). Raises NotCalibratable naming the folder or
-    the file at fault (not a real run, a measured file missing or damaged, too few
-    updates)."""
+    (the fit is still reported in ``quality``). *cpu*: fit the server's costs from its
+    serving thread's CPU time instead of its wall time (a server with cores of its own; the
+    hand-overs are scaled by the run's CPU share). ``quality`` has ``server_cpu_share`` and
+    ``compute_cpu_share`` (CPU over wall time of the server's jobs and of the gradients)
+    when the folder records CPU times. Raises NotCalibratable naming the folder or the file
+    at fault (not a real run, a measured file missing or damaged, too few updates, no CPU
+    times for *cpu*)."""
     folder = Path(folder)
     try:
         summary: Summary = json.loads((folder / "summary.json").read_text())
@@ -74,10 +78,16 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
         sc = load_scenario(folder / "scenario.toml")
     except (ScenarioError, OSError) as exc:
         raise NotCalibratable(f"{folder / 'scenario.toml'}: {exc}") from None
+    shares = _cpu_shares(server, gradients)
+    if cpu and shares["server_cpu_share"] is None:
+        raise NotCalibratable(
+            f"{folder / SERVER_FILE}: no CPU times (cpu_s), as an earlier netsim wrote it: "
+            "calibrate without --cpu, or measure again with `netsim real`"
+        )
     try:
         sent, arrived = _push_stamps(gradients, scale)
         pushes, sends, send_end, average, snapshots, added = _server_times(
-            server, [a / scale for a in arrived], scale
+            server, [a / scale for a in arrived], scale, shares["server_cpu_share"] if cpu else None
         )
         latency, receive, received = fit_receiving(sent, arrived)
         iterations = _iterations(gradients, send_end, scale, latency if receiving else None)
@@ -97,6 +107,7 @@ def read_fit(folder: str | Path, receiving: bool = False) -> RunFit:
     snapshot = float(sum(snapshots) / len(snapshots)) if snapshots else 0.0
     quality.update(snapshots=len(snapshots), snapshot_s=snapshot)
     quality.update(handovers=len(added), handover_s=sum(added) / len(added) if added else 0.0)
+    quality.update(shares, cpu=cpu)
     fit = replace(fit, average=average, quality=quality, snapshot=snapshot)
     if not receiving:
         return fit
@@ -115,8 +126,29 @@ def _push_stamps(rows: list[dict], scale: float) -> tuple[list[float], list[floa
     return sent, arrived
 
 
+def _cpu_shares(server: list[dict], gradients: list[dict]) -> dict[str, float | None]:
+    """CPU over wall time of the server's jobs (``server_cpu_share``) and of the workers'
+    gradients (``compute_cpu_share``), summed over the rows that record both (None: none
+    does, a folder of an earlier netsim). Below 1 by the share of the time spent waiting for
+    a core (or, for the server, for the transport).
+
+    >>> _cpu_shares([{"real_s": "0.004", "cpu_s": "0.003"}], [{"compute_real_s": "0.01"}])
+    {'server_cpu_share': 0.75, 'compute_cpu_share': None}
+    """
+
+    def share(rows: list[dict], wall: str, cpu: str) -> float | None:
+        pairs = [(float(r[wall]), float(r[cpu])) for r in rows if r.get(wall) and r.get(cpu)]
+        total = sum(w for w, _ in pairs)
+        return round(sum(c for _, c in pairs) / total, 6) if pairs and total > 0 else None
+
+    return {
+        "server_cpu_share": share(server, "real_s", "cpu_s"),
+        "compute_cpu_share": share(gradients, "compute_real_s", "compute_cpu_s"),
+    }
+
+
 def _server_times(
-    rows: list[dict], arrived: list[float], scale: float
+    rows: list[dict], arrived: list[float], scale: float, cpu_share: float | None = None
 ) -> tuple[
     list[tuple[float, int]],
     list[float],
@@ -132,7 +164,9 @@ def _server_times(
     ``measured_server.csv``'s rows. A push's messages and copies are the send and snapshot
     rows before it (it is written when its service ends) that started after it did; the
     others were jobs of their own. The server's hand-over before a push or a copy
-    (:func:`.handovers`, with the pushes' *arrived* stamps in units) is added to it."""
+    (:func:`.handovers`, with the pushes' *arrived* stamps in units) is added to it. With
+    *cpu_share* the times are the rows' CPU seconds (``cpu_s``, ``average_cpu_s``) and each
+    hand-over is scaled by it."""
     pushes: list[tuple[float, int]] = []
     sends: list[float] = []
     send_end: dict[tuple[int, int], float] = {}
@@ -150,7 +184,8 @@ def _server_times(
                 jobs.append((kind, s0, s1, len(snapshots) - 1 if kind == "snapshot" else -1))
 
     for r in rows:
-        start, end, seconds = float(r["start"]), float(r["end"]), float(r["real_s"])
+        start, end = float(r["start"]), float(r["end"])
+        seconds = float(r["real_s"] if cpu_share is None else r["cpu_s"])
         if r["kind"] == "send":
             sends.append(seconds)
             send_end[(int(r["worker"]), int(r["iteration"]))] = end
@@ -162,7 +197,7 @@ def _server_times(
             own_jobs(start)
             own = sum(x[3] for x in inside)
             snapshots.extend(x[3] for x in inside if x[0] == "snapshot")
-            average = float(r.get("average_s") or 0.0)
+            average = float(r.get("average_s" if cpu_share is None else "average_cpu_s") or 0.0)
             if average > 0:
                 averaging, averaged = averaging + average, averaged + int(r["gradients"])
             pushes.append((max(0.0, seconds - own - average), int(r["updates"])))
@@ -171,6 +206,8 @@ def _server_times(
     own_jobs(float("inf"))  # after the last push: the run's last copies
     taken = [j[1] for j in jobs if j[0] == "push"]
     gaps = handovers([(j[1], j[2]) for j in jobs], arrived, taken)
+    if cpu_share is not None:
+        gaps = [g * cpu_share for g in gaps]
     for (kind, _, _, i), gap in zip(jobs, gaps):
         if kind == "push":
             pushes[i] = (pushes[i][0] + gap * scale, pushes[i][1])
@@ -243,7 +280,10 @@ def calibration_toml(cal: Calibration, scale: float, own: dict) -> str:
 
 
 def calibrate_folders(
-    folders: Iterable[str | Path], scale: float | None = None, receiving: bool = False
+    folders: Iterable[str | Path],
+    scale: float | None = None,
+    receiving: bool = False,
+    cpu: bool = False,
 ) -> dict:
     """Fit the real runs in *folders* (one or more): a dict with ``calibration`` (the
     :class:`Calibration`), ``scale`` (s per unit the keys are given in: *scale*, else the
@@ -253,8 +293,9 @@ def calibrate_folders(
     count and coefficient of variation, the receiving fit's ``receive_s``, ``latency_s``,
     ``receive_pushes``, ``receive_mae`` and ``receive_mae_without`` in s), ``notes`` and
     ``toml`` (the text to paste).
-    *receiving*: fit a receiving thread (:func:`read_fit`). Raises NotCalibratable."""
-    fits = [read_fit(f, receiving) for f in folders]
+    *receiving*, *cpu*: fit a receiving thread; the server's costs from its CPU time
+    (:func:`read_fit`). Raises NotCalibratable."""
+    fits = [read_fit(f, receiving, cpu) for f in folders]
     cal = combine(fits)
     scale = scale if scale is not None else fits[0].scale
     sc = load_scenario(Path(fits[0].folder) / "scenario.toml")

@@ -46,16 +46,21 @@ SERVER_COLUMNS = (
     "gradients",
     "updates",
     "average_s",
+    "cpu_s",
+    "average_cpu_s",
 )
 """``measured_server.csv``: the server's own time, one row per push served (``kind`` push:
 ``start`` when the server took it, ``end`` when it was done with it, model messages
 included; ``gradients`` the gradients the updates it made applied, ``updates`` how many
 it made, 0 when it only held the gradient, ``average_s`` the real seconds of its service
-spent averaging several gradients into one update) and per model message (``kind`` send: the
+spent averaging several gradients into one update, ``average_cpu_s`` their CPU seconds) and
+per model message (``kind`` send: the
 message's ``worker`` and the ``iteration`` it starts, ``start`` and ``end`` of the
 server's work on it: the message built and handed to the transport) and per model kept
 for the curve (``kind`` snapshot, no worker: the copy, between two jobs). ``start`` and
-``end`` in units on the server's clock, ``real_s`` = (end - start) × scale."""
+``end`` in units on the server's clock, ``real_s`` = (end - start) × scale, ``cpu_s`` the
+serving thread's CPU seconds over the same span (below ``real_s`` by the time it waited for
+a core, or for the transport). A folder an earlier netsim wrote lacks the two CPU columns."""
 
 OVERRUN_SHARE = 0.5
 """A real run fails when more than this share of its gradients took longer to compute
@@ -80,7 +85,8 @@ class Iteration:
 
     ``sent``, ``compute_start``, ``compute_end``, ``arrived``, ``served`` (units; None
     until known); ``version`` (the model version sent); ``drawn`` (the compute time drawn,
-    units); ``compute_real_s``, ``wait_s``, ``overrun_s``, ``pull_transfer_s``,
+    units); ``compute_real_s``, ``compute_cpu_s`` (the CPU time of the gradient's thread),
+    ``wait_s``, ``overrun_s``, ``pull_transfer_s``,
     ``push_transfer_s`` (the real messages' own time, without injected latencies),
     ``service_s`` (s); ``queued`` (pushes waiting when it was served); ``load1``.
     """
@@ -103,6 +109,7 @@ class Iteration:
         "service_s",
         "queued",
         "load1",
+        "compute_cpu_s",
     )
     compute_start: float | None
     compute_end: float | None
@@ -110,6 +117,7 @@ class Iteration:
     served: float | None
     drawn: float | None
     compute_real_s: float | None
+    compute_cpu_s: float | None
     wait_s: float | None
     overrun_s: float | None
     pull_transfer_s: float | None
@@ -156,6 +164,7 @@ def gradient_rows(iterations: list[Iteration], classes: list[str], end: float) -
             "push_transfer_s": it.push_transfer_s,
             "service_s": it.service_s,
             "queued": it.queued,
+            "compute_cpu_s": it.compute_cpu_s,
         }
         rows.append([_cell(values[c]) for c in GRADIENT_COLUMNS])
     return rows
@@ -168,19 +177,22 @@ def update_rows(updates: list[tuple[int, float, float, int]]) -> list[list[str]]
 
 def server_rows(served: list[tuple], scale: float) -> list[list[str]]:
     """Rows of ``measured_server.csv`` (:data:`SERVER_COLUMNS`) from the server's records
-    ``(kind, worker, start, end, a, b[, average_s])``: for a push a = gradients, b = updates
-    and the real seconds it spent averaging gradients; for a send a = the iteration, b
-    unused; for a snapshot neither (worker -1)."""
+    ``(kind, worker, start, end, a, b, cpu_s[, average_s, average_cpu_s])``: for a push a =
+    gradients, b = updates, then the real and CPU seconds it spent averaging gradients; for
+    a send a = the iteration, b unused; for a snapshot neither (worker -1).
+
+    >>> server_rows([("push", 3, 1.0, 1.5, 2, 1, 0.01, 0.004, 0.003)], 0.05)[0][5:]
+    ['0.025', '2', '1', '0.004', '0.01', '0.003']
+    """
     rows = []
-    for kind, wid, start, end, a, b, *more in served:
+    for kind, wid, start, end, a, b, cpu, *more in served:
         real = repr((end - start) * scale)
+        head = [kind, "" if kind == "snapshot" else str(wid), str(a) if kind == "send" else ""]
         if kind == "push":
-            average = repr(more[0]) if more else ""
-            rows.append([kind, str(wid), "", repr(start), repr(end), real, str(a), str(b), average])
-        elif kind == "snapshot":
-            rows.append([kind, "", "", repr(start), repr(end), real, "", "", ""])
+            tail = [str(a), str(b), repr(more[0]), repr(cpu), repr(more[1])]
         else:
-            rows.append([kind, str(wid), str(a), repr(start), repr(end), real, "", "", ""])
+            tail = ["", "", "", repr(cpu), ""]
+        rows.append([*head, repr(start), repr(end), real, *tail])
     return rows
 
 
@@ -216,8 +228,9 @@ def pace(iterations: list[Iteration], scale: float, overhead_s: float | None = N
     """What the real run measured, summarised for ``summary.json``'s ``real`` entry: the
     share of gradients whose real computation overran its drawn time, the median and 95th
     percentile of the gradient's real compute time, of each message's transfer and of the
-    server's service (s), the highest 1-minute load average seen, and *overhead_s* (the mean
-    overhead per iteration, :func:`overhead_seconds`)."""
+    server's service (s), the gradients' CPU time over their real time (``compute_cpu_share``:
+    below 1 by the share they waited for a core), the highest 1-minute load average seen, and
+    *overhead_s* (the mean overhead per iteration, :func:`overhead_seconds`)."""
     pushed = [it for it in iterations if it.compute_real_s is not None]
     overruns = [it.overrun_s for it in pushed if it.overrun_s is not None]
     out = {
@@ -230,6 +243,9 @@ def pace(iterations: list[Iteration], scale: float, overhead_s: float | None = N
         med, p95 = _quantiles((getattr(it, name) for it in iterations), 0.5, 0.95)
         out[name.removesuffix("_s") + "_median_s"] = med
         out[name.removesuffix("_s") + "_p95_s"] = p95
+    timed = [(it.compute_cpu_s, it.compute_real_s) for it in pushed if it.compute_cpu_s is not None]
+    wall = sum(r for _, r in timed)
+    out["compute_cpu_share"] = sum(c for c, _ in timed) / wall if wall > 0 else None
     loads = [it.load1 for it in pushed if it.load1 is not None and math.isfinite(it.load1)]
     out["load1_max"] = max(loads) if loads else None
     out["overhead_mean_s"] = overhead_s

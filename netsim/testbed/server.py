@@ -110,14 +110,17 @@ class RealServer(ParameterServer):
         self.busy = [False] * len(states)
         self.timers: list = []
         self._seq = itertools.count()
-        self.aggregated_s = 0.0
-        """Real seconds spent averaging several gradients into one update (:meth:`mean`)."""
+        self.aggregated_s = self.aggregated_cpu_s = 0.0
+        """Real seconds, and CPU seconds of the serving thread, spent averaging several
+        gradients into one update (:meth:`mean`)."""
 
     def mean(self, pushes, consume=False):
-        """The parent's mean, its real seconds added to :attr:`aggregated_s`."""
-        start = time.perf_counter()
+        """The parent's mean, its real and CPU seconds added to :attr:`aggregated_s` and
+        :attr:`aggregated_cpu_s`."""
+        start, cpu = time.perf_counter(), time.thread_time()
         out = super().mean(pushes, consume)
         self.aggregated_s += time.perf_counter() - start
+        self.aggregated_cpu_s += time.thread_time() - cpu
         return out
 
     def send(self, workers) -> None:
@@ -237,9 +240,10 @@ class _Session:
         )
         self.pending: dict[int, tuple] = {}
         self.served: list[tuple] = []
-        """The server's own time: ("push", worker, start, end, gradients, updates) per push
-        served, ("send", worker, start, end, iteration, 0) per model message and
-        ("snapshot", -1, start, end, 0, 0) per model kept for the curve (units)."""
+        """The server's own time (units) and its serving thread's CPU time (s):
+        ("push", worker, start, end, gradients, updates, cpu, average, average cpu) per push
+        served, ("send", worker, start, end, iteration, 0, cpu) per model message and
+        ("snapshot", -1, start, end, 0, 0, cpu) per model kept for the curve."""
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         pool = Pool(HEADER + spec.d, sc.n_workers + 4)
         self.outgoing = [touched(HEADER + spec.d) for _ in range(sc.n_workers)]
@@ -264,7 +268,7 @@ class _Session:
 
     def transmit(self, wid: int) -> None:
         """Send the current model to worker *wid* (the previous send to it finished first)."""
-        ps, current, stamp = self.ps, self.current, time.monotonic()
+        ps, current, stamp, cpu = self.ps, self.current, time.monotonic(), time.thread_time()
         if wid in self.pending:
             self.pending[wid][0].wait()
         out = model_message(MODEL, ps.version, stamp, ps.w, self.spec.d, self.outgoing[wid])
@@ -273,7 +277,9 @@ class _Session:
         units = self.clock.units(stamp)
         previous = current[wid]
         number = previous.iteration + 1 if previous else 0
-        self.served.append(("send", wid, units, self.clock.now, number, 0))
+        self.served.append(
+            ("send", wid, units, self.clock.now, number, 0, time.thread_time() - cpu)
+        )
         it = Iteration(wid, number, ps.version, units)
         it.compute_real_s = None
         current[wid] = it
@@ -282,9 +288,13 @@ class _Session:
 
     def on_update(self, server) -> None:
         if server.version % self.spec.scenario.run.eval_every_updates == 0:
-            start = self.clock.now
-            self.snapshots.take(server.version, server.now, server.w)
-            self.served.append(("snapshot", -1, start, self.clock.now, 0, 0))
+            self.copy(server.version, server.now, server.w)
+
+    def copy(self, version: int, at: float, w: np.ndarray) -> None:
+        """Keep the model *w* (version *version*, time *at*) for the curve, timed."""
+        start, cpu = self.clock.now, time.thread_time()
+        self.snapshots.take(version, at, w)
+        self.served.append(("snapshot", -1, start, self.clock.now, 0, 0, time.thread_time() - cpu))
 
     def handle(self, arrived: float, msg: np.ndarray) -> None:
         """Serve one pushed gradient *msg* that arrived at *arrived* (monotonic s)."""
@@ -292,7 +302,7 @@ class _Session:
         it, off, st = self.current[wid], self.offsets[wid], self.states[wid]
         if it is None:
             raise RuntimeError(f"worker {wid} pushed before it was sent a model")
-        served_stamp = time.monotonic()
+        served_stamp, cpu = time.monotonic(), time.thread_time()
         it.arrived, it.served = clock.units(arrived), clock.units(served_stamp)
         it.compute_start, it.compute_end = bounded_stamps(
             clock.units(float(msg[P.COMPUTE_START]) - off),
@@ -302,6 +312,7 @@ class _Session:
         )
         it.drawn, it.load1 = float(msg[P.DRAWN]), float(msg[P.LOAD1])
         it.compute_real_s, it.wait_s = float(msg[P.COMPUTE_REAL]), float(msg[P.WAIT])
+        it.compute_cpu_s = float(msg[P.COMPUTE_CPU])
         it.overrun_s = float(msg[P.OVERRUN])
         it.pull_transfer_s = max(
             0.0, float(msg[P.MODEL_RECEIVED]) - off - (clock.t0 + it.sent * self.spec.scale)
@@ -310,13 +321,16 @@ class _Session:
         it.queued = self.inbox.qsize()
         st.enter(COMPUTE, it.compute_start)
         st.enter(COMM, it.compute_end)  # the push's message, its queue and its service
-        before, rows, averaging = ps.version, len(self.recorder.version), ps.aggregated_s
+        before, rows = ps.version, len(self.recorder.version)
+        averaging, averaging_cpu = ps.aggregated_s, ps.aggregated_cpu_s
         ps.serve_push(Push(wid, msg[HEADER:], int(msg[P.VERSION]), it.arrived, int(msg[P.SAMPLES])))
-        done = time.monotonic()
+        done, cpu = time.monotonic(), time.thread_time() - cpu
         made = ps.version - before
         aggregated = len(self.recorder.version) - rows  # the gradients its updates applied
-        averaged = ps.aggregated_s - averaging
-        self.served.append(("push", wid, it.served, clock.units(done), aggregated, made, averaged))
+        averaged = (ps.aggregated_s - averaging, ps.aggregated_cpu_s - averaging_cpu)
+        self.served.append(
+            ("push", wid, it.served, clock.units(done), aggregated, made, cpu, *averaged)
+        )
         it.service_s = done - served_stamp
         if not ps.busy[wid]:  # no model came back with the service: it waits for one
             st.enter(IDLE, max(clock.units(done), st.since))
@@ -336,8 +350,7 @@ class _Session:
                 break
             ps.fire_timers()
             if now >= next_eval:
-                self.snapshots.take(ps.version, now, ps.w)
-                self.served.append(("snapshot", -1, now, self.clock.now, 0, 0))
+                self.copy(ps.version, now, ps.w)
                 next_eval = (int(now / run.eval_every) + 1) * run.eval_every
             self.read_control()
             if stop.triggered:
@@ -387,6 +400,7 @@ class _Session:
             "processes": spec.world,
             "params": spec.d,
             "message_bytes": 8 * (HEADER + spec.d),
+            "server_cpu_share": _cpu_share(self.served, spec.scale),
             "clock_offset_max_s": max((abs(o) for o in self.offsets), default=0.0),
         }
         if result.status == "ok" and (
@@ -406,6 +420,14 @@ class _Session:
         text = [",".join(SERVER_COLUMNS)] + [",".join(r) for r in served]
         write_atomic(self.out / SERVER_FILE, "\n".join(text) + "\n")
         self.control.send(("done", self.writer.finish(result)))
+
+
+def _cpu_share(served: list[tuple], scale: float) -> float | None:
+    """The serving thread's CPU time over the real time of its jobs (*served*: the
+    :attr:`_Session.served` records, units at *scale* s per unit); None before any job.
+    Below 1 by the share it waited for a core or for the transport."""
+    wall = sum((end - start) * scale for _, _, start, end, *_ in served)
+    return sum(r[6] for r in served) / wall if wall > 0 else None
 
 
 def _stop_workers(spec: RealSpec) -> None:

@@ -25,7 +25,7 @@ __all__ = [
     "offset",
 ]
 
-HEADER = 16
+HEADER = 17
 """Entries before the payload in every message."""
 
 MODEL, STOP, PING = 0.0, 1.0, 2.0
@@ -52,6 +52,7 @@ class P:
     LOAD1 = 13  # the 1-minute load average at the push
     PULL_DELAY = 14  # s, injected pull latency actually slept
     PUSH_DELAY = 15  # s, injected push latency actually slept
+    COMPUTE_CPU = 16  # s, the CPU time the gradient's thread spent on it
 
 
 def model_message(

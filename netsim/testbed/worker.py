@@ -68,8 +68,9 @@ def work(spec: RealSpec, wid: int) -> None:
         sleep_until(received + pull_s)
         start = time.monotonic()
         rows = sampler.next()
+        cpu = time.thread_time()
         grad = gradient(w, X[rows], y[rows])
-        computed = time.monotonic()
+        computed, cpu = time.monotonic(), time.thread_time() - cpu
         drawn = next(draws)
         sleep_until(start + drawn * scale)
         end = time.monotonic()
@@ -77,7 +78,7 @@ def work(spec: RealSpec, wid: int) -> None:
         header[P.VERSION], header[P.ITERATION], header[P.SAMPLES] = version, iteration, len(rows)
         header[P.MODEL_RECEIVED], header[P.COMPUTE_START] = received, start
         header[P.COMPUTE_END] = end
-        header[P.COMPUTE_REAL] = computed - start
+        header[P.COMPUTE_REAL], header[P.COMPUTE_CPU] = computed - start, cpu
         header[P.WAIT] = end - computed
         header[P.OVERRUN] = max(0.0, (computed - start) - drawn * scale)
         header[P.DRAWN], header[P.LOAD1] = drawn, os.getloadavg()[0]

@@ -258,13 +258,16 @@ def calibrate(
     *,
     time_scale: float | None = None,
     receiving: bool = False,
+    cpu: bool = False,
 ) -> dict:
     """Fit the ``[server]`` keys and per-class overheads to the real runs in *folders* (one
     folder or several; several of different model sizes also give the per-parameter parts):
     :func:`netsim.testbed.calibrate_io.calibrate_folders`'s dict, in the units of
     *time_scale* (default: the first run's scale). *receiving*: fit the server's receiving
-    thread too (``receive_time``; docs/VALIDATION.md says when it helps). Raises FolderError naming the folder or
-    file that cannot be fitted (not a real run, too few updates)."""
+    thread too (``receive_time``; docs/VALIDATION.md says when it helps). *cpu*: fit the
+    server's costs from its serving thread's CPU time (a server with cores of its own).
+    Raises FolderError naming the folder or file that cannot be fitted (not a real run, too
+    few updates, no CPU times for *cpu*)."""
     from ..testbed.calibrate_io import NotCalibratable, calibrate_folders
 
     if isinstance(folders, (str, os.PathLike)):
@@ -274,6 +277,6 @@ def calibrate(
 
         check_time_scale(time_scale)
     try:
-        return calibrate_folders([Path(f) for f in folders], time_scale, receiving)
+        return calibrate_folders([Path(f) for f in folders], time_scale, receiving, cpu)
     except NotCalibratable as exc:
         raise FolderError(str(exc)) from None

@@ -12,7 +12,13 @@ import csv
 import math
 from pathlib import Path
 
-__all__ = ["GRADIENT_COLUMNS", "MEASURES", "GRADIENTS_FILE", "read_measured_times"]
+__all__ = [
+    "GRADIENT_COLUMNS",
+    "OPTIONAL_COLUMNS",
+    "MEASURES",
+    "GRADIENTS_FILE",
+    "read_measured_times",
+]
 
 GRADIENTS_FILE = "measured_gradients.csv"
 GRADIENT_COLUMNS = (
@@ -36,7 +42,11 @@ GRADIENT_COLUMNS = (
     "push_transfer_s",  # real s the gradient message took (without the injected push latency)
     "service_s",  # real s the PS spent on the push (the rule, the step, the replies)
     "queued",  # pushes waiting at the PS when this one was served
+    "compute_cpu_s",  # CPU s the worker's thread spent on the gradient (below compute_real_s:
+    # the worker waited for a core); absent from folders an earlier netsim wrote
 )
+OPTIONAL_COLUMNS = frozenset({"compute_cpu_s"})
+"""Columns of :data:`GRADIENT_COLUMNS` a reader does without."""
 MEASURES = ("cycle", "compute")
 """What a replay reads of each iteration: ``cycle``, from the model's send to the push's
 service at the PS (pull, compute, wait, push and queueing: in netsim's worker model a
@@ -66,8 +76,8 @@ def read_measured_times(
             rows = list(csv.DictReader(f))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"{path} cannot be read: {exc}") from None
-    if rows and not set(GRADIENT_COLUMNS) <= set(rows[0]):
-        raise ValueError(f"{path} lacks columns {sorted(set(GRADIENT_COLUMNS) - set(rows[0]))}")
+    if rows and (lacking := set(GRADIENT_COLUMNS) - OPTIONAL_COLUMNS - set(rows[0])):
+        raise ValueError(f"{path} lacks columns {sorted(lacking)}")
     per_worker: dict[int, list[tuple[int, float]]] = {}
     classes = set()
     for i, row in enumerate(rows, start=2):

@@ -155,12 +155,14 @@ groups = [["a"]]
 """
 
 
-def _folder(tmp_path: Path, updates: int, average: float = 0.0) -> Path:
+def _folder(tmp_path: Path, updates: int, average: float = 0.0, cpu: float | None = None) -> Path:
     """A real run's folder written by hand: rounds of 2 pushes (worker 0 held, worker 1
     updates), 1 ms + 2 × 0.5 ms each, a 0.3 ms model message to each worker after the
     update, at 0.1 s per unit; each iteration: its message out 0.2 units (pull latency 0.5
     injected: 0.05 s, so 0.15 units of overhead) before its computation. *average*: s of
-    the updating push's service spent averaging the round's 2 gradients."""
+    the updating push's service spent averaging the round's 2 gradients. *cpu*: the server's
+    rows record CPU times, this share of their real times (else no CPU columns, as an
+    earlier netsim wrote them)."""
     path = tmp_path / "run"
     path.mkdir()
     scale = 0.1
@@ -193,6 +195,13 @@ def _folder(tmp_path: Path, updates: int, average: float = 0.0) -> Path:
             row.update(compute_start=sent_end + 0.65, compute_end=sent_end + 1.65)
             row.update(arrived=sent_end + 1.7, sent=sent_end, served=sent_end + 1.75)
             grads.append(",".join(str(row[c]) for c in GRADIENT_COLUMNS))
+    if cpu is not None:
+        rows = [server[0] + ",cpu_s,average_cpu_s"]
+        for line in server[1:]:
+            cells = line.split(",")
+            spent = "" if not cells[8] else repr(float(cells[8]) * cpu)
+            rows.append(f"{line},{float(cells[5]) * cpu!r},{spent}")
+        server = rows
     (path / "measured_server.csv").write_text("\n".join(server) + "\n")
     (path / "measured_gradients.csv").write_text("\n".join(grads) + "\n")
     return path
@@ -216,6 +225,36 @@ def test_averaging_is_a_cost_per_gradient(tmp_path):
     assert fit["server"]["average_time"] == pytest.approx(0.001 / 0.1)
     assert fit["server"]["gradient_time"] == pytest.approx(GRADIENT / 0.1)
     assert fit["server"]["apply_time"] == pytest.approx(APPLY / 0.1)
+
+
+def test_cpu_fits_the_servers_cpu_time(tmp_path):
+    """Rows whose serving thread had a core 60 % of the time: by default the keys are the
+    wall times and the share is reported; with cpu=True every server cost is 0.6 times its
+    wall time (the averaging too), the overheads unchanged."""
+    folder = _folder(tmp_path, 12, average=0.002, cpu=0.6)
+    wall, cpu = api.calibrate(folder), api.calibrate(folder, cpu=True)
+    assert wall["server"]["apply_time"] == pytest.approx(APPLY / 0.1)
+    q = wall["quality"][str(folder)]
+    assert q["server_cpu_share"] == pytest.approx(0.6) and q["cpu"] is False
+    for key, value in (
+        ("apply_time", APPLY),
+        ("gradient_time", GRADIENT),
+        ("send_time", SEND),
+        ("average_time", 0.001),
+    ):
+        assert cpu["server"][key] == pytest.approx(0.6 * value / 0.1), key
+    assert cpu["overhead"] == pytest.approx(wall["overhead"])
+    assert cpu["quality"][str(folder)]["cpu"] is True
+
+
+def test_cpu_on_a_folder_without_cpu_times_is_refused(tmp_path):
+    folder = _folder(tmp_path, 12)
+    assert api.calibrate(folder)["quality"][str(folder)]["server_cpu_share"] is None
+    cmd = [sys.executable, "-m", "netsim.cli", "calibrate", "--cpu", str(folder)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert "measured_server.csv: no CPU times (cpu_s)" in done.stderr
+    assert "calibrate without --cpu" in done.stderr and len(done.stderr.splitlines()) == 1
 
 
 def test_bad_folders_are_one_line_and_exit_2(tmp_path):

@@ -3,6 +3,7 @@ emulation where the schedule is deterministic, bad input, and no process left be
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -108,6 +109,27 @@ def test_real_run_writes_a_whole_folder(real_runs, rule):
     assert s["sim_time"] == 8.75 and s["real"]["time_scale"] == SCALE
     assert s["real"]["overrun_share"] == 0.0  # microseconds of gradient against 100 ms units
     assert len(run.curve["update"]) >= 5  # at 0, 2, 4, 6 and the end
+
+
+@pytest.mark.parametrize("rule", ["asgd", "gsgd"])
+def test_cpu_times_are_measured(real_runs, rule):
+    """A thread's CPU time over a span cannot exceed the span's real time: every gradient's
+    and every server row's CPU seconds lie in [0, real], up to the clocks' resolution."""
+    path = real_runs[rule].path
+    with open(path / GRADIENTS_FILE, newline="") as f:
+        grads = [r for r in csv.DictReader(f) if r["compute_cpu_s"]]
+    with open(path / "measured_server.csv", newline="") as f:
+        server = list(csv.DictReader(f))
+    assert grads and server
+    slack = 2e-4  # s: thread_time and monotonic tick apart
+    for r in grads:
+        assert 0.0 <= float(r["compute_cpu_s"]) <= float(r["compute_real_s"]) + slack, r
+    for r in server:
+        assert 0.0 <= float(r["cpu_s"]) <= float(r["real_s"]) + slack, r
+        if r["average_cpu_s"]:
+            assert float(r["average_cpu_s"]) <= float(r["average_s"]) + slack, r
+    real = real_runs[rule].summary["real"]
+    assert 0.0 < real["server_cpu_share"] <= 1.05 and 0.0 < real["compute_cpu_share"] <= 1.05
 
 
 def test_asgd_matches_the_closed_form_schedule(real_runs):
