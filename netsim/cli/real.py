@@ -101,6 +101,8 @@ def real(
         raise typer.Exit(0)
     title = f"{sc.name} for real, {time_scale:g} s per unit (seed {sc.run.seed})"
     show_run(result.summary, out, title, json_, wide)
+    if not json_ and (contended := result.summary.get("real", {}).get("contended")):
+        note(contended)
     note(f"wrote {out}; netsim predict {out} holds netsim's prediction against it")
     raise typer.Exit(api.exit_status([result.status]))
 

@@ -21,6 +21,8 @@ __all__ = [
     "gradient_rows",
     "update_rows",
     "server_rows",
+    "contention",
+    "CONTENDED",
     "SERVER_COLUMNS",
     "SERVER_FILE",
     "pace",
@@ -61,6 +63,10 @@ for the curve (``kind`` snapshot, no worker: the copy, between two jobs). ``star
 ``end`` in units on the server's clock, ``real_s`` = (end - start) × scale, ``cpu_s`` the
 serving thread's CPU seconds over the same span (below ``real_s`` by the time it waited for
 a core, or for the transport). A folder an earlier netsim wrote lacks the two CPU columns."""
+
+CONTENDED = 0.8
+"""A real run's gradients that had a core less than this share of their real time waited for
+one: the run's processes outnumber the cores they got (:func:`contention`)."""
 
 OVERRUN_SHARE = 0.5
 """A real run fails when more than this share of its gradients took longer to compute
@@ -276,4 +282,25 @@ def pace_failure(summary: dict, scale: float, cycles: list[float] | None = None)
         f"the machine did not keep the time scale: {share:.0%} of the gradients took longer "
         f"to compute than their drawn time (a gradient took {grad * 1e3:.3g} ms here, median); "
         f"rerun with a larger --time-scale than {scale:g}"
+    )
+
+
+def contention(real: dict, processes: int, cores: int | None) -> str:
+    """What a real run's CPU shares say ('' when its gradients had a core at least
+    :data:`CONTENDED` of their time): *real* is ``summary.json``'s ``real`` entry, the run had
+    *processes* on a machine of *cores*.
+
+    >>> contention({"compute_cpu_share": 0.3, "server_cpu_share": 0.37}, 17, 2)[:59]
+    'the processes waited for a core: the gradients had one 30 %'
+    >>> contention({"compute_cpu_share": 0.95, "server_cpu_share": 0.6}, 17, 2)
+    ''
+    """
+    grads, server = real.get("compute_cpu_share"), real.get("server_cpu_share")
+    if grads is None or grads >= CONTENDED:
+        return ""
+    jobs = "" if server is None else f", the server's jobs {100 * server:.0f} %"
+    return (
+        f"the processes waited for a core: the gradients had one {100 * grads:.0f} % of their time"
+        f"{jobs} ({processes} processes on {cores or '?'} cores); the server's times measured "
+        "here include that wait (netsim calibrate --cpu fits them without it)"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import queue
 import threading
 import time
@@ -34,6 +35,7 @@ from .measured import (
     UPDATE_COLUMNS,
     Iteration,
     bounded_stamps,
+    contention,
     gradient_rows,
     overhead_seconds,
     pace,
@@ -403,6 +405,8 @@ class _Session:
             "server_cpu_share": _cpu_share(self.served, spec.scale),
             "clock_offset_max_s": max((abs(o) for o in self.offsets), default=0.0),
         }
+        if why := contention(result.extra["real"], spec.world, os.cpu_count()):
+            result.extra["real"]["contended"] = why
         if result.status == "ok" and (
             why := pace_failure(measured, spec.scale, typical_cycles(sc))
         ):
