@@ -249,7 +249,11 @@ def pace(iterations: list[Iteration], scale: float, overhead_s: float | None = N
         med, p95 = _quantiles((getattr(it, name) for it in iterations), 0.5, 0.95)
         out[name.removesuffix("_s") + "_median_s"] = med
         out[name.removesuffix("_s") + "_p95_s"] = p95
-    timed = [(it.compute_cpu_s, it.compute_real_s) for it in pushed if it.compute_cpu_s is not None]
+    timed = [
+        (it.compute_cpu_s, it.compute_real_s)
+        for it in pushed
+        if it.compute_cpu_s is not None and it.compute_real_s is not None
+    ]
     wall = sum(r for _, r in timed)
     out["compute_cpu_share"] = sum(c for c, _ in timed) / wall if wall > 0 else None
     loads = [it.load1 for it in pushed if it.load1 is not None and math.isfinite(it.load1)]
