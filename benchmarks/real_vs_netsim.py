@@ -132,6 +132,13 @@ def _real_runs(args, case: str, scale: float, rule: str) -> list[tuple[Path, tup
     return runs
 
 
+def _cores(summary: dict) -> str:
+    """A real run's CPU shares (gradients, server) as percentages; '-' where not recorded."""
+    real = summary.get("real", {})
+    shares = [real.get("compute_cpu_share"), real.get("server_cpu_share")]
+    return ", ".join("-" if s is None else f"{100 * s:.0f} %" for s in shares)
+
+
 def _server_busy(folder: Path, summary: dict) -> float:
     """The real server's busy share (%): its pushes' service and the model messages it sent
     outside them, over the run's real time."""
@@ -219,7 +226,7 @@ def main() -> None:
                 s = netsim.open_run(folder).summary
                 loads.append(
                     f"| {folder.name} | {s['status']} | {s['updates']} | "
-                    f"{load[0]:.1f} | {load[1] or 0:.1f}{_load_mark(load)} |"
+                    f"{load[0]:.1f} | {load[1] or 0:.1f}{_load_mark(load)} | {_cores(s)} |"
                 )
             reals = [netsim.open_run(f) for f in folders]
             target = default_target([r.curve for r in reals])
@@ -265,7 +272,10 @@ def main() -> None:
             )
             print(f"| server busy % | {_fmt(*busy_real)} | - | {_fmt(*busy_cal)} | - |")
     print(
-        "\n### Real runs\n\n| run | status | updates | load before | load max |\n|---|---|---:|---:|---:|"
+        "\n### Real runs\n\nCore share: the CPU time over the real time of the workers' gradients "
+        "and of the server's jobs (below 100 % by the time they waited for a core)."
+        "\n\n| run | status | updates | load before | load max | core share: gradients, server "
+        "|\n|---|---|---:|---:|---:|---:|"
     )
     print("\n".join(loads))
     print("\n### Goals missed\n")
