@@ -317,6 +317,8 @@ def _than(mine: float, other: float, name: str, horizon: float, runs: int | None
 
     >>> _than(9.3, 7.4, "singletons", 100.0, 1)
     '0.80× as fast as singletons (7.4 s, on 1 run)'
+    >>> _than(0.0, 0.0, "hand", 100.0)
+    'as fast as hand'
     """
     on = "" if runs is None else f"on {runs} run{'s' if runs > 1 else ''}"
     alone, beside = (f" ({on})", f", {on}") if on else ("", "")  # without / after a time
@@ -324,6 +326,12 @@ def _than(mine: float, other: float, name: str, horizon: float, runs: int | None
         return f"{name} not predicted to get there{alone}"
     if not math.isfinite(mine) or mine > FAR * horizon:
         return f"slower than {name} ({_num(other)} s{beside})"
+    if mine <= 0:  # the target at the initial loss: the pick is there from the start
+        return (
+            f"as fast as {name}{alone}"
+            if other <= 0
+            else f"faster than {name} ({_num(other)} s{beside})"
+        )
     ratio = other / mine
     if abs(ratio - 1) < 0.005:
         return f"as fast as {name}{alone}"

@@ -141,10 +141,13 @@ def verdict_line(items: list[Entry], target: float, source: str, unit: str = "s"
         if len(timed) > 1:
             other, ci2 = timed[1]
             gap = ci2[0] - ci[0]
-            time_text += (
-                f", {gap:.3g} {unit} ({gap / ci2[0]:.0%}) ahead of {other.label}"
-                + _intervals(ci, ci2)
-            )
+            if gap > 0:
+                time_text += (
+                    f", {gap:.3g} {unit} ({gap / ci2[0]:.0%}) ahead of {other.label}"
+                    + _intervals(ci, ci2)
+                )
+            else:  # the same time (both at the start when the target is the initial loss)
+                time_text += f", with {other.label}"
         elif len(items) > 1:
             time_text += ", the only one to reach it"
     ended = [(e, _mean_ci(e.finals)) for e in items if all(math.isfinite(f) for f in e.finals)]

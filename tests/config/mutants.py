@@ -99,7 +99,40 @@ def base_scenarios() -> list[dict]:
     out.append(base_raw())
     out.append(kitchen_sink())
     out.append(workload_sink())
+    out.append(server_sink())
     return out
+
+
+def server_sink() -> dict:
+    """A small scenario with every ``[server]`` key set (a receiving thread, copies for the
+    evaluations, averaging), under GSGD so that every cost is paid."""
+    return {
+        "name": "server-sink",
+        "run": {"seed": 3, "algorithm": "gsgd", "until": 10.0, "eval_every": 2.0, "batch_size": 8},
+        "data": {"source": "digits", "labels": "odd_even"},
+        "workers": [
+            {"name": "fast", "count": 3, "compute": 1.0},
+            {"name": "slow", "count": 3, "compute": {"dist": "exponential", "mean": 2.0}},
+        ],
+        "server": {
+            "gradient_time": 0.01,
+            "gradient_time_per_param": 1e-5,
+            "apply_time": 0.02,
+            "apply_time_per_param": 1e-5,
+            "service": "exponential",
+            "send_time": 0.005,
+            "send_time_per_byte": 1e-7,
+            "parallel_sends": 2,
+            "bandwidth": 1e6,
+            "receive_time": 0.01,
+            "receive_time_per_byte": 1e-7,
+            "snapshot_time": 0.01,
+            "snapshot_time_per_param": 1e-6,
+            "average_time": 0.002,
+            "average_time_per_param": 1e-6,
+        },
+        "algorithms": {"gsgd": {"lr": 0.1, "groups": [["fast"], ["slow"]]}, "asgd": {"lr": 0.05}},
+    }
 
 
 def workload_sink() -> dict:

@@ -41,6 +41,14 @@ def test_verdict_line_by_hand():
     assert "intervals" not in line  # one run each
 
 
+def test_a_tie_at_the_start_is_a_tie():
+    """A target at the initial loss is reached at 0 by both: no ratio of times (found by
+    the scenario fuzzer: a division by zero)."""
+    items = [Entry("a", [0.0], [0.30]), Entry("b", [0.0], [0.32])]
+    line = verdict_line(items, 2.303, "default")
+    assert "a first at 0 s, with b; lowest final loss: a 0.3" in line
+
+
 def test_verdict_with_seeds_says_whether_intervals_separate():
     # a: times 10, 11, 12 (mean 11, s = 1, t(0.975, 2) = 4.303, half-width 2.484)
     # b: times 20, 21, 22 (mean 21): |21 − 11| = 10 > 4.97, separate
