@@ -242,10 +242,10 @@ def fit_notes(fit: dict, head: str = "") -> None:
                 "fitted on it (--cpu)" if q["cpu"] else "its wall time fitted (--cpu: its CPU time)"
             )
             gradients = q.get("compute_cpu_share")
-            shown = "" if gradients is None else f"; the gradients {gradients:.0%}"
+            shown = "" if gradients is None else f"; the gradients {100 * gradients:.0f} %"
             note(
-                f"{head}{folder}: the server's jobs had a core {q['server_cpu_share']:.0%} of "
-                f"their time, {fitted}{shown}"
+                f"{head}{folder}: the server's jobs had a core {100 * q['server_cpu_share']:.0f} "
+                f"% of their time, {fitted}{shown}"
             )
         if "receive_s" in q:
             used = "fitted" if q["receiving"] else "left in the overheads (--receiving fits it)"
@@ -281,5 +281,7 @@ def show_prediction(pred: api.Prediction, seeds: int, json_: bool, wide: bool) -
         )
     if pred.calibration is not None and not json_:
         fit_notes(pred.calibration, "calibrated from ")
+    if not json_ and (contended := pred.real.summary.get("real", {}).get("contended")):
+        note(f"the real run: {contended}")
     if pred.skipped:
         note(pred.skipped)

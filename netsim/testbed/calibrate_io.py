@@ -262,6 +262,10 @@ def calibration_toml(cal: Calibration, scale: float, own: dict) -> str:
     per worker class its ``overhead`` (:meth:`Calibration.overhead` with the scenario's
     *own* overheads), to paste into that class's table (its latencies stay as they are)."""
     lines = [f"# fitted from {len(cal.runs)} real run(s), at {scale:g} s per time unit"]
+    if cal.runs and cal.runs[0].quality.get("cpu"):
+        lines.append(
+            "# [server] from the server's CPU time (--cpu): a server with cores of its own"
+        )
     lines += [f"# note: {n}" for n in cal.notes]
     lines.append("[server]")
     for key, value in cal.server_table(scale).items():

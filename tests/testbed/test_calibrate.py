@@ -244,6 +244,7 @@ def test_cpu_fits_the_servers_cpu_time(tmp_path):
     ):
         assert cpu["server"][key] == pytest.approx(0.6 * value / 0.1), key
     assert cpu["overhead"] == pytest.approx(wall["overhead"])
+    assert "from the server's CPU time" in cpu["toml"] and "CPU" not in wall["toml"]
     assert cpu["quality"][str(folder)]["cpu"] is True
 
 
