@@ -23,7 +23,7 @@ from .calibrate import (
     fit_run,
     handovers,
 )
-from .measured import SERVER_FILE
+from .measured import SERVER_FILE, cpu_share
 
 __all__ = ["read_fit", "calibration_toml", "calibrate_folders", "NotCalibratable"]
 
@@ -137,9 +137,8 @@ def _cpu_shares(server: list[dict], gradients: list[dict]) -> dict[str, float | 
     """
 
     def share(rows: list[dict], wall: str, cpu: str) -> float | None:
-        pairs = [(float(r[wall]), float(r[cpu])) for r in rows if r.get(wall) and r.get(cpu)]
-        total = sum(w for w, _ in pairs)
-        return round(sum(c for _, c in pairs) / total, 6) if pairs and total > 0 else None
+        got = cpu_share((float(r[wall]), float(r[cpu])) for r in rows if r.get(wall) and r.get(cpu))
+        return None if got is None else round(got, 6)
 
     return {
         "server_cpu_share": share(server, "real_s", "cpu_s"),

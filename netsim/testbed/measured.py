@@ -22,6 +22,7 @@ __all__ = [
     "update_rows",
     "server_rows",
     "contention",
+    "cpu_share",
     "CONTENDED",
     "SERVER_COLUMNS",
     "SERVER_FILE",
@@ -249,13 +250,11 @@ def pace(iterations: list[Iteration], scale: float, overhead_s: float | None = N
         med, p95 = _quantiles((getattr(it, name) for it in iterations), 0.5, 0.95)
         out[name.removesuffix("_s") + "_median_s"] = med
         out[name.removesuffix("_s") + "_p95_s"] = p95
-    timed = [
-        (it.compute_cpu_s, it.compute_real_s)
+    out["compute_cpu_share"] = cpu_share(
+        (it.compute_real_s, it.compute_cpu_s)
         for it in pushed
         if it.compute_cpu_s is not None and it.compute_real_s is not None
-    ]
-    wall = sum(r for _, r in timed)
-    out["compute_cpu_share"] = sum(c for c, _ in timed) / wall if wall > 0 else None
+    )
     loads = [it.load1 for it in pushed if it.load1 is not None and math.isfinite(it.load1)]
     out["load1_max"] = max(loads) if loads else None
     out["overhead_mean_s"] = overhead_s
@@ -287,6 +286,19 @@ def pace_failure(summary: dict, scale: float, cycles: list[float] | None = None)
         f"to compute than their drawn time (a gradient took {grad * 1e3:.3g} ms here, median); "
         f"rerun with a larger --time-scale than {scale:g}"
     )
+
+
+def cpu_share(spans: Iterable[tuple[float, float]]) -> float | None:
+    """Summed CPU seconds over summed real seconds of *spans* ((real, cpu) pairs); None when
+    there are none or they took no time. Below 1 by the share spent waiting for a core (or,
+    for the server, for the transport).
+
+    >>> cpu_share([(0.004, 0.003), (0.006, 0.002)])
+    0.5
+    """
+    pairs = list(spans)
+    wall = sum(w for w, _ in pairs)
+    return sum(c for _, c in pairs) / wall if wall > 0 else None
 
 
 def contention(real: dict, processes: int, cores: int | None) -> str:

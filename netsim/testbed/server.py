@@ -36,6 +36,7 @@ from .measured import (
     Iteration,
     bounded_stamps,
     contention,
+    cpu_share,
     gradient_rows,
     overhead_seconds,
     pace,
@@ -402,7 +403,9 @@ class _Session:
             "processes": spec.world,
             "params": spec.d,
             "message_bytes": 8 * (HEADER + spec.d),
-            "server_cpu_share": _cpu_share(self.served, spec.scale),
+            "server_cpu_share": cpu_share(  # (kind, worker, start, end, a, b, cpu, ...)
+                ((r[3] - r[2]) * spec.scale, r[6]) for r in self.served
+            ),
             "clock_offset_max_s": max((abs(o) for o in self.offsets), default=0.0),
         }
         if why := contention(result.extra["real"], spec.world, os.cpu_count()):
@@ -424,14 +427,6 @@ class _Session:
         text = [",".join(SERVER_COLUMNS)] + [",".join(r) for r in served]
         write_atomic(self.out / SERVER_FILE, "\n".join(text) + "\n")
         self.control.send(("done", self.writer.finish(result)))
-
-
-def _cpu_share(served: list[tuple], scale: float) -> float | None:
-    """The serving thread's CPU time over the real time of its jobs (*served*: the
-    :attr:`_Session.served` records, units at *scale* s per unit); None before any job.
-    Below 1 by the share it waited for a core or for the transport."""
-    wall = sum((end - start) * scale for _, _, start, end, *_ in served)
-    return sum(r[6] for r in served) / wall if wall > 0 else None
 
 
 def _stop_workers(spec: RealSpec) -> None:
