@@ -11,6 +11,7 @@ paths.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,37 @@ class _Host:
         return [self.work(task) for task in batch]
 
 
+class _CancelRaceFilter(logging.Filter):
+    """Drops the traceback of a race in ``distributed.utils.sync``: an interrupt that lands
+    before the waited call has started schedules a ``cancel`` that reads a variable not yet
+    set, and tornado logs the NameError. Nothing is lost (there was nothing to cancel), so
+    an interrupted run ends on its one-line summary, not on that traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, NameError):
+            return True
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        frame = tb.tb_frame if tb is not None else None
+        return not (
+            frame is not None
+            and frame.f_code.co_name == "cancel"
+            and frame.f_globals.get("__name__") == "distributed.utils"
+        )
+
+
+_CANCEL_RACE = _CancelRaceFilter()
+
+
+def quiet_cancel_race() -> None:
+    """Install :class:`_CancelRaceFilter` on tornado's callback logger (once)."""
+    logger = logging.getLogger("tornado.application")
+    if _CANCEL_RACE not in logger.filters:
+        logger.addFilter(_CANCEL_RACE)
+
+
 def connect(
     scheduler: str | Client, error: type[Exception] = SchedulerError, option: str = ""
 ) -> tuple[Client, bool]:
@@ -58,6 +90,7 @@ def connect(
     except ImportError:
         lead = f"{option} " if option else ""
         raise error(f"{lead}needs the 'distributed' package: pip install 'netsim[dask]'") from None
+    quiet_cancel_race()
     if isinstance(scheduler, Client):
         return scheduler, False
     try:
