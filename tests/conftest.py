@@ -95,3 +95,35 @@ def _signal_handlers_restored():
     for sig, handler in old.items():
         signal.signal(sig, handler)
     signals._state["installed"] = installed
+
+
+SLOWEST_FIRST = (
+    "tests/test_documented_commands.py",
+    "tests/test_signal_harness.py",
+    "tests/sweeps/test_sweep_signals.py",
+    "tests/testbed/test_real_run.py",
+    "tests/results/test_plots.py",
+    "tests/tuning/test_race.py",
+    "tests/test_compare_dask.py",
+    "tests/test_cli_usability.py",
+    "tests/results/test_output_safety.py",
+    "tests/config/test_bad_input.py",
+    "tests/test_paper_story.py",
+)
+"""The modules that take longest (tens of seconds each on 2 cores), run first: pytest-xdist
+hands whole modules to its workers in this order (``--dist loadfile``), so the two workers
+end together instead of one running the longest module alone at the end."""
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    root = Path(__file__).resolve().parents[1]
+
+    def key(item):
+        try:
+            name = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
+        except ValueError:
+            return len(rank)
+        return rank.get(name, len(rank))
+
+    items.sort(key=key)  # stable: each module's own order is kept
