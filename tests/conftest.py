@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,8 @@ import pytest
 
 from netsim.config.scenario import parse_scenario
 
+for _size in ("COLUMNS", "LINES"):  # the CLI fits its tables to COLUMNS when it is set:
+    os.environ.pop(_size, None)  # the tests ask for the width they check, or none
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -229,8 +230,20 @@ app = _App(
 )
 
 
+def _asked_columns() -> int | None:
+    """The width the environment asks for (``COLUMNS``, a positive integer), else None."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return columns if columns > 0 else None
+
+
+ASKED_COLUMNS = _asked_columns()
+"""``COLUMNS`` when set: a pipe or file then gets tables that fit it, as a terminal does."""
+
 out_console = Console(
-    width=None if sys.stdout.isatty() else 160, emoji=False
+    width=None if sys.stdout.isatty() else ASKED_COLUMNS or 160, emoji=False
 )  # user text printed as written
 
 
@@ -282,9 +295,11 @@ WHOLE_TABLE = 1000
 
 
 def table_width(wide: bool) -> int | None:
-    """Columns the results table may take: the terminal's width, or None (every column) with
-    --wide or when stdout is not a terminal (a pipe or file gets the whole table)."""
-    return out_console.width if out_console.is_terminal and not wide else None
+    """Columns the results table may take: the terminal's width (or ``COLUMNS`` when set), or
+    None (every column) with --wide or when stdout is a pipe or file and ``COLUMNS`` is not
+    set (it gets the whole table)."""
+    fits = out_console.is_terminal or ASKED_COLUMNS is not None
+    return out_console.width if fits and not wide else None
 
 
 def note(text: str) -> None:

@@ -135,3 +135,22 @@ def test_group_cli_out_writes_the_json_it_prints(tmp_path):
     shown = runner.invoke(app, [*args, "--members"])
     assert shown.exit_code == 0, shown.output
     assert "verdict:" in shown.stdout.splitlines()[-1] or "verdict:" in shown.stdout
+
+
+def test_a_pipe_fits_columns_when_asked_and_gets_whole_tables_otherwise(tmp_path):
+    """``COLUMNS=80 netsim group … | cat``: every line within 80 characters; without
+    ``COLUMNS``, a pipe gets the whole candidate table (wider than 80)."""
+    import os
+    import subprocess
+    import sys
+
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    argv = [sys.executable, "-m", "netsim.cli", "group", QUICK, "--set", SHORT[0]]
+
+    def widths(env):
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return [len(line) for line in done.stdout.splitlines()]
+
+    assert max(widths({**base, "COLUMNS": "80"})) <= 80
+    assert max(widths(base)) > 80
