@@ -506,10 +506,10 @@ def draw(
 
 def print_verdict(folder: Path | Comparison, target: float | None) -> None:
     """The closing verdict of a compare or sweep folder (:func:`netsim.api.verdict`): one line
-    in a pipe (scripts read it), wrapped at words in a terminal."""
+    in a pipe (scripts read it), wrapped at words in a terminal or at ``COLUMNS`` when set."""
     out_console.print(
         api.verdict(folder, target),
         highlight=False,
-        soft_wrap=not out_console.is_terminal,
+        soft_wrap=not (out_console.is_terminal or ASKED_COLUMNS is not None),
         markup=False,
     )

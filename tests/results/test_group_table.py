@@ -154,3 +154,6 @@ def test_a_pipe_fits_columns_when_asked_and_gets_whole_tables_otherwise(tmp_path
 
     assert max(widths({**base, "COLUMNS": "80"})) <= 80
     assert max(widths(base)) > 80
+    argv[3:4] = ["compare"]  # its table and verdict too
+    argv += ["--set", "run.until=20", "--no-live", "--out", "c"]
+    assert max(widths({**base, "COLUMNS": "80"})) <= 80
