@@ -120,11 +120,10 @@ end together instead of one running the longest module alone at the end."""
 
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    root = Path(__file__).resolve().parents[1]
 
     def key(item):
         try:
-            name = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
+            name = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
         except ValueError:
             return len(rank)
         return rank.get(name, len(rank))

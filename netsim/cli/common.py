@@ -242,6 +242,12 @@ def _asked_columns() -> int | None:
 ASKED_COLUMNS = _asked_columns()
 """``COLUMNS`` when set: a pipe or file then gets tables that fit it, as a terminal does."""
 
+
+def _fits_width() -> bool:
+    """Whether stdout's output is fitted to a width: a terminal's, or ``COLUMNS`` when set."""
+    return out_console.is_terminal or ASKED_COLUMNS is not None
+
+
 out_console = Console(
     width=None if sys.stdout.isatty() else ASKED_COLUMNS or 160, emoji=False
 )  # user text printed as written
@@ -298,8 +304,7 @@ def table_width(wide: bool) -> int | None:
     """Columns the results table may take: the terminal's width (or ``COLUMNS`` when set), or
     None (every column) with --wide or when stdout is a pipe or file and ``COLUMNS`` is not
     set (it gets the whole table)."""
-    fits = out_console.is_terminal or ASKED_COLUMNS is not None
-    return out_console.width if fits and not wide else None
+    return out_console.width if _fits_width() and not wide else None
 
 
 def note(text: str) -> None:
@@ -510,6 +515,6 @@ def print_verdict(folder: Path | Comparison, target: float | None) -> None:
     out_console.print(
         api.verdict(folder, target),
         highlight=False,
-        soft_wrap=not (out_console.is_terminal or ASKED_COLUMNS is not None),
+        soft_wrap=not _fits_width(),
         markup=False,
     )

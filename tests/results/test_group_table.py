@@ -6,7 +6,10 @@ are shown by plain names and shapes; ``--out`` writes what ``--json`` prints; th
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from conftest import ROOT
@@ -140,10 +143,6 @@ def test_group_cli_out_writes_the_json_it_prints(tmp_path):
 def test_a_pipe_fits_columns_when_asked_and_gets_whole_tables_otherwise(tmp_path):
     """``COLUMNS=80 netsim group … | cat``: every line within 80 characters; without
     ``COLUMNS``, a pipe gets the whole candidate table (wider than 80)."""
-    import os
-    import subprocess
-    import sys
-
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     argv = [sys.executable, "-m", "netsim.cli", "group", QUICK, "--set", SHORT[0]]
 

@@ -1,9 +1,14 @@
 """The traceback of distributed's cancel race is dropped, and only that one."""
 
+import asyncio
 import logging
+import signal
 import sys
+import time
 
-from netsim.tuning.dask_pool import _CancelRaceFilter
+import pytest
+
+from netsim.tuning.dask_pool import _CancelRaceFilter, quiet_cancel_race
 
 
 def _record(module: str, name: str, exc_type: type[Exception]) -> logging.LogRecord:
@@ -31,17 +36,9 @@ def test_other_errors_are_kept():
 
 def test_an_interrupt_before_the_call_starts_logs_nothing(caplog):
     """The race itself: the loop is busy when the interrupt lands, so cancel runs first."""
-    import asyncio
-    import signal
-    import time
-
-    import pytest
-
     if not hasattr(signal, "setitimer"):
         pytest.skip("needs signal.setitimer (POSIX)")
     utils = pytest.importorskip("distributed.utils")
-    from netsim.tuning.dask_pool import quiet_cancel_race
-
     quiet_cancel_race()
     runner = utils.LoopRunner(asynchronous=False)
     runner.start()
