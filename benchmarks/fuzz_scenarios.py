@@ -8,6 +8,12 @@ damaged as raw text, some with extra ``--set`` overrides. The bar: exit status 0
 file on refusal, no hang (a wall-time guard per case). Prints the outcome counts and
 each failure with the seed that reproduces it.
 
+Every command runs in this one process, as a user's notebook calling netsim would, under
+an address-space limit (``--memory-gb``). A command that runs out of memory here is run
+again alone, in a fresh process under the same limit: when it keeps the promise there, what
+filled the address space is what this process kept from the mutants before (counted apart,
+with the process's size, not as a failure); when it does not, it is a failure.
+
 Usage: python benchmarks/fuzz_scenarios.py [--n 5000] [--seed 0] [--run-every 10] [--compare-every 15]
        [--group-every 20] [--timeout 30] [--data-dir ../shared/data] [--keep fuzz-failures]
 """
@@ -19,10 +25,12 @@ import collections
 import random
 import resource
 import signal
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path[:0] = [
     str(Path(__file__).resolve().parents[1] / "tests" / "config"),
@@ -50,6 +58,41 @@ def one(runner, command: list[str], timeout: float):
         return runner.invoke(app, command, catch_exceptions=True)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _limit(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+
+def alone(command: list[str], limit: int, timeout: float) -> SimpleNamespace | None:
+    """*command* run by a fresh ``python -m netsim`` under the address-space *limit*
+    (bytes): its outcome as :func:`check_outcome` reads one; None when it hangs."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "netsim", *command],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=lambda: _limit(limit),
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    return SimpleNamespace(
+        exception=None,
+        exit_code=proc.returncode,
+        stderr=proc.stderr,
+        output=proc.stdout + proc.stderr,
+    )
+
+
+def size_mb() -> str:
+    """This process's address space and resident memory (MB; Linux), for the log."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path("/proc/self/status").open())
+    except OSError:
+        return "size unknown"
+    kb = [int(fields[k].split()[0]) for k in ("VmSize", "VmRSS")]
+    return f"address space {kb[0] // 1024} MB, resident {kb[1] // 1024} MB"
 
 
 def main() -> None:
@@ -81,7 +124,7 @@ def main() -> None:
     ap.add_argument("--keep", default=None, help="folder to copy failing mutants into")
     args = ap.parse_args()
     limit = int(args.memory_gb * 2**30)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    _limit(limit)
     runner = CliRunner()
     bases = base_scenarios()
     counts: collections.Counter = collections.Counter()
@@ -161,6 +204,12 @@ def main() -> None:
                     result = None
                 else:
                     problem = check_outcome(result, path, allowed)
+                if problem is not None and "MemoryError" in problem:
+                    again = alone(command, limit, args.timeout)
+                    if again is not None and check_outcome(again, path, allowed) is None:
+                        counts[f"{name} out of memory here, ok alone"] += 1
+                        print(f"mutant {i} {name}: out of memory here ({size_mb()}), ok alone")
+                        continue
                 if problem is None:
                     counts[f"{name} exit {result.exit_code}"] += 1
                     continue
@@ -173,7 +222,8 @@ def main() -> None:
                     (keep / f"mutant{i}.toml").write_bytes(path.read_bytes())
                     (keep / f"mutant{i}.args").write_text(" ".join(command) + "\n")
             if (i + 1) % 500 == 0:
-                print(f"... {i + 1} mutants, {time.perf_counter() - start:.0f} s", flush=True)
+                took = time.perf_counter() - start
+                print(f"... {i + 1} mutants, {took:.0f} s; {size_mb()}", flush=True)
     print(f"{args.n} mutants in {time.perf_counter() - start:.0f} s:")
     for key in sorted(counts):
         print(f"  {key:20s} {counts[key]}")
