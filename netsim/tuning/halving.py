@@ -142,8 +142,11 @@ def run_halving(
     free = options.budget_s is None  # a budget: the plan is kept to
     H = runner.setup.scenario.run.until
     factor = options.factor
+    looking = False  # the rung just run is a look inserted on the plateau (options.look)
     with made as pool:  # one thread per native pool, in every process
-        for r in range(len(horizons)):
+        r = -1
+        while r < len(horizons) - 1:  # a look on the plateau inserts a rung
+            r += 1
             if on_progress is not None:
                 on_progress(done_share(pilots, horizons, alive, r, options))
             if on_rung is not None:
@@ -153,12 +156,20 @@ def run_halving(
             keep = max(options.finalists, math.ceil(len(alive) / factor))
             flat = False
             if r == 0 and not last:  # pilots added here compete for the *keep* places
-                alive += _widen(runner, pool, alive, options)
+                flat = options.look > 0 and free and _flat(pilots, alive, keep, options.plateau)
+                if not flat:  # on the plateau the edge of the grid is noise: not widened
+                    alive += _widen(runner, pool, alive, options)
                 by_loss = sorted((pilots[i] for i in alive), key=lambda p: (rung_score(p), p.label))
                 flat = free and on_plateau(by_loss, keep, options.plateau)
                 wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
                 if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
+            elif r == 1 and options.look > 0 and free and not last and aim is None:
+                flat = _flat(pilots, alive, keep, options.plateau)
+                if flat:  # still on the plateau: a look before any stable pilot is cut
+                    h = horizons[r]
+                    horizons.insert(r + 1, h + options.look * (horizons[r + 1] - h))
+                    looking = True
             if aim is not None and free and options.early:
                 runner.to_target(pool, _reached_once(pilots, alive, aim[0]), aim[0])
             if last:
@@ -169,6 +180,13 @@ def run_halving(
                 seen = [at_rung(pilots[i], horizons[r]) for i in ranked]
                 alive = [i for i, v in zip(ranked, seen) if not unstable(v)] or ranked[:keep]
                 factor = max(factor, 4.0)
+            elif looking:  # the look: the better half while still on the plateau
+                looking = False
+                stable = [i for i in ranked if not unstable(pilots[i])] or ranked
+                half = max(keep, math.ceil(len(stable) / 2))
+                alive = (
+                    stable[:half] if _flat(pilots, ranked, keep, options.plateau) else ranked[:keep]
+                )
             else:
                 alive = ranked[:keep]
         if len(alive) > options.finalists:  # more reached the last rung: replicate its best
@@ -185,6 +203,13 @@ def run_halving(
         if p.rung < len(horizons) - 1:
             p.curves = []
     return [pilots[i] for i in alive]
+
+
+def _flat(pilots: list[Pilot], ids: list[int], keep: int, plateau: float) -> bool:
+    """Whether the pilots *ids*, ranked by their loss, sit on their plateau at the cut line
+    of *keep* places (:func:`on_plateau`)."""
+    ranked = sorted((pilots[i] for i in ids), key=lambda p: (rung_score(p), p.label))
+    return on_plateau(ranked, keep, plateau)
 
 
 def _reached_once(pilots: list[Pilot], ids: list[int], target: float) -> list[int]:

@@ -98,6 +98,11 @@ class RaceOptions:
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
         and the next rung keeps a quarter (0: off).
+    look : > 0: where the first rung is on a plateau, no pilot is added beyond the η grid
+        (its order there is noise), and where the second rung is on it too, every stable
+        pilot runs on by this fraction of the way to the next rung before any is cut; at that
+        look the better half goes on while the cut line is still on its plateau, else a
+        quarter (0: off).
     """
 
     lrs: tuple[float, ...] | None = None
@@ -121,6 +126,7 @@ class RaceOptions:
     references: int = 2
     slack: float = 0.2
     plateau: float = 0.05
+    look: float = 0.0
     early: bool = True
     decide: int = DECIDE
 
@@ -145,6 +151,8 @@ class RaceOptions:
                 f"need references >= 1, slack >= 0 and 0 <= plateau < 1, got "
                 f"{self.references!r}, {self.slack!r}, {self.plateau!r}"
             )
+        if not 0 <= self.look < 1:
+            raise RecommendError(f"need 0 <= look < 1, got {self.look!r}")
         check_jobs(self.jobs)
 
     @property

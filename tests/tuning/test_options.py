@@ -44,6 +44,8 @@ def test_a_grid_is_sorted_once_each_and_its_ratio_read_off():
         ({"plateau": 1.0}, "0 <= plateau < 1"),
         ({"slack": -0.1}, "slack >= 0"),
         ({"references": 0}, "references >= 1"),
+        ({"look": 1.0}, "need 0 <= look < 1, got 1.0"),
+        ({"look": float("nan")}, "need 0 <= look < 1, got nan"),
     ],
 )
 def test_a_bad_setting_is_refused_in_one_line(bad, match):

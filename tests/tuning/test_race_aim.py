@@ -155,3 +155,51 @@ def test_the_pick_settles_at_the_aim_first_else_falls_back_to_the_guarded_lowest
     # an aim nobody settles at: the pick without an aim (lowest loss at the last rung)
     chosen = choose(finals, finals, [2.0, 4.0, 8.0], H, None, o, level=0.1)
     assert chosen.pick.name == "fast" and "lowest loss at 8 s" in chosen.reason
+
+
+def _flat_until(until: float, slopes) -> list[list[tuple[float, float]]]:
+    """Pilot k holds 2.3 − 0.001·k (its order on the plateau) to *until* s, then falls at
+    ``slopes[k]`` per second; sampled every second to H."""
+    return [
+        [(float(t), 2.3 - 0.001 * k - s * max(0.0, t - until)) for t in range(int(H) + 1)]
+        for k, s in enumerate(slopes)
+    ]
+
+
+def test_a_look_on_the_plateau_runs_every_stable_pilot_on_before_the_second_cut():
+    # Flat to 4 s (both rungs on the plateau), then pilot k falls at 0.05·(k + 1) per second.
+    # With look = 0.5 a rung is inserted half way from 4 to 8 s (6 s) that all 12 reach; there
+    # the cut line (the third of 12, a quarter) holds 2.3 − 0.009 − 0.5·1.5 = 1.541 (the
+    # median of its points at 5 and 6 s), far below 0.95·2.3: off the plateau, so a quarter
+    # goes on to 8 s: the steepest three.
+    script = _flat_until(4.0, [0.05 * (k + 1) for k in range(12)])
+    options = RaceOptions(finalists=2, jobs=1, widen=0, aim="level", look=0.5)
+    runner, _ = _race(script, [TWO] * 12, options)
+    assert runner.horizons == [2.0, 4.0, 6.0, 8.0]
+    assert sorted(runner.ran[1]) == sorted(runner.ran[2]) == list(range(12))
+    assert sorted(runner.ran[3]) == [9, 10, 11]
+    # without the look the quarter is cut at 4 s by the order on the plateau (the same three
+    # here, by the 0.001 steps: the look changes which pilots are seen, not this order)
+    runner, _ = _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, widen=0, aim="level"))
+    assert runner.horizons == [2.0, 4.0, 8.0] and len(runner.ran[2]) == 3
+
+
+def test_still_on_the_plateau_at_the_look_the_better_half_goes_on():
+    # Flat to 7 s: at the look (6 s) every pilot still holds its plateau, so the better half
+    # of the 12 by loss (k = 6..11, the lower plateau levels) runs on to 8 s.
+    script = _flat_until(7.0, [0.1] * 12)
+    options = RaceOptions(finalists=2, jobs=1, widen=0, aim="level", look=0.5)
+    runner, _ = _race(script, [TWO] * 12, options)
+    assert sorted(runner.ran[3]) == list(range(6, 12))
+
+
+def test_no_pilot_is_added_beyond_the_grid_where_the_first_rung_is_on_the_plateau(monkeypatch):
+    import netsim.tuning.halving as halving
+
+    widened = []
+    monkeypatch.setattr(halving, "_widen", lambda *a: widened.append(1) or [])
+    script = _flat_until(7.0, [0.1] * 12)
+    _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level", look=0.5))
+    assert widened == []
+    _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level"))  # look off
+    assert widened == [1]
