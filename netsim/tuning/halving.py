@@ -165,30 +165,17 @@ def run_halving(
                 if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
             elif r == 1 and options.look > 0 and free and not last and aim is None:
-                flat = _flat(pilots, alive, keep, options.plateau)
-                if flat:  # still on the plateau: a look before any stable pilot is cut
-                    h = horizons[r]
-                    horizons.insert(r + 1, h + options.look * (horizons[r + 1] - h))
-                    looking = True
+                flat = looking = _insert_look(pilots, alive, keep, horizons, options)
             if aim is not None and free and options.early:
                 runner.to_target(pool, _reached_once(pilots, alive, aim[0]), aim[0])
             if last:
                 break
             key = _rung_key(aim, runner.level, (horizons[r], H), options.slack)
             ranked = sorted(alive, key=lambda i: key(pilots[i]))
-            if flat:  # no stable pilot is cut on the plateau; the next rung keeps a quarter
-                seen = [at_rung(pilots[i], horizons[r]) for i in ranked]
-                alive = [i for i, v in zip(ranked, seen) if not unstable(v)] or ranked[:keep]
+            alive = _cut(pilots, ranked, keep, horizons[r], flat, looking, options.plateau)
+            if flat:  # the next rung keeps a quarter
                 factor = max(factor, 4.0)
-            elif looking:  # the look: the better half while still on the plateau
-                looking = False
-                stable = [i for i in ranked if not unstable(pilots[i])] or ranked
-                half = max(keep, math.ceil(len(stable) / 2))
-                alive = (
-                    stable[:half] if _flat(pilots, ranked, keep, options.plateau) else ranked[:keep]
-                )
-            else:
-                alive = ranked[:keep]
+            looking = looking and flat  # the look is the rung after the one that inserted it
         if len(alive) > options.finalists:  # more reached the last rung: replicate its best
             key = _rung_key(aim, runner.level, (horizons[-1], H), options.slack)
             alive = sorted(alive, key=lambda i: key(pilots[i]))[: options.finalists]
@@ -203,6 +190,40 @@ def run_halving(
         if p.rung < len(horizons) - 1:
             p.curves = []
     return [pilots[i] for i in alive]
+
+
+def _cut(
+    pilots: list[Pilot],
+    ranked: list[int],
+    keep: int,
+    h: float,
+    flat: bool,
+    looking: bool,
+    plateau: float,
+) -> list[int]:
+    """The pilots of *ranked* (best first) that go on from the rung ending at *h* (s): on
+    the plateau (*flat*) every stable one; at a look (*looking*) the better half of the
+    stable ones while the cut line of *keep* is still on its plateau; else the best *keep*."""
+    if flat:  # no stable pilot is cut on the plateau
+        seen = [at_rung(pilots[i], h) for i in ranked]
+        return [i for i, v in zip(ranked, seen) if not unstable(v)] or ranked[:keep]
+    if looking and _flat(pilots, ranked, keep, plateau):
+        stable = [i for i in ranked if not unstable(pilots[i])] or ranked
+        return stable[: max(keep, math.ceil(len(stable) / 2))]
+    return ranked[:keep]
+
+
+def _insert_look(
+    pilots: list[Pilot], alive: list[int], keep: int, horizons: list[float], options: RaceOptions
+) -> bool:
+    """Whether the pilots *alive* still sit on their plateau at the second rung (the cut
+    line of *keep*, :func:`on_plateau`); if so a rung is inserted into *horizons* (s)
+    ``options.look`` of the way to the next one: a look before any stable pilot is cut."""
+    if not _flat(pilots, alive, keep, options.plateau):
+        return False
+    h = horizons[1]
+    horizons.insert(2, h + options.look * (horizons[2] - h))
+    return True
 
 
 def _flat(pilots: list[Pilot], ids: list[int], keep: int, plateau: float) -> bool:
