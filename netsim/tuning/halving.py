@@ -159,8 +159,7 @@ def run_halving(
                 flat = options.look > 0 and free and _flat(pilots, alive, keep, options.plateau)
                 if not flat:  # on the plateau the edge of the grid is noise: not widened
                     alive += _widen(runner, pool, alive, options)
-                by_loss = sorted((pilots[i] for i in alive), key=lambda p: (rung_score(p), p.label))
-                flat = free and on_plateau(by_loss, keep, options.plateau)
+                flat = free and _flat(pilots, alive, keep, options.plateau)
                 wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
                 if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
