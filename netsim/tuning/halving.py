@@ -142,7 +142,7 @@ def run_halving(
     free = options.budget_s is None  # a budget: the plan is kept to
     H = runner.setup.scenario.run.until
     factor = options.factor
-    looking = False  # the rung just run is a look inserted on the plateau (options.look)
+    look_at = -1  # the rung inserted as a look on the plateau (options.look), if any
     with made as pool:  # one thread per native pool, in every process
         r = -1
         while r < len(horizons) - 1:  # a look on the plateau inserts a rung
@@ -159,22 +159,22 @@ def run_halving(
                 flat = options.look > 0 and free and _flat(pilots, alive, keep, options.plateau)
                 if not flat:  # on the plateau the edge of the grid is noise: not widened
                     alive += _widen(runner, pool, alive, options)
-                flat = free and _flat(pilots, alive, keep, options.plateau)
+                    flat = free and _flat(pilots, alive, keep, options.plateau)
                 wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
                 if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
             elif r == 1 and options.look > 0 and free and not last and aim is None:
-                flat = looking = _insert_look(pilots, alive, keep, horizons, options)
+                flat = _insert_look(pilots, alive, keep, horizons, options)
+                look_at = r + 1 if flat else look_at
             if aim is not None and free and options.early:
                 runner.to_target(pool, _reached_once(pilots, alive, aim[0]), aim[0])
             if last:
                 break
             key = _rung_key(aim, runner.level, (horizons[r], H), options.slack)
             ranked = sorted(alive, key=lambda i: key(pilots[i]))
-            alive = _cut(pilots, ranked, keep, horizons[r], flat, looking, options.plateau)
+            alive = _cut(pilots, ranked, keep, horizons[r], flat, r == look_at, options.plateau)
             if flat:  # the next rung keeps a quarter
                 factor = max(factor, 4.0)
-            looking = looking and flat  # the look is the rung after the one that inserted it
         if len(alive) > options.finalists:  # more reached the last rung: replicate its best
             key = _rung_key(aim, runner.level, (horizons[-1], H), options.slack)
             alive = sorted(alive, key=lambda i: key(pilots[i]))[: options.finalists]
