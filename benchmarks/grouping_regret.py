@@ -624,30 +624,25 @@ def main(argv=None) -> int:
         metavar="KEY=VALUE",
         help="a field of netsim.tuning.race.RaceOptions for the race (e.g. last=1, replicates=3)",
     )
+    ap.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also run the race with these RaceOptions fields set (over --option) and print "
+        "its row beside the race's: the same scenarios under other settings, e.g. the "
+        "previous defaults",
+    )
     args = ap.parse_args(argv)
     options = {} if args.alike is None else {"alike": args.alike}
     if args.holdout < 1:
         ap.error(f"--holdout must be >= 1, got {args.holdout}")
     if args.ceiling < 0:
         ap.error(f"--ceiling must be >= 0, got {args.ceiling}")
-    keywords = {f.name for f in fields(RaceOptions)}
-    for text in args.option:
-        key, _, value = text.partition("=")
-        if key not in keywords:
-            ap.error(
-                f"--option {text!r}: {key!r} is not a field of RaceOptions "
-                f"(allowed: {', '.join(sorted(keywords))})"
-            )
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            ap.error(
-                f"--option {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE"
-            )
-    try:
-        RaceOptions(**options)
-    except RecommendError as err:
-        ap.error(f"--option: {err}")
+    options = _race_options(ap, "--option", args.option, options)
+    baseline = (
+        _race_options(ap, "--baseline", args.baseline, dict(options)) if args.baseline else None
+    )
     if args.paper:
         root = Path(__file__).resolve().parents[1]
         sc = load_scenario(root / "scenarios" / "gsgd_paper.toml", args.set, data_dir=args.data_dir)
@@ -685,18 +680,21 @@ def main(argv=None) -> int:
         store = _cache_file(args.cache, raw, lrs) if args.cache else None
         done = pickle.loads(store.read_bytes()) if store is not None and store.exists() else {}
         todo = [it for it in items if (canonical(it[1]), it[2], it[3] - raw_seed(raw)) not in done]
-        work = [("run", it) for it in todo] + (
-            [] if args.no_rec else [("rec", (raw, raw_seed(raw), options))]
-        )
+        races = {} if args.no_rec else {"rec": options}
+        if baseline is not None and not args.no_rec:
+            races["base"] = baseline
+        work = [("run", it) for it in todo] + [
+            (kind, (raw, raw_seed(raw), opts)) for kind, opts in races.items()
+        ]
         results = _results(_dispatch, work, client, args.workers)
-        rec = None
+        recs: dict = {}
         for i, value, error in results:
             if error is not None:
                 print(f"{raw['name']}: item {i} failed: {error!r}", file=sys.stderr)
                 return 1
             kind, it = work[i]
-            if kind == "rec":
-                rec = value
+            if kind != "run":
+                recs[kind] = value
             else:
                 done[(canonical(it[1]), it[2], it[3] - raw_seed(raw))] = value
         if store is not None and todo:
@@ -726,7 +724,9 @@ def main(argv=None) -> int:
             table_c = ttt_table(wide, target_loss(wide, horizon)[0], horizon)
             ceiling = min(table_c, key=lambda k: (table_c[k], k))
         hand_best = min((k for k in table if k[0] == keyed[hand]), key=lambda k: (table[k], k))
+        rec, base_rec = recs.get("rec"), recs.get("base")
         pick = (keyed.get(rec["groups"], "?"), rec["lr"]) if rec else None
+        base_pick = (keyed.get(base_rec["groups"], "?"), base_rec["lr"]) if base_rec else None
         top = advise(item_scenario(raw, raw_seed(raw)))["ranking"][0]
         quick = (
             keyed.get(canonical(top.groups), "?"),
@@ -741,6 +741,8 @@ def main(argv=None) -> int:
             picks[(keyed[sil], base)] = sil
         if pick is not None:
             picks[pick] = rec["groups"]  # its η may lie beyond the grid (the race widens it)
+        if base_pick is not None:
+            picks[base_pick] = base_rec["groups"]
         offsets = range(2 * args.seeds, 2 * args.seeds + args.holdout)
         extra = [
             (raw, groups, lr, raw_seed(raw) + s)
@@ -780,6 +782,9 @@ def main(argv=None) -> int:
             "hand": regret(hold, (keyed[hand], base), best, horizon),
             "hand_best_lr": regret(hold, hand_best, best, horizon),
             "ceiling": regret(hold, ceiling, best, horizon) if ceiling else None,
+            "base": regret(hold, base_pick, best, horizon) if base_pick in hold else math.inf,
+            "base_sim": base_rec["sim_s"] if base_rec else math.nan,
+            "base_wall": base_rec["wall_s"] if base_rec else math.nan,
             "rec_sim": rec["sim_s"] if rec else math.nan,
             "ex_sim": sim_sel,
             "rec_wall": rec["wall_s"] if rec else math.nan,
@@ -799,6 +804,10 @@ def main(argv=None) -> int:
             if rec
             else ""
         )
+        if base_rec:
+            rec_txt += (
+                f"baseline {base_pick[0]:>10s} η={base_pick[1]:<7.3g} regret {_pct(row['base'])} | "
+            )
         print(
             f"{raw['name']:10s} {row['label']}  target {target:.4g} ({source}) best {best[0]:>10s} η={best[1]:<7.3g} "
             f"ttt {row['best_ttt']:7.3g} s | {rec_txt}1 seed {_pct(row['one_seed'])} | "
@@ -809,7 +818,7 @@ def main(argv=None) -> int:
     if owned:
         client.close()
     print()
-    print(summary(rows, args.seeds, args.ceiling))
+    print(summary(rows, args.seeds, args.ceiling, baseline))
     print(
         f"\n{len(rows)} scenarios ({args.generator} generator, seed {args.suite_seed}), "
         f"{args.seeds} seeds per search, {args.holdout} holdout seeds, race options "
@@ -841,16 +850,41 @@ def _save(store: Path, done: dict) -> None:
 
 def _dispatch(work):
     kind, item = work
-    return recommend_item(item) if kind == "rec" else run_item(item)
+    return run_item(item) if kind == "run" else recommend_item(item)
 
 
 def _pct(x: float) -> str:
     return "   never" if not math.isfinite(x) else f"{100 * x:6.1f} %"
 
 
-def summary(rows, seeds: int = SEEDS, ceiling: int = 0) -> str:
+def _race_options(ap, flag: str, texts: list[str], options: dict) -> dict:
+    """*options* with each ``KEY=VALUE`` of *texts* set (a RaceOptions field, VALUE JSON);
+    a bad key, value or combination ends the run naming *flag* (``ap.error``)."""
+    keywords = {f.name for f in fields(RaceOptions)}
+    for text in texts:
+        key, _, value = text.partition("=")
+        if key not in keywords:
+            ap.error(
+                f"{flag} {text!r}: {key!r} is not a field of RaceOptions "
+                f"(allowed: {', '.join(sorted(keywords))})"
+            )
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            ap.error(
+                f"{flag} {text!r}: expected KEY=VALUE with a number, true/false or a JSON list as VALUE"
+            )
+    try:
+        RaceOptions(**options)
+    except RecommendError as err:
+        ap.error(f"{flag}: {err}")
+    return options
+
+
+def summary(rows, seeds: int = SEEDS, ceiling: int = 0, baseline: dict | None = None) -> str:
     """The Markdown table: share within 5 % regret, median, 90th percentile and worst regret,
-    cost ratios (*seeds* per search; *ceiling*: the seeds of ``--ceiling``, 0 when not run)."""
+    cost ratios (*seeds* per search; *ceiling*: the seeds of ``--ceiling``, 0 when not run;
+    *baseline*: the options of ``--baseline``'s race, None when not run)."""
     lines = [
         "| recommender | within 5 % regret | median regret | 90th percentile | worst regret "
         "| emulated cost | wall cost |",
@@ -858,8 +892,10 @@ def summary(rows, seeds: int = SEEDS, ceiling: int = 0) -> str:
     ]
     ex_sim = sum(r["ex_sim"] for r in rows)
     ex_wall = sum(r["ex_wall"] for r in rows)
+    shown = ", ".join(f"{k}={v}" for k, v in (baseline or {}).items())
     for key, name, cost in (
         ("rec", "recommend (pilots, successive halving)", True),
+        ("base", f"recommend with {shown} (baseline)", True),
         ("quick", "advisor's closed form (--quick), no emulation", False),
         ("silhouette", "old auto (silhouette), scenario η", False),
         ("hand", "hand classes, scenario η", False),
@@ -879,12 +915,12 @@ def summary(rows, seeds: int = SEEDS, ceiling: int = 0) -> str:
     ):
         if key == "rec" and all(r["pick"] is None for r in rows):
             continue
-        if key == "ceiling" and not ceiling:
+        if key == "ceiling" and not ceiling or key == "base" and baseline is None:
             continue
         reg = np.array([r[key] for r in rows])
         share = float(np.mean(reg <= 0.05))
-        c1 = f"{sum(r['rec_sim'] for r in rows) / ex_sim:.1%}" if cost else "—"
-        c2 = f"{sum(r['rec_wall'] for r in rows) / ex_wall:.1%}" if cost else "—"
+        c1 = f"{sum(r[f'{key}_sim'] for r in rows) / ex_sim:.1%}" if cost else "—"
+        c2 = f"{sum(r[f'{key}_wall'] for r in rows) / ex_wall:.1%}" if cost else "—"
         lines.append(
             f"| {name} | {share:.0%} | {_pct(float(np.median(reg))).strip()} | "
             f"{_pct(float(np.percentile(reg, 90, method='higher'))).strip()} | "
