@@ -157,9 +157,8 @@ def run_halving(
             flat = False
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 flat = options.look > 0 and free and _flat(pilots, alive, keep, options.plateau)
-                if not flat:  # on the plateau the edge of the grid is noise: not widened
-                    alive += _widen(runner, pool, alive, options)
-                    flat = free and _flat(pilots, alive, keep, options.plateau)
+                alive += _widen(runner, pool, alive, options, trend=flat)
+                flat = flat or free and _flat(pilots, alive, keep, options.plateau)
                 wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
                 if aim is None and wanted and free:
                     set_aim(runner, pool, options.references, options.plateau)
@@ -364,14 +363,19 @@ def rung_key(p: Pilot, target: float) -> tuple[float, float]:
 
 
 def _widen(
-    runner: PilotRunner, pool: StickyPool, alive: list[int], options: RaceOptions
+    runner: PilotRunner,
+    pool: StickyPool,
+    alive: list[int],
+    options: RaceOptions,
+    trend: bool = False,
 ) -> list[int]:
-    """Pilots beyond the η grid (:func:`edge_steps`, up to ``options.widen`` rounds), run to
-    the first rung: their indices (appended to ``runner.pilots``)."""
+    """Pilots beyond the η grid (:func:`edge_steps`, up to ``options.widen`` rounds; *trend*:
+    upwards only along a trend), run to the first rung: their indices (appended to
+    ``runner.pilots``)."""
     pilots = runner.pilots
     added: list[int] = []
     for _ in range(options.widen):
-        steps = edge_steps([pilots[i] for i in alive + added], options.ratio)
+        steps = edge_steps([pilots[i] for i in alive + added], options.ratio, trend)
         if not steps:
             break
         new = list(range(len(pilots), len(pilots) + len(steps)))
@@ -381,12 +385,13 @@ def _widen(
     return added
 
 
-def edge_steps(pilots: list[Pilot], ratio: float) -> list[tuple[Pilot, float]]:
+def edge_steps(pilots: list[Pilot], ratio: float, trend: bool = False) -> list[tuple[Pilot, float]]:
     """The η steps beyond the grid the first rung calls for: ``[(pilot, η)]``, one per
     grouping (in the order of *pilots*):
 
     * its best pilot so far (lowest :func:`rung_score`) is at the top of its η values and
-      stable: η × *ratio*;
+      stable: η × *ratio*; with *trend* (the pilots still on their plateau, where a best
+      at the top may be noise) only when every larger η of its stable pilots ends lower;
     * all its pilots are unstable (:func:`unstable`: the whole grid lies beyond the edge of
       stability): the smallest η / *ratio*.
 
@@ -402,6 +407,12 @@ def edge_steps(pilots: list[Pilot], ratio: float) -> list[tuple[Pilot, float]]:
     >>> b = [Pilot("g", ((0,),), 3.0, status="diverged"), Pilot("g", ((0,),), 1.0, curve=[(0.0, 0.7), (1.0, 2.0)])]
     >>> [(p.lr, lr) for p, lr in edge_steps(b, 3.0)]
     [(1.0, 0.333...)]
+    >>> c = [Pilot("g", ((0,),), lr, curve=[(0.0, 0.7), (1.0, loss)]) for lr, loss in ((1.0, 0.6), (3.0, 0.65), (9.0, 0.5))]
+    >>> [(p.lr, lr) for p, lr in edge_steps(c, 3.0)], edge_steps(c, 3.0, trend=True)
+    ([(9.0, 27.0)], [])
+    >>> c[1].curve = [(0.0, 0.7), (1.0, 0.55)]  # falling along η: a trend
+    >>> [(p.lr, lr) for p, lr in edge_steps(c, 3.0, trend=True)]
+    [(9.0, 27.0)]
     """
     by_name: dict[str, list[Pilot]] = {}
     for p in pilots:
@@ -412,6 +423,13 @@ def edge_steps(pilots: list[Pilot], ratio: float) -> list[tuple[Pilot, float]]:
         best = min(same, key=lambda p: (rung_score(p), p.lr))
         if all(unstable(p) for p in same):
             out.append((same[0], same[0].lr / ratio))
-        elif best is same[-1]:
+        elif best is same[-1] and (not trend or _falling(same)):
             out.append((best, best.lr * ratio))
     return out
+
+
+def _falling(same: list[Pilot]) -> bool:
+    """Whether the stable pilots of one grouping, at least three, in increasing η, end each
+    lower than the one before (:func:`rung_score`)."""
+    scores = [rung_score(p) for p in same if not unstable(p)]
+    return len(scores) >= 3 and all(b < a for a, b in zip(scores, scores[1:]))

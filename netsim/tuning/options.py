@@ -109,7 +109,7 @@ class RaceOptions:
     factor: float = 2.0
     first: float = 1 / 8
     last: float = 1 / 2
-    finalists: int = 4
+    finalists: int = 3
     replicates: int = 3
     budget_s: float | None = None
     eval_rows: int = 2000
@@ -126,7 +126,7 @@ class RaceOptions:
     references: int = 2
     slack: float = 0.2
     plateau: float = 0.05
-    look: float = 0.0
+    look: float = 0.5
     early: bool = True
     decide: int = DECIDE
 

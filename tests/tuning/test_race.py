@@ -330,15 +330,21 @@ def test_an_auto_run_reports_each_rung_of_the_race_then_trains():
     )
     sc = make_scenario(raw)
     snaps = []
-    sim = Simulation(sc, "gsgd", prepare(sc), decide=decide)
+
+    def without_look(scenario, prepared, measurement, rule, on_rung):  # no rung inserted
+        return recommend(
+            scenario, prepared, measurement=measurement, rule=rule, on_rung=on_rung, look=0.0
+        )
+
+    sim = Simulation(sc, "gsgd", prepare(sc), decide=without_look)
     sim.run(progress=snaps.append)
     notes = [s.note for s in snaps if s.note]
-    # rungs at 1/8, 1/4 and 1/2 of the horizon; half the candidates (at least 4) go on;
+    # rungs at 1/8, 1/4 and 1/2 of the horizon; half the candidates (at least 3) go on;
     # the first rung races the grid's 5 η per grouping (pilots beyond the grid come after it)
     grid = lr_grid(1.0)
     left = [sum(any(math.isclose(c["lr"], x) for x in grid) for c in sim.grouping["candidates"])]
     for _ in range(2):
-        left.append(max(4, math.ceil(left[-1] / 2)))
+        left.append(max(3, math.ceil(left[-1] / 2)))
     assert notes == [
         f"choosing the grouping: rung {r + 1} of 3, {k} (grouping, η) candidates racing"
         for r, k in enumerate(left)

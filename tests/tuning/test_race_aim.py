@@ -180,7 +180,9 @@ def test_a_look_on_the_plateau_runs_every_stable_pilot_on_before_the_second_cut(
     assert sorted(runner.ran[3]) == [9, 10, 11]
     # without the look the quarter is cut at 4 s by the order on the plateau (the same three
     # here, by the 0.001 steps: the look changes which pilots are seen, not this order)
-    runner, _ = _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, widen=0, aim="level"))
+    runner, _ = _race(
+        script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, widen=0, aim="level", look=0.0)
+    )
     assert runner.horizons == [2.0, 4.0, 8.0] and len(runner.ran[2]) == 3
 
 
@@ -193,13 +195,15 @@ def test_still_on_the_plateau_at_the_look_the_better_half_goes_on():
     assert sorted(runner.ran[3]) == list(range(6, 12))
 
 
-def test_no_pilot_is_added_beyond_the_grid_where_the_first_rung_is_on_the_plateau(monkeypatch):
+def test_where_the_first_rung_is_on_the_plateau_the_grid_is_widened_only_along_a_trend(
+    monkeypatch,
+):
     import netsim.tuning.halving as halving
 
     widened = []
-    monkeypatch.setattr(halving, "_widen", lambda *a: widened.append(1) or [])
+    monkeypatch.setattr(halving, "_widen", lambda *a, trend=False: widened.append(trend) or [])
     script = _flat_until(7.0, [0.1] * 12)
     _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level", look=0.5))
-    assert widened == []
-    _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level"))  # look off
-    assert widened == [1]
+    assert widened == [True]  # edge_steps(..., trend=True): its doctests
+    _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level", look=0.0))
+    assert widened == [True, False]
