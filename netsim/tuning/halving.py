@@ -157,7 +157,7 @@ def run_halving(
             flat = False
             if r == 0 and not last:  # pilots added here compete for the *keep* places
                 flat = options.look > 0 and free and _flat(pilots, alive, keep, options.plateau)
-                alive += _widen(runner, pool, alive, options, trend=flat)
+                alive += _widen(runner, pool, alive, options, options.plateau if flat else 0.0)
                 flat = flat or free and _flat(pilots, alive, keep, options.plateau)
                 wanted = options.aim == "one_group" or (options.aim == "auto" and flat)
                 if aim is None and wanted and free:
@@ -367,15 +367,14 @@ def _widen(
     pool: StickyPool,
     alive: list[int],
     options: RaceOptions,
-    trend: bool = False,
+    plateau: float = 0.0,
 ) -> list[int]:
-    """Pilots beyond the η grid (:func:`edge_steps`, up to ``options.widen`` rounds; *trend*:
-    upwards only along a trend), run to the first rung: their indices (appended to
-    ``runner.pilots``)."""
+    """Pilots beyond the η grid (:func:`edge_steps` with *plateau*, up to ``options.widen``
+    rounds), run to the first rung: their indices (appended to ``runner.pilots``)."""
     pilots = runner.pilots
     added: list[int] = []
     for _ in range(options.widen):
-        steps = edge_steps([pilots[i] for i in alive + added], options.ratio, trend)
+        steps = edge_steps([pilots[i] for i in alive + added], options.ratio, plateau)
         if not steps:
             break
         new = list(range(len(pilots), len(pilots) + len(steps)))
@@ -385,13 +384,16 @@ def _widen(
     return added
 
 
-def edge_steps(pilots: list[Pilot], ratio: float, trend: bool = False) -> list[tuple[Pilot, float]]:
+def edge_steps(
+    pilots: list[Pilot], ratio: float, plateau: float = 0.0
+) -> list[tuple[Pilot, float]]:
     """The η steps beyond the grid the first rung calls for: ``[(pilot, η)]``, one per
     grouping (in the order of *pilots*):
 
     * its best pilot so far (lowest :func:`rung_score`) is at the top of its η values and
-      stable: η × *ratio*; with *trend* (the pilots still on their plateau, where a best
-      at the top may be noise) only when every larger η of its stable pilots ends lower;
+      stable: η × *ratio*; with *plateau* > 0 (the pilots on their initial plateau, where a
+      best at the top may be noise) only along a trend: every larger η of its stable pilots
+      ends lower, and the best has lowered its loss by at least the fraction *plateau*;
     * all its pilots are unstable (:func:`unstable`: the whole grid lies beyond the edge of
       stability): the smallest η / *ratio*.
 
@@ -408,11 +410,14 @@ def edge_steps(pilots: list[Pilot], ratio: float, trend: bool = False) -> list[t
     >>> [(p.lr, lr) for p, lr in edge_steps(b, 3.0)]
     [(1.0, 0.333...)]
     >>> c = [Pilot("g", ((0,),), lr, curve=[(0.0, 0.7), (1.0, loss)]) for lr, loss in ((1.0, 0.6), (3.0, 0.65), (9.0, 0.5))]
-    >>> [(p.lr, lr) for p, lr in edge_steps(c, 3.0)], edge_steps(c, 3.0, trend=True)
+    >>> [(p.lr, lr) for p, lr in edge_steps(c, 3.0)], edge_steps(c, 3.0, 0.05)
     ([(9.0, 27.0)], [])
     >>> c[1].curve = [(0.0, 0.7), (1.0, 0.55)]  # falling along η: a trend
-    >>> [(p.lr, lr) for p, lr in edge_steps(c, 3.0, trend=True)]
+    >>> [(p.lr, lr) for p, lr in edge_steps(c, 3.0, 0.05)]
     [(9.0, 27.0)]
+    >>> c[2].curve = [(0.0, 0.7), (1.0, 0.68)]  # falling, but the best within 5 % of its start
+    >>> edge_steps(c, 3.0, 0.05)
+    []
     """
     by_name: dict[str, list[Pilot]] = {}
     for p in pilots:
@@ -423,13 +428,19 @@ def edge_steps(pilots: list[Pilot], ratio: float, trend: bool = False) -> list[t
         best = min(same, key=lambda p: (rung_score(p), p.lr))
         if all(unstable(p) for p in same):
             out.append((same[0], same[0].lr / ratio))
-        elif best is same[-1] and (not trend or _falling(same)):
+        elif best is same[-1] and (not plateau or _falling(same, plateau)):
             out.append((best, best.lr * ratio))
     return out
 
 
-def _falling(same: list[Pilot]) -> bool:
+def _falling(same: list[Pilot], plateau: float) -> bool:
     """Whether the stable pilots of one grouping, at least three, in increasing η, end each
-    lower than the one before (:func:`rung_score`)."""
-    scores = [rung_score(p) for p in same if not unstable(p)]
-    return len(scores) >= 3 and all(b < a for a, b in zip(scores, scores[1:]))
+    lower than the one before (:func:`rung_score`), the last below ``1 − plateau`` times its
+    start."""
+    ok = [p for p in same if not unstable(p)]
+    scores = [rung_score(p) for p in ok]
+    return (
+        len(scores) >= 3
+        and all(b < a for a, b in zip(scores, scores[1:]))
+        and scores[-1] < (1 - plateau) * ok[-1].curve[0][1]
+    )

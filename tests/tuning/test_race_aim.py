@@ -201,9 +201,9 @@ def test_where_the_first_rung_is_on_the_plateau_the_grid_is_widened_only_along_a
     import netsim.tuning.halving as halving
 
     widened = []
-    monkeypatch.setattr(halving, "_widen", lambda *a, trend=False: widened.append(trend) or [])
+    monkeypatch.setattr(halving, "_widen", lambda *a: widened.append(a[4]) or [])
     script = _flat_until(7.0, [0.1] * 12)
     _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level", look=0.5))
-    assert widened == [True]  # edge_steps(..., trend=True): its doctests
+    assert widened == [0.05]  # edge_steps(..., plateau=0.05): only along a trend (doctests)
     _race(script, [TWO] * 12, RaceOptions(finalists=2, jobs=1, aim="level", look=0.0))
-    assert widened == [True, False]
+    assert widened == [0.05, 0.0]
