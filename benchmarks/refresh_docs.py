@@ -28,24 +28,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
+BEFORE = ["--baseline", "look=0", "--baseline", "finalists=4"]
+"""The race's previous settings, run beside the current ones in every regret block."""
 REGRET_SUITES = {
-    **{seed: (["--suite-seed", seed, "--n", "48"], seed) for seed in ("41", "40", "42", "43")},
-    "kinds44": (["--generator", "kinds", "--suite-seed", "44", "--n", "30"], "k44"),
-    "kinds45": (["--generator", "kinds", "--suite-seed", "45", "--n", "30"], "k45"),
-    "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16"], "t46"),
-    "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16"], "t47"),
-    "classic44": (["--generator", "classic", "--suite-seed", "44", "--n", "24"], "c44"),
-    "72": (["--suite-seed", "72", "--n", "48"], "w72"),
-    "torch70": (["--generator", "torch", "--suite-seed", "70", "--n", "16"], "t70"),
-    "kinds73": (["--generator", "kinds", "--suite-seed", "73", "--n", "48"], "k73"),
-    "torch71": (["--generator", "torch", "--suite-seed", "71", "--n", "16"], "t71"),
-    "classic74": (["--generator", "classic", "--suite-seed", "74", "--n", "48"], "c74"),
-    "75": (["--suite-seed", "75", "--n", "48"], "w75"),
-    "torch46_aim": (
-        ["--generator", "torch", "--suite-seed", "46", "--n", "16", "--option", 'aim="one_group"'],
-        "t46",
-    ),
-    "72_aim": (["--suite-seed", "72", "--n", "48", "--option", 'aim="one_group"'], "w72"),
+    "torch90": (["--generator", "torch", "--suite-seed", "90", "--n", "16", *BEFORE], "t90"),
+    "torch94": (["--generator", "torch", "--suite-seed", "94", "--n", "16", *BEFORE], "t94"),
+    "91": (["--suite-seed", "91", "--n", "48", *BEFORE], "w91"),
+    "kinds92": (["--generator", "kinds", "--suite-seed", "92", "--n", "48", *BEFORE], "k92"),
+    "classic93": (["--generator", "classic", "--suite-seed", "93", "--n", "48", *BEFORE], "c93"),
+    "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16", *BEFORE], "t46"),
+    "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16", *BEFORE], "t47"),
+    "torch70": (["--generator", "torch", "--suite-seed", "70", "--n", "16", *BEFORE], "t70"),
+    "torch71": (["--generator", "torch", "--suite-seed", "71", "--n", "16", *BEFORE], "t71"),
+    "72": (["--suite-seed", "72", "--n", "48", *BEFORE], "w72"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
 

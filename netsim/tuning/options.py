@@ -126,7 +126,7 @@ class RaceOptions:
     references: int = 2
     slack: float = 0.2
     plateau: float = 0.05
-    look: float = 0.5
+    look: float = 0.4
     early: bool = True
     decide: int = DECIDE
 

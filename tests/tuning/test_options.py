@@ -18,7 +18,7 @@ def test_the_defaults_are_the_documented_race():
     assert (o.guard, o.tie, o.widen, o.eval_rows, o.alike) == (GUARD, TIE, 3, 2000, 0.0)
     assert GUARD == 1.5 and TIE == 0.0
     assert o.lrs is None and o.grid == () and o.ratio == 3.0
-    assert (o.aim, o.references, o.slack, o.plateau, o.look) == ("level", 2, 0.2, 0.05, 0.5)
+    assert (o.aim, o.references, o.slack, o.plateau, o.look) == ("level", 2, 0.2, 0.05, 0.4)
 
 
 def test_a_grid_is_sorted_once_each_and_its_ratio_read_off():
