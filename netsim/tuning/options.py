@@ -98,11 +98,11 @@ class RaceOptions:
     plateau : at the first rung, when the pilot on the cut line has lowered its loss by less
         than this fraction (all still on their initial plateau), no stable pilot is cut there
         and the next rung keeps a quarter (0: off).
-    look : > 0: where the first rung is on a plateau, no pilot is added beyond the η grid
-        (its order there is noise), and where the second rung is on it too, every stable
-        pilot runs on by this fraction of the way to the next rung before any is cut; at that
-        look the better half goes on while the cut line is still on its plateau, else a
-        quarter (0: off).
+    look : > 0: where the first rung is on a plateau, a grouping's η is stepped up beyond the
+        grid only along a trend (its order there is noise otherwise), and where the second
+        rung is on it too, every stable pilot runs on by this fraction of the way to the
+        next rung before any is cut; at that look the better half goes on while the cut
+        line is still on its plateau, else a quarter (0: off).
     """
 
     lrs: tuple[float, ...] | None = None
