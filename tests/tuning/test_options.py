@@ -77,6 +77,8 @@ def test_the_regret_benchmark_takes_race_options_by_field_name(capsys):
         (["--option", "nosuch=1"], "'nosuch' is not a field of RaceOptions"),
         (["--option", "guard=0.5"], "guard must be >= 1"),
         (["--option", "finalists"], "expected KEY=VALUE"),
+        (["--baseline", "nosuch=1"], "--baseline 'nosuch=1': 'nosuch' is not a field"),
+        (["--option", "look=0.4", "--baseline", "look=1"], "--baseline: need 0 <= look < 1"),
     ):
         with pytest.raises(SystemExit) as info:
             gr.main(argv)
