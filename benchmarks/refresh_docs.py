@@ -31,16 +31,16 @@ DOCS = ROOT / "docs"
 BEFORE = ["--baseline", "look=0", "--baseline", "finalists=4"]
 """The race's previous settings, run beside the current ones in every regret block."""
 REGRET_SUITES = {
-    "torch90": (["--generator", "torch", "--suite-seed", "90", "--n", "16", *BEFORE], "t90"),
-    "torch94": (["--generator", "torch", "--suite-seed", "94", "--n", "16", *BEFORE], "t94"),
-    "91": (["--suite-seed", "91", "--n", "48", *BEFORE], "w91"),
-    "kinds92": (["--generator", "kinds", "--suite-seed", "92", "--n", "48", *BEFORE], "k92"),
-    "classic93": (["--generator", "classic", "--suite-seed", "93", "--n", "48", *BEFORE], "c93"),
-    "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16", *BEFORE], "t46"),
-    "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16", *BEFORE], "t47"),
-    "torch70": (["--generator", "torch", "--suite-seed", "70", "--n", "16", *BEFORE], "t70"),
-    "torch71": (["--generator", "torch", "--suite-seed", "71", "--n", "16", *BEFORE], "t71"),
-    "72": (["--suite-seed", "72", "--n", "48", *BEFORE], "w72"),
+    "torch90": (["--generator", "torch", "--suite-seed", "90", "--n", "16"], "t90"),
+    "torch94": (["--generator", "torch", "--suite-seed", "94", "--n", "16"], "t94"),
+    "91": (["--suite-seed", "91", "--n", "48"], "w91"),
+    "kinds92": (["--generator", "kinds", "--suite-seed", "92", "--n", "48"], "k92"),
+    "classic93": (["--generator", "classic", "--suite-seed", "93", "--n", "48"], "c93"),
+    "torch46": (["--generator", "torch", "--suite-seed", "46", "--n", "16"], "t46"),
+    "torch47": (["--generator", "torch", "--suite-seed", "47", "--n", "16"], "t47"),
+    "torch70": (["--generator", "torch", "--suite-seed", "70", "--n", "16"], "t70"),
+    "torch71": (["--generator", "torch", "--suite-seed", "71", "--n", "16"], "t71"),
+    "72": (["--suite-seed", "72", "--n", "48"], "w72"),
 }
 """Suites of the regret benchmark in GROUPING.md: name → (its arguments, its cache folder)."""
 
@@ -61,7 +61,15 @@ BLOCKS = {
     **{
         f"grouping_regret_{suite}": (
             "GROUPING.md",
-            ["grouping_regret.py", *args, "--workers", "1", "--cache", f".regret-cache/{cache}"],
+            [
+                "grouping_regret.py",
+                *args,
+                *BEFORE,
+                "--workers",
+                "1",
+                "--cache",
+                f".regret-cache/{cache}",
+            ],
         )
         for suite, (args, cache) in REGRET_SUITES.items()
     },

@@ -100,7 +100,7 @@ class RaceOptions:
         and the next rung keeps a quarter (0: off).
     look : > 0: where the first rung is on a plateau, a grouping's η is stepped up beyond the
         grid only along a trend (its order there is noise otherwise), and where the second
-        rung is on it too, every stable pilot runs on by this fraction of the way to the
+        rung is on its plateau, every stable pilot runs on by this fraction of the way to the
         next rung before any is cut; at that look the better half goes on while the cut
         line is still on its plateau, else a quarter (0: off).
     """
